@@ -1,0 +1,3 @@
+from dradash.celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,86 @@
+"""Strict environment parsing: a typo in a setting fails at start-up, never silently."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class ImproperlyConfiguredEnv(ValueError):
+    """An environment variable holds a value its setting does not accept."""
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() == "true":
+        return True
+    if raw.lower() == "false":
+        return False
+    raise ImproperlyConfiguredEnv(f"{name} must be 'true' or 'false', got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfiguredEnv(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfiguredEnv(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_secret(name: str, default: str) -> str:
+    """Read NAME, or the file named by NAME_FILE (for mounted secrets)."""
+    file_name = os.environ.get(f"{name}_FILE")
+    if file_name:
+        return Path(file_name).read_text().strip()
+    return os.environ.get(name, default)
+
+
+def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
+    """Turn DATABASE_URL (sqlite:///path or postgres://user:pass@host:port/name) into a DATABASES entry."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        path = unquote(parsed.path)
+        if path.startswith("/") and url.startswith("sqlite:////"):
+            name = path
+        else:
+            name = str(base_dir / path.lstrip("/")) if path not in ("", "/") else str(base_dir / "db.sqlite3")
+        if path == "/:memory:":
+            name = ":memory:"
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": name,
+            "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+        }
+    if parsed.scheme in ("postgres", "postgresql"):
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parsed.path.lstrip("/")),
+            "USER": unquote(parsed.username or ""),
+            "PASSWORD": unquote(parsed.password or ""),
+            "HOST": parsed.hostname or "",
+            "PORT": str(parsed.port or ""),
+            "CONN_MAX_AGE": 0,
+        }
+    raise ImproperlyConfiguredEnv(
+        f"DATABASE_URL must start with sqlite:// or postgres://, got scheme {parsed.scheme!r}"
+    )

@@ -1,0 +1,27 @@
+"""Shared fixtures. The simulated cluster runs in-process on a free loopback port; product code
+reaches it only over HTTP through the kubeconfig it writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def simcluster(tmp_path: Path) -> Iterator["object"]:
+    """A running simcluster with the small `tiny` topology (a few nodes, GPUs and NICs)."""
+    from simcluster.testing import run_simcluster
+
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def empty_simcluster(tmp_path: Path) -> Iterator["object"]:
+    """A running simcluster with no topology: only the API server, no driver objects."""
+    from simcluster.testing import run_simcluster
+
+    with run_simcluster(topology=None, kubeconfig_path=tmp_path / "kubeconfig") as cluster:
+        yield cluster
