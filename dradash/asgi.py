@@ -1,4 +1,6 @@
+import asyncio
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -9,11 +11,27 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from dradash import realtime  # noqa: E402
 from dradash.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The router, plus: remember the server's event loop so worker threads can broadcast onto it."""
+    if scope["type"] == "lifespan":
+        realtime.register_server_loop(asyncio.get_running_loop())
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    realtime.register_server_loop(asyncio.get_running_loop())
+    await router(scope, receive, send)

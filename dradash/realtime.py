@@ -1,8 +1,16 @@
-"""The one broadcast helper: send an event to a websocket group, only after the transaction commits."""
+"""The one broadcast helper: send an event to a websocket group, only after the transaction commits.
+
+Writers (the mirror, what-if workers, maintenance services) run in threads. The in-memory channel
+layer is not thread-safe and belongs to the ASGI server's event loop, so when that loop is known
+(`register_server_loop`, called by the ASGI app on its first request) sends are scheduled onto it;
+otherwise (Redis layer, management commands, tests) they go through `async_to_sync`.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -11,20 +19,41 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
+_server_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def register_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    global _server_loop
+    with _lock:
+        _server_loop = loop
+
+
+def send_now(group: str, event: dict[str, Any]) -> None:
+    """Send at once (no transaction semantics). Prefer `broadcast` in services."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    loop = _server_loop
+    try:
+        if loop is not None and loop.is_running():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                loop.create_task(layer.group_send(group, event))
+            else:
+                asyncio.run_coroutine_threadsafe(layer.group_send(group, event), loop).result(timeout=10)
+        else:
+            async_to_sync(layer.group_send)(group, event)
+    except Exception:  # a broken channel layer must not break the write that triggered it
+        log.exception("broadcast to %s failed", group)
+
 
 def broadcast(group: str, event: dict[str, Any]) -> None:
     """Queue `event` for `group` once the current transaction commits (at once outside one).
 
     `event` must carry a `type` naming the consumer handler (e.g. "inventory.changed").
     """
-
-    def send() -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        try:
-            async_to_sync(layer.group_send)(group, event)
-        except Exception:  # a broken channel layer must not break the write that triggered it
-            log.exception("broadcast to %s failed", group)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: send_now(group, event))

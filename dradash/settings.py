@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "channels",
+    "dradash",
     "inventory",
     "maintenance",
     "allocation",
@@ -143,3 +144,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("DRADASH_LOG_LEVEL", "INFO")},
 }
+
+# Serve static files straight from the source folders too, so the demo needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True

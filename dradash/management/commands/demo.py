@@ -1,0 +1,102 @@
+"""`manage.py demo`: the whole product on one machine.
+
+Starts the simulated cluster as its own process (product code talks to it only over HTTP, through the
+kubeconfig it writes), migrates the database, creates the roles and a demo admin (printing the
+password), then serves the dashboard with the mirror and the what-if worker running in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Start simcluster (demo topology) and the dashboard at http://127.0.0.1:8000 with demo data."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--topology", default="demo", help="simcluster topology (default: demo)")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000, help="dashboard port (default: 8000)")
+        parser.add_argument("--cluster-port", type=int, default=6443, help="simcluster port (default: 6443)")
+        parser.add_argument(
+            "--kubeconfig",
+            default="",
+            help="use this existing cluster instead of starting simcluster (e.g. a real cluster)",
+        )
+        parser.add_argument("--admin-password", default="", help="password for the demo admin (default: random)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        var = Path(settings.BASE_DIR) / "var"
+        (var / "staticfiles").mkdir(parents=True, exist_ok=True)
+        cluster: subprocess.Popen[bytes] | None = None
+        kubeconfig = options["kubeconfig"]
+        if not kubeconfig:
+            kubeconfig = str(var / "demo-kubeconfig")
+            cluster = self.start_simcluster(options["topology"], options["cluster_port"], Path(kubeconfig))
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+            self.create_users(options["admin_password"])
+            settings.DRADASH_KUBECONFIG = kubeconfig
+            os.environ["DRADASH_KUBECONFIG"] = kubeconfig
+            self.start_background_work(kubeconfig)
+            self.serve(options["host"], options["port"])
+        finally:
+            if cluster is not None:
+                cluster.terminate()
+                try:
+                    cluster.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    cluster.kill()
+
+    def start_simcluster(self, topology: str, port: int, kubeconfig: Path) -> subprocess.Popen[bytes]:
+        kubeconfig.unlink(missing_ok=True)
+        command = [
+            sys.executable, "-m", "simcluster",
+            "--topology", topology,
+            "--listen", f"127.0.0.1:{port}",
+            "--kubeconfig", str(kubeconfig),
+        ]  # fmt: skip
+        self.stdout.write(f"Starting simcluster: {' '.join(command[1:])}")
+        process = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise CommandError(f"simcluster exited with code {process.returncode}; is port {port} free?")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
+                    if response.status == 200 and kubeconfig.exists():
+                        return process
+            except OSError:
+                pass
+            time.sleep(0.2)
+        process.terminate()
+        raise CommandError("simcluster did not become ready within 60 s")
+
+    def create_users(self, password: str) -> None:
+        call_command("create_roles", verbosity=0)
+        args = ["--password", password] if password else []
+        call_command("create_demo_admin", *args)
+
+    def start_background_work(self, kubeconfig: str) -> None:
+        from allocation.worker import start_embedded_worker
+        from inventory.mirror import start_mirror_thread
+
+        start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)
+        if settings.DRADASH_EMBEDDED_WORKER:
+            start_embedded_worker()
+
+    def serve(self, host: str, port: int) -> None:
+        import uvicorn
+
+        self.stdout.write(self.style.SUCCESS(f"dradash is up: http://{host}:{port}/  (Ctrl-C stops everything)"))
+        uvicorn.run("dradash.asgi:application", host=host, port=port, lifespan="on", log_level="warning")
