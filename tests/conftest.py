@@ -25,3 +25,11 @@ def empty_simcluster(tmp_path: Path) -> Iterator["object"]:
 
     with run_simcluster(topology=None, kubeconfig_path=tmp_path / "kubeconfig") as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def kubectl_path() -> Path:
+    """Path of the real kubectl 1.37.1 binary (installed into the cache on first use)."""
+    from tests.kubectl import kubectl_binary
+
+    return kubectl_binary()
