@@ -1,1 +1,226 @@
-"""Models of this app."""
+"""The mirror of the cluster.
+
+`KubeObject` holds every watched object as the cluster has it (raw JSON, keyed by kind + uid).
+`Device`, `Pool` and `Claim` are derived rows, recomputed by `inventory.mirror` whenever the objects
+they come from change, so that pages and the API filter 10,000 devices with one indexed query.
+`WatchState` is the health of each kind's watch.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+# Allocation states of a device (Device.allocation_state).
+FREE = "free"
+ALLOCATED = "allocated"
+SHARED = "shared"
+ALLOCATION_STATES = [(FREE, "free"), (ALLOCATED, "allocated"), (SHARED, "shared")]
+
+# Claim states (Claim.state).
+PENDING = "pending"
+CLAIM_ALLOCATED = "allocated"
+RESERVED = "reserved"
+CLAIM_STATES = [(PENDING, "pending"), (CLAIM_ALLOCATED, "allocated"), (RESERVED, "reserved")]
+
+# Taint effects ordered by severity; an unknown effect is shown as it is but treated as None.
+TAINT_LEVELS = {"": 0, "None": 1, "NoSchedule": 2, "NoExecute": 3}
+
+# Device health (from pods' status.containerStatuses[].allocatedResourcesStatus); "" = nobody reported.
+HEALTH_STATES = [
+    ("", "unreported"),
+    ("Healthy", "Healthy"),
+    ("Unhealthy", "Unhealthy"),
+    ("Unknown", "Unknown"),
+]
+
+# Watch states (WatchState.state).
+WATCH_STARTING = "starting"
+WATCH_SYNCED = "synced"
+WATCH_RELISTING = "relisting"
+WATCH_ERROR = "error"
+WATCH_STOPPED = "stopped"
+WATCH_STATES = [
+    (WATCH_STARTING, "starting"),
+    (WATCH_SYNCED, "synced"),
+    (WATCH_RELISTING, "re-listing"),
+    (WATCH_ERROR, "error"),
+    (WATCH_STOPPED, "stopped"),
+]
+
+
+class KubeObject(models.Model):
+    """One object of a watched kind, exactly as the API server returned it."""
+
+    kind = models.CharField(max_length=64)  # the plural resource name, e.g. "resourceslices"
+    uid = models.CharField(max_length=64)
+    name = models.CharField(max_length=253)
+    namespace = models.CharField(max_length=63, blank=True, default="")
+    resource_version = models.CharField(max_length=64, blank=True, default="")
+    generation = models.BigIntegerField(null=True, blank=True)
+    creation_timestamp = models.CharField(max_length=40, blank=True, default="")
+    raw = models.JSONField()
+    mirrored_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "uid"], name="kubeobject_kind_uid")]
+        indexes = [models.Index(fields=["kind", "namespace", "name"], name="kubeobject_kind_ns_name")]
+        ordering = ["kind", "namespace", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+class Pool(models.Model):
+    """A (driver, pool) as published by ResourceSlices; only the highest generation counts."""
+
+    driver = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    generation = models.BigIntegerField(default=0)
+    slice_count = models.IntegerField(default=0)  # slices present at `generation`
+    expected_slice_count = models.IntegerField(default=0)  # spec.pool.resourceSliceCount
+    complete = models.BooleanField(default=False)
+    node_name = models.CharField(max_length=253, blank=True, default="")
+    device_count = models.IntegerField(default=0)
+    # {counterSet: {counter: quantity-string}} from the pool's sharedCounters (partitionable devices).
+    shared_counters = models.JSONField(default=dict, blank=True)
+    # Validation problems (duplicate device names, unknown counter sets) — shown, never hidden.
+    problems = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["driver", "name"], name="pool_driver_name")]
+        ordering = ["driver", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+class Device(models.Model):
+    """One device of a ResourceSlice at its pool's highest generation, with everything derived for it."""
+
+    slice_uid = models.CharField(max_length=64, db_index=True)
+    slice_name = models.CharField(max_length=253)
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    name = models.CharField(max_length=63)
+    node_name = models.CharField(max_length=253, blank=True, default="", db_index=True)
+    # "node" | "allNodes" | "nodeSelector" | "perDevice…" — how the device is bound to nodes.
+    node_selection = models.CharField(max_length=32, blank=True, default="")
+    pool_generation = models.BigIntegerField(default=0)
+    pool_complete = models.BooleanField(default=True)
+
+    attributes = models.JSONField(default=dict, blank=True)  # as in the slice
+    # {qualified-name: value-as-text} plus short names for the driver's own domain; used by filters.
+    attributes_flat = models.JSONField(default=dict, blank=True)
+    capacity = models.JSONField(default=dict, blank=True)
+    consumes_counters = models.JSONField(default=list, blank=True)
+    allow_multiple_allocations = models.BooleanField(default=False)
+    partitionable = models.BooleanField(default=False)
+    numa_node = models.IntegerField(null=True, blank=True)
+    binding_conditions = models.JSONField(default=list, blank=True)
+
+    # DeviceClasses whose selectors match: list for display, " a b " text for a cheap contains filter.
+    classes = models.JSONField(default=list, blank=True)
+    class_index = models.TextField(blank=True, default=" ")
+
+    # Effective taints: [{key, value, effect, timeAdded, source: "slice"|"rule", rule: name}]
+    slice_taints = models.JSONField(default=list, blank=True)
+    taints = models.JSONField(default=list, blank=True)
+    tainted = models.BooleanField(default=False)
+    taint_none = models.BooleanField(default=False)  # has an effect None (or unknown) taint
+    taint_no_schedule = models.BooleanField(default=False)
+    taint_no_execute = models.BooleanField(default=False)
+    max_taint_effect = models.CharField(
+        max_length=16, blank=True, default=""
+    )  # "", None, NoSchedule, NoExecute
+
+    # Allocation: [{claimUid, namespace, claim, request, subrequest, adminAccess, shareID,
+    #               consumedCapacity, pods: [{namespace, name, uid}], extendedResource}]
+    allocations = models.JSONField(default=list, blank=True)
+    allocation_state = models.CharField(max_length=16, choices=ALLOCATION_STATES, default=FREE)
+    admin_access = models.BooleanField(default=False)
+    claim_namespace = models.CharField(max_length=63, blank=True, default="")  # first (non-admin) allocation
+    claim_name = models.CharField(max_length=253, blank=True, default="")
+    # Per-device status from claim.status.devices[]: [{claim, shareID, conditions, networkData, data}]
+    statuses = models.JSONField(default=list, blank=True)
+    health = models.CharField(max_length=16, blank=True, default="")
+    health_message = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["driver", "pool", "name"], name="device_driver_pool_name"),
+            models.Index(fields=["allocation_state"], name="device_alloc_state"),
+            models.Index(fields=["max_taint_effect"], name="device_max_taint"),
+        ]
+        ordering = ["driver", "pool", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    @property
+    def device_id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+
+class Allocation(models.Model):
+    """One result of a claim's status.allocation: which claim request holds which device."""
+
+    claim_uid = models.CharField(max_length=64, db_index=True)
+    claim_namespace = models.CharField(max_length=63)
+    claim_name = models.CharField(max_length=253)
+    request = models.CharField(max_length=253)  # "<req>" or "<req>/<sub>" as in the result
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    device = models.CharField(max_length=63)
+    admin_access = models.BooleanField(default=False)
+    share_id = models.CharField(max_length=64, blank=True, default="")
+    consumed_capacity = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["driver", "pool", "device"], name="allocation_device")]
+
+
+class Claim(models.Model):
+    """Derived summary of one ResourceClaim, for the claims list and its filters."""
+
+    uid = models.CharField(max_length=64, unique=True)
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    state = models.CharField(max_length=16, choices=CLAIM_STATES, default=PENDING)
+    request_count = models.IntegerField(default=0)
+    device_count = models.IntegerField(default=0)
+    reserved_for = models.JSONField(default=list, blank=True)  # [{resource, name, uid}]
+    extended_resource = models.BooleanField(default=False)  # the scheduler's extended-resource claim
+    owner_pod = models.CharField(max_length=253, blank=True, default="")
+    device_classes = models.JSONField(default=list, blank=True)
+    created = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["namespace", "name"], name="claim_ns_name"),
+            models.Index(fields=["state"], name="claim_state"),
+        ]
+        ordering = ["namespace", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class WatchState(models.Model):
+    """Health of one kind's list+watch (shown on the overview and in the API)."""
+
+    kind = models.CharField(max_length=64, unique=True)
+    state = models.CharField(max_length=16, choices=WATCH_STATES, default=WATCH_STARTING)
+    resource_version = models.CharField(max_length=64, blank=True, default="")
+    object_count = models.IntegerField(default=0)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    lag_seconds = models.FloatField(null=True, blank=True)  # event applied - event received
+    relist_count = models.IntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kind"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.state}"

@@ -1,0 +1,127 @@
+"""FilterSets shared by the pages and the REST API (same query parameters in both)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+
+from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
+
+TAINT_CHOICES = [
+    ("any", "any taint"),
+    ("none", "untainted"),
+    ("None", "None"),
+    ("NoSchedule", "NoSchedule"),
+    ("NoExecute", "NoExecute"),
+]
+HEALTH_CHOICES = [
+    ("Healthy", "Healthy"),
+    ("Unhealthy", "Unhealthy"),
+    ("Unknown", "Unknown"),
+    ("unreported", "unreported"),
+]
+
+
+class AttributeFilterError(ValueError):
+    pass
+
+
+def parse_attribute_filter(raw: str) -> tuple[str, str]:
+    """`key=value` → (key, value); the key may be short (driver's domain) or fully qualified."""
+    key, sep, value = raw.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise AttributeFilterError(f"attribute filter {raw!r} must look like key=value")
+    return key, value.strip()
+
+
+class DeviceFilterSet(django_filters.FilterSet):
+    driver = django_filters.CharFilter(field_name="driver")
+    pool = django_filters.CharFilter(field_name="pool")
+    node = django_filters.CharFilter(field_name="node_name")
+    device_class = django_filters.CharFilter(method="filter_class", label="DeviceClass")
+    attribute = django_filters.CharFilter(method="filter_attribute", label="Attribute key=value")
+    taint = django_filters.ChoiceFilter(choices=TAINT_CHOICES, method="filter_taint", label="Taint effect")
+    state = django_filters.ChoiceFilter(choices=ALLOCATION_STATES, field_name="allocation_state")
+    health = django_filters.ChoiceFilter(choices=HEALTH_CHOICES, method="filter_health")
+    claim = django_filters.CharFilter(method="filter_claim", label="Claim namespace/name")
+    q = django_filters.CharFilter(method="filter_search", label="Search")
+
+    class Meta:
+        model = Device
+        fields: list[str] = []
+
+    def filter_class(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        return queryset.filter(class_index__contains=f" {value.strip()} ")
+
+    def filter_attribute(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        try:
+            key, wanted = parse_attribute_filter(value)
+        except AttributeFilterError:
+            return queryset.none()
+        return queryset.alias(_attr=KeyTextTransform(key, "attributes_flat")).filter(_attr=wanted)
+
+    def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        if value == "any":
+            return queryset.filter(tainted=True)
+        if value == "none":
+            return queryset.filter(tainted=False)
+        field = {"None": "taint_none", "NoSchedule": "taint_no_schedule", "NoExecute": "taint_no_execute"}[
+            value
+        ]
+        return queryset.filter(**{field: True})
+
+    def filter_health(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        return queryset.filter(health="" if value == "unreported" else value)
+
+    def filter_claim(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        namespace, _, claim = value.strip().rpartition("/")
+        if namespace:
+            return queryset.filter(claim_namespace=namespace, claim_name=claim)
+        return queryset.filter(claim_name=claim)
+
+    def filter_search(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        value = value.strip()
+        return queryset.filter(
+            Q(name__icontains=value) | Q(pool__icontains=value) | Q(node_name__icontains=value)
+        )
+
+
+class ClaimFilterSet(django_filters.FilterSet):
+    namespace = django_filters.CharFilter(field_name="namespace")
+    state = django_filters.ChoiceFilter(choices=CLAIM_STATES, field_name="state")
+    extended_resource = django_filters.BooleanFilter(field_name="extended_resource")
+    device_class = django_filters.CharFilter(method="filter_class", label="DeviceClass")
+    q = django_filters.CharFilter(method="filter_search", label="Search")
+
+    class Meta:
+        model = Claim
+        fields: list[str] = []
+
+    def filter_class(self, queryset: QuerySet[Claim], name: str, value: str) -> QuerySet[Claim]:
+        # device_classes is a short list; match through the rendered JSON text (portable across backends).
+        return queryset.filter(device_classes__icontains=f'"{value.strip()}"')
+
+    def filter_search(self, queryset: QuerySet[Claim], name: str, value: str) -> QuerySet[Claim]:
+        value = value.strip()
+        return queryset.filter(Q(name__icontains=value) | Q(owner_pod__icontains=value))
+
+
+class PoolFilterSet(django_filters.FilterSet):
+    driver = django_filters.CharFilter(field_name="driver")
+    node = django_filters.CharFilter(field_name="node_name")
+    complete = django_filters.BooleanFilter(field_name="complete")
+
+    class Meta:
+        model = Pool
+        fields: list[str] = []
+
+
+class KubeObjectFilterSet(django_filters.FilterSet):
+    namespace = django_filters.CharFilter(field_name="namespace")
+    name = django_filters.CharFilter(field_name="name")
+
+    class Meta:
+        model = KubeObject
+        fields: list[str] = []
