@@ -1,0 +1,434 @@
+"""A small typed client over the Kubernetes REST API that speaks raw JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from urllib3.exceptions import HTTPError as Urllib3HTTPError
+from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+JSON = dict[str, Any]
+WatchEvent = tuple[str, JSON]
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_REQUEST_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Resource:
+    """Where a kind lives in the API."""
+
+    plural: str
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    namespaced: bool
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        if name is not None:
+            base += f"/{quote(name, safe='')}"
+        if subresource:
+            base += f"/{subresource}"
+        return base
+
+
+KIND: dict[str, Resource] = {
+    r.plural: r
+    for r in (
+        Resource("deviceclasses", "DeviceClass", "resource.k8s.io", "v1", False),
+        Resource("resourceslices", "ResourceSlice", "resource.k8s.io", "v1", False),
+        Resource("resourceclaims", "ResourceClaim", "resource.k8s.io", "v1", True),
+        Resource("resourceclaimtemplates", "ResourceClaimTemplate", "resource.k8s.io", "v1", True),
+        Resource("devicetaintrules", "DeviceTaintRule", "resource.k8s.io", "v1", False),
+        Resource("pods", "Pod", "", "v1", True),
+        Resource("nodes", "Node", "", "v1", False),
+        Resource("poddisruptionbudgets", "PodDisruptionBudget", "policy", "v1", True),
+        Resource(
+            "resourcepoolstatusrequests", "ResourcePoolStatusRequest", "resource.k8s.io", "v1alpha3", False
+        ),
+    )
+}
+
+
+class KubeError(Exception):
+    """An API error (the server's Status), or a transport failure (status 0)."""
+
+    def __init__(self, status: int, reason: str, message: str, causes: list[JSON] | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.causes = causes or []
+        super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
+
+    @classmethod
+    def from_status(cls, status: int, body: bytes | JSON) -> KubeError:
+        data: Any = body
+        if isinstance(body, bytes | bytearray):
+            try:
+                data = json.loads(body)
+            except ValueError:
+                text = body.decode("utf-8", "replace")[:500]
+                return cls(status, _default_reason(status), text)
+        if not isinstance(data, dict):
+            return cls(status, _default_reason(status), str(data)[:500])
+        details = data.get("details") or {}
+        return cls(
+            int(data.get("code") or status),
+            str(data.get("reason") or _default_reason(status)),
+            str(data.get("message") or ""),
+            list(details.get("causes") or []),
+        )
+
+    @property
+    def is_gone(self) -> bool:
+        """410: the resourceVersion (or continue token) is older than the server's history."""
+        return self.status == 410
+
+
+class KubeTimeout(KubeError):
+    """No bytes arrived within the read timeout (the watch is considered dead)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "Timeout", message)
+
+
+def _default_reason(status: int) -> str:
+    return {
+        400: "BadRequest",
+        401: "Unauthorized",
+        403: "Forbidden",
+        404: "NotFound",
+        405: "MethodNotAllowed",
+        409: "Conflict",
+        410: "Expired",
+        415: "UnsupportedMediaType",
+        422: "Invalid",
+        429: "TooManyRequests",
+        500: "InternalError",
+        503: "ServiceUnavailable",
+        504: "Timeout",
+    }.get(status, "Unknown")
+
+
+def _resource(kind: str) -> Resource:
+    try:
+        return KIND[kind]
+    except KeyError:
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(sorted(KIND))}") from None
+
+
+class KubeClient:
+    """Typed list/watch/get/create/patch/delete over raw JSON. Thread-safe (one urllib3 pool)."""
+
+    def __init__(self, api_client: Any) -> None:
+        self._api = api_client
+        self._pool: urllib3.PoolManager = api_client.rest_client.pool_manager
+        self.host: str = str(api_client.configuration.host)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _prepare(
+        self, method: str, path: str, query: dict[str, Any] | None, headers: dict[str, str] | None
+    ) -> tuple[str, dict[str, str]]:
+        header_params: dict[str, str] = {"Accept": "application/json", **(headers or {})}
+        # param_serialize applies auth (bearer token refresh, exec plugins) and default headers.
+        _method, url, header_params, _body, _post = self._api.param_serialize(
+            method, path, header_params=header_params, auth_settings=["BearerToken"]
+        )
+        params = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
+        if params:
+            url += "?" + urlencode({k: _query_value(v) for k, v in params.items()})
+        return str(url), dict(header_params)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> JSON:
+        headers = {"Content-Type": content_type} if body is not None else {}
+        url, header_params = self._prepare(method, path, query, headers)
+        payload = json.dumps(body).encode() if body is not None else None
+        try:
+            response = self._pool.request(
+                method,
+                url,
+                body=payload,
+                headers=header_params,
+                timeout=urllib3.Timeout(connect=DEFAULT_CONNECT_TIMEOUT, read=timeout),
+                retries=False,
+                preload_content=True,
+            )
+        except ReadTimeoutError as exc:
+            raise KubeTimeout(f"{method} {path}: no answer within {timeout:g}s") from exc
+        except (Urllib3HTTPError, OSError) as exc:
+            raise KubeError(0, "ConnectionError", f"{method} {path}: {exc}") from exc
+        data = response.data
+        if response.status >= 400:
+            raise KubeError.from_status(response.status, data)
+        try:
+            parsed = json.loads(data) if data else {}
+        except ValueError as exc:
+            raise KubeError(response.status, "InvalidResponse", f"{method} {path}: body is not JSON") from exc
+        if not isinstance(parsed, dict):
+            raise KubeError(response.status, "InvalidResponse", f"{method} {path}: body is not an object")
+        return parsed
+
+    # ------------------------------------------------------------------ reads
+
+    def list_objects(
+        self,
+        kind: str,
+        *,
+        limit: int | None = None,
+        continue_: str | None = None,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> tuple[list[JSON], str, str]:
+        """One page: (items, list resourceVersion, continue token or "")."""
+        resource = _resource(kind)
+        body = self._request(
+            "GET",
+            resource.path(namespace=namespace),
+            query={
+                "limit": limit,
+                "continue": continue_,
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+                "resourceVersion": resource_version,
+            },
+            timeout=timeout,
+        )
+        metadata = body.get("metadata") or {}
+        items = body.get("items") or []
+        # List items omit apiVersion/kind; put them back so stored objects look like `kubectl get -o json`.
+        for item in items:
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+        return items, str(metadata.get("resourceVersion") or ""), str(metadata.get("continue") or "")
+
+    def list_all(self, kind: str, *, page_size: int = 500) -> tuple[list[JSON], str]:
+        """Every object of `kind`, paginated; the RV of the consistent snapshot all pages share."""
+        items: list[JSON] = []
+        continue_ = ""
+        list_rv = ""
+        while True:
+            page, rv, continue_ = self.list_objects(kind, limit=page_size, continue_=continue_ or None)
+            items.extend(page)
+            list_rv = list_rv or rv
+            if not continue_:
+                return items, list_rv
+
+    def get_object(self, kind: str, name: str, *, namespace: str | None = None) -> JSON:
+        return self._request("GET", _resource(kind).path(namespace=namespace, name=name))
+
+    def watch_objects(
+        self,
+        kind: str,
+        *,
+        resource_version: str,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+        read_timeout: float | None = None,
+    ) -> Iterator[WatchEvent]:
+        """Stream (type, object) events after `resource_version` until the server closes the stream.
+
+        An ERROR event is raised as KubeError (410 Expired → `.is_gone`). `read_timeout` bounds the
+        silence between bytes; exceeding it raises KubeTimeout.
+        """
+        resource = _resource(kind)
+        url, headers = self._prepare(
+            "GET",
+            resource.path(),
+            {
+                "watch": "true",
+                "resourceVersion": resource_version,
+                "allowWatchBookmarks": "true" if allow_bookmarks else None,
+                "timeoutSeconds": timeout_seconds,
+            },
+            None,
+        )
+        try:
+            response = self._pool.request(
+                "GET",
+                url,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=DEFAULT_CONNECT_TIMEOUT, read=read_timeout),
+                retries=False,
+                preload_content=False,
+            )
+        except (Urllib3HTTPError, OSError) as exc:
+            raise KubeError(0, "ConnectionError", f"watch {kind}: {exc}") from exc
+        try:
+            if response.status >= 400:
+                raise KubeError.from_status(response.status, response.read())
+            yield from _split_events(response, kind)
+        finally:
+            response.release_conn()
+
+    # ------------------------------------------------------------------ writes
+
+    def create_object(
+        self, kind: str, obj: JSON, *, dry_run: bool = False, namespace: str | None = None
+    ) -> JSON:
+        resource = _resource(kind)
+        return self._request(
+            "POST",
+            resource.path(namespace=namespace or (obj.get("metadata") or {}).get("namespace")),
+            query={"dryRun": "All" if dry_run else None},
+            body=obj,
+        )
+
+    def patch_object(
+        self,
+        kind: str,
+        name: str,
+        patch: JSON | list[JSON],
+        *,
+        content_type: str = "application/merge-patch+json",
+        dry_run: bool = False,
+        namespace: str | None = None,
+        subresource: str = "",
+    ) -> JSON:
+        return self._request(
+            "PATCH",
+            _resource(kind).path(namespace=namespace, name=name, subresource=subresource),
+            query={"dryRun": "All" if dry_run else None},
+            body=patch,
+            content_type=content_type,
+        )
+
+    def delete_object(
+        self,
+        kind: str,
+        name: str,
+        *,
+        dry_run: bool = False,
+        uid: str | None = None,
+        namespace: str | None = None,
+    ) -> JSON:
+        body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        if dry_run:
+            body["dryRun"] = ["All"]
+        return self._request(
+            "DELETE",
+            _resource(kind).path(namespace=namespace, name=name),
+            query={"dryRun": "All" if dry_run else None},
+            body=body,
+        )
+
+    # ------------------------------------------------------------------ discovery
+
+    def server_version(self) -> JSON:
+        return self._request("GET", "/version")
+
+    def served_resources(self, group_version: str) -> set[str]:
+        """Plural names served under `group_version` ("resource.k8s.io/v1alpha3"); empty if not served."""
+        path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+        try:
+            body = self._request("GET", path)
+        except KubeError as exc:
+            if exc.status == 404:
+                return set()
+            raise
+        return {str(r.get("name")) for r in body.get("resources") or [] if "/" not in str(r.get("name"))}
+
+    def is_served(self, kind: str) -> bool:
+        resource = _resource(kind)
+        return resource.plural in self.served_resources(resource.group_version)
+
+    def close(self) -> None:
+        self._pool.clear()
+
+
+def _split_events(response: Any, kind: str) -> Iterator[WatchEvent]:
+    buffer = b""
+    try:
+        for chunk in response.stream(64 * 1024, decode_content=True):
+            buffer += chunk
+            while True:
+                newline = buffer.find(b"\n")
+                if newline < 0:
+                    break
+                line, buffer = buffer[:newline], buffer[newline + 1 :]
+                if line.strip():
+                    yield _event(line, kind)
+    except ReadTimeoutError as exc:
+        raise KubeTimeout(f"watch {kind}: no data within the read timeout") from exc
+    except TimeoutError as exc:
+        raise KubeTimeout(f"watch {kind}: no data within the read timeout") from exc
+    except (ProtocolError, Urllib3HTTPError, OSError) as exc:
+        raise KubeError(0, "ConnectionError", f"watch {kind}: stream broken: {exc}") from exc
+    if buffer.strip():
+        yield _event(buffer, kind)
+
+
+def _event(line: bytes, kind: str) -> WatchEvent:
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise KubeError(0, "InvalidResponse", f"watch {kind}: a line is not JSON") from exc
+    event_type = str(data.get("type", ""))
+    obj = data.get("object") or {}
+    if event_type == "ERROR":
+        raise KubeError.from_status(int(obj.get("code") or 500), obj)
+    resource = KIND.get(kind)
+    if resource is not None and isinstance(obj, dict):
+        obj.setdefault("apiVersion", resource.api_version)
+        obj.setdefault("kind", resource.kind)
+    return event_type, obj
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
+    """A client from a kubeconfig file (and context), or the in-cluster service account when none is given."""
+    configuration = k8s_client.Configuration()
+    if kubeconfig:
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig,
+            context=context or None,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+    else:
+        try:
+            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except k8s_config.ConfigException as exc:
+            raise KubeError(
+                0, "ConfigError", f"no kubeconfig given and not running in a cluster: {exc}"
+            ) from exc
+    configuration.connection_pool_maxsize = 32  # one watch per kind plus lists and writes
+    return KubeClient(k8s_client.ApiClient(configuration))
