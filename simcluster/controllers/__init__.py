@@ -1,0 +1,1 @@
+"""Simulated controllers that run beside the API server (driver, scheduler, eviction, claims, owners)."""
