@@ -1,0 +1,382 @@
+"""The v1.37 OpenAPI schema (as shipped by ``kubernetes-validate``), compiled once into fast checkers.
+
+``jsonschema`` re-walks the schema on every call and reports JSON-pointer paths; a busy driver writes
+128-device ResourceSlices often, so each definition is compiled once into a closure that walks the object
+and reports kube-style field paths (``spec.devices[3].attributes[model]``).  The same loaded definitions
+answer the strategic-merge questions (patch strategy, merge key, list type) for ``patching``.
+
+Also home of the small field-error vocabulary (``Causes``) shared by the validation modules.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+SCHEMA_DIR: Final = "kubernetes-json-schema/v1.37.0-local-strict"
+
+# ---------------------------------------------------------------------------------------------------------
+# field errors, worded like apimachinery's field.Error.ErrorBody()
+
+
+def _show(value: Any) -> str:
+    """Render a bad value the way apiserver messages do: strings quoted, scalars bare, objects by kind."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return '"array"'
+    return '"object"'
+
+
+class Causes:
+    """Collects ``details.causes`` entries: ``{"reason", "message", "field"}``."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, reason: str, field: str, message: str) -> None:
+        self.items.append({"reason": reason, "message": message, "field": field})
+
+    def required(self, field: str, detail: str = "") -> None:
+        self.add("FieldValueRequired", field, "Required value" + (f": {detail}" if detail else ""))
+
+    def invalid(self, field: str, value: Any, detail: str) -> None:
+        self.add("FieldValueInvalid", field, f"Invalid value: {_show(value)}: {detail}")
+
+    def type_invalid(self, field: str, value: Any, detail: str) -> None:
+        self.add("FieldValueTypeInvalid", field, f"Invalid value: {_show(value)}: {detail}")
+
+    def not_supported(self, field: str, value: Any, supported: list[str]) -> None:
+        quoted = ", ".join(json.dumps(v) for v in supported)
+        self.add(
+            "FieldValueNotSupported", field, f"Unsupported value: {_show(value)}: supported values: {quoted}"
+        )
+
+    def forbidden(self, field: str, detail: str) -> None:
+        self.add("FieldValueForbidden", field, f"Forbidden: {detail}")
+
+    def duplicate(self, field: str, value: Any) -> None:
+        self.add("FieldValueDuplicate", field, f"Duplicate value: {_show(value)}")
+
+    def too_long(self, field: str, max_bytes: int) -> None:
+        self.add("FieldValueTooLong", field, f"Too long: may not be more than {max_bytes} bytes")
+
+    def too_many(self, field: str, actual: int, limit: int) -> None:
+        self.add("FieldValueTooMany", field, f"Too many: {actual}: must have at most {limit} items")
+
+    def immutable(self, field: str, value: Any) -> None:
+        self.invalid(field, value, "field is immutable")
+
+
+def key_path(path: str, key: str) -> str:
+    """``attributes`` + ``model`` → ``attributes[model]`` (apimachinery's Path.Key)."""
+    return f"{path}[{key}]"
+
+
+def child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# loading
+
+
+@functools.cache
+def definitions() -> dict[str, dict[str, Any]]:
+    ref = resources.files("kubernetes_validate").joinpath(f"{SCHEMA_DIR}/_definitions.json")
+    with ref.open("r", encoding="utf-8") as handle:
+        loaded: dict[str, dict[str, Any]] = json.load(handle)["$defs"]
+    return loaded
+
+
+@functools.cache
+def _kind_index() -> dict[tuple[str, str, str], str]:
+    index: dict[tuple[str, str, str], str] = {}
+    for name, definition in definitions().items():
+        for gvk in definition.get("x-kubernetes-group-version-kind", []):
+            index.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
+    return index
+
+
+def definition_name(group: str, version: str, kind: str) -> str | None:
+    return _kind_index().get((group, version, kind))
+
+
+def resolve(node: dict[str, Any]) -> dict[str, Any]:
+    """Follow ``$ref`` (possibly chained) to the schema node that describes the value."""
+    while "$ref" in node:
+        node = definitions()[node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _types(node: dict[str, Any]) -> tuple[set[str], bool]:
+    raw = node.get("type")
+    if raw is None:
+        return set(), True
+    names = {raw} if isinstance(raw, str) else set(raw)
+    return names - {"null"}, "null" in names
+
+
+# ---------------------------------------------------------------------------------------------------------
+# compiled checkers
+
+Checker = Callable[[Any, str, Causes], None]
+
+_INT_BOUNDS: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_DATE_TIME: Final = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$",
+)
+_JSON_TYPE_NAMES: Final = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "object": "object",
+    "array": "array",
+}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _type_matches(value: Any, allowed: set[str]) -> bool:
+    actual = _json_type(value)
+    if actual in allowed:
+        return True
+    return actual == "integer" and "number" in allowed
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self.by_ref: dict[str, Checker] = {}
+
+    def ref(self, name: str) -> Checker:
+        if name not in self.by_ref:
+            # A placeholder first: schemas are recursive (JSONSchemaProps-like shapes, label selectors).
+            cell: list[Checker] = []
+            self.by_ref[name] = lambda value, path, causes: cell[0](value, path, causes)
+            cell.append(self.compile(definitions()[name]))
+            self.by_ref[name] = cell[0]
+        return self.by_ref[name]
+
+    def compile(self, node: dict[str, Any]) -> Checker:
+        if "$ref" in node:
+            return self.ref(node["$ref"].rsplit("/", 1)[-1])
+        if "oneOf" in node:
+            allowed: set[str] = set()
+            for option in node["oneOf"]:
+                allowed |= _types(option)[0]
+            return self._scalar(allowed, None, None)
+        allowed, _ = _types(node)
+        fmt = node.get("format")
+        enum = node.get("enum")
+        if "object" in allowed:
+            return self._object(node)
+        if "array" in allowed:
+            return self._array(node)
+        return self._scalar(allowed, fmt, enum)
+
+    def _scalar(self, allowed: set[str], fmt: str | None, enum: list[Any] | None) -> Checker:
+        bounds = _INT_BOUNDS.get(fmt or "")
+        expected = " or ".join(sorted(_JSON_TYPE_NAMES[t] for t in allowed))
+        enum_values = [e for e in (enum or []) if e is not None]
+
+        def check(value: Any, path: str, causes: Causes) -> None:
+            if value is None:
+                return
+            if allowed and not _type_matches(value, allowed):
+                causes.type_invalid(path, value, f"must be of type {expected}")
+                return
+            if bounds is not None and isinstance(value, int | float) and not bounds[0] <= value <= bounds[1]:
+                causes.invalid(path, value, f"must fit in {fmt}")
+            elif fmt == "byte" and isinstance(value, str):
+                try:
+                    base64.b64decode(value, validate=True)
+                except (binascii.Error, ValueError):
+                    causes.invalid(path, value, "must be base64-encoded")
+            elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.match(value):
+                causes.invalid(path, value, "must be an RFC 3339 date-time")
+            if enum_values and value not in enum_values:
+                causes.not_supported(path, value, [str(e) for e in enum_values])
+
+        return check
+
+    def _object(self, node: dict[str, Any]) -> Checker:
+        props_src: dict[str, Any] = node.get("properties", {})
+        required: list[str] = node.get("required", [])
+        additional = node.get("additionalProperties")
+        props: dict[str, Checker] = {}
+        compiled_lazily: list[bool] = []
+
+        def ensure() -> None:
+            # Compile children on first use: keeps start-up cheap and breaks recursion.
+            if not compiled_lazily:
+                for name, sub in props_src.items():
+                    props[name] = self.compile(sub)
+                compiled_lazily.append(True)
+
+        value_checker: list[Checker] = []
+        closed = additional is False
+
+        def check(value: Any, path: str, causes: Causes) -> None:
+            if value is None:
+                return
+            if not isinstance(value, dict):
+                causes.type_invalid(path, value, "must be of type object")
+                return
+            ensure()
+            for name in required:
+                if value.get(name) is None:
+                    causes.required(child(path, name))
+            if isinstance(additional, dict) and not value_checker:
+                value_checker.append(self.compile(additional))
+            for key, item in value.items():
+                sub = props.get(key)
+                if sub is not None:
+                    sub(item, child(path, key), causes)
+                elif value_checker:
+                    value_checker[0](item, key_path(path, key), causes)
+                elif closed:
+                    causes.add("FieldValueInvalid", child(path, key), f'unknown field "{child(path, key)}"')
+
+        return check
+
+    def _array(self, node: dict[str, Any]) -> Checker:
+        items = node.get("items")
+        item_checker: list[Checker] = []
+
+        def check(value: Any, path: str, causes: Causes) -> None:
+            if value is None:
+                return
+            if not isinstance(value, list):
+                causes.type_invalid(path, value, "must be of type array")
+                return
+            if items is None:
+                return
+            if not item_checker:
+                item_checker.append(self.compile(items))
+            sub = item_checker[0]
+            for index, item in enumerate(value):
+                sub(item, f"{path}[{index}]", causes)
+
+        return check
+
+
+_COMPILER: Final = _Compiler()
+
+
+@functools.cache
+def _kind_checker(group: str, version: str, kind: str) -> Checker | None:
+    name = definition_name(group, version, kind)
+    return None if name is None else _COMPILER.ref(name)
+
+
+def schema_causes(group: str, version: str, kind: str, obj: dict[str, Any]) -> list[dict[str, str]]:
+    """Check ``obj`` against the v1.37 schema of its kind: unknown fields, types, enums, required fields."""
+    checker = _kind_checker(group, version, kind)
+    causes = Causes()
+    if checker is None:
+        causes.add("FieldValueNotSupported", "kind", f"Unsupported value: {_show(kind)}: no v1.37 schema")
+    else:
+        checker(obj, "", causes)
+    return causes.items
+
+
+# ---------------------------------------------------------------------------------------------------------
+# patch metadata (strategic merge and server-side apply)
+
+
+@dataclass(frozen=True)
+class ListMeta:
+    """How a list field merges: ``merge`` by ``merge_key`` (strategic), or atomically replaced."""
+
+    strategies: frozenset[str]
+    merge_key: str | None
+    list_type: str | None
+    map_keys: tuple[str, ...]
+
+
+def field_schema(node: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """Schema of property ``name`` of an object schema (or of a map value), ``None`` if unknown."""
+    if node is None:
+        return None
+    node = resolve(node)
+    props = node.get("properties")
+    if props and name in props:
+        sub: dict[str, Any] = props[name]
+        return sub
+    additional = node.get("additionalProperties")
+    if isinstance(additional, dict):
+        return additional
+    return None
+
+
+def item_schema(node: dict[str, Any] | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    items = resolve(node).get("items")
+    return items if isinstance(items, dict) else None
+
+
+def list_meta(node: dict[str, Any] | None) -> ListMeta:
+    if node is None:
+        return ListMeta(frozenset(), None, None, ())
+    strategies = frozenset(s for s in str(node.get("x-kubernetes-patch-strategy", "")).split(",") if s)
+    return ListMeta(
+        strategies=strategies,
+        merge_key=node.get("x-kubernetes-patch-merge-key"),
+        list_type=node.get("x-kubernetes-list-type"),
+        map_keys=tuple(node.get("x-kubernetes-list-map-keys", ())),
+    )
+
+
+def is_map_schema(node: dict[str, Any] | None) -> bool:
+    """True for ``map[string]X`` fields (labels, attributes): keys are data, not field names."""
+    if node is None:
+        return False
+    node = resolve(node)
+    return "properties" not in node and isinstance(node.get("additionalProperties"), dict)
+
+
+def kind_schema(group: str, version: str, kind: str) -> dict[str, Any] | None:
+    name = definition_name(group, version, kind)
+    return None if name is None else definitions()[name]
+
+
+def iter_list_fields(node: dict[str, Any]) -> Iterator[tuple[str, ListMeta]]:
+    """(property name, ListMeta) for the list-valued properties of an object schema (for tests/docs)."""
+    for name, sub in resolve(node).get("properties", {}).items():
+        if "array" in _types(sub)[0]:
+            yield name, list_meta(sub)

@@ -1,0 +1,1013 @@
+"""Name formats and the resource.k8s.io rules of dra-api.md §2–§4 (beyond what the JSON schema checks).
+
+Each ``check_<kind>`` takes the new object, the stored one (``None`` on create) and a ``Causes``; it
+returns warnings.  Messages follow apimachinery's wording so that kubectl users see familiar text.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from typing import Any, Final
+
+from simcluster.schema import Causes, child, key_path
+
+# ---------------------------------------------------------------------------------------------------------
+# name formats (apimachinery's IsDNS1123Subdomain & co, re-expressed)
+
+_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT: Final = _LABEL_FMT + r"(\." + _LABEL_FMT + ")*"
+_QUALIFIED_NAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT: Final = "(" + _QUALIFIED_NAME_FMT + ")?"
+_C_IDENTIFIER_FMT: Final = "[A-Za-z_][A-Za-z0-9_]*"
+
+_LABEL_RE: Final = re.compile(f"^{_LABEL_FMT}$")
+_SUBDOMAIN_RE: Final = re.compile(f"^{_SUBDOMAIN_FMT}$")
+_QUALIFIED_NAME_RE: Final = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
+_LABEL_VALUE_RE: Final = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_C_IDENTIFIER_RE: Final = re.compile(f"^{_C_IDENTIFIER_FMT}$")
+_SEMVER_RE: Final = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+_CONDITION_REASON_RE: Final = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+DNS1123_LABEL_MSG: Final = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    f"and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{_LABEL_FMT}')"
+)
+DNS1123_SUBDOMAIN_MSG: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    f"'{_SUBDOMAIN_FMT}')"
+)
+QUALIFIED_NAME_MSG: Final = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    f"'{_QUALIFIED_NAME_FMT}')"
+)
+LABEL_VALUE_MSG: Final = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+    f"for validation is '{_LABEL_VALUE_FMT}')"
+)
+C_IDENTIFIER_MSG: Final = (
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
+    "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
+    f"'{_C_IDENTIFIER_FMT}')"
+)
+
+
+def dns_label(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
+    if not value:
+        if required:
+            causes.required(path)
+        return
+    if not isinstance(value, str):
+        return  # the schema already reported the type
+    if len(value) > 63:
+        causes.invalid(path, value, "must be no more than 63 characters")
+    if not _LABEL_RE.match(value):
+        causes.invalid(path, value, DNS1123_LABEL_MSG)
+
+
+def dns_subdomain(
+    causes: Causes, path: str, value: Any, *, required: bool = True, max_len: int = 253
+) -> None:
+    if not value:
+        if required:
+            causes.required(path)
+        return
+    if not isinstance(value, str):
+        return
+    if len(value) > max_len:
+        if max_len == 253:
+            causes.invalid(path, value, "must be no more than 253 characters")
+        else:
+            causes.too_long(path, max_len)
+    if not _SUBDOMAIN_RE.match(value):
+        causes.invalid(path, value, DNS1123_SUBDOMAIN_MSG)
+
+
+def qualified_name(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
+    """Label keys, annotation keys, taint keys, finalizers: ``[prefix/]name``."""
+    if not value:
+        if required:
+            causes.required(path)
+        return
+    if not isinstance(value, str):
+        return
+    parts = value.split("/")
+    if len(parts) > 2:
+        causes.invalid(
+            path,
+            value,
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+            "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+            f"validation is '{_QUALIFIED_NAME_FMT}') with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')",
+        )
+        return
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            causes.invalid(path, value, "prefix part must be non-empty")
+        elif len(prefix) > 253:
+            causes.invalid(path, value, "prefix part must be no more than 253 characters")
+        elif not _SUBDOMAIN_RE.match(prefix):
+            causes.invalid(path, value, "prefix part " + DNS1123_SUBDOMAIN_MSG)
+    if not name:
+        causes.invalid(path, value, "name part must be non-empty")
+    elif len(name) > 63:
+        causes.invalid(path, value, "name part must be no more than 63 characters")
+    elif not _QUALIFIED_NAME_RE.match(name):
+        causes.invalid(path, value, QUALIFIED_NAME_MSG)
+
+
+def label_value(causes: Causes, path: str, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        return
+    if len(value) > 63:
+        causes.invalid(path, value, "must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.match(value):
+        causes.invalid(path, value, LABEL_VALUE_MSG)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# DRA-specific names
+
+DRIVER_NAME_MAX: Final = 63
+POOL_NAME_MAX: Final = 253
+DEVICE_ID_MAX: Final = 32
+DEVICE_DOMAIN_MAX: Final = 63
+CEL_MAX_LEN: Final = 10 * 1024
+OPAQUE_PARAMETERS_MAX: Final = 10 * 1024
+TAINT_EFFECTS: Final = ["NoExecute", "NoSchedule", "None"]
+TOLERATION_EFFECTS: Final = ["NoExecute", "NoSchedule"]
+
+
+def driver_name(causes: Causes, path: str, value: Any) -> None:
+    if not value:
+        causes.required(path)
+        return
+    if not isinstance(value, str):
+        return
+    if len(value) > DRIVER_NAME_MAX:
+        causes.too_long(path, DRIVER_NAME_MAX)
+    if not _SUBDOMAIN_RE.match(value):
+        causes.invalid(path, value, DNS1123_SUBDOMAIN_MSG)
+
+
+def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
+    if not value:
+        if required:
+            causes.required(path)
+        return
+    if not isinstance(value, str):
+        return
+    if len(value) > POOL_NAME_MAX:
+        causes.too_long(path, POOL_NAME_MAX)
+    for segment in value.split("/"):
+        if not segment or len(segment) > 253 or not _SUBDOMAIN_RE.match(segment):
+            causes.invalid(
+                path, value, "each part of the pool name separated by '/' must be " + DNS1123_SUBDOMAIN_MSG
+            )
+            break
+
+
+def device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool = False) -> None:
+    """Attribute and capacity names: ``[<domain>/]<C identifier>``; ``fully`` demands the domain."""
+    domain, sep, ident = value.rpartition("/")
+    if not sep:
+        if fully:
+            causes.required(path, "a fully qualified name must be a domain and a name separated by a slash")
+        ident = value
+    else:
+        if not domain:
+            causes.required(path, "the domain must not be empty")
+        else:
+            if len(domain) > DEVICE_DOMAIN_MAX:
+                causes.too_long(path, DEVICE_DOMAIN_MAX)
+            if not _SUBDOMAIN_RE.match(domain):
+                causes.invalid(path, value, DNS1123_SUBDOMAIN_MSG)
+    if not ident:
+        causes.required(path, "the name must not be empty")
+        return
+    if len(ident) > DEVICE_ID_MAX:
+        causes.too_long(path, DEVICE_ID_MAX)
+    if not _C_IDENTIFIER_RE.match(ident):
+        causes.invalid(path, value, C_IDENTIFIER_MSG)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def max_items(causes: Causes, path: str, value: Any, limit: int) -> bool:
+    """Report a too-long list; True when the list is within the limit (callers then check entries)."""
+    if isinstance(value, list | dict) and len(value) > limit:
+        causes.too_many(path, len(value), limit)
+        return False
+    return True
+
+
+def exactly_one(causes: Causes, path: str, obj: dict[str, Any], fields: list[str]) -> list[str]:
+    present = [f for f in fields if obj.get(f) not in (None, False)]
+    names = ", ".join(f"`{f}`" for f in fields)
+    if not present:
+        causes.required(path, f"exactly one of {names} is required")
+    elif len(present) > 1:
+        shown = "{" + ", ".join(f"`{f}`" for f in present) + "}"
+        causes.invalid(path, shown, f"exactly one of {names} is required, but multiple fields are set")
+    return present
+
+
+# ---------------------------------------------------------------------------------------------------------
+# shared building blocks
+
+
+def check_taint(causes: Causes, path: str, taint: Any, old_effect: str | None) -> None:
+    if not isinstance(taint, dict):
+        causes.required(path)
+        return
+    qualified_name(causes, child(path, "key"), taint.get("key"))
+    label_value(causes, child(path, "value"), taint.get("value"))
+    effect = taint.get("effect")
+    if not effect:
+        causes.required(child(path, "effect"))
+    elif effect not in TAINT_EFFECTS and effect != old_effect:
+        # Stored objects may carry effects added by a later release; only new values are checked.
+        causes.not_supported(child(path, "effect"), effect, TAINT_EFFECTS)
+
+
+def check_selectors(causes: Causes, path: str, selectors: Any) -> None:
+    if not max_items(causes, path, selectors, 32):
+        return
+    for index, selector in enumerate(_items(selectors)):
+        entry = f"{path}[{index}]"
+        cel = _map(selector).get("cel")
+        if not isinstance(cel, dict):
+            causes.required(child(entry, "cel"))
+            continue
+        expression = cel.get("expression")
+        expr_path = child(child(entry, "cel"), "expression")
+        if not expression:
+            causes.required(expr_path)
+        elif isinstance(expression, str):
+            if len(expression.encode()) > CEL_MAX_LEN:
+                causes.too_long(expr_path, CEL_MAX_LEN)
+            else:
+                problem = cel_syntax_problem(expression)
+                if problem:
+                    causes.invalid(expr_path, expression, f"compilation failed: {problem}")
+
+
+def cel_syntax_problem(expression: str) -> str | None:
+    """A light syntax check (balanced brackets, closed strings); the real compiler lives in allocation."""
+    stack: list[str] = []
+    pairs = {")": "(", "]": "[", "}": "{"}
+    quote: str | None = None
+    escaped = False
+    for char in expression:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            continue
+        if char in "\"'":
+            quote = char
+        elif char in "([{":
+            stack.append(char)
+        elif char in ")]}" and (not stack or stack.pop() != pairs[char]):
+            return f"unexpected {char!r}"
+    if quote:
+        return "unterminated string literal"
+    if stack:
+        return f"unclosed {stack[-1]!r}"
+    if not expression.strip():
+        return "empty expression"
+    return None
+
+
+def check_opaque_config(causes: Causes, path: str, configs: Any, limit: int = 32) -> None:
+    if not max_items(causes, path, configs, limit):
+        return
+    for index, config in enumerate(_items(configs)):
+        entry = f"{path}[{index}]"
+        opaque = _map(config).get("opaque")
+        if not isinstance(opaque, dict):
+            causes.required(child(entry, "opaque"))
+            continue
+        opaque_path = child(entry, "opaque")
+        driver_name(causes, child(opaque_path, "driver"), opaque.get("driver"))
+        params = opaque.get("parameters")
+        params_path = child(opaque_path, "parameters")
+        if params is None:
+            causes.required(params_path)
+        elif len(json.dumps(params, separators=(",", ":")).encode()) > OPAQUE_PARAMETERS_MAX:
+            causes.too_long(params_path, OPAQUE_PARAMETERS_MAX)
+
+
+def check_tolerations(causes: Causes, path: str, tolerations: Any) -> None:
+    if not max_items(causes, path, tolerations, 16):
+        return
+    for index, toleration in enumerate(_items(tolerations)):
+        entry = f"{path}[{index}]"
+        tol = _map(toleration)
+        key = tol.get("key") or ""
+        operator = tol.get("operator") or "Equal"
+        if key:
+            qualified_name(causes, child(entry, "key"), key)
+        if operator not in ("Equal", "Exists"):
+            causes.not_supported(child(entry, "operator"), operator, ["Equal", "Exists"])
+        elif operator == "Exists" and tol.get("value"):
+            causes.invalid(
+                child(entry, "value"), tol["value"], "value must be empty when `operator` is 'Exists'"
+            )
+        elif operator == "Equal":
+            if not key:
+                causes.invalid(
+                    child(entry, "operator"),
+                    operator,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                )
+            label_value(causes, child(entry, "value"), tol.get("value"))
+        effect = tol.get("effect") or ""
+        if effect and effect not in TOLERATION_EFFECTS:
+            causes.not_supported(child(entry, "effect"), effect, TOLERATION_EFFECTS)
+
+
+def check_conditions(causes: Causes, path: str, conditions: Any, limit: int) -> None:
+    """metav1.Condition lists: unique types, known statuses, reason format, lastTransitionTime."""
+    if not max_items(causes, path, conditions, limit):
+        return
+    seen: set[str] = set()
+    for index, condition in enumerate(_items(conditions)):
+        entry = f"{path}[{index}]"
+        cond = _map(condition)
+        ctype = cond.get("type")
+        if not ctype:
+            causes.required(child(entry, "type"))
+        else:
+            qualified_name(causes, child(entry, "type"), ctype)
+            if ctype in seen:
+                causes.duplicate(child(entry, "type"), ctype)
+            seen.add(ctype)
+        status = cond.get("status")
+        if not status:
+            causes.required(child(entry, "status"))
+        elif status not in ("True", "False", "Unknown"):
+            causes.not_supported(child(entry, "status"), status, ["False", "True", "Unknown"])
+        if not cond.get("lastTransitionTime"):
+            causes.required(child(entry, "lastTransitionTime"))
+        reason = cond.get("reason")
+        if not reason:
+            causes.required(child(entry, "reason"))
+        elif isinstance(reason, str):
+            if len(reason) > 1024:
+                causes.too_long(child(entry, "reason"), 1024)
+            if not _CONDITION_REASON_RE.match(reason):
+                causes.invalid(
+                    child(entry, "reason"),
+                    reason,
+                    "a condition reason must start with alphabetic character, optionally followed by a string "
+                    "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "
+                    "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "
+                    "'ReasonA:ReasonB', regex used for validation is "
+                    "'[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')",
+                )
+        message = cond.get("message")
+        if isinstance(message, str) and len(message) > 32768:
+            causes.too_long(child(entry, "message"), 32768)
+        generation = cond.get("observedGeneration")
+        if isinstance(generation, int) and generation < 0:
+            causes.invalid(
+                child(entry, "observedGeneration"), generation, "must be greater than or equal to zero"
+            )
+
+
+def _immutable(causes: Causes, path: str, new: Any, old: Any) -> None:
+    if new != old:
+        causes.immutable(path, new)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ResourceSlice
+
+_NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection"]
+_DEVICE_NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes"]
+_SCALAR_ATTRIBUTE_FIELDS: Final = ["bool", "int", "string", "version"]
+_LIST_ATTRIBUTE_FIELDS: Final = ["bools", "ints", "strings", "versions"]
+
+
+def _old_device_taint_effects(old: dict[str, Any] | None) -> dict[tuple[str, str], str]:
+    effects: dict[tuple[str, str], str] = {}
+    for device in _items(_map(_map(old).get("spec")).get("devices")):
+        for taint in _items(_map(device).get("taints")):
+            effect = _map(taint).get("effect")
+            if isinstance(effect, str):
+                effects[(str(_map(device).get("name")), str(_map(taint).get("key")))] = effect
+    return effects
+
+
+def _node_selector(causes: Causes, path: str, selector: Any) -> None:
+    terms = _items(_map(selector).get("nodeSelectorTerms"))
+    if len(terms) != 1:
+        causes.invalid(
+            child(path, "nodeSelectorTerms"), len(terms), "must have exactly one node selector term"
+        )
+
+
+def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
+    spec = _map(obj.get("spec"))
+    driver_name(causes, "spec.driver", spec.get("driver"))
+    pool = spec.get("pool")
+    if not isinstance(pool, dict):
+        causes.required("spec.pool")
+        pool = {}
+    pool_name(causes, "spec.pool.name", pool.get("name"))
+    generation = pool.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        causes.invalid("spec.pool.generation", generation, "must be greater than or equal to zero")
+    count = pool.get("resourceSliceCount")
+    if not isinstance(count, int) or count <= 0:
+        causes.invalid("spec.pool.resourceSliceCount", count, "must be greater than zero")
+
+    chosen = exactly_one(causes, "spec", spec, _NODE_SELECTION)
+    if spec.get("nodeName"):
+        dns_subdomain(causes, "spec.nodeName", spec["nodeName"])
+    if "nodeSelector" in chosen:
+        _node_selector(causes, "spec.nodeSelector", spec["nodeSelector"])
+    per_device = spec.get("perDeviceNodeSelection") is True
+    if spec.get("partitionTypeAttribute"):
+        device_qualified_name(
+            causes, "spec.partitionTypeAttribute", str(spec["partitionTypeAttribute"]), fully=True
+        )
+
+    devices = _items(spec.get("devices"))
+    counter_sets = spec.get("sharedCounters")
+    if devices and counter_sets:
+        causes.forbidden("spec", "only one of `sharedCounters` or `devices` is allowed")
+    _check_shared_counters(causes, counter_sets)
+
+    advanced = False
+    names: set[str] = set()
+    old_effects = _old_device_taint_effects(old)
+    for index, device in enumerate(devices):
+        advanced |= _check_device(
+            causes, f"spec.devices[{index}]", _map(device), per_device, names, old_effects
+        )
+    limit = 64 if advanced else 128
+    if len(devices) > limit:
+        causes.too_many("spec.devices", len(devices), limit)
+
+    if old is not None:
+        old_spec = _map(old.get("spec"))
+        _immutable(causes, "spec.driver", spec.get("driver"), old_spec.get("driver"))
+        _immutable(causes, "spec.pool.name", pool.get("name"), _map(old_spec.get("pool")).get("name"))
+        _immutable(causes, "spec.nodeName", spec.get("nodeName"), old_spec.get("nodeName"))
+    return []
+
+
+def _check_shared_counters(causes: Causes, counter_sets: Any) -> None:
+    if not max_items(causes, "spec.sharedCounters", counter_sets, 8):
+        return
+    seen: set[str] = set()
+    for index, counter_set in enumerate(_items(counter_sets)):
+        path = f"spec.sharedCounters[{index}]"
+        name = _map(counter_set).get("name")
+        dns_label(causes, child(path, "name"), name)
+        if isinstance(name, str):
+            if name in seen:
+                causes.duplicate(child(path, "name"), name)
+            seen.add(name)
+        counters = _map(counter_set).get("counters")
+        if not counters:
+            causes.required(child(path, "counters"))
+        elif max_items(causes, child(path, "counters"), counters, 32):
+            for counter in _map(counters):
+                dns_label(causes, key_path(child(path, "counters"), counter), counter)
+
+
+def _check_device(
+    causes: Causes,
+    path: str,
+    device: dict[str, Any],
+    per_device: bool,
+    names: set[str],
+    old_effects: dict[tuple[str, str], str],
+) -> bool:
+    """Check one device; True when it uses a feature that lowers the per-slice device limit."""
+    name = device.get("name")
+    dns_label(causes, child(path, "name"), name)
+    if isinstance(name, str):
+        if name in names:
+            causes.duplicate(child(path, "name"), name)
+        names.add(name)
+    advanced = False
+
+    attributes = _map(device.get("attributes"))
+    capacity = _map(device.get("capacity"))
+    combined = len(attributes) + len(capacity)
+    if combined > 32:
+        causes.too_many(path, combined, 32)
+    values = 0
+    for attr_name, attribute in attributes.items():
+        attr_path = key_path(child(path, "attributes"), attr_name)
+        device_qualified_name(causes, attr_path, attr_name)
+        values += _check_attribute(causes, attr_path, _map(attribute))
+        advanced |= any(field in _map(attribute) for field in _LIST_ATTRIBUTE_FIELDS)
+    if values > 48:
+        causes.too_many(child(path, "attributes"), values, 48)
+    for cap_name, cap in capacity.items():
+        cap_path = key_path(child(path, "capacity"), cap_name)
+        device_qualified_name(causes, cap_path, cap_name)
+        if _map(cap).get("value") is None:
+            causes.required(child(cap_path, "value"))
+        if _map(cap).get("requestPolicy") is not None and not device.get("allowMultipleAllocations"):
+            causes.forbidden(
+                child(cap_path, "requestPolicy"), "allowed only when `allowMultipleAllocations` is true"
+            )
+
+    consumes = device.get("consumesCounters")
+    if consumes:
+        advanced = True
+        _check_consumes_counters(causes, child(path, "consumesCounters"), consumes)
+
+    taints = device.get("taints")
+    if taints:
+        advanced = True
+        if max_items(causes, child(path, "taints"), taints, 16):
+            for index, taint in enumerate(_items(taints)):
+                old_effect = old_effects.get((str(name), str(_map(taint).get("key"))))
+                check_taint(causes, f"{path}.taints[{index}]", taint, old_effect)
+
+    for field in ("bindingConditions", "bindingFailureConditions"):
+        conditions = device.get(field)
+        if max_items(causes, child(path, field), conditions, 4):
+            for index, condition in enumerate(_items(conditions)):
+                qualified_name(causes, f"{child(path, field)}[{index}]", condition)
+    if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
+        causes.required(child(path, "bindingFailureConditions"), "required when `bindingConditions` is set")
+
+    present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) not in (None, False)]
+    if per_device:
+        exactly_one(causes, path, device, _DEVICE_NODE_SELECTION)
+        if device.get("nodeName"):
+            dns_subdomain(causes, child(path, "nodeName"), device["nodeName"])
+        if "nodeSelector" in present:
+            _node_selector(causes, child(path, "nodeSelector"), device["nodeSelector"])
+    elif present:
+        causes.forbidden(child(path, present[0]), "allowed only when `spec.perDeviceNodeSelection` is true")
+    return advanced
+
+
+def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> int:
+    """Check one DeviceAttribute; returns how many values it holds (towards the 48 per device)."""
+    set_fields = [
+        f for f in _SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS if attribute.get(f) is not None
+    ]
+    if not set_fields:
+        causes.required(path, "exactly one value must be specified")
+        return 0
+    if len(set_fields) > 1:
+        causes.invalid(path, attribute, "exactly one value must be specified")
+    field = set_fields[0]
+    value = attribute[field]
+    if field in _LIST_ATTRIBUTE_FIELDS:
+        elements = _items(value)
+        if not elements:
+            causes.required(child(path, field), "must not be empty")
+        for index, element in enumerate(elements):
+            _check_attribute_scalar(causes, f"{child(path, field)}[{index}]", field[:-1], element)
+        return len(elements)
+    _check_attribute_scalar(causes, child(path, field), field, value)
+    return 1
+
+
+def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) -> None:
+    if kind in ("string", "version") and isinstance(value, str):
+        if len(value) > 64:
+            causes.too_long(path, 64)
+        if kind == "version" and not _SEMVER_RE.match(value):
+            causes.invalid(path, value, "must be a string compatible with semver.org spec 2.0.0")
+
+
+def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
+    if not max_items(causes, path, consumes, 2):
+        return
+    seen: set[str] = set()
+    for index, entry in enumerate(_items(consumes)):
+        entry_path = f"{path}[{index}]"
+        counter_set = _map(entry).get("counterSet")
+        dns_label(causes, child(entry_path, "counterSet"), counter_set)
+        if isinstance(counter_set, str):
+            if counter_set in seen:
+                causes.duplicate(child(entry_path, "counterSet"), counter_set)
+            seen.add(counter_set)
+        counters = _map(entry).get("counters")
+        if not counters:
+            causes.required(child(entry_path, "counters"))
+        elif max_items(causes, child(entry_path, "counters"), counters, 32):
+            for counter in _map(counters):
+                dns_label(causes, key_path(child(entry_path, "counters"), counter), counter)
+        groups = _map(entry).get("compatibilityGroups")
+        if max_items(causes, child(entry_path, "compatibilityGroups"), groups, 2):
+            group_seen: set[str] = set()
+            for group_index, group in enumerate(_items(groups)):
+                group_path = f"{child(entry_path, 'compatibilityGroups')}[{group_index}]"
+                if group in group_seen:
+                    causes.duplicate(group_path, group)
+                group_seen.add(group)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# DeviceClass
+
+
+def check_device_class(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
+    spec = _map(obj.get("spec"))
+    check_selectors(causes, "spec.selectors", spec.get("selectors"))
+    check_opaque_config(causes, "spec.config", spec.get("config"))
+    name = spec.get("extendedResourceName")
+    if name is not None:
+        extended_resource_name(
+            causes, "spec.extendedResourceName", name, str(_map(obj.get("metadata")).get("name"))
+        )
+    return []
+
+
+IMPLICIT_CLASS_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
+
+
+def extended_resource_name(causes: Causes, path: str, value: Any, class_name: str) -> None:
+    if not isinstance(value, str) or not value:
+        causes.required(path)
+        return
+    if "/" not in value:
+        causes.invalid(
+            path, value, "must be a fully qualified extended resource name (e.g. 'example.com/gpu')"
+        )
+        return
+    domain = value.split("/", 1)[0]
+    if (
+        domain == "kubernetes.io"
+        or domain.endswith(".kubernetes.io")
+        and not value.startswith(IMPLICIT_CLASS_PREFIX)
+    ):
+        causes.invalid(path, value, "must not be in the kubernetes.io namespace")
+        return
+    if value.startswith(IMPLICIT_CLASS_PREFIX) and value != IMPLICIT_CLASS_PREFIX + class_name:
+        causes.invalid(
+            path, value, f"the prefix {IMPLICIT_CLASS_PREFIX!r} is reserved for the class's own implicit name"
+        )
+        return
+    probe = Causes()
+    qualified_name(probe, path, "requests." + value)
+    if probe:
+        causes.invalid(
+            path, value, "must be a valid extended resource name: 'requests.' + name must be a qualified name"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ResourceClaim and ResourceClaimTemplate
+
+
+def check_claim_spec(causes: Causes, path: str, spec: dict[str, Any]) -> None:
+    devices = _map(spec.get("devices"))
+    devices_path = child(path, "devices")
+    requests = devices.get("requests")
+    known: set[str] = set()
+    request_path = child(devices_path, "requests")
+    if max_items(causes, request_path, requests, 32):
+        for index, request in enumerate(_items(requests)):
+            known |= _check_request(causes, f"{request_path}[{index}]", _map(request), known)
+
+    constraints = devices.get("constraints")
+    constraint_path = child(devices_path, "constraints")
+    if max_items(causes, constraint_path, constraints, 32):
+        for index, constraint in enumerate(_items(constraints)):
+            entry = f"{constraint_path}[{index}]"
+            con = _map(constraint)
+            _check_request_refs(causes, child(entry, "requests"), con.get("requests"), known)
+            chosen = exactly_one(causes, entry, con, ["matchAttribute", "distinctAttribute"])
+            for field in chosen:
+                if isinstance(con[field], str):
+                    device_qualified_name(causes, child(entry, field), con[field], fully=True)
+
+    configs = devices.get("config")
+    config_path = child(devices_path, "config")
+    check_opaque_config(causes, config_path, configs)
+    for index, config in enumerate(_items(configs)):
+        _check_request_refs(causes, f"{config_path}[{index}].requests", _map(config).get("requests"), known)
+
+
+def _check_request_refs(causes: Causes, path: str, refs: Any, known: set[str]) -> None:
+    if not max_items(causes, path, refs, 32):
+        return
+    seen: set[str] = set()
+    for index, ref in enumerate(_items(refs)):
+        ref_path = f"{path}[{index}]"
+        if ref in seen:
+            causes.duplicate(ref_path, ref)
+        seen.add(ref)
+        if ref not in known:
+            causes.invalid(
+                ref_path,
+                ref,
+                "must be the name of a request in the claim or the name of a request and a subrequest "
+                "separated by '/'",
+            )
+
+
+def _check_request(causes: Causes, path: str, request: dict[str, Any], known: set[str]) -> set[str]:
+    """Check one DeviceRequest; returns the names it makes referable (``req`` and ``req/sub``)."""
+    name = request.get("name")
+    dns_label(causes, child(path, "name"), name)
+    refs: set[str] = set()
+    if isinstance(name, str) and name:
+        if name in known:
+            causes.duplicate(child(path, "name"), name)
+        refs.add(name)
+    chosen = exactly_one(causes, path, request, ["exactly", "firstAvailable"])
+    if "exactly" in chosen:
+        _check_exact(causes, child(path, "exactly"), _map(request["exactly"]), allow_admin=True)
+    if "firstAvailable" in chosen:
+        subs = request["firstAvailable"]
+        sub_path = child(path, "firstAvailable")
+        if isinstance(subs, list) and not subs:
+            causes.required(sub_path)
+        if max_items(causes, sub_path, subs, 8):
+            sub_names: set[str] = set()
+            for index, sub in enumerate(_items(subs)):
+                entry = f"{sub_path}[{index}]"
+                sub_name = _map(sub).get("name")
+                dns_label(causes, child(entry, "name"), sub_name)
+                if isinstance(sub_name, str) and sub_name:
+                    if sub_name in sub_names:
+                        causes.duplicate(child(entry, "name"), sub_name)
+                    sub_names.add(sub_name)
+                    refs.add(f"{name}/{sub_name}")
+                _check_exact(causes, entry, _map(sub), allow_admin=False)
+    return refs
+
+
+def _check_exact(causes: Causes, path: str, request: dict[str, Any], *, allow_admin: bool) -> None:
+    dns_subdomain(causes, child(path, "deviceClassName"), request.get("deviceClassName"))
+    check_selectors(causes, child(path, "selectors"), request.get("selectors"))
+    mode = request.get("allocationMode") or "ExactCount"
+    count = request.get("count")
+    if mode not in ("ExactCount", "All"):
+        causes.not_supported(child(path, "allocationMode"), mode, ["All", "ExactCount"])
+    elif mode == "All" and count not in (None, 0):
+        causes.invalid(child(path, "count"), count, "must not be specified when allocationMode is 'All'")
+    elif mode == "ExactCount" and isinstance(count, int) and count <= 0:
+        causes.invalid(child(path, "count"), count, "must be greater than zero")
+    if not allow_admin and request.get("adminAccess") is not None:
+        causes.forbidden(child(path, "adminAccess"), "not supported in subrequests")
+    check_tolerations(causes, child(path, "tolerations"), request.get("tolerations"))
+    capacity = _map(_map(request.get("capacity")).get("requests"))
+    for cap_name in capacity:
+        device_qualified_name(
+            causes, key_path(child(child(path, "capacity"), "requests"), cap_name), cap_name
+        )
+    derived = request.get("derivedAttributes")
+    if max_items(causes, child(path, "derivedAttributes"), derived, 32):
+        for index, attribute in enumerate(_items(derived)):
+            entry = f"{child(path, 'derivedAttributes')}[{index}]"
+            attr_name = _map(attribute).get("name")
+            if not attr_name:
+                causes.required(child(entry, "name"))
+            elif isinstance(attr_name, str):
+                device_qualified_name(causes, child(entry, "name"), attr_name, fully=True)
+            if not _map(attribute).get("expression"):
+                causes.required(child(entry, "expression"))
+
+
+def check_resource_claim(
+    causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
+) -> list[str]:
+    spec = _map(obj.get("spec"))
+    if old is None or subresource != "status":
+        check_claim_spec(causes, "spec", spec)
+    if old is not None and subresource != "status" and spec != _map(old.get("spec")):
+        causes.immutable("spec", spec)
+    _check_claim_status(causes, obj, old)
+    return []
+
+
+def _allocated_devices(allocation: dict[str, Any]) -> set[tuple[Any, Any, Any]]:
+    results = _items(_map(allocation.get("devices")).get("results"))
+    return {(_map(r).get("driver"), _map(r).get("pool"), _map(r).get("device")) for r in results}
+
+
+def _check_claim_status(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    status = _map(obj.get("status"))
+    allocation = status.get("allocation")
+    old_allocation = _map(_map(old).get("status")).get("allocation") if old is not None else None
+    if allocation is not None and old_allocation is not None and allocation != old_allocation:
+        causes.immutable("status.allocation", allocation)
+    if isinstance(allocation, dict) and allocation != old_allocation:
+        _check_allocation(causes, allocation, _map(obj.get("spec")))
+
+    reserved = status.get("reservedFor")
+    if reserved and not allocation:
+        causes.forbidden("status.reservedFor", "may not be specified when `allocated` is not set")
+    if max_items(causes, "status.reservedFor", reserved, 256):
+        uids: set[str] = set()
+        for index, consumer in enumerate(_items(reserved)):
+            entry = f"status.reservedFor[{index}]"
+            ref = _map(consumer)
+            resource = ref.get("resource")
+            if not resource:
+                causes.required(child(entry, "resource"))
+            name = ref.get("name")
+            if not name:
+                causes.required(child(entry, "name"))
+            uid = ref.get("uid")
+            if not uid:
+                causes.required(child(entry, "uid"))
+            elif uid in uids:
+                causes.duplicate(child(entry, "uid"), uid)
+            else:
+                uids.add(uid)
+
+    allocated = _allocated_devices(_map(allocation))
+    device_statuses = status.get("devices")
+    seen: set[tuple[Any, ...]] = set()
+    for index, device_status in enumerate(_items(device_statuses)):
+        entry = f"status.devices[{index}]"
+        ds = _map(device_status)
+        key = (ds.get("driver"), ds.get("pool"), ds.get("device"))
+        driver_name(causes, child(entry, "driver"), ds.get("driver"))
+        pool_name(causes, child(entry, "pool"), ds.get("pool"))
+        dns_label(causes, child(entry, "device"), ds.get("device"))
+        if all(key) and key not in allocated:
+            causes.invalid(entry, "/".join(str(k) for k in key), "must be an allocated device in the claim")
+        full_key = (*key, ds.get("shareID"))
+        if full_key in seen:
+            causes.duplicate(entry, "/".join(str(k) for k in key))
+        seen.add(full_key)
+        check_conditions(causes, child(entry, "conditions"), ds.get("conditions"), 8)
+        data = ds.get("data")
+        if data is not None and len(json.dumps(data, separators=(",", ":")).encode()) > OPAQUE_PARAMETERS_MAX:
+            causes.too_long(child(entry, "data"), OPAQUE_PARAMETERS_MAX)
+        _check_network_data(causes, child(entry, "networkData"), ds.get("networkData"))
+
+
+def _check_network_data(causes: Causes, path: str, network: Any) -> None:
+    data = _map(network)
+    interface = data.get("interfaceName")
+    if isinstance(interface, str) and len(interface.encode()) > 256:
+        causes.too_long(child(path, "interfaceName"), 256)
+    address = data.get("hardwareAddress")
+    if isinstance(address, str) and len(address.encode()) > 128:
+        causes.too_long(child(path, "hardwareAddress"), 128)
+    ips = data.get("ips")
+    if not max_items(causes, child(path, "ips"), ips, 16):
+        return
+    seen: set[str] = set()
+    for index, ip in enumerate(_items(ips)):
+        ip_path = f"{child(path, 'ips')}[{index}]"
+        if ip in seen:
+            causes.duplicate(ip_path, ip)
+        seen.add(ip)
+        try:
+            ipaddress.ip_interface(str(ip))
+            if "/" not in str(ip):
+                raise ValueError(ip)
+        except ValueError:
+            causes.invalid(
+                ip_path, ip, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"
+            )
+
+
+def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str, Any]) -> None:
+    requests = _items(_map(spec.get("devices")).get("requests"))
+    names: set[str] = set()
+    for request in requests:
+        name = _map(request).get("name")
+        names.add(str(name))
+        for sub in _items(_map(request).get("firstAvailable")):
+            names.add(f"{name}/{_map(sub).get('name')}")
+    devices = _map(allocation.get("devices"))
+    results = devices.get("results")
+    if max_items(causes, "status.allocation.devices.results", results, 32):
+        for index, result in enumerate(_items(results)):
+            entry = f"status.allocation.devices.results[{index}]"
+            res = _map(result)
+            request = res.get("request")
+            if not request:
+                causes.required(child(entry, "request"))
+            elif request not in names:
+                causes.invalid(child(entry, "request"), request, "must be the name of a request in the claim")
+            driver_name(causes, child(entry, "driver"), res.get("driver"))
+            pool_name(causes, child(entry, "pool"), res.get("pool"))
+            dns_label(causes, child(entry, "device"), res.get("device"))
+            check_tolerations(causes, child(entry, "tolerations"), res.get("tolerations"))
+    configs = devices.get("config")
+    if max_items(causes, "status.allocation.devices.config", configs, 64):
+        for index, config in enumerate(_items(configs)):
+            source = _map(config).get("source")
+            if source not in ("FromClass", "FromClaim"):
+                causes.not_supported(
+                    f"status.allocation.devices.config[{index}].source", source, ["FromClaim", "FromClass"]
+                )
+    node_selector = allocation.get("nodeSelector")
+    if isinstance(node_selector, dict) and not _items(node_selector.get("nodeSelectorTerms")):
+        causes.required("status.allocation.nodeSelector.nodeSelectorTerms")
+
+
+def check_resource_claim_template(
+    causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[str]:
+    spec = _map(obj.get("spec"))
+    meta = _map(spec.get("metadata"))
+    for field in meta:
+        if field not in ("labels", "annotations"):
+            causes.forbidden(f"spec.metadata.{field}", "only labels and annotations may be set")
+    for key, value in _map(meta.get("labels")).items():
+        qualified_name(causes, "spec.metadata.labels", key)
+        label_value(causes, key_path("spec.metadata.labels", key), value)
+    for key in _map(meta.get("annotations")):
+        qualified_name(causes, "spec.metadata.annotations", key.lower())
+    if spec.get("spec") is None:
+        causes.required("spec.spec")
+    check_claim_spec(causes, "spec.spec", _map(spec.get("spec")))
+    if old is not None and spec != _map(old.get("spec")):
+        causes.immutable("spec", spec)
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# DeviceTaintRule
+
+EMPTY_SELECTOR_WARNING: Final = (
+    "spec.deviceSelector: the empty deviceSelector matches all devices of all drivers in the cluster; "
+    "set driver, pool or device to limit which devices get the taint"
+)
+
+
+def check_device_taint_rule(
+    causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
+) -> list[str]:
+    warnings: list[str] = []
+    spec = _map(obj.get("spec"))
+    selector = spec.get("deviceSelector")
+    if isinstance(selector, dict):
+        if selector.get("driver") is not None:
+            driver_name(causes, "spec.deviceSelector.driver", selector["driver"])
+        if selector.get("pool") is not None:
+            pool_name(causes, "spec.deviceSelector.pool", selector["pool"])
+        if selector.get("device") is not None:
+            dns_label(causes, "spec.deviceSelector.device", selector["device"])
+        if not any(selector.get(f) for f in ("driver", "pool", "device")) and subresource != "status":
+            warnings.append(EMPTY_SELECTOR_WARNING)
+    old_effect = _map(_map(_map(old).get("spec")).get("taint")).get("effect") if old is not None else None
+    check_taint(causes, "spec.taint", spec.get("taint"), old_effect)
+    check_conditions(causes, "status.conditions", _map(obj.get("status")).get("conditions"), 8)
+    return warnings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ResourcePoolStatusRequest (v1alpha3)
+
+
+def check_pool_status_request(
+    causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
+) -> list[str]:
+    spec = _map(obj.get("spec"))
+    driver_name(causes, "spec.driver", spec.get("driver"))
+    pool_name(causes, "spec.poolName", spec.get("poolName"), required=False)
+    limit = spec.get("limit")
+    if limit is not None and isinstance(limit, int) and not 1 <= limit <= 1000:
+        causes.invalid("spec.limit", limit, "must be between 1 and 1000, inclusive")
+    attribute = spec.get("defaultPartitionTypeAttribute")
+    if isinstance(attribute, str) and attribute:
+        device_qualified_name(causes, "spec.defaultPartitionTypeAttribute", attribute, fully=True)
+    if old is not None and subresource != "status" and spec != _map(old.get("spec")):
+        causes.immutable("spec", spec)
+    status = obj.get("status")
+    if isinstance(status, dict):
+        count = status.get("poolCount")
+        if isinstance(count, int) and count < 0:
+            causes.invalid("status.poolCount", count, "must be greater than or equal to zero")
+        pools = status.get("pools")
+        if max_items(causes, "status.pools", pools, 1000):
+            for index, pool in enumerate(_items(pools)):
+                error = _map(pool).get("validationError")
+                if isinstance(error, str) and len(error.encode()) > 256:
+                    causes.too_long(f"status.pools[{index}].validationError", 256)
+        check_conditions(causes, "status.conditions", status.get("conditions"), 10)
+    return []
