@@ -1,0 +1,114 @@
+"""Worst-case cost estimate of a selector, checked against the DRA limit of 1,000,000.
+
+cel-expr-python exposes no cost tracking, so this is a static estimate over the checked AST, computed
+once per expression. What it counts (an approximation of cel-go's cost units):
+
+* 1 per identifier, field selection, function call and operator; 0 per constant;
+  10 per list literal, 30 per map literal (cel-go's creation costs), plus their elements.
+* A comprehension (``all``, ``exists``, ``exists_one``, ``map``, ``filter``, two-variable forms,
+  ``cel.bind``) costs its range and initialiser, plus *N* × (loop condition + loop step), plus its result,
+  where *N* is the size of the range: exact for list and map literals (and for variables bound to them,
+  and ``map``/``filter`` results over them), otherwise the upstream size bounds for device data: 48 list
+  elements (``split`` results: 64), 32 map entries.
+
+It is a worst case: short-circuiting ``exists``/``all`` are charged for every element, like the API
+server's admission-time estimate (which rejects such selectors before they reach the scheduler). An
+expression whose estimate exceeds the limit compiles, and ``matches`` raises ``CelError`` saying the
+cost limit was exceeded, so the allocator aborts as upstream does at runtime.
+"""
+
+from __future__ import annotations
+
+from .rewrite import Node
+
+COST_LIMIT = 1_000_000
+DEFAULT_LIST_SIZE = 48
+DEFAULT_STRING_LIST_SIZE = 64
+DEFAULT_MAP_SIZE = 32
+_LIST_LITERAL_COST = 10
+_MAP_LITERAL_COST = 30
+_CAP = 10**18  # keep arithmetic bounded for absurd nestings
+
+
+def estimate_cost(root: Node) -> int:
+    return _Estimator().cost(root, {})
+
+
+class _Estimator:
+    def size(self, node: Node | None, scope: dict[str, int]) -> int:
+        """Upper bound of the number of elements of a list/map-valued node."""
+        if node is None:
+            return 0
+        if node.kind == "list":
+            return len(node.children)
+        if node.kind == "map":
+            return len(node.children) // 2
+        if node.kind == "ident":
+            return scope.get(node.name, DEFAULT_LIST_SIZE)
+        if node.kind == "comprehension":
+            # map/filter produce at most one element per range element; cel.bind yields its body.
+            if (
+                node.iter_range is not None
+                and node.iter_range.kind == "list"
+                and not node.iter_range.children
+            ):
+                inner = dict(scope)
+                inner[_accu_name(node)] = self.size(node.accu_init, scope)
+                return self.size(node.result, inner)
+            return self.size(node.iter_range, scope)
+        if node.kind == "call":
+            if node.name == "_+_":
+                return min(_CAP, sum(self.size(child, scope) for child in node.children))
+            if node.name == "split":
+                return DEFAULT_STRING_LIST_SIZE
+            if node.name in ("_?_:_",) and len(node.children) == 3:
+                return max(self.size(node.children[1], scope), self.size(node.children[2], scope))
+        if node.kind == "select" and node.name in ("attributes", "capacity"):
+            return DEFAULT_MAP_SIZE
+        return DEFAULT_LIST_SIZE
+
+    def element_size(self, node: Node | None, scope: dict[str, int]) -> int:
+        if node is not None and node.kind == "list" and node.children:
+            return max(self.size(child, scope) for child in node.children)
+        return DEFAULT_LIST_SIZE
+
+    def cost(self, node: Node | None, scope: dict[str, int]) -> int:
+        if node is None:
+            return 0
+        kind = node.kind
+        if kind == "const":
+            return 0
+        if kind == "ident":
+            return 1
+        if kind == "select":
+            return 1 + sum(self.cost(child, scope) for child in node.children)
+        if kind == "call":
+            return min(_CAP, 1 + sum(self.cost(child, scope) for child in node.children))
+        if kind == "list":
+            return min(_CAP, _LIST_LITERAL_COST + sum(self.cost(child, scope) for child in node.children))
+        if kind == "map":
+            return min(_CAP, _MAP_LITERAL_COST + sum(self.cost(child, scope) for child in node.children))
+        if kind == "comprehension":
+            return self._comprehension_cost(node, scope)
+        return 1
+
+    def _comprehension_cost(self, node: Node, scope: dict[str, int]) -> int:
+        iterations = self.size(node.iter_range, scope)
+        inner = dict(scope)
+        inner[node.name] = self.element_size(node.iter_range, scope)
+        inner[_accu_name(node)] = self.size(node.accu_init, scope) if node.accu_init is not None else 0
+        if node.iter_range is not None and node.iter_range.kind == "list" and not node.iter_range.children:
+            # cel.bind: zero iterations; the bound value is the accumulator seen by the result.
+            inner[_accu_name(node)] = self.size(node.accu_init, scope)
+        per_iteration = self.cost(node.loop_condition, inner) + self.cost(node.loop_step, inner)
+        total = (
+            self.cost(node.iter_range, scope)
+            + self.cost(node.accu_init, scope)
+            + iterations * per_iteration
+            + self.cost(node.result, inner)
+        )
+        return min(_CAP, total)
+
+
+def _accu_name(node: Node) -> str:
+    return node.value if isinstance(node.value, str) else "@result"

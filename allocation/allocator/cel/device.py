@@ -1,0 +1,124 @@
+"""What a DRA selector sees: one device, converted once from ResourceSlice JSON."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import CelError
+from .quantity import Quantity, QuantityError
+from .semver import Semver, SemverError
+
+TAG_QUANTITY = "__quantity__"
+TAG_SEMVER = "__semver__"
+
+_SCALAR_KINDS = ("int", "bool", "string", "version")
+_LIST_KINDS = ("ints", "bools", "strings", "versions")
+
+
+def quantity_to_cel(value: Quantity) -> dict[str, str]:
+    # The tag holds the exact value in nanos, so CEL's structural `==` is numeric equality, as upstream.
+    return {TAG_QUANTITY: str(value.nano_value())}
+
+
+def semver_to_cel(value: Semver) -> dict[str, str]:
+    # Build metadata is dropped so `==` follows precedence, like upstream Semver.Equal.
+    return {TAG_SEMVER: value.precedence_string()}
+
+
+def to_cel_value(value: object) -> object:
+    if isinstance(value, Quantity):
+        return quantity_to_cel(value)
+    if isinstance(value, Semver):
+        return semver_to_cel(value)
+    if isinstance(value, list | tuple):
+        return [to_cel_value(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True)
+class DeviceInput:
+    """The ``device`` variable of a selector. Build one per device and reuse it for every selector."""
+
+    driver: str
+    attributes: Mapping[str, Mapping[str, object]]
+    capacity: Mapping[str, Mapping[str, Quantity]]
+    allow_multiple_allocations: bool = False
+    # Engine-private cache of converted activations (keyed by engine), so conversion happens once per device.
+    _activations: dict[int, object] = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    @functools.cached_property
+    def cel_data(self) -> dict[str, Any]:
+        """The device as plain CEL data: Quantity and Semver become tagged maps."""
+        return {
+            "driver": self.driver,
+            "attributes": {
+                domain: {name: to_cel_value(value) for name, value in values.items()}
+                for domain, values in self.attributes.items()
+            },
+            "capacity": {
+                domain: {name: quantity_to_cel(value) for name, value in values.items()}
+                for domain, values in self.capacity.items()
+            },
+            "allowMultipleAllocations": self.allow_multiple_allocations,
+        }
+
+
+def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (default_domain, name)
+
+
+def _attribute_value(name: str, attribute: Mapping[str, Any]) -> object:
+    if not isinstance(attribute, Mapping):
+        raise CelError(
+            f"attributes[{name}]: must be an object with one of {', '.join(_SCALAR_KINDS + _LIST_KINDS)}"
+        )
+    kinds = [kind for kind in _SCALAR_KINDS + _LIST_KINDS if attribute.get(kind) is not None]
+    if len(kinds) != 1:
+        raise CelError(
+            f"attributes[{name}]: exactly one of int, bool, string, version (or a list form) must be set"
+        )
+    kind = kinds[0]
+    raw = attribute[kind]
+    try:
+        if kind == "version":
+            return Semver.parse(raw)
+        if kind == "versions":
+            return [Semver.parse(item) for item in raw]
+    except SemverError as exc:
+        raise CelError(f"attributes[{name}].{kind}: {exc}") from exc
+    expected: type = {"int": int, "bool": bool, "string": str}.get(kind.rstrip("s"), object)
+    values = raw if kind in _LIST_KINDS else [raw]
+    if kind in _LIST_KINDS and not isinstance(raw, list):
+        raise CelError(f"attributes[{name}].{kind}: must be a list")
+    for item in values:
+        if not isinstance(item, expected) or (expected is int and isinstance(item, bool)):
+            raise CelError(f"attributes[{name}].{kind}: {item!r} is not a {expected.__name__}")
+    return list(raw) if kind in _LIST_KINDS else raw
+
+
+def device_input_from_api(driver: str, device: Mapping[str, Any]) -> DeviceInput:
+    """Convert one ``ResourceSlice.spec.devices[]`` entry; unprefixed names go under the driver's domain."""
+    attributes: dict[str, dict[str, object]] = {}
+    for name, attribute in (device.get("attributes") or {}).items():
+        domain, ident = split_qualified_name(name, driver)
+        attributes.setdefault(domain, {})[ident] = _attribute_value(name, attribute)
+    capacity: dict[str, dict[str, Quantity]] = {}
+    for name, entry in (device.get("capacity") or {}).items():
+        domain, ident = split_qualified_name(name, driver)
+        raw = entry.get("value") if isinstance(entry, Mapping) else None
+        if not isinstance(raw, str | int):
+            raise CelError(f'capacity[{name}].value: required, a quantity such as "80Gi"')
+        try:
+            capacity.setdefault(domain, {})[ident] = Quantity.parse(str(raw))
+        except QuantityError as exc:
+            raise CelError(f"capacity[{name}].value: {exc}") from exc
+    return DeviceInput(
+        driver=driver,
+        attributes=attributes,
+        capacity=capacity,
+        allow_multiple_allocations=bool(device.get("allowMultipleAllocations", False)),
+    )

@@ -1,0 +1,159 @@
+"""The selector engine backed by cel-expr-python (Google's cel-cpp).
+
+Environment: one variable ``device`` (``map<string, dyn>``), the cel-cpp extensions strings, optional
+types, bindings, sets and two-variable comprehensions, plus the Kubernetes quantity, semver, lists,
+regex and DRA ``includes`` functions from :mod:`.library`.
+
+DRA lookup rule: an unknown *domain* in ``device.attributes[...]``/``device.capacity[...]`` is an empty
+map. cel-cpp maps cannot default, so after type-checking every such index ``device.attributes[d]`` is
+rewritten in the checked AST into ``device.attributes[?d].orValue({})`` (see :mod:`.rewrite`); ``in``,
+``size`` and iteration still see only the real domains, and an unknown attribute inside a domain stays a
+"no such key" error.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+from . import library
+from .cost import COST_LIMIT, estimate_cost
+from .device import DeviceInput
+from .errors import CelError
+from .rewrite import rewrite_checked_expr
+
+MAX_EXPRESSION_BYTES = 10 * 1024
+DEFAULT_CACHE_SIZE = 4096
+
+_ENV_CONFIG_YAML = """\
+extensions:
+  - name: "sets"
+  - name: "two-var-comprehensions"
+"""
+_NO_SUCH_KEY = re.compile(r"Key not found in map\s*:\s*(.*)")
+_HINT = "; use has() or optional chaining (.?name.orValue(default)) for attributes a device may lack"
+
+
+def _runtime_message(raw: str) -> str:
+    match = _NO_SUCH_KEY.search(raw)
+    if match:
+        return f"no such key: {match.group(1).strip().strip(chr(34))}{_HINT}"
+    # cel-cpp prefixes absl status codes ("OUT_OF_RANGE: ..."); keep the message, drop the code.
+    return re.sub(r"^[A-Z_]+: ", "", raw)
+
+
+class CelExprSelector:
+    """A compiled selector; ``matches`` evaluates it against one device."""
+
+    __slots__ = ("expression", "estimated_cost", "_program", "_engine")
+
+    def __init__(
+        self, expression: str, program: cel.Expression, estimated_cost: int, engine: CelExprEngine
+    ) -> None:
+        self.expression = expression
+        self.estimated_cost = estimated_cost
+        self._program = program
+        self._engine = engine
+
+    def matches(self, device: DeviceInput) -> bool:
+        if self.estimated_cost > COST_LIMIT:
+            raise CelError(
+                f"CEL runtime error: operation cancelled: actual cost limit exceeded "
+                f"(estimated cost {self.estimated_cost} > limit {COST_LIMIT})"
+            )
+        result = self._program.eval(self._engine.activation(device))
+        kind = result.type()
+        if kind == cel.Type.BOOL:
+            return bool(result.value())
+        if kind == cel.Type.ERROR:
+            raise CelError(f"CEL runtime error: {_runtime_message(str(result.value()))}")
+        raise CelError(f"CEL result of type {kind.name().lower()} could not be converted to bool")
+
+    def __repr__(self) -> str:
+        return f"CelExprSelector({self.expression!r})"
+
+
+class CelExprEngine:
+    """Compiles selectors once (LRU cache) and converts each device to a CEL activation once."""
+
+    def __init__(self, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self._env = cel.NewEnv(
+            config=cel.NewEnvConfigFromYaml(_ENV_CONFIG_YAML),
+            variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+            extensions=[
+                ext_strings.ExtStrings(),
+                ext_optional.ExtOptional(),
+                ext_bindings.ExtBindings(),
+                cel.CelExtension("kubernetes", library.function_decls()),
+            ],
+        )
+        self._cache: OrderedDict[str, CelExprSelector] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self.compile_count = 0  # how many expressions were actually compiled (cache misses)
+
+    def compile(self, expression: str) -> CelExprSelector:
+        with self._lock:
+            cached = self._cache.get(expression)
+            if cached is not None:
+                self._cache.move_to_end(expression)
+                return cached
+        selector = self._compile_uncached(expression)
+        with self._lock:
+            self._cache[expression] = selector
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return selector
+
+    def _compile_uncached(self, expression: str) -> CelExprSelector:
+        if not isinstance(expression, str):
+            raise CelError(f"selector expression must be a string, not {type(expression).__name__}")
+        size = len(expression.encode("utf-8"))
+        if size > MAX_EXPRESSION_BYTES:
+            raise CelError(f"selector expression too long: {size} bytes, the limit is {MAX_EXPRESSION_BYTES}")
+        try:
+            checked = self._env.compile(expression)
+        except RuntimeError as exc:
+            raise CelError(f"compilation failed: {_compile_message(str(exc))}") from exc
+        output = checked.return_type()
+        if output != cel.Type.BOOL and output != cel.Type.DYN:
+            raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
+        self.compile_count += 1
+        serialized = checked.serialize()
+        rewritten, root = rewrite_checked_expr(serialized)
+        program = self._env.deserialize(rewritten) if rewritten is not None else checked
+        return CelExprSelector(expression, program, estimate_cost(root), self)
+
+    def activation(self, device: DeviceInput) -> cel.Activation:
+        key = id(self)
+        cached = device._activations.get(key)
+        if cached is None:
+            cached = self._env.Activation(data={"device": device.cel_data})
+            device._activations[key] = cached
+        assert isinstance(cached, cel.Activation)
+        return cached
+
+    def cache_info(self) -> tuple[int, int]:
+        """(entries, capacity) of the compiled-expression cache."""
+        return len(self._cache), self._cache_size
+
+
+def _compile_message(raw: str) -> str:
+    return re.sub(r"^INVALID_ARGUMENT: ", "", raw).replace(" [INVALID_ARGUMENT]", "").strip()
+
+
+_default: CelExprEngine | None = None
+_default_lock = threading.Lock()
+
+
+def default_engine() -> CelExprEngine:
+    """The process-wide engine (one cel-cpp environment, one compile cache)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = CelExprEngine()
+        return _default

@@ -1,0 +1,303 @@
+"""The Kubernetes CEL libraries DRA selectors use, as Python overloads for cel-expr-python.
+
+Quantity and Semver travel through CEL as one-key tagged maps (``{"__quantity__": "<nanos>"}``,
+``{"__semver__": "1.2.3"}``): cel-expr-python cannot carry opaque Python objects, and map-typed overloads
+dispatch reliably. Both share one CEL type (``map<string, string>``), so a member function such as
+``compareTo`` has one overload that dispatches on the tag in Python. Exceptions raised here come back
+from CEL as error values, which the engine turns into ``CelError``.
+
+Upstream sources (semantics only): ``apiserver/pkg/cel/library/{quantity,semverlib,lists,regex}.go``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cel_expr_python import cel
+
+from .device import TAG_QUANTITY, TAG_SEMVER, quantity_to_cel, semver_to_cel
+from .quantity import Quantity, QuantityError
+from .semver import Semver, SemverError
+
+TAGGED = cel.Type.Map(cel.Type.STRING, cel.Type.STRING)
+_INT, _BOOL, _STRING, _DOUBLE, _DYN = (
+    cel.Type.INT,
+    cel.Type.BOOL,
+    cel.Type.STRING,
+    cel.Type.DOUBLE,
+    cel.Type.DYN,
+)
+_LIST_DYN = cel.Type.List(cel.Type.DYN)
+_INCLUDES_MAX_LIST = 48
+
+
+class LibraryError(ValueError):
+    """A runtime failure inside a library function (becomes a CEL error value)."""
+
+
+def _quantity(value: Any) -> Quantity:
+    if isinstance(value, dict) and len(value) == 1 and TAG_QUANTITY in value:
+        return Quantity(int(value[TAG_QUANTITY]))
+    raise LibraryError(f"no such overload: expected a Quantity, got {_describe(value)}")
+
+
+def _semver(value: Any) -> Semver:
+    if isinstance(value, dict) and len(value) == 1 and TAG_SEMVER in value:
+        return Semver.parse(value[TAG_SEMVER])
+    raise LibraryError(f"no such overload: expected a Semver, got {_describe(value)}")
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        if TAG_QUANTITY in value:
+            return "Quantity"
+        if TAG_SEMVER in value:
+            return "Semver"
+        return "map"
+    return type(value).__name__
+
+
+def _is_quantity(value: Any) -> bool:
+    return isinstance(value, dict) and TAG_QUANTITY in value
+
+
+# ---------------------------------------------------------------------------------------- quantity
+def _parse_quantity(text: str) -> dict[str, str]:
+    try:
+        return quantity_to_cel(Quantity.parse(text))
+    except QuantityError as exc:
+        raise LibraryError(str(exc)) from exc
+
+
+def _is_quantity_string(text: str) -> bool:
+    try:
+        Quantity.parse(text)
+    except QuantityError:
+        return False
+    return True
+
+
+def _compare(left: Any, right: Any) -> int:
+    if _is_quantity(left):
+        return _quantity(left).compare_to(_quantity(right))
+    return _semver(left).compare_to(_semver(right))
+
+
+def _add(left: Any, right: Any) -> dict[str, str]:
+    other: Quantity | int = right if isinstance(right, int) else _quantity(right)
+    return quantity_to_cel(_quantity(left) + other)
+
+
+def _sub(left: Any, right: Any) -> dict[str, str]:
+    other: Quantity | int = right if isinstance(right, int) else _quantity(right)
+    return quantity_to_cel(_quantity(left) - other)
+
+
+def _as_integer(value: Any) -> int:
+    try:
+        return _quantity(value).as_integer()
+    except QuantityError as exc:
+        raise LibraryError("cannot convert value to integer") from exc
+
+
+# ---------------------------------------------------------------------------------------- semver
+def _parse_semver(text: str, normalize: bool = False) -> dict[str, str]:
+    try:
+        return semver_to_cel(Semver.parse(text, normalize=normalize))
+    except SemverError as exc:
+        raise LibraryError(str(exc)) from exc
+
+
+def _is_semver_string(text: str, normalize: bool = False) -> bool:
+    return Semver.is_valid(text, normalize=normalize)
+
+
+# ---------------------------------------------------------------------------------------- lists
+def _sort_key(value: Any) -> Any:
+    if isinstance(value, dict):
+        raise LibraryError(f"no such overload: {_describe(value)} is not comparable in a list function")
+    return value
+
+
+def _check_homogeneous(items: Sequence[Any]) -> None:
+    kinds = {
+        bool if isinstance(i, bool) else (float if isinstance(i, int | float) else type(i)) for i in items
+    }
+    if len(kinds) > 1:
+        raise LibraryError("no such overload: list elements of mixed types cannot be compared")
+
+
+def _is_sorted(items: list[Any]) -> bool:
+    _check_homogeneous(items)
+    keys = [_sort_key(i) for i in items]
+    return all(not (a > b) for a, b in zip(keys, keys[1:], strict=False))
+
+
+def _sum(items: list[Any]) -> Any:
+    if not items:
+        return 0
+    _check_homogeneous(items)
+    if not all(isinstance(i, int | float) and not isinstance(i, bool) for i in items):
+        raise LibraryError("no such overload: sum() needs a list of numbers")
+    total = sum(items)
+    if isinstance(total, int) and not -(2**63) <= total < 2**63:
+        raise LibraryError("integer overflow")
+    return total
+
+
+def _min(items: list[Any]) -> Any:
+    if not items:
+        raise LibraryError("min called on empty list")
+    _check_homogeneous(items)
+    return min(items, key=_sort_key)
+
+
+def _max(items: list[Any]) -> Any:
+    if not items:
+        raise LibraryError("max called on empty list")
+    _check_homogeneous(items)
+    return max(items, key=_sort_key)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    return bool(a == b)
+
+
+def _index_of(items: list[Any], item: Any) -> int:
+    for index, value in enumerate(items):
+        if _cel_equal(value, item):
+            return index
+    return -1
+
+
+def _last_index_of(items: list[Any], item: Any) -> int:
+    for index in range(len(items) - 1, -1, -1):
+        if _cel_equal(items[index], item):
+            return index
+    return -1
+
+
+def _includes(target: Any, item: Any) -> bool:
+    if isinstance(target, list):
+        if len(target) > _INCLUDES_MAX_LIST:
+            raise LibraryError(
+                f"includes: list has {len(target)} values, more than the limit of {_INCLUDES_MAX_LIST}"
+            )
+        return any(_cel_equal(value, item) for value in target)
+    return _cel_equal(target, item)
+
+
+# ---------------------------------------------------------------------------------------- regex
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    compiled = _REGEX_CACHE.get(pattern)
+    if compiled is None:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise LibraryError(f"Illegal regex: {exc}") from exc
+        if len(_REGEX_CACHE) > 1024:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[pattern] = compiled
+    return compiled
+
+
+def _find(text: str, pattern: str) -> str:
+    match = _regex(pattern).search(text)
+    return match.group(0) if match else ""
+
+
+def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
+    if limit == 0:
+        return []
+    found: list[str] = []
+    for match in _regex(pattern).finditer(text):
+        found.append(match.group(0))
+        if 0 < limit <= len(found):
+            break
+    return found
+
+
+# ---------------------------------------------------------------------------------------- declarations
+def _overload(
+    overload_id: str,
+    result: cel.Type,
+    params: list[cel.Type],
+    impl: Callable[..., Any],
+    *,
+    member: bool = True,
+) -> cel.Overload:
+    return cel.Overload(overload_id, result, params, is_member=member, impl=impl)
+
+
+def function_decls() -> list[cel.FunctionDecl]:
+    """Every Kubernetes library function, declared with types so the checker rejects misuse."""
+    q = TAGGED
+    decls: dict[str, list[cel.Overload]] = {
+        # quantity
+        "quantity": [_overload("string_to_quantity", q, [_STRING], _parse_quantity, member=False)],
+        "isQuantity": [_overload("is_quantity_string", _BOOL, [_STRING], _is_quantity_string, member=False)],
+        "sign": [
+            _overload("quantity_sign", _INT, [q], lambda v: _quantity(v).sign(), member=False),
+            _overload("quantity_sign_member", _INT, [q], lambda v: _quantity(v).sign()),
+        ],
+        "asInteger": [_overload("quantity_get_int", _INT, [q], _as_integer)],
+        "isInteger": [_overload("quantity_is_integer", _BOOL, [q], lambda v: _quantity(v).is_integer())],
+        "asApproximateFloat": [
+            _overload("quantity_get_float", _DOUBLE, [q], lambda v: _quantity(v).as_approximate_float())
+        ],
+        "add": [
+            _overload("quantity_add", q, [q, q], _add),
+            _overload("quantity_add_int", q, [q, _INT], _add),
+        ],
+        "sub": [
+            _overload("quantity_sub", q, [q, q], _sub),
+            _overload("quantity_sub_int", q, [q, _INT], _sub),
+        ],
+        "mul": [
+            _overload(
+                "quantity_multiply_int", q, [q, _INT], lambda v, n: quantity_to_cel(_quantity(v).mul(n))
+            )
+        ],
+        # quantity and semver share these (one CEL type; Python dispatches on the tag)
+        "compareTo": [_overload("tagged_compare_to", _INT, [q, q], _compare)],
+        "isGreaterThan": [
+            _overload("tagged_is_greater_than", _BOOL, [q, q], lambda a, b: _compare(a, b) == 1)
+        ],
+        "isLessThan": [_overload("tagged_is_less_than", _BOOL, [q, q], lambda a, b: _compare(a, b) == -1)],
+        # semver
+        "semver": [
+            _overload("string_to_semver", q, [_STRING], _parse_semver, member=False),
+            _overload("string_bool_to_semver", q, [_STRING, _BOOL], _parse_semver, member=False),
+        ],
+        "isSemver": [
+            _overload("is_semver_string", _BOOL, [_STRING], _is_semver_string, member=False),
+            _overload("is_semver_string_bool", _BOOL, [_STRING, _BOOL], _is_semver_string, member=False),
+        ],
+        "major": [_overload("semver_major", _INT, [q], lambda v: _semver(v).major)],
+        "minor": [_overload("semver_minor", _INT, [q], lambda v: _semver(v).minor)],
+        "patch": [_overload("semver_patch", _INT, [q], lambda v: _semver(v).patch)],
+        # lists (Kubernetes library; the string forms of indexOf/lastIndexOf come from the strings extension)
+        "isSorted": [_overload("list_is_sorted", _BOOL, [_LIST_DYN], _is_sorted)],
+        "sum": [_overload("list_sum", _DYN, [_LIST_DYN], _sum)],
+        "min": [_overload("list_min", _DYN, [_LIST_DYN], _min)],
+        "max": [_overload("list_max", _DYN, [_LIST_DYN], _max)],
+        "indexOf": [_overload("list_a_index_of_int", _INT, [_LIST_DYN, _DYN], _index_of)],
+        "lastIndexOf": [_overload("list_a_last_index_of_int", _INT, [_LIST_DYN, _DYN], _last_index_of)],
+        "includes": [_overload("list_includes_dyn_dyn", _BOOL, [_DYN, _DYN], _includes)],
+        # regex
+        "find": [_overload("string_find_string", _STRING, [_STRING, _STRING], _find)],
+        "findAll": [
+            _overload("string_find_all_string", cel.Type.List(_STRING), [_STRING, _STRING], _find_all),
+            _overload(
+                "string_find_all_string_int", cel.Type.List(_STRING), [_STRING, _STRING, _INT], _find_all
+            ),
+        ],
+    }
+    return [cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]

@@ -1,0 +1,288 @@
+"""Edits on the checked AST (``cel.expr.CheckedExpr``) that cel-expr-python serializes.
+
+1. Unknown domain → empty map. ``device.attributes[d]`` and ``device.capacity[d]`` (and the select form
+   ``device.attributes.d``) become ``device.attributes[?d].orValue({})``. Only direct lookups on
+   ``device.attributes``/``device.capacity`` are rewritten; a lookup through an alias
+   (``cel.bind(a, device.attributes, a["x"])``) keeps cel-cpp's "no such key" behaviour.
+2. The tree is also returned as plain :class:`Node` objects for the cost estimator.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from . import _wire as w
+
+# cel.expr.Expr field numbers
+_ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
+# cel.expr.CheckedExpr field numbers
+_REFERENCE_MAP, _TYPE_MAP, _EXPR = 2, 3, 4
+
+_DYN_TYPE = w.encode(w.Message([w.length_field(1, b"")]))
+_STRING_TYPE = w.encode(w.Message([w.varint_field(3, 5)]))
+_MAP_DYN_DYN_TYPE = w.encode(
+    w.Message([w.length_field(7, w.Message([w.length_field(1, _DYN_TYPE), w.length_field(2, _DYN_TYPE)]))])
+)
+_DOMAIN_MAPS = ("attributes", "capacity")
+
+
+@dataclass
+class Node:
+    """A read-only view of one CEL expression node (enough for cost estimation)."""
+
+    kind: str  # const | ident | select | call | list | map | comprehension
+    name: str = ""  # ident name, select field, call function, comprehension iter var
+    value: object = None  # constant value
+    children: list[Node] = field(default_factory=list)  # call: [target?] + args; list/map: items
+    has_target: bool = False
+    test_only: bool = False
+    # comprehension parts
+    iter_range: Node | None = None
+    accu_init: Node | None = None
+    loop_condition: Node | None = None
+    loop_step: Node | None = None
+    result: Node | None = None
+
+
+def _const_value(message: w.Message) -> object:
+    f = message.fields[0] if message.fields else None
+    if f is None:
+        return None
+    if f.number == 1:
+        return None
+    if f.number == 2:
+        return bool(f.value)
+    if f.number in (3, 4):
+        assert isinstance(f.value, int)
+        return f.value - (1 << 64) if f.number == 3 and f.value >= 1 << 63 else f.value
+    if f.number == 5:
+        assert isinstance(f.value, bytes)
+        return struct.unpack("<d", f.value)[0]
+    if f.number == 6:
+        assert isinstance(f.value, bytes)
+        return f.value.decode("utf-8")
+    return f.value
+
+
+def _optional_node(body: w.Message, number: int) -> Node | None:
+    sub = body.message_of(number)
+    return to_node(sub) if sub is not None else None
+
+
+def to_node(expr: w.Message) -> Node:
+    for f in expr.fields:
+        if f.number == _ID or not isinstance(f.value, bytes):
+            continue
+        body = w.decode(f.value)
+        if f.number == _CONST:
+            return Node("const", value=_const_value(body))
+        if f.number == _IDENT:
+            return Node("ident", name=body.string_of(1) or "")
+        if f.number == _SELECT:
+            operand = body.message_of(1)
+            return Node(
+                "select",
+                name=body.string_of(2) or "",
+                children=[to_node(operand)] if operand is not None else [],
+                test_only=bool(body.int_of(3)),
+            )
+        if f.number == _CALL:
+            target = body.message_of(1)
+            children = [to_node(target)] if target is not None else []
+            children += [to_node(w.decode(a.value)) for a in body.get_all(3) if isinstance(a.value, bytes)]
+            return Node(
+                "call", name=body.string_of(2) or "", children=children, has_target=target is not None
+            )
+        if f.number == _LIST:
+            return Node(
+                "list",
+                children=[to_node(w.decode(e.value)) for e in body.get_all(1) if isinstance(e.value, bytes)],
+            )
+        if f.number == _STRUCT:
+            items: list[Node] = []
+            for entry_field in body.get_all(2):
+                assert isinstance(entry_field.value, bytes)
+                entry = w.decode(entry_field.value)
+                for entry_part in (entry.message_of(3), entry.message_of(4)):
+                    if entry_part is not None:
+                        items.append(to_node(entry_part))
+            return Node("map", name=body.string_of(1) or "", children=items)
+        if f.number == _COMPREHENSION:
+            return Node(
+                "comprehension",
+                name=body.string_of(1) or "",
+                value=body.string_of(3) or "@result",
+                iter_range=_optional_node(body, 2),
+                accu_init=_optional_node(body, 4),
+                loop_condition=_optional_node(body, 5),
+                loop_step=_optional_node(body, 6),
+                result=_optional_node(body, 7),
+            )
+    return Node("const", value=None)
+
+
+class _Rewriter:
+    def __init__(self, next_id: int) -> None:
+        self.next_id = next_id
+        self.references: dict[int, bytes] = {}
+        self.types: dict[int, bytes] = {}
+        self.dropped_references: set[int] = set()
+        self.changed = False
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def expr(self, message: w.Message) -> w.Message:
+        """Rewrite children first, then this node."""
+        expr_id = message.int_of(_ID) or 0
+        out = w.Message()
+        for f in message.fields:
+            if f.number in (_SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION) and isinstance(f.value, bytes):
+                out.fields.append(w.length_field(f.number, self._body(f.number, w.decode(f.value))))
+            else:
+                out.fields.append(f)
+        domain_lookup = self._domain_lookup(out)
+        if domain_lookup is None:
+            return out
+        map_operand, key = domain_lookup
+        return self._optional_lookup(expr_id, map_operand, key)
+
+    def _body(self, kind: int, body: w.Message) -> w.Message:
+        # Every nested Expr lives in a length-delimited field; which ones depends on the node kind.
+        nested = {
+            _SELECT: {1},
+            _CALL: {1, 3},
+            _LIST: {1},
+            _COMPREHENSION: {2, 4, 5, 6, 7},
+        }.get(kind, set())
+        out = w.Message()
+        for f in body.fields:
+            if f.number in nested and isinstance(f.value, bytes):
+                out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
+            elif kind == _STRUCT and f.number == 2 and isinstance(f.value, bytes):
+                entry = w.decode(f.value)
+                new_entry = w.Message(
+                    [
+                        w.length_field(e.number, self.expr(w.decode(e.value)))
+                        if e.number in (3, 4) and isinstance(e.value, bytes)
+                        else e
+                        for e in entry.fields
+                    ]
+                )
+                out.fields.append(w.length_field(2, new_entry))
+            else:
+                out.fields.append(f)
+        return out
+
+    @staticmethod
+    def _is_device_domain_map(message: w.Message) -> bool:
+        select = message.message_of(_SELECT)
+        if select is None or select.int_of(3) or select.string_of(2) not in _DOMAIN_MAPS:
+            return False
+        operand = select.message_of(1)
+        ident = operand.message_of(_IDENT) if operand is not None else None
+        return ident is not None and ident.string_of(1) == "device"
+
+    def _domain_lookup(self, message: w.Message) -> tuple[w.Message, w.Message] | None:
+        """(the device.attributes/capacity node, the key node) when this node looks a domain up."""
+        call = message.message_of(_CALL)
+        if call is not None:
+            args = [w.decode(a.value) for a in call.get_all(3) if isinstance(a.value, bytes)]
+            if (
+                call.string_of(2) == "_[_]"
+                and call.first(1) is None
+                and len(args) == 2
+                and self._is_device_domain_map(args[0])
+            ):
+                return args[0], args[1]
+            return None
+        select = message.message_of(_SELECT)
+        if select is not None and not select.int_of(3):
+            operand = select.message_of(1)
+            if operand is not None and self._is_device_domain_map(operand):
+                key_id = self.new_id()
+                self.types[key_id] = _STRING_TYPE
+                key = w.Message(
+                    [
+                        w.varint_field(_ID, key_id),
+                        w.length_field(_CONST, w.Message([w.length_field(6, select.string_of(2) or "")])),
+                    ]
+                )
+                return operand, key
+        return None
+
+    def _optional_lookup(self, expr_id: int, map_operand: w.Message, key: w.Message) -> w.Message:
+        self.changed = True
+        inner_id, empty_id = self.new_id(), self.new_id()
+        inner = w.Message(
+            [
+                w.varint_field(_ID, inner_id),
+                w.length_field(
+                    _CALL,
+                    w.Message(
+                        [w.length_field(2, "_[?_]"), w.length_field(3, map_operand), w.length_field(3, key)]
+                    ),
+                ),
+            ]
+        )
+        empty = w.Message([w.varint_field(_ID, empty_id), w.length_field(_STRUCT, b"")])
+        self.types[inner_id] = _DYN_TYPE
+        self.types[empty_id] = _MAP_DYN_DYN_TYPE
+        self.references[inner_id] = _reference("_[?_]", "map_optindex_optional_value")
+        self.references[expr_id] = _reference("orValue", "optional_orValue_value")
+        self.dropped_references.add(expr_id)
+        return w.Message(
+            [
+                w.varint_field(_ID, expr_id),
+                w.length_field(
+                    _CALL,
+                    w.Message(
+                        [w.length_field(1, inner), w.length_field(2, "orValue"), w.length_field(3, empty)]
+                    ),
+                ),
+            ]
+        )
+
+
+def _reference(name: str, overload_id: str) -> bytes:
+    return w.encode(w.Message([w.length_field(1, name), w.length_field(3, overload_id)]))
+
+
+def rewrite_checked_expr(serialized: bytes) -> tuple[bytes | None, Node]:
+    """Return (rewritten serialized Any or None if unchanged, the expression tree)."""
+    any_message = w.decode(serialized)
+    checked = w.decode(any_message.bytes_of(2) or b"")
+    expr = checked.message_of(_EXPR) or w.Message()
+    # The checker records a type for every node, so the type map holds the highest id in use.
+    ids = [w.decode(f.value).int_of(1) or 0 for f in checked.get_all(_TYPE_MAP) if isinstance(f.value, bytes)]
+    rewriter = _Rewriter(max([0, *ids]))
+    new_expr = rewriter.expr(expr)
+    root = to_node(new_expr)
+    if not rewriter.changed:
+        return None, root
+    new_checked = w.Message()
+    for f in checked.fields:
+        if f.number == _EXPR:
+            continue
+        if (
+            f.number == _REFERENCE_MAP
+            and isinstance(f.value, bytes)
+            and (w.decode(f.value).int_of(1) or 0) in rewriter.dropped_references
+        ):
+            continue
+        new_checked.fields.append(f)
+    for ref_id, reference in rewriter.references.items():
+        new_checked.fields.append(
+            w.length_field(
+                _REFERENCE_MAP, w.Message([w.varint_field(1, ref_id), w.length_field(2, reference)])
+            )
+        )
+    for type_id, type_bytes in rewriter.types.items():
+        new_checked.fields.append(
+            w.length_field(_TYPE_MAP, w.Message([w.varint_field(1, type_id), w.length_field(2, type_bytes)]))
+        )
+    new_checked.fields.append(w.length_field(_EXPR, new_expr))
+    new_any = w.Message([f if f.number != 2 else w.length_field(2, new_checked) for f in any_message.fields])
+    return w.encode(new_any), root
