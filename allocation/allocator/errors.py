@@ -1,0 +1,9 @@
+"""The one exception the allocator raises."""
+
+
+class AllocationError(Exception):
+    """Invalid input (missing class, unknown mode, unsupported field …) or a CEL error.
+
+    Upstream treats these as fatal for the scheduling attempt of the pod, as opposed to
+    "cannot be allocated on this node", which `allocate` reports as ``None``.
+    """

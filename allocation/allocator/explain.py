@@ -1,0 +1,172 @@
+"""Why each device on a node can or cannot serve each request of a claim (for what-if)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .allocator import Allocator, Candidate, RequestData, _Run, requests_of
+from .constraints import Constraint, DistinctAttribute, MatchAttribute, lookup_attribute
+from .errors import AllocationError
+from .features import DEFAULT_FEATURES
+from .model import Json, PreparedClaim, node_matches, parse_node, prepare_claim
+from .pools import Pool
+from .selectors import SelectorBackend
+from .state import AllocatedState
+
+USABLE = "usable"
+POOL_INCOMPLETE = "pool incomplete"
+POOL_INVALID = "pool invalid"
+NODE_MISMATCH = "node mismatch"
+BINDING_UNSUPPORTED = "binding conditions not supported"
+CLASS_SELECTOR_FALSE = "class selector false"
+REQUEST_SELECTOR_FALSE = "request selector false"
+SELECTOR_ERROR = "selector error"
+ALREADY_IN_USE = "already in use"
+TAINT_NOT_TOLERATED = "taint not tolerated"
+COUNTERS_EXHAUSTED = "counters exhausted"
+CAPACITY_SHORT = "capacity short"
+CONSTRAINT_UNMET = "constraint unmet"
+
+REASONS = (
+    USABLE,
+    POOL_INCOMPLETE,
+    POOL_INVALID,
+    NODE_MISMATCH,
+    BINDING_UNSUPPORTED,
+    CLASS_SELECTOR_FALSE,
+    REQUEST_SELECTOR_FALSE,
+    SELECTOR_ERROR,
+    ALREADY_IN_USE,
+    TAINT_NOT_TOLERATED,
+    COUNTERS_EXHAUSTED,
+    CAPACITY_SHORT,
+    CONSTRAINT_UNMET,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceVerdict:
+    driver: str
+    pool: str
+    device: str
+    #: "req" or "req/sub"
+    request: str
+    #: one of `REASONS`
+    reason: str
+    #: human-readable specifics: the selector, the taint and its source, the claims holding it …
+    detail: str = ""
+
+
+def _device_rows(alloc: Allocator, pool: Pool, node: Any) -> Iterable[tuple[Candidate, bool]]:
+    for s in pool.slices:
+        for d in s.devices:
+            on_node = not s.per_device or node_matches(
+                node, d.node_name, d.all_nodes, d.node_selector, f"ResourceSlice {s.name} device {d.name}"
+            )
+            yield Candidate(d, s, pool), on_node
+
+
+def _constraint_name(c: Constraint) -> str:
+    kind = "matchAttribute" if isinstance(c, MatchAttribute) else "distinctAttribute"
+    return f"{kind} {c.attribute}"
+
+
+def _verdict(run: _Run, rd: RequestData, cand: Candidate, on_node: bool) -> tuple[str, str]:
+    a = run.a
+    pool, device = cand.pool, cand.device
+    if pool.incomplete:
+        return POOL_INCOMPLETE, "not all ResourceSlices of the pool's newest generation are published"
+    if pool.invalid is not None:
+        return POOL_INVALID, pool.invalid
+    if not on_node:
+        return NODE_MISMATCH, "the device's own node selection excludes this node"
+    if device.binding_conditions and not a.binding:
+        return BINDING_UNSUPPORTED, "the DeviceBindingAndStatus feature is off"
+    try:
+        cls = rd.device_class
+        for i, expr in enumerate(cls.selectors):
+            if not a.selector_matches(expr, device, f"class {cls.name}", i):
+                return CLASS_SELECTOR_FALSE, f"class {cls.name} selector #{i}: {expr}"
+        for i, expr in enumerate(rd.spec.selectors):
+            if not a.selector_matches(expr, device, f"claim {run.claims[0].ref}", i):
+                return REQUEST_SELECTOR_FALSE, f"selector #{i}: {expr}"
+    except AllocationError as exc:
+        return SELECTOR_ERROR, str(exc)
+    holders = a.state.exclusive.get(device.key)
+    if holders and not rd.admin:
+        return ALREADY_IN_USE, "allocated to " + ", ".join(holders)
+    taint = run.taint_blocks(rd, device)
+    if taint is not None:
+        return TAINT_NOT_TOLERATED, f"{taint.key}={taint.value}:{taint.effect} from {taint.source}"
+    multi = a.consumable_capacity and device.allow_multiple
+    if device.consumes_counters:
+        if not a.partitionable:
+            return COUNTERS_EXHAUSTED, "the PartitionableDevices feature is off"
+        if not (multi and device.key in a.state.capacity):
+            avail = a.available_counters(pool)
+            for cc in device.consumes_counters:
+                for name, v in cc.counters.items():
+                    left = avail.get((cc.counter_set, name))
+                    if left is not None and left < v:
+                        return COUNTERS_EXHAUSTED, f"counter {cc.counter_set}/{name}: needs {v}, {left} left"
+    if a.consumable_capacity and not run.capacity_ok(rd, cand):
+        return CAPACITY_SHORT, "requested capacity does not fit (or breaks the device's request policy)"
+    for c in rd.constraints:
+        if lookup_attribute(device, c.attribute, a.list_attributes) is None:
+            return CONSTRAINT_UNMET, f"{_constraint_name(c)}: the device does not have the attribute"
+    return USABLE, ""
+
+
+def explain(
+    *,
+    classes: Iterable[Json],
+    slices: Iterable[Json],
+    allocated_claims: Iterable[Json],
+    claim: Json | PreparedClaim,
+    node: Json | None = None,
+    taint_rules: Iterable[Json] = (),
+    features: Iterable[str] = DEFAULT_FEATURES,
+    backend: SelectorBackend | None = None,
+    allocator: Allocator | None = None,
+) -> list[DeviceVerdict]:
+    """One verdict per (device reachable from the node, request or subrequest of the claim).
+
+    Devices come in allocation order; requests in claim order. Checks run in the order the
+    allocator applies them and the first failing one is reported. ``constraint unmet`` only
+    says the device lacks a constrained attribute; whether a whole combination satisfies
+    the constraints is what `allocate` answers. CEL errors become ``selector error`` verdicts
+    instead of aborting. Invalid input still raises `AllocationError`.
+    """
+    alloc = allocator or Allocator(
+        classes=classes,
+        slices=slices,
+        state=AllocatedState.from_claims(allocated_claims),
+        taint_rules=taint_rules,
+        features=features,
+        backend=backend,
+    )
+    prepared = claim if isinstance(claim, PreparedClaim) else prepare_claim(claim)
+    node_obj = parse_node(node)
+    view = alloc.node_view(node_obj)
+    run = _Run(alloc, view, [prepared])
+    constraints: list[tuple[frozenset[str], Constraint]] = []
+    for c in prepared.constraints:
+        if c.match_attribute:
+            constraints.append((c.requests, MatchAttribute(c.match_attribute, alloc.list_attributes)))
+        elif c.distinct_attribute:
+            constraints.append((c.requests, DistinctAttribute(c.distinct_attribute, alloc.list_attributes)))
+    datas = [
+        run._request_data(0, prepared, rname if is_sub else None, spec, constraints, enumerate_all=False)
+        for rname, specs, is_sub in requests_of(prepared)
+        for spec in specs
+    ]
+    verdicts = []
+    for pool in view.pools:
+        for cand, on_node in _device_rows(alloc, pool, node_obj):
+            d = cand.device
+            for rd in datas:
+                reason, detail = _verdict(run, rd, cand, on_node)
+                verdicts.append(DeviceVerdict(d.driver, d.pool, d.name, rd.name, reason, detail))
+    return verdicts

@@ -1,0 +1,62 @@
+"""Upstream DRA feature names understood by the allocator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import AllocationError
+
+#: Features that change allocation behaviour.
+ALLOCATION_FEATURES = frozenset(
+    {
+        "AdminAccess",
+        "PrioritizedList",
+        "PartitionableDevices",
+        "DeviceTaints",
+        "DeviceTaintRules",
+        "ConsumableCapacity",
+        "DeviceBindingAndStatus",
+        "ListTypeAttributes",
+    }
+)
+#: Accepted (they are on in 1.37) but do not change what the allocator computes.
+NEUTRAL_FEATURES = frozenset(
+    {
+        "ExtendedResource",
+        "ResourceClaimDeviceStatus",
+        "DeviceBindingConditions",
+        "FractionalCapacityRange",
+        "SchedulerFilterTimeout",
+        "DynamicResourceAllocation",
+    }
+)
+
+#: The Kubernetes 1.37 defaults: everything GA or beta-on.
+DEFAULT_FEATURES = frozenset(
+    {
+        "AdminAccess",
+        "PrioritizedList",
+        "PartitionableDevices",
+        "DeviceTaints",
+        "DeviceTaintRules",
+        "ConsumableCapacity",
+        "DeviceBindingAndStatus",
+        "ExtendedResource",
+        "ResourceClaimDeviceStatus",
+        "FractionalCapacityRange",
+    }
+)
+
+
+def normalize_features(features: Iterable[str]) -> frozenset[str]:
+    """Accept upstream names with or without the ``DRA`` gate prefix; refuse unknown ones."""
+    out = set()
+    for name in features:
+        bare = name[3:] if name.startswith("DRA") and name != "DynamicResourceAllocation" else name
+        if bare == "DeviceBindingConditions":
+            bare = "DeviceBindingAndStatus"
+        if bare not in ALLOCATION_FEATURES and bare not in NEUTRAL_FEATURES:
+            known = ", ".join(sorted(ALLOCATION_FEATURES | NEUTRAL_FEATURES))
+            raise AllocationError(f"features: unknown feature {name!r} (known: {known})")
+        out.add(bare)
+    return frozenset(out)
