@@ -1,0 +1,69 @@
+"""`python -m simcluster --topology demo --listen 127.0.0.1:PORT --kubeconfig PATH`"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from simcluster.app import start_simcluster
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"--listen must be HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m simcluster", description="A simulated Kubernetes v1.37 DRA cluster."
+    )
+    parser.add_argument(
+        "--topology", default="demo", help="topology name under simcluster/topologies, or 'none'"
+    )
+    parser.add_argument(
+        "--listen", type=_listen, default=("127.0.0.1", 6443), help="HOST:PORT (default 127.0.0.1:6443)"
+    )
+    parser.add_argument(
+        "--kubeconfig", type=Path, default=None, help="write a kubeconfig for this server here"
+    )
+    parser.add_argument(
+        "--no-controllers", action="store_true", help="serve the topology without controllers"
+    )
+    parser.add_argument(
+        "--bookmark-interval", type=float, default=10.0, help="seconds between watch bookmarks"
+    )
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    host, port = args.listen
+    cluster = start_simcluster(
+        topology=args.topology,
+        kubeconfig_path=args.kubeconfig,
+        host=host,
+        port=port,
+        controllers=not args.no_controllers,
+        bookmark_interval=args.bookmark_interval,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(f"simcluster serving {cluster.url}" + (f" (kubeconfig {args.kubeconfig})" if args.kubeconfig else ""),
+          flush=True)  # fmt: skip
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Assemble a running simcluster: store, topology seed, controllers and the HTTP server on its own loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simcluster.errors import ApiError
+from simcluster.faults import Faults
+from simcluster.kubeconfig import write_kubeconfig
+from simcluster.server import ServerOptions, SimServer
+from simcluster.store import Store, _load_optional
+
+log = logging.getLogger(__name__)
+
+
+def seed_topology(store: Store, topology: Any) -> None:
+    """Create the topology's namespaces, nodes, classes and workloads (existing ones are kept)."""
+    for plural, obj in topology.seed_objects():
+        try:
+            store.create(plural, obj)
+        except ApiError as error:
+            if error.reason != "AlreadyExists":
+                raise
+
+
+def load_world(store: Store, topology_name: str | None, *, controllers: bool, options: dict[str, Any]) -> Any:
+    """Load and seed a topology, then start the controllers when that package provides them.
+
+    Returns whatever `simcluster.controllers.start_all` returned, or None.
+    """
+    if not topology_name or topology_name == "none":
+        topology = None
+    else:
+        topology_module = _load_optional("simcluster.topology")
+        if topology_module is None:
+            log.warning("simcluster.topology is not available; starting with an empty cluster")
+            return None
+        topology = topology_module.load_topology(topology_name)
+        seed_topology(store, topology)
+    controllers_module = _load_optional("simcluster.controllers") if controllers else None
+    start_all = getattr(controllers_module, "start_all", None)
+    if start_all is not None:
+        return start_all(store, topology, options)
+    if topology is not None:
+        driver_module = _load_optional("simcluster.driver")
+        if driver_module is not None:
+            driver_module.Driver(store, topology).publish_all()  # a static world: slices, nothing moves
+    return None
+
+
+def stop_controllers(controllers: Any) -> None:
+    for method in ("stop", "close", "stop_all"):
+        stop = getattr(controllers, method, None)
+        if callable(stop):
+            stop()
+            return
+
+
+@dataclass
+class SimCluster:
+    """A running simcluster: its URL, store, fault hooks and controllers."""
+
+    store: Store
+    server: SimServer
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+    kubeconfig_path: Path | None
+    faults: Faults
+    controllers: Any = None
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.controllers is not None:
+            stop_controllers(self.controllers)
+        if self.loop.is_running():
+            asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+
+
+def start_server_thread(
+    store: Store, *, host: str = "127.0.0.1", port: int = 0, options: ServerOptions | None = None
+) -> tuple[SimServer, asyncio.AbstractEventLoop, threading.Thread]:
+    """Run the HTTP server on a fresh event loop in a daemon thread; return once it listens."""
+    server = SimServer(store, host=host, port=port, options=options)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as error:  # report bind errors to the caller
+            failure.append(error)
+            ready.set()
+            return
+        ready.set()
+        loop.run_forever()
+        loop.close()
+
+    thread = threading.Thread(target=run, name=f"simcluster-http-{port}", daemon=True)
+    thread.start()
+    ready.wait(30)
+    if failure:
+        raise failure[0]
+    return server, loop, thread
+
+
+def start_simcluster(
+    *,
+    topology: str | None,
+    kubeconfig_path: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    controllers: bool = True,
+    history_size: int = 10_000,
+    bookmark_interval: float = 10.0,
+    default_watch_timeout: float = 1800.0,
+    **controller_options: Any,
+) -> SimCluster:
+    store = Store(history_size=history_size)
+    started = load_world(store, topology, controllers=controllers, options=controller_options)
+    options = ServerOptions(bookmark_interval=bookmark_interval, default_watch_timeout=default_watch_timeout)
+    try:
+        server, loop, thread = start_server_thread(store, host=host, port=port, options=options)
+    except BaseException:
+        if started is not None:
+            stop_controllers(started)
+        raise
+    if kubeconfig_path is not None:
+        write_kubeconfig(kubeconfig_path, server.url)
+    return SimCluster(
+        store=store,
+        server=server,
+        loop=loop,
+        thread=thread,
+        kubeconfig_path=kubeconfig_path,
+        faults=Faults(server, loop),
+        controllers=started,
+    )

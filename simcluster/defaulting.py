@@ -1,0 +1,104 @@
+"""Server-side defaults a v1.37 API server fills in on create and update.
+
+Only the defaults a client could notice in the DRA workflow: taint `timeAdded`, request
+`allocationMode`/`count`, toleration `operator`, and the handful of Pod fields every pod shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def _default_taint(taint: Any, now: str) -> None:
+    if isinstance(taint, dict) and not taint.get("timeAdded"):
+        taint["timeAdded"] = now
+
+
+def _default_tolerations(tolerations: Any) -> None:
+    if not isinstance(tolerations, list):
+        return
+    for toleration in tolerations:
+        if isinstance(toleration, dict) and not toleration.get("operator"):
+            toleration["operator"] = "Equal"
+
+
+def _default_exact(request: Any) -> None:
+    if not isinstance(request, dict):
+        return
+    if not request.get("allocationMode"):
+        request["allocationMode"] = "ExactCount"
+    if request.get("allocationMode") == "ExactCount" and "count" not in request:
+        request["count"] = 1
+    _default_tolerations(request.get("tolerations"))
+
+
+def _default_claim_spec(spec: Any) -> None:
+    if not isinstance(spec, dict):
+        return
+    devices = spec.get("devices")
+    if not isinstance(devices, dict):
+        return
+    for request in devices.get("requests") or []:
+        if not isinstance(request, dict):
+            continue
+        _default_exact(request.get("exactly"))
+        for sub in request.get("firstAvailable") or []:
+            _default_exact(sub)
+
+
+def _default_pod(obj: Obj) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if not isinstance(container, dict):
+                continue
+            image = str(container.get("image", ""))
+            latest = ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")
+            container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            container.setdefault("resources", {})
+            resources = container["resources"]
+            if isinstance(resources, dict) and resources.get("limits") and not resources.get("requests"):
+                resources["requests"] = dict(resources["limits"])
+
+
+def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
+    """Fill in defaults in place. `old` is the stored object on update, None on create."""
+    spec = obj.get("spec")
+    if plural == "resourceslices" and isinstance(spec, dict):
+        for device in spec.get("devices") or []:
+            if isinstance(device, dict):
+                for taint in device.get("taints") or []:
+                    _default_taint(taint, now)
+    elif plural == "devicetaintrules" and isinstance(spec, dict):
+        taint = spec.get("taint")
+        if isinstance(taint, dict):
+            old_taint = ((old or {}).get("spec") or {}).get("taint") or {}
+            # Restart the toleration clock when only the effect changes (None -> NoExecute).
+            if (
+                old_taint
+                and taint.get("timeAdded")
+                and taint.get("timeAdded") == old_taint.get("timeAdded")
+                and taint.get("effect") != old_taint.get("effect")
+            ):
+                taint["timeAdded"] = now
+            _default_taint(taint, now)
+    elif plural == "resourceclaims":
+        _default_claim_spec(spec)
+    elif plural == "resourceclaimtemplates" and isinstance(spec, dict):
+        _default_claim_spec(spec.get("spec"))
+    elif plural == "pods" and old is None:
+        _default_pod(obj)

@@ -1,0 +1,120 @@
+"""`ApiError`: a Kubernetes `Status` failure, raised by the store and turned into the HTTP answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simcluster.resources import ResourceDef
+
+_REASON_BY_CODE = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    406: "NotAcceptable",
+    409: "Conflict",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    500: "InternalError",
+    504: "Timeout",
+}
+
+
+class ApiError(Exception):
+    """A failed API call, carrying exactly what goes into the `Status` body."""
+
+    status: int
+    reason: str
+    message: str
+    details: dict[str, Any] | None
+
+    def __init__(self, status: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason or _REASON_BY_CODE.get(status, "")
+        self.message = message
+        self.details = details
+
+    def to_status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        body["code"] = self.status
+        return body
+
+    def __repr__(self) -> str:
+        return f"ApiError({self.status}, {self.reason!r}, {self.message!r})"
+
+
+def _details(resource: ResourceDef, name: str, *, kind: str | None = None) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": name}
+    if resource.group:
+        details["group"] = resource.group
+    details["kind"] = kind or resource.plural
+    return details
+
+
+def not_found(resource: ResourceDef, name: str) -> ApiError:
+    return ApiError(
+        404, "NotFound", f'{resource.group_resource} "{name}" not found', _details(resource, name)
+    )
+
+
+def namespace_not_found(namespace: str) -> ApiError:
+    return ApiError(
+        404, "NotFound", f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"}
+    )
+
+
+def already_exists(resource: ResourceDef, name: str) -> ApiError:
+    return ApiError(
+        409, "AlreadyExists", f'{resource.group_resource} "{name}" already exists', _details(resource, name)
+    )
+
+
+def conflict(resource: ResourceDef, name: str, why: str | None = None) -> ApiError:
+    why = why or "the object has been modified; please apply your changes to the latest version and try again"
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {resource.group_resource} "{name}": {why}',
+        _details(resource, name),
+    )
+
+
+def invalid(resource: ResourceDef, name: str, causes: list[dict[str, Any]]) -> ApiError:
+    parts = [
+        f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else str(c.get("message", ""))
+        for c in causes
+    ]
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    details = _details(resource, name, kind=resource.kind)
+    details["causes"] = causes
+    return ApiError(422, "Invalid", f'{resource.qualified_kind} "{name}" is invalid: {summary}', details)
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def expired(message: str) -> ApiError:
+    return ApiError(410, "Expired", message)
+
+
+def resource_not_found() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def method_not_allowed() -> ApiError:
+    return ApiError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
+    )

@@ -1,0 +1,720 @@
+"""The HTTP face of simcluster: kube-apiserver REST paths, list/watch wire protocol, discovery and the
+fault-injection control paths under `/_simcluster/` (a prefix no real server uses)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from simcluster import discovery, tables
+from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
+from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from simcluster.resources import ResourceDef, lookup
+from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
+from simcluster.store import Entry, Store, WatchEvent, dumps
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+JSON_TYPE = "application/json"
+_HEALTH_PATHS = {"healthz", "livez", "readyz"}
+_TOO_OLD_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
+    "the results. Continuing with the provided token results in an inconsistent list - objects that were "
+    "created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
+
+
+@dataclass
+class ServerOptions:
+    bookmark_interval: float = 10.0
+    #: Real servers close a watch after 30-60 min when the client gives no timeoutSeconds.
+    default_watch_timeout: float = 1800.0
+    restart_pause: float = 0.2
+
+
+@dataclass(frozen=True)
+class _Close:
+    """Queue sentinel: end this watch now."""
+
+
+@dataclass(frozen=True)
+class _Bookmark:
+    rv: int
+
+
+@dataclass(eq=False)
+class _ActiveWatch:
+    queue: asyncio.Queue[WatchEvent | _Close | _Bookmark]
+    loop: asyncio.AbstractEventLoop
+    closed: bool = field(default=False)
+
+    def push(self, item: WatchEvent | _Close | _Bookmark) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+
+def _json_response(body: Any, status: int = 200, *, content_type: str = JSON_TYPE) -> web.Response:
+    raw = body if isinstance(body, bytes) else dumps(body)
+    return web.Response(body=raw, status=status, headers={"Content-Type": content_type})
+
+
+def _error_response(error: ApiError) -> web.Response:
+    return _json_response(error.to_status(), error.status)
+
+
+def _encode_continue(rv: int, key: tuple[str, str]) -> str:
+    token = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}\u0000"})
+    return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        namespace, _, name = str(data["start"]).rstrip("\u0000").partition("/")
+        return int(data["rv"]), (namespace, name)
+    except (ValueError, KeyError, TypeError, binascii.Error) as error:
+        raise bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from error
+
+
+def _entry_key(entry: Entry) -> tuple[str, str]:
+    meta = entry.obj["metadata"]
+    return (str(meta.get("namespace") or ""), str(meta["name"]))
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+def _wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    first = accept.split(",")[0]
+    return "as=Table" in first
+
+
+def _event_line(event_type: str, raw: bytes) -> bytes:
+    return b'{"type":"' + event_type.encode() + b'","object":' + raw + b"}\n"
+
+
+class SimServer:
+    """The aiohttp application plus its listening socket; restartable on the same port."""
+
+    def __init__(
+        self, store: Store, *, host: str = "127.0.0.1", port: int = 0, options: ServerOptions | None = None
+    ):
+        self.store = store
+        self.host = host
+        self.port = port
+        self.options = options or ServerOptions()
+        self.latency_ms = 0
+        self._runner: web.AppRunner | None = None
+        self._watches: set[_ActiveWatch] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        return app
+
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=0.5, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        await site.start()
+        if self.port == 0:
+            server = getattr(site, "_server", None)
+            sockets = getattr(server, "sockets", None) or []
+            self.port = int(sockets[0].getsockname()[1])
+        self._runner = runner
+
+    async def stop(self) -> None:
+        self.drop_watches()
+        await asyncio.sleep(0)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def restart(self) -> None:
+        """Close every connection, stop listening for a moment, listen again on the same port."""
+        await self.stop()
+        await asyncio.sleep(self.options.restart_pause)
+        await self.start()
+
+    def drop_watches(self) -> int:
+        """End every open watch stream (clients see the stream close and reconnect)."""
+        watches = list(self._watches)
+        for watch in watches:
+            watch.push(_Close())
+        return len(watches)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # ------------------------------------------------------------------ middleware & dispatch
+
+    @web.middleware
+    async def _middleware(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if self.latency_ms and not request.path.startswith("/_simcluster/"):
+            await asyncio.sleep(self.latency_ms / 1000)
+        try:
+            return await handler(request)
+        except ApiError as error:
+            return _error_response(error)
+        except SelectorError as error:
+            return _error_response(bad_request(str(error)))
+        except web.HTTPException:
+            raise
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # never a bare 500 page: answer a Status like kube does
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return _error_response(ApiError(500, "InternalError", f"Internal error occurred: {error}"))
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        segs = [s for s in request.path.split("/") if s]
+        if not segs:
+            return _json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
+                                             "/openapi/v3", "/readyz", "/version"]})  # fmt: skip
+        head = segs[0]
+        if head == "version" and len(segs) == 1:
+            return _json_response(discovery.VERSION_INFO)
+        if head in _HEALTH_PATHS:
+            return web.Response(text="ok", content_type="text/plain")
+        if head == "_simcluster":
+            return await self._control(request, segs[1:])
+        if head == "openapi":
+            return self._openapi(request, segs[1:])
+        if head == "api":
+            if len(segs) == 1:
+                return self._discovery(request, legacy=True)
+            if segs[1] != "v1":
+                raise resource_not_found()
+            if len(segs) == 2:
+                return _json_response(discovery.api_resource_list("", "v1"))
+            return await self._resource_request(request, "", "v1", segs[2:])
+        if head == "apis":
+            if len(segs) == 1:
+                return self._discovery(request, legacy=False)
+            group = segs[1]
+            if len(segs) == 2:
+                doc = discovery.api_group(group)
+                if doc is None:
+                    raise resource_not_found()
+                return _json_response(doc)
+            if len(segs) == 3:
+                doc = discovery.api_resource_list(group, segs[2])
+                if doc is None:
+                    raise resource_not_found()
+                return _json_response(doc)
+            return await self._resource_request(request, group, segs[2], segs[3:])
+        raise resource_not_found()
+
+    def _discovery(self, request: web.Request, *, legacy: bool) -> web.Response:
+        version = discovery.wants_aggregated(request.headers.get("Accept", ""))
+        if version:
+            return _json_response(
+                discovery.aggregated(legacy=legacy, version=version),
+                content_type=discovery.AGGREGATED_CONTENT_TYPE.format(version=version),
+            )
+        return _json_response(discovery.api_versions() if legacy else discovery.api_group_list())
+
+    def _openapi(self, request: web.Request, segs: list[str]) -> web.Response:
+        if segs == ["v2"]:
+            return _json_response(openapi_v2())
+        if segs == ["v3"]:
+            return _json_response(openapi_v3_index())
+        if len(segs) >= 2 and segs[0] == "v3":
+            doc = openapi_v3_document("/".join(segs[1:]))
+            if doc is not None:
+                return _json_response(doc)
+        raise resource_not_found()
+
+    # ------------------------------------------------------------------ fault control
+
+    async def _control(self, request: web.Request, segs: list[str]) -> web.Response:
+        if request.method != "POST" or len(segs) != 1:
+            raise resource_not_found()
+        action = segs[0]
+        if action == "compact":
+            return _json_response({"compactedResourceVersion": self.store.compact()})
+        if action == "drop-watches":
+            return _json_response({"dropped": self.drop_watches()})
+        if action == "latency":
+            try:
+                self.latency_ms = max(0, int(request.query.get("ms", "0")))
+            except ValueError as error:
+                raise bad_request("latency: ms must be an integer number of milliseconds") from error
+            return _json_response({"latencyMs": self.latency_ms})
+        if action == "restart":
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.05, lambda: asyncio.ensure_future(self.restart()))
+            return _json_response({"restarting": True})
+        raise resource_not_found()
+
+    # ------------------------------------------------------------------ REST
+
+    async def _resource_request(
+        self, request: web.Request, group: str, version: str, rest: list[str]
+    ) -> web.StreamResponse:
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            raise resource_not_found()
+        resource = lookup(group, version, rest[0])
+        if resource is None:
+            raise resource_not_found()
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) == 3 else None
+        if namespace is not None and not resource.namespaced:
+            raise resource_not_found()
+        if sub is not None and sub not in resource.subresources:
+            raise resource_not_found()
+        method = request.method
+        if name is None:
+            if method == "GET":
+                if _flag(request.query.get("watch")):
+                    return await self._watch(request, resource, namespace)
+                return self._list(request, resource, namespace)
+            if resource.namespaced and namespace is None:
+                raise method_not_allowed()
+            if method == "POST":
+                return await self._create(request, resource, namespace)
+            if method == "DELETE":
+                return await self._delete_collection(request, resource, namespace)
+            raise method_not_allowed()
+        if resource.namespaced and namespace is None:
+            raise resource_not_found()
+        if method == "GET":
+            entry = self.store.get_entry(resource.plural, name, namespace=namespace)
+            if _wants_table(request):
+                return _json_response(tables.table(resource, [entry.obj], include_object=self._include(request),
+                                                   resource_version=str(entry.rv)))  # fmt: skip
+            return _json_response(entry.raw)
+        if method == "PUT":
+            return await self._update(request, resource, namespace, name, sub)
+        if method == "PATCH":
+            return await self._patch(request, resource, namespace, name, sub)
+        if method == "DELETE" and sub is None:
+            return await self._delete(request, resource, namespace, name)
+        raise method_not_allowed()
+
+    @staticmethod
+    def _include(request: web.Request) -> str:
+        return request.query.get("includeObject", "Metadata")
+
+    @staticmethod
+    def _dry_run(request: web.Request, body: Obj | None = None) -> bool:
+        values = request.query.getall("dryRun", [])
+        if body and isinstance(body.get("dryRun"), list):
+            values = [*values, *body["dryRun"]]
+        for value in values:
+            if value != "All":
+                raise bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+        return bool(values)
+
+    @staticmethod
+    async def _read_body(request: web.Request) -> Any:
+        raw = await request.read()
+        if not raw:
+            return None
+        ctype = request.content_type
+        if "protobuf" in ctype or "cbor" in ctype:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+            )
+        try:
+            if "yaml" in ctype:
+                return yaml.safe_load(raw)
+            return json.loads(raw)
+        except (ValueError, yaml.YAMLError) as error:
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {ctype}): {error}"
+            ) from error
+
+    @staticmethod
+    def _warned(response: web.Response, warnings: list[str]) -> web.Response:
+        for warning in warnings:
+            text = warning.replace('"', '\\"')
+            response.headers.add("Warning", f'299 - "{text}"')
+        return response
+
+    def _check_kind(self, resource: ResourceDef, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request was in an unknown format")
+        kind = body.get("kind")
+        api_version = body.get("apiVersion")
+        if (kind and kind != resource.kind) or (api_version and api_version != resource.api_version):
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({resource.api_version})"
+                if api_version != resource.api_version
+                else f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}'
+            )
+        return body
+
+    async def _create(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None
+    ) -> web.Response:
+        body = self._check_kind(resource, await self._read_body(request))
+        obj, warnings = self.store.create_with_warnings(
+            resource.plural, body, namespace=namespace, dry_run=self._dry_run(request)
+        )
+        return self._warned(_json_response(obj, 201), warnings)
+
+    async def _update(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None, name: str, sub: str | None
+    ) -> web.Response:
+        body = self._check_kind(resource, await self._read_body(request))
+        meta = body.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise bad_request("metadata must be an object")
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
+        if resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        meta["name"] = name
+        if namespace:
+            meta["namespace"] = namespace
+        obj, warnings = self.store.update_with_warnings(
+            resource.plural, body, subresource=sub, dry_run=self._dry_run(request), namespace=namespace
+        )
+        return self._warned(_json_response(obj), warnings)
+
+    async def _patch(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None, name: str, sub: str | None
+    ) -> web.Response:
+        ctype = request.content_type
+        if ctype not in (
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+        ):
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+            )
+        existed = True
+        if ctype == "application/apply-patch+yaml":
+            try:
+                self.store.get_entry(resource.plural, name, namespace=namespace)
+            except ApiError:
+                existed = False
+        obj, warnings = self.store.patch_with_warnings(
+            resource.plural,
+            name,
+            await request.read(),
+            content_type=ctype,
+            namespace=namespace,
+            subresource=sub,
+            field_manager=request.query.get("fieldManager"),
+            force=_flag(request.query.get("force")),
+            dry_run=self._dry_run(request),
+        )
+        return self._warned(_json_response(obj, 200 if existed else 201), warnings)
+
+    async def _delete(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None, name: str
+    ) -> web.Response:
+        body = await self._read_body(request) or {}
+        if not isinstance(body, dict):
+            raise bad_request("DeleteOptions must be an object")
+        preconditions = body.get("preconditions") or {}
+        grace = body.get("gracePeriodSeconds", request.query.get("gracePeriodSeconds"))
+        obj = self.store.delete(
+            resource.plural,
+            name,
+            namespace=namespace,
+            uid=preconditions.get("uid"),
+            resource_version=preconditions.get("resourceVersion"),
+            dry_run=self._dry_run(request, body),
+            grace_period_seconds=int(grace) if grace is not None else None,
+        )
+        return _json_response(obj)
+
+    async def _delete_collection(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None
+    ) -> web.Response:
+        body = await self._read_body(request) or {}
+        matcher = self._matcher(request, resource)
+        deleted = self.store.delete_collection(
+            resource.plural, namespace=namespace, match=matcher, dry_run=self._dry_run(request, body)
+        )
+        return _json_response(
+            {
+                "kind": resource.list_kind,
+                "apiVersion": resource.api_version,
+                "metadata": {"resourceVersion": str(self.store.resource_version)},
+                "items": deleted,
+            }  # fmt: skip
+        )
+
+    # ------------------------------------------------------------------ list
+
+    @staticmethod
+    def _matcher(request: web.Request, resource: ResourceDef) -> Matcher | None:
+        return combine(
+            label_matcher(request.query.get("labelSelector")),
+            field_matcher(request.query.get("fieldSelector"), resource),
+        )
+
+    def _list(self, request: web.Request, resource: ResourceDef, namespace: str | None) -> web.Response:
+        query = request.query
+        matcher = self._matcher(request, resource)
+        rv_param = query.get("resourceVersion", "")
+        rv_match = query.get("resourceVersionMatch", "")
+        if rv_match and not rv_param:
+            raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                                          "message": "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"}])  # fmt: skip
+        if rv_match not in ("", "Exact", "NotOlderThan"):
+            raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
+                                          "message": f'Unsupported value: "{rv_match}": supported values: "Exact", "NotOlderThan"'}])  # fmt: skip
+        try:
+            limit = int(query.get("limit", "0") or 0)
+        except ValueError as error:
+            raise bad_request("limit must be an integer") from error
+        token = query.get("continue", "")
+        at_rv: int | None = None
+        start_after: tuple[str, str] | None = None
+        if token:
+            token_rv, start_after = _decode_continue(token)
+            if token_rv > 0:
+                if token_rv < self.store.compacted_rv:
+                    fresh = _encode_continue(-1, start_after)
+                    error = expired(_TOO_OLD_CONTINUE)
+                    error.details = None
+                    status = error.to_status()
+                    status["metadata"] = {"continue": fresh}
+                    return _json_response(status, 410)
+                at_rv = token_rv
+        elif rv_param and rv_param != "0":
+            try:
+                wanted = int(rv_param)
+            except ValueError as error:
+                raise bad_request(f'invalid resource version "{rv_param}"') from error
+            current = self.store.resource_version
+            if wanted > current:
+                raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current: {current}",
+                               {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                                "retryAfterSeconds": 1})  # fmt: skip
+            if rv_match == "Exact":
+                at_rv = wanted
+        snapshot_rv, entries = self.store.snapshot(resource.plural, namespace=namespace, at_rv=at_rv)
+        if start_after is not None:
+            entries = [e for e in entries if _entry_key(e) > start_after]
+        if matcher is not None:
+            entries = [e for e in entries if matcher(e.obj)]
+        continue_token = ""
+        remaining: int | None = None
+        if limit > 0 and len(entries) > limit:
+            remaining = len(entries) - limit
+            entries = entries[:limit]
+            continue_token = _encode_continue(snapshot_rv, _entry_key(entries[-1]))
+        if _wants_table(request):
+            return _json_response(
+                tables.table(
+                    resource,
+                    [e.obj for e in entries],
+                    include_object=self._include(request),
+                    resource_version=str(snapshot_rv),
+                    continue_token=continue_token,
+                    remaining=remaining,
+                )  # fmt: skip
+            )
+        meta: Obj = {"resourceVersion": str(snapshot_rv)}
+        if continue_token:
+            meta["continue"] = continue_token
+            meta["remainingItemCount"] = remaining
+        head = dumps({"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": meta})
+        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in entries) + b"]}"
+        return _json_response(body)
+
+    # ------------------------------------------------------------------ watch
+
+    async def _watch(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None
+    ) -> web.StreamResponse:
+        query = request.query
+        matcher = self._matcher(request, resource)
+        bookmarks = _flag(query.get("allowWatchBookmarks"))
+        rv_param = query.get("resourceVersion", "")
+        rv_match = query.get("resourceVersionMatch", "")
+        send_initial_raw = query.get("sendInitialEvents")
+        send_initial = _flag(send_initial_raw)
+        if send_initial_raw is not None and (rv_match != "NotOlderThan" or not bookmarks):
+            raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "sendInitialEvents",
+                                          "message": "Forbidden: sendInitialEvents is forbidden for watch unless "
+                                          "the WatchList feature gate is enabled and resourceVersionMatch is set "
+                                          "to NotOlderThan and allowWatchBookmarks is true"}])  # fmt: skip
+        if rv_match and rv_match != "NotOlderThan":
+            raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
+                                          "message": f'Unsupported value: "{rv_match}": supported values: "NotOlderThan"'}])  # fmt: skip
+        since: int | None
+        if send_initial or rv_param in ("", "0"):
+            since = None
+        else:
+            try:
+                since = int(rv_param)
+            except ValueError as error:
+                raise bad_request(f'invalid resource version "{rv_param}"') from error
+        if send_initial_raw is not None and not send_initial and rv_param in ("", "0"):
+            since = self.store.resource_version  # "from now, no initial state"
+        try:
+            timeout = float(query.get("timeoutSeconds") or self.options.default_watch_timeout)
+        except ValueError as error:
+            raise bad_request("timeoutSeconds must be a number") from error
+        as_table = _wants_table(request)
+        include = self._include(request)
+
+        loop = asyncio.get_running_loop()
+        watch = _ActiveWatch(asyncio.Queue(), loop)
+
+        def deliver(event: WatchEvent) -> None:
+            watch.push(event)
+
+        response = web.StreamResponse(status=200, headers={"Content-Type": JSON_TYPE})
+        response.enable_chunked_encoding()
+        try:
+            start_rv, initial, backlog, unsubscribe = self.store.open_watch(
+                resource.plural, namespace=namespace, since_rv=since, deliver=deliver
+            )
+        except ApiError as error:
+            if error.status != 410:
+                raise
+            await response.prepare(request)
+            await response.write(_event_line("ERROR", dumps(error.to_status())))
+            await response.write_eof()
+            return response
+        self._watches.add(watch)
+        first_table = [True]
+
+        def render(event_type: str, entry_obj: Obj, raw: bytes) -> bytes:
+            if not as_table:
+                return _event_line(event_type, raw)
+            doc = tables.table(resource, [entry_obj], include_object=include, with_columns=first_table[0])
+            first_table[0] = False
+            return _event_line(event_type, dumps(doc))
+
+        def bookmark(rv: int, *, initial_end: bool = False) -> bytes:
+            meta: Obj = {"resourceVersion": str(rv)}
+            if initial_end:
+                meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+            return _event_line("BOOKMARK", dumps({"kind": resource.kind, "apiVersion": resource.api_version,
+                                                  "metadata": meta}))  # fmt: skip
+
+        def translate(event: WatchEvent) -> bytes:
+            if matcher is None:
+                return render(event.type, event.entry.obj, event.entry.raw)
+            new_match = matcher(event.entry.obj)
+            old_match = event.old is not None and matcher(event.old.obj)
+            if event.type == "ADDED":
+                return render("ADDED", event.entry.obj, event.entry.raw) if new_match else b""
+            if event.type == "DELETED":
+                return (
+                    render("DELETED", event.entry.obj, event.entry.raw) if (old_match or new_match) else b""
+                )
+            if new_match and old_match:
+                return render("MODIFIED", event.entry.obj, event.entry.raw)
+            if new_match:
+                return render("ADDED", event.entry.obj, event.entry.raw)
+            if old_match:
+                return render("DELETED", event.entry.obj, event.entry.raw)
+            return b""
+
+        def request_bookmark() -> None:
+            # Read the RV under the store lock and queue the marker behind every event already
+            # handed to the loop, so the bookmark never claims an event the client has not seen.
+            with self.store.lock:
+                rv = self.store.resource_version
+                loop.call_soon(watch.queue.put_nowait, _Bookmark(rv))
+
+        try:
+            await response.prepare(request)
+            chunks: list[bytes] = []
+            for entry in initial:
+                if matcher is None or matcher(entry.obj):
+                    chunks.append(render("ADDED", entry.obj, entry.raw))
+            if send_initial:
+                chunks.append(bookmark(start_rv, initial_end=True))
+            chunks.extend(translate(e) for e in backlog)
+            data = b"".join(chunks)
+            if data:
+                await response.write(data)
+            deadline = time.monotonic() + timeout
+            next_bookmark = time.monotonic() + self.options.bookmark_interval
+            bookmark_pending = False
+            closing = False
+            while True:
+                now = time.monotonic()
+                if now >= deadline and not closing:
+                    closing = True
+                    if not bookmarks:
+                        break
+                    request_bookmark()
+                wait = max(0.0, min(deadline, next_bookmark) - now) if not closing else 5.0
+                try:
+                    item = await asyncio.wait_for(watch.queue.get(), timeout=wait)
+                except TimeoutError:
+                    if closing:
+                        break
+                    if bookmarks and time.monotonic() >= next_bookmark and not bookmark_pending:
+                        request_bookmark()
+                        bookmark_pending = True
+                    next_bookmark = time.monotonic() + self.options.bookmark_interval
+                    continue
+                chunks = []
+                stop = False
+                while True:
+                    if isinstance(item, _Close):
+                        stop = True
+                    elif isinstance(item, _Bookmark):
+                        bookmark_pending = False
+                        chunks.append(bookmark(item.rv))
+                        if closing:
+                            stop = True
+                    else:
+                        chunks.append(translate(item))
+                    if stop or watch.queue.empty():
+                        break
+                    item = watch.queue.get_nowait()
+                data = b"".join(chunks)
+                if data:
+                    await response.write(data)
+                if stop:
+                    break
+            with contextlib.suppress(ConnectionResetError, RuntimeError):
+                await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away; nothing to tell it
+        finally:
+            unsubscribe()
+            self._watches.discard(watch)
+        return response

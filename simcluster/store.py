@@ -1,0 +1,866 @@
+"""The in-memory object store: one global resourceVersion counter, a bounded event history for watch
+resume, and the write semantics of a kube-apiserver registry (status split, generation, finalizers,
+preconditions, defaulting, validation).
+
+Controllers call it directly from their own threads; the HTTP server calls the same methods. Every
+committed object is kept both as a dict (never mutated after commit) and as its JSON bytes, so lists and
+watches send cached bytes instead of re-serializing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import importlib.util
+import json
+import logging
+import secrets
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from types import ModuleType
+from typing import Any
+
+from simcluster import defaulting
+from simcluster.errors import (
+    ApiError,
+    already_exists,
+    bad_request,
+    conflict,
+    expired,
+    invalid,
+    namespace_not_found,
+    not_found,
+    resource_not_found,
+)
+from simcluster.resources import ResourceDef, resource_for
+
+__all__ = ["ApiError", "Entry", "Store", "WatchEvent"]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Key = tuple[str, str]  # (namespace or "", name)
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_METADATA_ORDER = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+_IMMUTABLE_SPEC = {"resourceclaims", "resourceclaimtemplates", "resourcepoolstatusrequests"}
+_STATUS_CLEARED_ON_CREATE = {
+    "resourceclaims",
+    "devicetaintrules",
+    "resourcepoolstatusrequests",
+    "poddisruptionbudgets",
+    "replicasets",
+    "jobs",
+}
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A committed object: the dict must never be mutated; `raw` is its JSON."""
+
+    obj: Obj
+    raw: bytes
+    rv: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    rv: int
+    type: str  # ADDED, MODIFIED, DELETED
+    plural: str
+    key: Key
+    entry: Entry
+    old: Entry | None
+
+
+Deliver = Callable[[WatchEvent], None]
+Subscriber = Callable[[str, str, Obj], None]
+
+
+class _Watcher:
+    __slots__ = ("deliver", "namespace", "plural")
+
+    def __init__(self, plural: str, namespace: str | None, deliver: Deliver) -> None:
+        self.plural = plural
+        self.namespace = namespace
+        self.deliver = deliver
+
+
+def _reorder(obj: Obj) -> Obj:
+    """Key order as a Go server writes it: kind, apiVersion, metadata (struct order), the rest."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        ordered = {k: meta[k] for k in _METADATA_ORDER if k in meta}
+        ordered.update({k: v for k, v in meta.items() if k not in ordered})
+        meta = ordered
+    out: Obj = {}
+    for key in ("kind", "apiVersion"):
+        if key in obj:
+            out[key] = obj[key]
+    if meta is not None:
+        out["metadata"] = meta
+    out.update({k: v for k, v in obj.items() if k not in out})
+    return out
+
+
+def _spec_part(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _qos_class(pod: Obj) -> str:
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        for section in ("requests", "limits"):
+            if any(k in ("cpu", "memory") for k in resources.get(section) or {}):
+                return "Burstable"
+    return "BestEffort"
+
+
+def _load_optional(name: str) -> ModuleType | None:
+    """Import a sibling module another room owns, or None while it does not exist yet."""
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    return importlib.import_module(name)
+
+
+class Store:
+    """Thread-safe in-memory object store with kube-apiserver write semantics."""
+
+    def __init__(
+        self,
+        *,
+        history_size: int = 10_000,
+        clock: Callable[[], datetime] | None = None,
+        graceful_pod_deletion: bool = False,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._rv = 0
+        self._objects: dict[str, dict[Key, Entry]] = {}
+        self._history: deque[WatchEvent] = deque()
+        self._history_size = history_size
+        self._compacted_rv = 0
+        self._watchers: list[_Watcher] = []
+        self._subscribers: list[Subscriber] = []
+        self._clock = clock or (lambda: datetime.now(UTC))
+        #: When True, deleting a running pod on a node only sets deletionTimestamp and a kubelet-like
+        #: controller finishes the deletion (delete again with grace_period_seconds=0).
+        self.graceful_pod_deletion = graceful_pod_deletion
+        for name in SYSTEM_NAMESPACES:
+            self.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def resource_version(self) -> int:
+        with self._lock:
+            return self._rv
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    @property
+    def compacted_rv(self) -> int:
+        with self._lock:
+            return self._compacted_rv
+
+    def now(self) -> str:
+        return format_time(self._clock())
+
+    def _resource(self, plural: str) -> ResourceDef:
+        resource = resource_for(plural)
+        if resource is None:
+            raise resource_not_found()
+        return resource
+
+    def _key(self, resource: ResourceDef, name: str, namespace: str | None) -> Key:
+        if resource.namespaced:
+            return (namespace or "default", name)
+        return ("", name)
+
+    def _table(self, plural: str) -> dict[Key, Entry]:
+        return self._objects.setdefault(plural, {})
+
+    # ------------------------------------------------------------------ reads
+
+    def get_entry(self, plural: str, name: str, *, namespace: str | None = None) -> Entry:
+        resource = self._resource(plural)
+        with self._lock:
+            entry = self._table(plural).get(self._key(resource, name, namespace))
+        if entry is None:
+            raise not_found(resource, name)
+        return entry
+
+    def get(self, plural: str, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        obj: Obj = json.loads(self.get_entry(plural, name, namespace=namespace).raw)
+        return obj
+
+    def list(self, plural: str, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        _, entries = self.snapshot(plural, namespace=namespace)
+        return [json.loads(e.raw) for e in entries]
+
+    def snapshot(
+        self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
+    ) -> tuple[int, list[Entry]]:
+        """Entries in key order as of `at_rv` (default: now), rebuilt from history if older."""
+        self._resource(plural)
+        with self._lock:
+            table = self._table(plural)
+            if at_rv is None or at_rv >= self._rv:
+                rv = self._rv
+                state = table
+            else:
+                if at_rv < self._compacted_rv:
+                    raise expired(f"too old resource version: {at_rv} ({self._compacted_rv + 1})")
+                rv = at_rv
+                rewound = dict(table)
+                for event in reversed(self._history):
+                    if event.rv <= at_rv:
+                        break
+                    if event.plural != plural:
+                        continue
+                    if event.type == "ADDED" or event.old is None:
+                        rewound.pop(event.key, None)
+                    else:
+                        rewound[event.key] = event.old
+                state = rewound
+            if namespace is None:
+                items = sorted(state.items())
+            else:
+                items = sorted((k, v) for k, v in state.items() if k[0] == namespace)
+        return rv, [entry for _, entry in items]
+
+    # ------------------------------------------------------------------ watch plumbing
+
+    def subscribe(self, callback: Callable[[str, str, dict[str, Any]], None]) -> Callable[[], None]:
+        """Call `callback(event_type, plural, obj)` after every committed change, from the writer's
+        thread, in commit order. It must be quick (enqueue)."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def open_watch(
+        self, plural: str, *, namespace: str | None, since_rv: int | None, deliver: Deliver
+    ) -> tuple[int, list[Entry], list[WatchEvent], Callable[[], None]]:
+        """Register `deliver` for future events and return what precedes them, atomically.
+
+        since_rv None: (rv, current objects, [], unsubscribe) — the caller sends them as ADDED.
+        since_rv set: (rv, [], retained events after since_rv, unsubscribe), or ApiError 410.
+        """
+        self._resource(plural)
+        watcher = _Watcher(plural, namespace, deliver)
+        with self._lock:
+            if since_rv is None:
+                rv, entries = self.snapshot(plural, namespace=namespace)
+                backlog: list[WatchEvent] = []
+            else:
+                if since_rv < self._compacted_rv:
+                    raise expired(f"too old resource version: {since_rv} ({self._compacted_rv + 1})")
+                rv, entries = self._rv, []
+                backlog = [
+                    e
+                    for e in self._history
+                    if e.rv > since_rv and e.plural == plural and (namespace is None or e.key[0] == namespace)
+                ]
+            self._watchers.append(watcher)
+
+        def unsubscribe() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._watchers.remove(watcher)
+
+        return rv, entries, backlog, unsubscribe
+
+    def compact(self) -> int:
+        """Forget all history: a watch or continue token from an older resourceVersion gets 410."""
+        with self._lock:
+            self._history.clear()
+            self._compacted_rv = self._rv
+            return self._rv
+
+    def _commit(self, event_type: str, resource: ResourceDef, key: Key, obj: Obj, old: Entry | None) -> Entry:
+        """Assign the next resourceVersion, store (or remove), record history, notify. Lock held."""
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        obj = _reorder(obj)
+        entry = Entry(obj, dumps(obj), self._rv)
+        table = self._table(resource.plural)
+        if event_type == "DELETED":
+            table.pop(key, None)
+        else:
+            table[key] = entry
+        event = WatchEvent(self._rv, event_type, resource.plural, key, entry, old)
+        self._history.append(event)
+        while len(self._history) > self._history_size:
+            self._compacted_rv = self._history.popleft().rv
+        for watcher in self._watchers:
+            if watcher.plural == resource.plural and (
+                watcher.namespace is None or watcher.namespace == key[0]
+            ):
+                try:
+                    watcher.deliver(event)
+                except Exception:  # a broken watcher must not break writes
+                    log.exception("watch delivery failed")
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event_type, resource.plural, json.loads(entry.raw))
+            except Exception:
+                log.exception("store subscriber failed")
+        return entry
+
+    # ------------------------------------------------------------------ validation hooks
+
+    def _validate(
+        self, resource: ResourceDef, obj: Obj, old: Obj | None, subresource: str | None
+    ) -> list[str]:
+        module = _load_optional("simcluster.validation")
+        if module is None:
+            return []
+        causes, warnings = module.validate(resource, obj, old, subresource=subresource)
+        if causes:
+            raise invalid(resource, str((obj.get("metadata") or {}).get("name", "")), list(causes))
+        return list(warnings)
+
+    # ------------------------------------------------------------------ create
+
+    def create(
+        self, plural: str, obj: dict[str, Any], *, namespace: str | None = None, dry_run: bool = False
+    ) -> dict[str, Any]:
+        return self.create_with_warnings(plural, obj, namespace=namespace, dry_run=dry_run)[0]
+
+    def create_with_warnings(
+        self, plural: str, obj: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> tuple[Obj, list[str]]:
+        resource = self._resource(plural)
+        if not isinstance(obj, dict):
+            raise bad_request("the body of the request was in an unknown format")
+        new: Obj = copy.deepcopy(obj)
+        new["apiVersion"] = resource.api_version
+        new["kind"] = resource.kind
+        meta = new.get("metadata")
+        if not isinstance(meta, dict):
+            meta = new["metadata"] = {}
+        if resource.namespaced:
+            body_ns = meta.get("namespace")
+            if namespace and body_ns and body_ns != namespace:
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace or body_ns or "default"
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name"):
+            if meta.get("generateName"):
+                meta["name"] = str(meta["generateName"]) + "".join(
+                    secrets.choice(_NAME_ALPHABET) for _ in range(5)
+                )
+            else:
+                raise invalid(
+                    resource,
+                    "",
+                    [
+                        {
+                            "reason": "FieldValueRequired",
+                            "message": "Required value: name or generateName is required",
+                            "field": "metadata.name",
+                        }
+                    ],
+                )
+        name = str(meta["name"])
+        for transient in (
+            "resourceVersion",
+            "uid",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ):
+            meta.pop(transient, None)
+        now = self.now()
+        self._prepare_create(resource, new)
+        defaulting.apply_defaults(plural, new, None, now)
+        warnings = self._validate(resource, new, None, None)
+        with self._lock:
+            key = self._key(resource, name, meta.get("namespace"))
+            if resource.namespaced and ("", key[0]) not in self._table("namespaces"):
+                raise namespace_not_found(key[0])
+            if key in self._table(plural):
+                raise already_exists(resource, name)
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = now
+            if plural != "events":
+                meta["generation"] = 1
+            if dry_run:
+                return _reorder(new), warnings
+            entry = self._commit("ADDED", resource, key, new, None)
+        return json.loads(entry.raw), warnings
+
+    def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
+        plural = resource.plural
+        if plural in _STATUS_CLEARED_ON_CREATE:
+            obj.pop("status", None)
+        elif plural == "pods":
+            obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+        elif plural == "namespaces":
+            name = obj["metadata"]["name"]
+            labels = obj["metadata"].setdefault("labels", {})
+            labels["kubernetes.io/metadata.name"] = name
+            obj["spec"] = {"finalizers": ["kubernetes"]}
+            obj["status"] = {"phase": "Active"}
+
+    # ------------------------------------------------------------------ update
+
+    def update(
+        self, plural: str, obj: dict[str, Any], *, subresource: str | None = None, dry_run: bool = False
+    ) -> dict[str, Any]:
+        return self.update_with_warnings(plural, obj, subresource=subresource, dry_run=dry_run)[0]
+
+    def update_with_warnings(
+        self,
+        plural: str,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        namespace: str | None = None,
+    ) -> tuple[Obj, list[str]]:
+        resource = self._resource(plural)
+        if subresource is not None and subresource not in resource.subresources:
+            raise resource_not_found()
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise bad_request("the body of the request was in an unknown format")
+        meta = obj["metadata"]
+        name = str(meta.get("name") or "")
+        if not name:
+            raise bad_request("name is required")
+        ns = namespace or meta.get("namespace") if resource.namespaced else None
+        with self._lock:
+            key = self._key(resource, name, ns)
+            current = self._table(plural).get(key)
+            if current is None:
+                raise not_found(resource, name)
+            return self._update_locked(resource, key, current, obj, subresource=subresource, dry_run=dry_run)
+
+    def _update_locked(
+        self,
+        resource: ResourceDef,
+        key: Key,
+        current: Entry,
+        incoming: Obj,
+        *,
+        subresource: str | None,
+        dry_run: bool,
+    ) -> tuple[Obj, list[str]]:
+        name = key[1]
+        old = current.obj
+        in_meta = incoming.get("metadata") or {}
+        wanted_rv = in_meta.get("resourceVersion")
+        if wanted_rv not in (None, "") and str(wanted_rv) != old["metadata"]["resourceVersion"]:
+            raise conflict(resource, name)
+        wanted_uid = in_meta.get("uid")
+        if wanted_uid and wanted_uid != old["metadata"].get("uid"):
+            raise conflict(
+                resource,
+                name,
+                f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old['metadata'].get('uid')}",
+            )
+        if subresource == "status":
+            new: Obj = copy.deepcopy(old)
+            if "status" in incoming:
+                new["status"] = copy.deepcopy(incoming["status"])
+            else:
+                new.pop("status", None)
+            if "managedFields" in in_meta:
+                new["metadata"]["managedFields"] = copy.deepcopy(in_meta["managedFields"])
+        else:
+            new = copy.deepcopy(incoming)
+            new["apiVersion"] = resource.api_version
+            new["kind"] = resource.kind
+            meta = new["metadata"]
+            for fixed in ("name", "namespace", "uid", "creationTimestamp", "generation", "deletionTimestamp",
+                          "deletionGracePeriodSeconds", "selfLink"):  # fmt: skip
+                if fixed in old["metadata"]:
+                    meta[fixed] = old["metadata"][fixed]
+                else:
+                    meta.pop(fixed, None)
+            if "managedFields" not in meta and "managedFields" in old["metadata"]:
+                meta["managedFields"] = old["metadata"]["managedFields"]
+            if resource.has_status:
+                if "status" in old:
+                    new["status"] = copy.deepcopy(old["status"])
+                else:
+                    new.pop("status", None)
+            if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):
+                raise invalid(
+                    resource,
+                    name,
+                    [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "message": 'Invalid value: "object": field is immutable',
+                            "field": "spec",
+                        }
+                    ],  # fmt: skip
+                )
+            defaulting.apply_defaults(resource.plural, new, old, self.now())
+            if "generation" in meta and _spec_part(new) != _spec_part(old):
+                meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        warnings = self._validate(resource, new, old, subresource)
+        if _reorder(new) == old:
+            return json.loads(current.raw), warnings  # no-op: no new resourceVersion, no event
+        if dry_run:
+            return _reorder(new), warnings
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            entry = self._commit("DELETED", resource, key, new, current)
+        else:
+            entry = self._commit("MODIFIED", resource, key, new, current)
+        return json.loads(entry.raw), warnings
+
+    # ------------------------------------------------------------------ patch
+
+    def patch(
+        self,
+        plural: str,
+        name: str,
+        patch: object,
+        *,
+        content_type: str = "application/merge-patch+json",
+        namespace: str | None = None,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        return self.patch_with_warnings(
+            plural,
+            name,
+            patch,
+            content_type=content_type,
+            namespace=namespace,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )[0]
+
+    def patch_with_warnings(
+        self,
+        plural: str,
+        name: str,
+        patch: object,
+        *,
+        content_type: str = "application/merge-patch+json",
+        namespace: str | None = None,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> tuple[Obj, list[str]]:
+        resource = self._resource(plural)
+        if subresource is not None and subresource not in resource.subresources:
+            raise resource_not_found()
+        body = patch if isinstance(patch, bytes) else dumps(patch)
+        ctype = content_type.split(";")[0].strip().lower()
+        is_apply = ctype == "application/apply-patch+yaml" or ctype == "application/apply-patch+cbor"
+        if is_apply and not field_manager:
+            raise bad_request("PATCH requests with apply content type must specify a fieldManager")
+        with self._lock:
+            key = self._key(resource, name, namespace)
+            current = self._table(plural).get(key)
+            if current is None:
+                if not is_apply or subresource is not None:
+                    raise not_found(resource, name)
+                skeleton: Obj = {
+                    "apiVersion": resource.api_version,
+                    "kind": resource.kind,
+                    "metadata": {"name": name},
+                }
+                if resource.namespaced:
+                    skeleton["metadata"]["namespace"] = key[0]
+                created = _apply(resource, skeleton, body, ctype, field_manager, force, None)
+                created.setdefault("metadata", {})
+                if created["metadata"].get("name", name) != name:
+                    raise bad_request("the name of the object does not match the name on the URL")
+                created["metadata"]["name"] = name
+                return self.create_with_warnings(plural, created, namespace=key[0] or None, dry_run=dry_run)
+            patched = _apply(
+                resource, json.loads(current.raw), body, ctype, field_manager, force, subresource
+            )
+            if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+                raise bad_request("the patch produced an object without metadata")
+            if patched["metadata"].get("name", name) != name:
+                raise bad_request(
+                    f"the name of the object ({patched['metadata'].get('name')}) does not match the name on the URL ({name})"
+                )
+            patched["metadata"]["name"] = name
+            return self._update_locked(
+                resource, key, current, patched, subresource=subresource, dry_run=dry_run
+            )
+
+    # ------------------------------------------------------------------ delete
+
+    def delete(
+        self,
+        plural: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+        grace_period_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        resource = self._resource(plural)
+        with self._lock:
+            key = self._key(resource, name, namespace)
+            current = self._table(plural).get(key)
+            if current is None:
+                raise not_found(resource, name)
+            meta = current.obj["metadata"]
+            if uid and uid != meta.get("uid"):
+                raise conflict(
+                    resource,
+                    name,
+                    f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
+                )
+            if resource_version and resource_version != meta.get("resourceVersion"):
+                raise conflict(
+                    resource,
+                    name,
+                    "Precondition failed: ResourceVersion in precondition: "
+                    f"{resource_version}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
+                )
+            if plural == "namespaces":
+                if name in SYSTEM_NAMESPACES:
+                    raise ApiError(
+                        403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                        {"name": name, "kind": "namespaces"},
+                    )  # fmt: skip
+                if not dry_run:
+                    self._purge_namespace(name)
+            graceful = self._graceful_seconds(resource, current.obj, grace_period_seconds)
+            if meta.get("finalizers") or graceful:
+                if meta.get("deletionTimestamp"):
+                    return json.loads(current.raw)
+                new = copy.deepcopy(current.obj)
+                new["metadata"]["deletionTimestamp"] = format_time(
+                    self._clock() + timedelta(seconds=graceful)
+                )
+                new["metadata"]["deletionGracePeriodSeconds"] = graceful
+                if "generation" in new["metadata"]:
+                    new["metadata"]["generation"] = int(new["metadata"]["generation"]) + 1
+                if dry_run:
+                    return _reorder(new)
+                return json.loads(self._commit("MODIFIED", resource, key, new, current).raw)
+            if dry_run:
+                return json.loads(current.raw)
+            final = copy.deepcopy(current.obj)
+            return json.loads(self._commit("DELETED", resource, key, final, current).raw)
+
+    def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
+        """Seconds of graceful termination a pod gets, or 0 when it is removed at once."""
+        if resource.plural != "pods" or not self.graceful_pod_deletion or requested == 0:
+            return 0
+        if not (obj.get("spec") or {}).get("nodeName"):
+            return 0
+        if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if requested is not None:
+            return max(requested, 1)
+        return int((obj.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 1)
+
+    def _purge_namespace(self, namespace: str) -> None:
+        """Delete everything in a namespace at once (the namespace controller, simplified). Lock held."""
+        for plural, table in self._objects.items():
+            resource = resource_for(plural)
+            if resource is None or not resource.namespaced:
+                continue
+            for key in [k for k in table if k[0] == namespace]:
+                current = table[key]
+                self._commit("DELETED", resource, key, copy.deepcopy(current.obj), current)
+
+    def delete_collection(
+        self,
+        plural: str,
+        *,
+        namespace: str | None = None,
+        match: Callable[[Obj], bool] | None = None,
+        dry_run: bool = False,
+    ) -> list[Obj]:
+        _, entries = self.snapshot(plural, namespace=namespace)
+        deleted: list[Obj] = []
+        for entry in entries:
+            if match is not None and not match(entry.obj):
+                continue
+            meta = entry.obj["metadata"]
+            try:
+                deleted.append(
+                    self.delete(plural, meta["name"], namespace=meta.get("namespace"), dry_run=dry_run)
+                )
+            except ApiError as error:
+                if error.status != 404:
+                    raise
+        return deleted
+
+    # ------------------------------------------------------------------ helpers for the server
+
+    def iter_plurals(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._objects))
+
+
+# ---------------------------------------------------------------------- patching
+
+
+def _apply(
+    resource: ResourceDef,
+    current: Obj,
+    body: bytes,
+    content_type: str,
+    field_manager: str | None,
+    force: bool,
+    subresource: str | None,
+) -> Obj:
+    module = _load_optional("simcluster.patching")
+    if module is None:
+        return _fallback_patch(current, body, content_type)
+    error_type = getattr(module, "PatchError", None)
+    try:
+        result: Obj = module.apply_patch(
+            resource,
+            current,
+            body,
+            content_type,
+            field_manager=field_manager,
+            force=force,
+            subresource=subresource,
+        )
+    except ApiError:
+        raise
+    except Exception as error:
+        if error_type is not None and isinstance(error, error_type):
+            raise ApiError(
+                int(getattr(error, "status", 422)),
+                str(getattr(error, "reason", "")),
+                str(getattr(error, "message", str(error))),
+                getattr(error, "details", None),
+            ) from error
+        raise
+    return result
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def _fallback_patch(current: Obj, body: bytes, content_type: str) -> Obj:
+    """Until simcluster.patching exists: merge semantics for every patch type but JSON patch."""
+    try:
+        if content_type == "application/apply-patch+yaml":
+            import yaml
+
+            parsed = yaml.safe_load(body)
+        else:
+            parsed = json.loads(body)
+    except Exception as error:
+        raise bad_request(f"error decoding patch: {error}") from error
+    if content_type == "application/json-patch+json":
+        return _json_patch(current, parsed)
+    result: Obj = merge_patch(current, parsed)
+    return result
+
+
+def _json_patch(current: Obj, operations: Any) -> Obj:
+    doc: Any = copy.deepcopy(current)
+    if not isinstance(operations, list):
+        raise bad_request("json patch must be a list of operations")
+
+    def walk(path: str) -> tuple[Any, str]:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+        node = doc
+        for part in parts[:-1]:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        return node, parts[-1]
+
+    for op in operations:
+        try:
+            parent, last = walk(op["path"])
+            kind = op["op"]
+            if kind in ("add", "replace"):
+                if isinstance(parent, list):
+                    index = len(parent) if last == "-" else int(last)
+                    if kind == "add":
+                        parent.insert(index, op["value"])
+                    else:
+                        parent[index] = op["value"]
+                else:
+                    if kind == "replace" and last not in parent:
+                        raise KeyError(last)
+                    parent[last] = op["value"]
+            elif kind == "remove":
+                if isinstance(parent, list):
+                    parent.pop(int(last))
+                else:
+                    del parent[last]
+            elif kind == "test":
+                value = parent[int(last)] if isinstance(parent, list) else parent.get(last)
+                if value != op.get("value"):
+                    raise ApiError(
+                        422,
+                        "Invalid",
+                        f"the server rejected our request due to an error in our request: testing value {op['path']} failed",
+                    )
+            else:
+                raise bad_request(f"unexpected patch operation {kind!r}")
+        except (KeyError, IndexError, ValueError, TypeError) as error:
+            raise ApiError(
+                422, "Invalid", f"the server rejected our request due to an error in our request: {error}"
+            ) from error
+    result: Obj = doc
+    return result
