@@ -1,1 +1,7 @@
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from maintenance.consumers import MaintenanceProgressConsumer
+
+websocket_urlpatterns = [
+    path("ws/maintenance/<str:maintenance_id>/", MaintenanceProgressConsumer.as_asgi()),
+]

@@ -1,3 +1,17 @@
-from django.urls import path  # noqa: F401
+from django.urls import include, path
 
-urlpatterns: list = []
+from maintenance import views
+
+app_name = "maintenance"
+
+urlpatterns = [
+    path("maintenance/", views.index, name="index"),
+    path("maintenance/new/", views.new, name="new"),
+    path("maintenance/audit/", views.audit, name="audit"),
+    path("maintenance/<str:maintenance_id>/", views.detail, name="detail"),
+    path("maintenance/<str:maintenance_id>/preview/", views.preview, name="preview"),
+    path("maintenance/<str:maintenance_id>/apply/", views.apply, name="apply"),
+    path("maintenance/<str:maintenance_id>/undo/", views.undo, name="undo"),
+    path("maintenance/<str:maintenance_id>/progress.json", views.progress_json, name="progress-json"),
+    path("api/maintenance/", include("maintenance.api")),
+]
