@@ -1,0 +1,21 @@
+"""Celery tasks: thin, they take a run id and call a service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.signals import worker_ready
+
+from allocation.services import whatif_reap_stale, whatif_run_execute
+from dradash.celery import app
+
+
+@app.task(name="allocation.run_whatif", acks_late=True, ignore_result=True)
+def run_whatif(run_id: str) -> None:
+    whatif_run_execute(run_id=run_id)
+
+
+@worker_ready.connect
+def _reap_on_worker_start(**kwargs: Any) -> None:
+    # A worker that starts may be the replacement of one that died mid-run.
+    whatif_reap_stale()

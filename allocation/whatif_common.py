@@ -1,0 +1,245 @@
+"""Helpers shared by the three what-if services: a per-node view of the snapshot for fast allocator
+calls, taint and toleration matching, and the progress/cancellation protocol."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from allocation.snapshot import Obj, Snapshot
+
+PoolKey = tuple[str, str]  # (driver, pool name)
+
+# A claim asking for more devices than this per node is reported as "capped", not counted forever
+# (admin-access or shared-capacity requests can fit without using anything up).
+
+
+class Progress(Protocol):
+    """Called between steps; raises to stop the run (cancelled or out of time)."""
+
+    def __call__(self, phase: str, done: int, total: int) -> None: ...
+
+
+def no_progress(phase: str, done: int, total: int) -> None:
+    """A Progress for direct calls (maintenance preview, tests)."""
+
+
+class WhatIfInputError(ValueError):
+    """Bad what-if input; names the field and the rule it broke."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def obj_ref(obj: Obj) -> str:
+    m = meta(obj)
+    return f"{m['namespace']}/{m.get('name', '')}" if m.get("namespace") else str(m.get("name", ""))
+
+
+def pool_key_of_slice(slice_: Obj) -> PoolKey:
+    spec = slice_.get("spec") or {}
+    return (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
+
+
+def allocation_results(claim: Obj) -> list[dict[str, Any]]:
+    allocation = (claim.get("status") or {}).get("allocation") or {}
+    return list((allocation.get("devices") or {}).get("results") or [])
+
+
+def node_names(snapshot: Snapshot) -> list[str]:
+    """Nodes to consider: the Node objects; without any, the nodes that slices name."""
+    names = {str(meta(n).get("name")) for n in snapshot.nodes if meta(n).get("name")}
+    if not names:
+        names = {str(s["spec"]["nodeName"]) for s in snapshot.slices if (s.get("spec") or {}).get("nodeName")}
+    return sorted(names)
+
+
+@dataclass
+class AllocatorView:
+    """The snapshot indexed so that one allocator call per node only sees what that node can use.
+
+    A node sees the pools that have a slice with its nodeName, plus every pool with a slice that is not
+    bound to one node by name (allNodes, nodeSelector, per-device selection) — the allocator decides
+    relevance of those itself. All slices of a seen pool are passed, because completeness and shared
+    counters are pool-wide. Allocated claims are passed when they hold a device of a seen pool.
+    """
+
+    snapshot: Snapshot
+    slices_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
+    local_pools: dict[str, list[PoolKey]] = field(default_factory=dict)
+    shared_pools: list[PoolKey] = field(default_factory=list)
+    claims_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
+    nodes: dict[str, Obj] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, snapshot: Snapshot, *, exclude_claim_uids: Iterable[str] = ()) -> AllocatorView:
+        excluded = set(exclude_claim_uids)
+        by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
+        for s in snapshot.slices:
+            by_pool[pool_key_of_slice(s)].append(s)
+        local: dict[str, list[PoolKey]] = defaultdict(list)
+        shared: list[PoolKey] = []
+        for key, slices in sorted(by_pool.items()):
+            node_of = {(s.get("spec") or {}).get("nodeName") or None for s in slices}
+            if None in node_of:
+                shared.append(key)
+            for n in sorted(x for x in node_of if x):
+                local[n].append(key)
+        view = cls(
+            snapshot=snapshot,
+            slices_by_pool=dict(by_pool),
+            local_pools=dict(local),
+            shared_pools=shared,
+            nodes={str(meta(n).get("name")): n for n in snapshot.nodes},
+        )
+        for claim in snapshot.allocated_claims:
+            if meta(claim).get("uid") in excluded:
+                continue
+            view.add_allocated(claim)
+        return view
+
+    def add_allocated(self, claim: Obj) -> set[PoolKey]:
+        """Count `claim`'s devices as in use from now on; returns the pools it touched."""
+        keys = {(str(r.get("driver", "")), str(r.get("pool", ""))) for r in allocation_results(claim)}
+        for key in keys:
+            self.claims_by_pool.setdefault(key, []).append(claim)
+        return keys
+
+    def remove_allocated(self, uids: set[str]) -> None:
+        for key, claims in self.claims_by_pool.items():
+            self.claims_by_pool[key] = [c for c in claims if meta(c).get("uid") not in uids]
+
+    def pools_for(self, node: str) -> list[PoolKey]:
+        return sorted({*self.local_pools.get(node, ()), *self.shared_pools})
+
+    def node_obj(self, node: str) -> Obj:
+        return self.nodes.get(node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+
+    def inputs_for(self, node: str) -> tuple[list[Obj], list[Obj]]:
+        """(slices, allocated claims) that matter on `node`."""
+        pools = self.pools_for(node)
+        slices = [s for key in pools for s in self.slices_by_pool.get(key, ())]
+        seen: set[int] = set()
+        claims: list[Obj] = []
+        for key in pools:
+            for c in self.claims_by_pool.get(key, ()):
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    claims.append(c)
+        return slices, claims
+
+
+def allocate_on(
+    view: AllocatorView,
+    *,
+    node: str,
+    claims: Sequence[Obj],
+    taint_rules: Sequence[Obj] | None = None,
+) -> list[dict[str, Any]] | None:
+    from allocation.allocator import allocate
+
+    slices, allocated = view.inputs_for(node)
+    result: list[dict[str, Any]] | None = allocate(
+        classes=view.snapshot.classes,
+        slices=slices,
+        allocated_claims=allocated,
+        claims=list(claims),
+        node=view.node_obj(node),
+        taint_rules=tuple(view.snapshot.taint_rules if taint_rules is None else taint_rules),
+        features=view.snapshot.features,
+    )
+    return result
+
+
+def with_allocation(claim: Obj, allocation: dict[str, Any], *, uid: str) -> Obj:
+    """A copy of `claim` that holds `allocation` (to count its devices as in use)."""
+    m = dict(meta(claim))
+    m["uid"] = uid
+    return {**claim, "metadata": m, "status": {"allocation": allocation}}
+
+
+def result_devices(allocation: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for r in (allocation.get("devices") or {}).get("results") or []:
+        item = {k: r.get(k) for k in ("request", "driver", "pool", "device")}
+        if r.get("adminAccess"):
+            item["adminAccess"] = True
+        if r.get("shareID"):
+            item["shareID"] = r["shareID"]
+        if r.get("consumedCapacity"):
+            item["consumedCapacity"] = r["consumedCapacity"]
+        out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------- taints
+
+
+def rule_selects(selector: dict[str, Any] | None, driver: str, pool: str, device: str) -> bool:
+    """DeviceTaintRule selector semantics: every field given must equal; no selector matches nothing."""
+    if selector is None:
+        return False
+    return all(
+        not selector.get(name) or selector.get(name) == value
+        for name, value in (("driver", driver), ("pool", pool), ("device", device))
+    )
+
+
+def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def no_execute_delay(tolerations: Iterable[dict[str, Any]], taint: dict[str, Any]) -> float | None:
+    """Seconds until a NoExecute `taint` evicts a user with `tolerations`; None = never (tolerated).
+
+    As the eviction controller does: only tolerations with effect NoExecute count (an empty effect
+    lets the scheduler allocate, but is not counted here — dra-api.md §8.2); one without
+    tolerationSeconds tolerates forever; else the smallest tolerationSeconds, negative as 0.
+    """
+    seconds: list[float] = []
+    for t in tolerations:
+        if t.get("effect") != "NoExecute" or not tolerates(t, taint):
+            continue
+        if t.get("tolerationSeconds") is None:
+            return None
+        seconds.append(max(0.0, float(t["tolerationSeconds"])))
+    return min(seconds) if seconds else 0.0
+
+
+def label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector semantics; a missing selector matches nothing, an empty one everything."""
+    if selector is None:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

@@ -1,0 +1,169 @@
+"""Feasibility: can this claim, template or pod be allocated now, on which nodes, with which devices,
+and where it cannot, why — per device, from the allocator's own `explain`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+from allocation.snapshot import Obj, Snapshot
+from allocation.whatif_common import (
+    AllocatorView,
+    Progress,
+    allocate_on,
+    meta,
+    no_progress,
+    node_names,
+    result_devices,
+)
+from allocation.whatif_inputs import Subject
+
+# Per infeasible node and claim, at most this many device verdicts are listed (the counts cover all).
+MAX_VERDICTS = 64
+
+
+def verdict_json(verdict: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(verdict) if dataclasses.is_dataclass(verdict) else dict(vars(verdict))
+    return {
+        k: (v if isinstance(v, str | int | float | bool | type(None) | list | dict) else str(v))
+        for k, v in data.items()
+    }
+
+
+def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[str, Any]]:
+    from allocation.allocator import explain
+
+    slices, allocated = view.inputs_for(node)
+    verdicts = explain(
+        classes=view.snapshot.classes,
+        slices=slices,
+        allocated_claims=allocated,
+        claim=claim,
+        node=view.node_obj(node),
+        taint_rules=tuple(view.snapshot.taint_rules),
+        features=view.snapshot.features,
+    )
+    return [verdict_json(v) for v in verdicts]
+
+
+def subject_summary(subject: Subject) -> dict[str, Any]:
+    return {
+        "kind": subject.kind,
+        "namespace": subject.namespace,
+        "name": subject.name,
+        "label": subject.label,
+        "claims": [
+            {
+                "name": meta(c).get("name"),
+                "source": subject.claim_sources.get(str(meta(c).get("name")), ""),
+                "requests": [
+                    r.get("name") for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
+                ],
+            }
+            for c in subject.claims
+        ],
+        "extended": [dataclasses.asdict(r) for r in subject.extended],
+        "fixed_claims": [f"{meta(c).get('namespace')}/{meta(c).get('name')}" for c in subject.fixed],
+        "blockers": subject.blockers,
+        "notes": subject.notes,
+    }
+
+
+def feasibility(
+    *, snapshot: Snapshot, subject: Subject, only_node: str = "", progress: Progress = no_progress
+) -> dict[str, Any]:
+    """Try the subject on every node (first-fit, as the scheduler's Filter does per node)."""
+    from allocation.allocator import AllocationError
+
+    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
+    nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
+    feasible: list[dict[str, Any]] = []
+    infeasible: list[dict[str, Any]] = []
+    for done, node in enumerate(nodes):
+        progress("trying each node", done, len(nodes))
+        node_obj = view.node_obj(node)
+        if subject.blockers:
+            infeasible.append({"node": node, "reason": "; ".join(subject.blockers), "claims": []})
+            continue
+        why_not = subject.node_allows(node_obj)
+        if why_not:
+            infeasible.append({"node": node, "reason": why_not, "claims": []})
+            continue
+        claims, notes = subject.claims_for(node_obj)
+        if not claims:
+            feasible.append({"node": node, "claims": [], "notes": [*notes, "nothing left to allocate"]})
+            continue
+        try:
+            results = allocate_on(view, node=node, claims=claims)
+        except AllocationError as exc:
+            infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
+            continue
+        if results is not None:
+            feasible.append(
+                {
+                    "node": node,
+                    "notes": notes,
+                    "claims": [
+                        {
+                            "claim": meta(c).get("name"),
+                            "devices": result_devices(r),
+                            "nodeSelector": r.get("nodeSelector"),
+                        }
+                        for c, r in zip(claims, results, strict=True)
+                    ],
+                }
+            )
+            continue
+        infeasible.append(_explain_node(view, node=node, claims=claims, notes=notes))
+    progress("done", len(nodes), len(nodes))
+    reasons: Counter[str] = Counter()
+    for entry in infeasible:
+        reasons[entry["reason"]] += 1
+    return {
+        "subject": subject_summary(subject),
+        "feasible": bool(feasible),
+        "nodes_total": len(nodes),
+        "nodes_feasible": len(feasible),
+        "feasible_nodes": feasible,
+        "infeasible_nodes": infeasible,
+        "reasons": dict(reasons.most_common()),
+    }
+
+
+def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: list[str]) -> dict[str, Any]:
+    from allocation.allocator import AllocationError
+
+    per_claim = []
+    all_alone_ok = True
+    for claim in claims:
+        try:
+            verdicts = explain_claim(view, node=node, claim=claim)
+        except AllocationError as exc:
+            per_claim.append(
+                {"claim": meta(claim).get("name"), "error": str(exc), "counts": {}, "verdicts": []}
+            )
+            all_alone_ok = False
+            continue
+        counts = Counter(str(v.get("reason", "")) for v in verdicts)
+        per_claim.append(
+            {
+                "claim": meta(claim).get("name"),
+                "counts": dict(counts.most_common()),
+                "verdicts": verdicts[:MAX_VERDICTS],
+                "truncated": max(0, len(verdicts) - MAX_VERDICTS),
+            }
+        )
+        try:
+            alone = allocate_on(view, node=node, claims=[claim])
+        except AllocationError:
+            alone = None
+        all_alone_ok = all_alone_ok and alone is not None
+    if len(claims) > 1 and all_alone_ok:
+        reason = "each claim fits alone, but not all together"
+    else:
+        top = Counter[str]()
+        for c in per_claim:
+            top.update({k: v for k, v in c["counts"].items() if k != "usable"})
+        reason = ", ".join(f"{k} ({v})" for k, v in top.most_common(3)) or "no device fits"
+    return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}

@@ -1,0 +1,171 @@
+"""Headroom: how many more copies of a claim (or template, or N devices of a class) fit, per node,
+cluster-wide and per DeviceClass.
+
+Copies are placed greedily, one at a time until the allocator says no, node after node in name order;
+each copy's devices count as in use for every later copy, so devices shared between nodes (network
+attached pools) are never counted twice. Nodes that look the same to the allocator — same devices,
+same allocations and taints on them, no change to shared pools since — get the answer computed for
+the first of them: the allocator never sees node or pool names except to order pools, and the
+fingerprint keeps that order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import Any
+
+from allocation.snapshot import Obj, Snapshot
+from allocation.whatif_common import (
+    AllocatorView,
+    PoolKey,
+    Progress,
+    allocate_on,
+    allocation_results,
+    meta,
+    no_progress,
+    node_names,
+    rule_selects,
+    with_allocation,
+)
+from allocation.whatif_feasibility import subject_summary
+from allocation.whatif_inputs import Subject
+
+
+def _request_classes(claim: Obj) -> dict[str, str]:
+    """Result request name ("req" or "req/sub") → DeviceClass name."""
+    out: dict[str, str] = {}
+    for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        name = str(r.get("name", ""))
+        if r.get("exactly"):
+            out[name] = str(r["exactly"].get("deviceClassName", ""))
+        for sub in r.get("firstAvailable") or []:
+            out[f"{name}/{sub.get('name')}"] = str(sub.get("deviceClassName", ""))
+    return out
+
+
+def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool) -> str:
+    """What the allocator can see of `node`'s own pools, with their names replaced by their rank."""
+    pools = view.local_pools.get(node, [])
+    rank = {key: i for i, key in enumerate(sorted(pools))}
+    parts: list[Any] = []
+    for key in sorted(pools):
+        slices = sorted(view.slices_by_pool.get(key, ()), key=lambda s: str(meta(s).get("name", "")))
+        for order, s in enumerate(slices):
+            spec = dict(s.get("spec") or {})
+            spec.pop("nodeName", None)
+            pool = dict(spec.pop("pool", None) or {})
+            pool.pop("name", None)
+            parts.append(["slice", rank[key], order, pool, spec])
+            for device in spec.get("devices") or []:
+                rules = [
+                    [meta(r).get("name"), (r.get("spec") or {}).get("taint")]
+                    for r in view.snapshot.taint_rules
+                    if rule_selects(
+                        (r.get("spec") or {}).get("deviceSelector"), key[0], key[1], str(device.get("name"))
+                    )
+                ]
+                if rules:
+                    parts.append(["rules", rank[key], device.get("name"), rules])
+        for claim in view.claims_by_pool.get(key, ()):
+            for r in allocation_results(claim):
+                if (r.get("driver"), r.get("pool")) == key:
+                    parts.append(
+                        [
+                            "used",
+                            rank[key],
+                            r.get("device"),
+                            bool(r.get("shareID")),
+                            r.get("adminAccess"),
+                            r.get("consumedCapacity"),
+                        ]
+                    )
+    if with_labels:
+        parts.append(["labels", meta(view.node_obj(node)).get("labels") or {}])
+    parts.sort(key=lambda p: json.dumps(p, sort_keys=True, default=str))
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def headroom(
+    *, snapshot: Snapshot, subject: Subject, max_per_node: int, progress: Progress = no_progress
+) -> dict[str, Any]:
+    from allocation.allocator import AllocationError
+
+    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
+    nodes = node_names(snapshot)
+    shared = set(view.shared_pools)
+    request_classes = [_request_classes(c) for c in subject.claims]
+    memo: dict[tuple[str, int], tuple[int, dict[str, int], bool]] = {}
+    shared_version = 0
+    per_node: list[dict[str, Any]] = []
+    per_class: Counter[str] = Counter()
+    copy_no = 0
+    errors: list[str] = []
+    for done, node in enumerate(nodes):
+        progress("placing copies node by node", done, len(nodes))
+        key = (_fingerprint(view, node, with_labels=bool(shared)), shared_version)
+        if key in memo:
+            count, classes, capped = memo[key]
+            per_node.append(
+                {
+                    "node": node,
+                    "copies": count,
+                    "devices_per_class": classes,
+                    "capped": capped,
+                    "same_as": True,
+                }
+            )
+            per_class.update(classes)
+            continue
+        count, classes_used = 0, Counter[str]()
+        capped = False
+        touched_shared = False
+        while True:
+            if count >= max_per_node:
+                capped = True
+                break
+            try:
+                results = allocate_on(view, node=node, claims=subject.claims)
+            except AllocationError as exc:
+                errors.append(f"{node}: {exc}")
+                break
+            if results is None:
+                break
+            count += 1
+            for claim, allocation, req_classes in zip(subject.claims, results, request_classes, strict=True):
+                copy_no += 1
+                placed = with_allocation(claim, allocation, uid=f"whatif-headroom-{copy_no}")
+                touched: set[PoolKey] = view.add_allocated(placed)
+                touched_shared = touched_shared or bool(touched & shared)
+                for r in allocation_results(placed):
+                    classes_used[req_classes.get(str(r.get("request")), "?")] += 1
+            if count % 16 == 0:
+                progress("placing copies node by node", done, len(nodes))
+        if touched_shared:
+            shared_version += 1
+        else:
+            memo[key] = (count, dict(classes_used), capped)
+        per_node.append(
+            {
+                "node": node,
+                "copies": count,
+                "devices_per_class": dict(classes_used),
+                "capped": capped,
+                "same_as": False,
+            }
+        )
+        per_class.update(classes_used)
+    progress("done", len(nodes), len(nodes))
+    return {
+        "subject": subject_summary(subject),
+        "total": sum(n["copies"] for n in per_node),
+        "capped": any(n["capped"] for n in per_node),
+        "max_per_node": max_per_node,
+        "nodes_total": len(nodes),
+        "nodes_with_room": sum(1 for n in per_node if n["copies"]),
+        "per_node": per_node,
+        "per_class": [{"class": c, "devices": n} for c, n in sorted(per_class.items())],
+        "computed_nodes": sum(1 for n in per_node if not n["same_as"]),
+        "errors": errors[:20],
+    }

@@ -1,0 +1,335 @@
+"""Taint impact: what a proposed device taint would do, before anyone applies it.
+
+Devices it selects, the allocated claims and pods on them, when each pod would be evicted (the taint
+time plus the smallest matching NoExecute tolerationSeconds, as the eviction controller computes it),
+the PodDisruptionBudgets that would be broken (device-taint eviction ignores them), whether each
+evicted pod's claims could be allocated again on what remains, and which pending pods it would make
+unschedulable. Maintenance shows this as its preview.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from allocation.snapshot import Obj, Snapshot
+from allocation.whatif_common import (
+    AllocatorView,
+    Progress,
+    allocate_on,
+    allocation_results,
+    label_selector_matches,
+    meta,
+    no_execute_delay,
+    no_progress,
+    node_names,
+    rule_selects,
+    with_allocation,
+)
+from allocation.whatif_inputs import Subject, resolve_pod_subject
+
+PROPOSED_RULE_NAME = "whatif-proposed-taint"
+
+
+@dataclass
+class AffectedPod:
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    claims: list[str]
+    evicted: bool
+    evict_at: str | None  # RFC 3339, None = never
+    delay_seconds: float | None
+    why: str
+    reallocatable: bool | None = None  # None: not evicted, nothing to re-allocate
+    reallocation: str = ""
+
+
+@dataclass
+class AffectedClaim:
+    namespace: str
+    name: str
+    uid: str
+    devices: list[str]
+    reserved_for: list[str]
+
+
+@dataclass
+class BrokenBudget:
+    namespace: str
+    name: str
+    current_healthy: int
+    desired_healthy: int
+    evicted: int
+    pods: list[str]
+
+
+@dataclass
+class TaintImpact:
+    selector: dict[str, str]
+    taint: dict[str, Any]
+    devices: list[str] = field(default_factory=list)
+    claims: list[AffectedClaim] = field(default_factory=list)
+    pods: list[AffectedPod] = field(default_factory=list)
+    budgets: list[BrokenBudget] = field(default_factory=list)
+    pending_unschedulable: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def evicted_pods(self) -> list[AffectedPod]:
+        return [p for p in self.pods if p.evicted]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["summary"] = {
+            "devices": len(self.devices),
+            "claims": len(self.claims),
+            "pods": len(self.pods),
+            "evicted": len(self.evicted_pods),
+            "budgets_broken": len(self.budgets),
+            "pending_unschedulable": len(self.pending_unschedulable),
+            "not_reallocatable": sum(1 for p in self.pods if p.reallocatable is False),
+        }
+        return data
+
+
+def proposed_rule(*, selector: dict[str, str], taint: dict[str, Any], now: datetime) -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": PROPOSED_RULE_NAME, "uid": "whatif-proposed"},
+        "spec": {
+            "deviceSelector": dict(selector),
+            "taint": {**taint, "timeAdded": now.isoformat().replace("+00:00", "Z")},
+        },
+    }
+
+
+def _current_devices(snapshot: Snapshot) -> list[tuple[str, str, str]]:
+    """(driver, pool, device) of every device in its pool's highest generation."""
+    top: dict[tuple[str, str], int] = {}
+    for s in snapshot.slices:
+        spec = s.get("spec") or {}
+        key = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+        top[key] = max(top.get(key, 0), int((spec.get("pool") or {}).get("generation") or 0))
+    out = []
+    for s in snapshot.slices:
+        spec = s.get("spec") or {}
+        key = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+        if int((spec.get("pool") or {}).get("generation") or 0) != top[key]:
+            continue
+        out.extend((key[0], key[1], str(d.get("name"))) for d in spec.get("devices") or [])
+    return sorted(set(out))
+
+
+def _pods_by_uid(snapshot: Snapshot) -> dict[str, Obj]:
+    return {str(meta(p).get("uid")): p for p in snapshot.pods}
+
+
+def _is_pending(pod: Obj) -> bool:
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    return (
+        not spec.get("nodeName")
+        and not meta(pod).get("deletionTimestamp")
+        and status.get("phase") in (None, "", "Pending")
+    )
+
+
+def taint_impact_compute(
+    *,
+    snapshot: Snapshot,
+    selector: dict[str, str],
+    taint: dict[str, Any],
+    now: datetime,
+    progress: Progress = no_progress,
+) -> TaintImpact:
+    from allocation.allocator import AllocationError
+
+    effect = taint.get("effect")
+    rule = proposed_rule(selector=selector, taint=taint, now=now)
+    impact = TaintImpact(selector=dict(selector), taint=dict(rule["spec"]["taint"]))
+    if not selector:
+        impact.notes.append("an empty selector selects every device")
+    progress("selecting devices", 0, 4)
+    tainted = {d for d in _current_devices(snapshot) if rule_selects(selector, *d)}
+    impact.devices = ["/".join(d) for d in sorted(tainted)]
+
+    pods = _pods_by_uid(snapshot)
+    evict_at_by_pod: dict[str, tuple[float | None, list[str], list[str]]] = {}
+    for claim in snapshot.allocated_claims:
+        hits = [
+            r
+            for r in allocation_results(claim)
+            if (r.get("driver"), r.get("pool"), r.get("device")) in tainted
+        ]
+        if not hits:
+            continue
+        reserved = [
+            r
+            for r in (claim.get("status") or {}).get("reservedFor") or []
+            if r.get("resource", "pods") == "pods"
+        ]
+        m = meta(claim)
+        impact.claims.append(
+            AffectedClaim(
+                namespace=str(m.get("namespace", "")),
+                name=str(m.get("name", "")),
+                uid=str(m.get("uid", "")),
+                devices=[f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in hits],
+                reserved_for=[str(r.get("name")) for r in reserved],
+            )
+        )
+        # Claim eviction delay: earliest over its tainted results (None = tolerated forever).
+        delays = [no_execute_delay(r.get("tolerations") or [], impact.taint) for r in hits]
+        finite = [d for d in delays if d is not None]
+        claim_delay = min(finite) if finite else None
+        for ref in reserved:
+            uid = str(ref.get("uid"))
+            previous = evict_at_by_pod.get(uid)
+            names = [*(previous[1] if previous else []), str(m.get("name"))]
+            claim_uids = [*(previous[2] if previous else []), str(m.get("uid"))]
+            if previous is None or previous[0] is None:
+                best = claim_delay
+            elif claim_delay is None:
+                best = previous[0]
+            else:
+                best = min(previous[0], claim_delay)
+            evict_at_by_pod[uid] = (best, names, claim_uids)
+
+    progress("computing evictions", 1, 4)
+    for uid, (delay, claim_names, _) in sorted(evict_at_by_pod.items()):
+        pod = pods.get(uid)
+        if pod is None:
+            continue  # reserved for a pod the mirror does not have (gone already)
+        m, spec = meta(pod), pod.get("spec") or {}
+        scheduled = bool(spec.get("nodeName")) and not m.get("deletionTimestamp")
+        if effect != "NoExecute":
+            evicted, why = (
+                False,
+                f"effect {effect} does not evict"
+                + (
+                    " (with NoExecute it would be evicted)"
+                    if effect == "None" and delay is not None and scheduled
+                    else ""
+                ),
+            )
+        elif not scheduled:
+            evicted, why = False, "pod is not running on a node (not scheduled or already being deleted)"
+        elif delay is None:
+            evicted, why = False, "a NoExecute toleration without tolerationSeconds tolerates the taint"
+        else:
+            evicted = True
+            why = "no NoExecute toleration: evicted at once" if delay == 0 else f"tolerated for {delay:g} s"
+        impact.pods.append(
+            AffectedPod(
+                namespace=str(m.get("namespace", "")),
+                name=str(m.get("name", "")),
+                uid=uid,
+                node=str(spec.get("nodeName", "")),
+                claims=claim_names,
+                evicted=evicted,
+                evict_at=(now + timedelta(seconds=delay)).isoformat()
+                if evicted and delay is not None
+                else None,
+                delay_seconds=delay if evicted else None,
+                why=why,
+            )
+        )
+    impact.pods.sort(key=lambda p: (p.evict_at or "~", p.namespace, p.name))
+
+    progress("checking disruption budgets", 2, 4)
+    for pdb in snapshot.pdbs:
+        m, status = meta(pdb), pdb.get("status") or {}
+        ns = m.get("namespace", "")
+        selector_ = (pdb.get("spec") or {}).get("selector")
+        hit = [
+            p
+            for p in impact.evicted_pods
+            if p.namespace == ns and label_selector_matches(selector_, meta(pods[p.uid]).get("labels") or {})
+        ]
+        if not hit:
+            continue
+        current, desired = int(status.get("currentHealthy") or 0), int(status.get("desiredHealthy") or 0)
+        if current - len(hit) < desired:
+            impact.budgets.append(
+                BrokenBudget(
+                    namespace=str(ns),
+                    name=str(m.get("name", "")),
+                    current_healthy=current,
+                    desired_healthy=desired,
+                    evicted=len(hit),
+                    pods=[p.name for p in hit],
+                )
+            )
+
+    progress("re-allocating evicted pods' claims", 3, 4)
+    rules_after = [*snapshot.taint_rules, rule]
+    evicted_claim_uids = {u for p in impact.evicted_pods for u in evict_at_by_pod[p.uid][2]}
+    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids)
+    nodes = node_names(snapshot)
+    for i, pod_entry in enumerate(impact.evicted_pods):
+        progress("re-allocating evicted pods' claims", 3, 4)
+        subject = resolve_pod_subject(pods[pod_entry.uid], snapshot, release_uids=evicted_claim_uids)
+        placed = _place_anywhere(
+            view, subject, nodes=nodes, rules=rules_after, uid_prefix=f"whatif-realloc-{i}"
+        )
+        pod_entry.reallocatable = placed is not None
+        pod_entry.reallocation = (
+            f"fits on node {placed}"
+            if placed
+            else "no node has room for its claims once the taint is applied"
+        )
+
+    progress("checking pending pods", 3, 4)
+    view_now = AllocatorView.build(snapshot)
+    for pod in snapshot.pods:
+        if not _is_pending(pod):
+            continue
+        subject = resolve_pod_subject(pod, snapshot)
+        if subject.blockers or not (subject.claims or subject.extended):
+            continue
+        try:
+            if _place_anywhere(view_now, subject, nodes=nodes, rules=rules_after, record=False) is not None:
+                continue
+            before = _place_anywhere(view_now, subject, nodes=nodes, rules=snapshot.taint_rules, record=False)
+        except AllocationError:
+            continue
+        if before is not None:
+            impact.pending_unschedulable.append(
+                {"namespace": subject.namespace, "name": subject.name, "fits_now_on": before}
+            )
+    progress("done", 4, 4)
+    return impact
+
+
+def _place_anywhere(
+    view: AllocatorView,
+    subject: Subject,
+    *,
+    nodes: list[str],
+    rules: list[Obj],
+    uid_prefix: str = "whatif",
+    record: bool = True,
+) -> str | None:
+    """The first node where the subject's claims fit; with `record`, their devices become in use."""
+    from allocation.allocator import AllocationError
+
+    for node in nodes:
+        node_obj = view.node_obj(node)
+        if subject.node_allows(node_obj, ignore_bound_node=True):
+            continue
+        claims, _ = subject.claims_for(node_obj)
+        if not claims:
+            return node
+        try:
+            results = allocate_on(view, node=node, claims=claims, taint_rules=rules)
+        except AllocationError:
+            return None
+        if results is not None:
+            if record:
+                for n, (claim, allocation) in enumerate(zip(claims, results, strict=True)):
+                    view.add_allocated(with_allocation(claim, allocation, uid=f"{uid_prefix}-{n}"))
+            return node
+    return None
