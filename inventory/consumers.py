@@ -1,0 +1,88 @@
+"""Live updates for the inventory pages: one socket per page, group "inventory", coalesced pushes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+
+from inventory.selectors_pages import live_version
+
+INVENTORY_GROUP = "inventory"
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+
+
+class InventoryConsumer(AsyncJsonWebsocketConsumer):
+    """Tells a page which kinds changed, at most once per DRADASH_LIVE_COALESCE_MS.
+
+    Messages to the browser:
+    - `{"type": "hello", "version": v}` on connect: the page compares `v` with the version it was
+      rendered at and refreshes if they differ (a page that connects late still shows the truth).
+    - `{"type": "changed", "kinds": [...], "rv": "...", "version": v}` after one or more mirror batches.
+    """
+
+    pending_kinds: set[str]
+    pending_all: bool
+    pending_rv: str
+    flush_task: asyncio.Task[None] | None
+    last_push: float
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        await self.accept()
+        if user is None or not user.is_authenticated:
+            # Accept first so the browser sees the code (a refused handshake is just "1006").
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if not user.is_active:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        self.pending_kinds = set()
+        self.pending_all = False
+        self.pending_rv = ""
+        self.flush_task = None
+        self.last_push = 0.0
+        await self.channel_layer.group_add(INVENTORY_GROUP, self.channel_name)
+        self.joined = True
+        await self.send_json({"type": "hello", "version": await database_sync_to_async(live_version)()})
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "joined", False):
+            await self.channel_layer.group_discard(INVENTORY_GROUP, self.channel_name)
+        task = getattr(self, "flush_task", None)
+        if task is not None:
+            task.cancel()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "ping":
+            await self.send_json({"type": "pong"})
+
+    async def inventory_changed(self, event: dict[str, Any]) -> None:
+        kinds = event.get("kinds")
+        if isinstance(kinds, list) and kinds:
+            self.pending_kinds.update(str(k) for k in kinds)
+        else:
+            self.pending_all = True  # a batch that does not say what changed: refresh everything
+        if event.get("rv"):
+            self.pending_rv = str(event["rv"])
+        if self.flush_task is None:
+            window = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
+            wait = max(0.0, self.last_push + window - time.monotonic())
+            self.flush_task = asyncio.ensure_future(self._flush_after(wait))
+
+    async def _flush_after(self, wait: float) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        kinds = None if self.pending_all else sorted(self.pending_kinds)
+        rv = self.pending_rv
+        self.pending_kinds = set()
+        self.pending_all = False
+        self.flush_task = None
+        self.last_push = time.monotonic()
+        version = await database_sync_to_async(live_version)()
+        await self.send_json({"type": "changed", "kinds": kinds, "rv": rv, "version": version})

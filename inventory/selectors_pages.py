@@ -1,0 +1,166 @@
+"""Read queries that only the pages need (the shared ones live in inventory.selectors)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Q
+
+from inventory.models import FREE, Claim, Device, KubeObject, Pool, WatchState
+
+
+def live_version() -> str:
+    """A short token that changes whenever the mirror applies anything (one query over ~10 rows).
+
+    Pages render it; the live socket and the polling fallback compare it to decide whether to refresh.
+    """
+    rows = WatchState.objects.order_by("kind").values_list(
+        "kind", "resource_version", "state", "object_count"
+    )
+    digest = hashlib.sha1(repr(list(rows)).encode(), usedforsecurity=False)
+    return digest.hexdigest()[:16]
+
+
+# ---- kinds as the mirror stores them (KubeObject.kind: the plural resource name) ----
+SLICES = "resourceslices"
+CLASSES = "deviceclasses"
+CLAIMS = "resourceclaims"
+RULES = "devicetaintrules"
+PODS = "pods"
+NODES = "nodes"
+
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def kube_object(*, kind: str, name: str, namespace: str = "") -> KubeObject | None:
+    return KubeObject.objects.filter(kind=kind, namespace=namespace, name=name).first()
+
+
+def kube_object_by_uid(*, kind: str, uid: str) -> KubeObject | None:
+    return KubeObject.objects.filter(kind=kind, uid=uid).first()
+
+
+def overview_totals() -> dict[str, int]:
+    return Device.objects.aggregate(
+        devices=Count("id"),
+        allocated=Count("id", filter=~Q(allocation_state=FREE)),
+        tainted=Count("id", filter=Q(tainted=True)),
+        no_execute=Count("id", filter=Q(taint_no_execute=True)),
+        incomplete=Count("id", filter=Q(pool_complete=False)),
+    ) | {
+        "claims": Claim.objects.count(),
+        "pending_claims": Claim.objects.filter(state="pending").count(),
+        "rules": KubeObject.objects.filter(kind=RULES).count(),
+    }
+
+
+# ---- devices ----
+
+
+def device_row(device: Device) -> dict[str, Any]:
+    """What one row of the Devices table (and its CSV/JSON export) shows."""
+    pods = []
+    for allocation in device.allocations or []:
+        for pod in allocation.get("pods") or []:
+            pods.append(f"{pod.get('namespace', '')}/{pod.get('name', '')}")
+    claims = [
+        f"{a.get('namespace', '')}/{a.get('claim', '')}" for a in device.allocations or [] if a.get("claim")
+    ]
+    return {
+        "id": device.pk,
+        "driver": device.driver,
+        "pool": device.pool,
+        "device": device.name,
+        "node": device.node_name,
+        "numa": device.numa_node,
+        "classes": list(device.classes or []),
+        "taints": [
+            {
+                "key": t.get("key", ""),
+                "value": t.get("value", ""),
+                "effect": t.get("effect", ""),
+                "source": t.get("source", ""),
+                "rule": t.get("rule", ""),
+            }
+            for t in device.taints or []
+        ],
+        "state": device.allocation_state,
+        "adminAccess": device.admin_access,
+        "claims": claims,
+        "pods": pods,
+        "health": device.health,
+        "poolComplete": device.pool_complete,
+    }
+
+
+def device_filter_choices() -> dict[str, list[str]]:
+    """Values for the Devices filter dropdowns (distinct drivers, classes; nodes and pools are free text)."""
+    classes = sorted(KubeObject.objects.filter(kind=CLASSES).values_list("name", flat=True))
+    drivers = sorted(set(Pool.objects.values_list("driver", flat=True)))
+    return {"classes": classes, "drivers": drivers}
+
+
+# ---- nodes ----
+
+
+@dataclass
+class NodeLayout:
+    name: str
+    numa: list[tuple[str, list[Device]]]  # (NUMA label, devices), "no NUMA node" last
+    device_count: int
+    labels: dict[str, str]
+
+
+def node_layouts(*, names: list[str]) -> list[NodeLayout]:
+    """Devices per node grouped by their numaNode attribute: which GPUs and NICs share a NUMA node."""
+    by_node: dict[str, dict[int | None, list[Device]]] = {n: defaultdict(list) for n in names}
+    fields = (
+        "id",
+        "driver",
+        "pool",
+        "name",
+        "node_name",
+        "numa_node",
+        "classes",
+        "allocation_state",
+        "max_taint_effect",
+        "claim_namespace",
+        "claim_name",
+        "attributes_flat",
+    )
+    for device in Device.objects.filter(node_name__in=names).only(*fields).order_by("driver", "name"):
+        by_node[device.node_name][device.numa_node].append(device)
+    labels = {
+        o.name: ((o.raw.get("metadata") or {}).get("labels") or {})
+        for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "raw")
+    }
+    out = []
+    for name in names:
+        groups = by_node[name]
+        numa = [(f"NUMA {k}", groups[k]) for k in sorted(k for k in groups if k is not None)]
+        if None in groups:
+            numa.append(("no NUMA node", groups[None]))
+        out.append(
+            NodeLayout(
+                name=name,
+                numa=numa,
+                device_count=sum(len(v) for v in groups.values()),
+                labels=labels.get(name, {}),
+            )
+        )
+    return out
+
+
+def node_names(*, q: str = "") -> list[str]:
+    """Every node that is a Node object or has devices, sorted."""
+    nodes = set(KubeObject.objects.filter(kind=NODES).values_list("name", flat=True))
+    nodes |= set(Device.objects.exclude(node_name="").values_list("node_name", flat=True).distinct())
+    return sorted(n for n in nodes if q.lower() in n.lower())
+
+
+def claim_state_counts() -> dict[str, int]:
+    counts = dict(Claim.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    return {state: counts.get(state, 0) for state in ("pending", "allocated", "reserved")}

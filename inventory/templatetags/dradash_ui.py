@@ -1,0 +1,64 @@
+"""Small presentation helpers. Everything from the cluster is untrusted: these never mark text safe."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from django import template
+from django.conf import settings
+
+register = template.Library()
+
+KNOWN_EFFECTS = ("None", "NoSchedule", "NoExecute")
+
+
+@register.simple_tag(takes_context=True)
+def nav_active(context: template.Context, prefix: str) -> str:
+    request = context.get("request")
+    match = getattr(request, "resolver_match", None)
+    name = getattr(match, "url_name", "") or ""
+    return "active" if name.startswith(prefix) else ""
+
+
+@register.filter
+def cap(value: Any, limit: int | None = None) -> str:
+    """Cut a string from the cluster to a sane length for display (settings.DRADASH_MAX_STRING)."""
+    text = "" if value is None else str(value)
+    n = int(limit) if limit else settings.DRADASH_MAX_STRING
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@register.filter
+def effect_class(effect: Any) -> str:
+    """CSS class for a taint effect; an unknown effect is shown as itself but styled (and treated) like None."""
+    return str(effect) if effect in KNOWN_EFFECTS else "None"
+
+
+@register.filter
+def to_yaml(obj: Any) -> str:
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
+
+
+@register.filter
+def to_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True)
+
+
+@register.filter
+def attr_value(attribute: Any) -> str:
+    """Render a DeviceAttribute ({"int": 0} / {"string": "h200"} / list forms) as plain text."""
+    if isinstance(attribute, dict) and len(attribute) == 1:
+        (value,) = attribute.values()
+        if isinstance(value, list):
+            return ", ".join(str(v) for v in value)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    return json.dumps(attribute, sort_keys=True)
+
+
+@register.filter
+def get_item(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -1,0 +1,382 @@
+"""Inventory pages. Thin: queries live in inventory.selectors / inventory.selectors_pages.
+
+Every page renders `live_version`; a live region re-fetches itself with `?fragment=<name>` when the
+websocket (or the polling fallback) says one of its kinds changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from inventory import selectors as sel
+from inventory import selectors_pages as sp
+from inventory.filters import ClaimFilterSet, DeviceFilterSet
+from inventory.models import Claim, Device, KubeObject
+
+DEVICE_KINDS = "resourceslices devicetaintrules resourceclaims pods deviceclasses"
+PAGE_SIZE_MAX = 500
+YAML_KINDS = {
+    "resourceslices",
+    "deviceclasses",
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "devicetaintrules",
+    "pods",
+    "nodes",
+    "poddisruptionbudgets",
+    "resourcepoolstatusrequests",
+}
+
+
+def _page(
+    request: HttpRequest, template: str, context: dict[str, Any], fragments: dict[str, str]
+) -> HttpResponse:
+    """Render the page, or only one of its live fragments when asked with ?fragment=<name>."""
+    fragment = request.GET.get("fragment")
+    context.setdefault("live_version", sp.live_version())
+    if fragment:
+        if fragment not in fragments:
+            return HttpResponse(
+                f"unknown fragment {fragment!r}; known: {', '.join(sorted(fragments))}", status=400
+            )
+        return render(request, fragments[fragment], context)
+    return render(request, template, context)
+
+
+def _fragment_url(request: HttpRequest, name: str) -> str:
+    params = request.GET.copy()
+    params["fragment"] = name
+    params.pop("live", None)
+    return f"{request.path}?{params.urlencode()}"
+
+
+@login_required
+def live_state(request: HttpRequest) -> JsonResponse:
+    """What the polling fallback asks every few seconds: has anything changed since the page was drawn?"""
+    return JsonResponse({"version": sp.live_version()})
+
+
+# ---- overview ----
+
+
+@login_required
+def overview(request: HttpRequest) -> HttpResponse:
+    classes = sel.class_overview().classes
+    chart = {
+        "labels": [c.name for c in classes],
+        "allocated": [c.allocated + c.shared for c in classes],
+        "free": [c.free for c in classes],
+        "blocked": [max(0, c.total - c.allocated - c.shared - c.free) for c in classes],
+    }
+    context = {
+        "classes": classes,
+        "totals": sp.overview_totals(),
+        "watches": list(sel.watch_health()),
+        "chart": chart,
+        "summary_url": _fragment_url(request, "summary"),
+    }
+    return _page(
+        request, "inventory/overview.html", context, {"summary": "inventory/partials/overview_summary.html"}
+    )
+
+
+# ---- devices ----
+
+
+def _device_filters(request: HttpRequest) -> DeviceFilterSet:
+    return DeviceFilterSet(request.GET, queryset=Device.objects.all())
+
+
+@login_required
+def devices(request: HttpRequest) -> HttpResponse:
+    filterset = _device_filters(request)
+    query = request.GET.copy()
+    for key in ("page", "size", "fragment", "live"):
+        query.pop(key, None)
+    qs = query.urlencode()
+    context = {
+        "filter": filterset,
+        "errors": filterset.errors if not filterset.is_valid() else {},
+        "choices": sp.device_filter_choices(),
+        "query": qs,
+        "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
+        "csv_url": reverse("inventory:devices-export-csv") + (f"?{qs}" if qs else ""),
+        "json_url": reverse("inventory:devices-export-json") + (f"?{qs}" if qs else ""),
+        "live_kinds": DEVICE_KINDS,
+        "values": {k: request.GET.get(k, "") for k in filterset.filters},
+    }
+    return render(request, "inventory/devices.html", context | {"live_version": sp.live_version()})
+
+
+def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, maximum: int) -> int:
+    raw = request.GET.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw[:40]!r}") from None
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be between {minimum} and {maximum}, got {value}")
+    return value
+
+
+@login_required
+def devices_data(request: HttpRequest) -> JsonResponse:
+    """One page of the Devices table for the Tabulator island (remote pagination: page, size)."""
+    filterset = _device_filters(request)
+    if not filterset.is_valid():
+        return JsonResponse({"errors": filterset.errors.get_json_data()}, status=400)
+    try:
+        page = _int_param(request, "page", 1, minimum=1, maximum=10**6)
+        size = _int_param(request, "size", 100, minimum=1, maximum=PAGE_SIZE_MAX)
+    except ValueError as exc:
+        return JsonResponse({"errors": {"__all__": [{"message": str(exc)}]}}, status=400)
+    qs = filterset.qs.order_by("driver", "pool", "name")
+    total = qs.count()
+    last_page = max(1, -(-total // size))
+    rows = [sp.device_row(d) for d in qs[(page - 1) * size : page * size]]
+    for row in rows:
+        row["url"] = reverse("inventory:device-detail", args=[row["driver"], row["pool"], row["device"]])
+    return JsonResponse(
+        {"last_page": last_page, "last_row": total, "data": rows, "version": sp.live_version()}
+    )
+
+
+EXPORT_COLUMNS = [
+    "driver",
+    "pool",
+    "device",
+    "node",
+    "numa",
+    "classes",
+    "taints",
+    "state",
+    "claims",
+    "pods",
+    "health",
+]
+
+
+def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
+    filterset = _device_filters(request)
+    for device in filterset.qs.order_by("driver", "pool", "name").iterator(chunk_size=2000):
+        yield sp.device_row(device)
+
+
+@login_required
+def devices_export_csv(request: HttpRequest) -> HttpResponse:
+    filterset = _device_filters(request)
+    if not filterset.is_valid():
+        return HttpResponse(
+            json.dumps(filterset.errors.get_json_data()), status=400, content_type="application/json"
+        )
+
+    class Echo:
+        def write(self, value: str) -> str:
+            return value
+
+    writer = csv.writer(Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(EXPORT_COLUMNS)
+        for row in _export_rows(request):
+            taints = ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in row["taints"])
+            yield writer.writerow(
+                [
+                    row["driver"],
+                    row["pool"],
+                    row["device"],
+                    row["node"],
+                    "" if row["numa"] is None else row["numa"],
+                    " ".join(row["classes"]),
+                    taints,
+                    row["state"],
+                    " ".join(row["claims"]),
+                    " ".join(row["pods"]),
+                    row["health"],
+                ]
+            )
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="devices.csv"'
+    return response
+
+
+@login_required
+def devices_export_json(request: HttpRequest) -> HttpResponse:
+    filterset = _device_filters(request)
+    if not filterset.is_valid():
+        return JsonResponse({"errors": filterset.errors.get_json_data()}, status=400)
+
+    def chunks() -> Iterator[str]:
+        yield "["
+        for i, row in enumerate(_export_rows(request)):
+            yield ("," if i else "") + json.dumps(row)
+        yield "]"
+
+    response = StreamingHttpResponse(chunks(), content_type="application/json")
+    response["Content-Disposition"] = 'attachment; filename="devices.json"'
+    return response
+
+
+@login_required
+def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> HttpResponse:
+    try:
+        device = sel.device_get(driver=driver, pool=pool, name=name)
+    except Device.DoesNotExist:
+        raise Http404("no such device (it may have been removed from its ResourceSlice)") from None
+    detail = sel.device_detail(device=device)
+    context = {
+        "device": device,
+        "detail": detail,
+        "attributes": sorted((device.attributes or {}).items()),
+        "capacity": sorted((device.capacity or {}).items()),
+        "fragment_url": _fragment_url(request, "body"),
+        "live_kinds": DEVICE_KINDS,
+    }
+    return _page(
+        request, "inventory/device_detail.html", context, {"body": "inventory/partials/device_body.html"}
+    )
+
+
+# ---- claims ----
+
+
+@login_required
+def claims(request: HttpRequest) -> HttpResponse:
+    filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
+    qs = filterset.qs.order_by("namespace", "name") if filterset.is_valid() else Claim.objects.none()
+    paginator = Paginator(qs, 100)
+    page = paginator.get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    for key in ("page", "fragment", "live"):
+        query.pop(key, None)
+    context = {
+        "filter": filterset,
+        "page": page,
+        "query": query.urlencode(),
+        "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        "fragment_url": _fragment_url(request, "table"),
+        "counts": sp.claim_state_counts(),
+    }
+    return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
+
+
+@login_required
+def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
+    try:
+        detail = sel.claim_detail(namespace=namespace, name=name)
+    except (KubeObject.DoesNotExist, Claim.DoesNotExist):
+        raise Http404("no such ResourceClaim") from None
+    raw = detail.obj.raw
+    status = raw.get("status") or {}
+    pods = {p.uid: p for p in detail.pods}
+    reserved = [r | {"pod": pods.get(r.get("uid", ""))} for r in status.get("reservedFor") or []]
+    devices = {(d.driver, d.pool, d.name): d for d in detail.devices}
+    results = [r | {"row": devices.get((r["driver"], r["pool"], r["device"]))} for r in detail.results]
+    context = {
+        "claim": detail.claim,
+        "obj": detail.obj,
+        "spec": (raw.get("spec") or {}).get("devices") or {},
+        "allocation": status.get("allocation") or {},
+        "reserved": reserved,
+        "results": results,
+        "fragment_url": _fragment_url(request, "body"),
+    }
+    return _page(
+        request, "inventory/claim_detail.html", context, {"body": "inventory/partials/claim_body.html"}
+    )
+
+
+# ---- device classes, taint rules, nodes ----
+
+
+@login_required
+def classes(request: HttpRequest) -> HttpResponse:
+    overview = sel.class_overview()
+    context = {
+        "rows": overview.classes,
+        "warnings": overview.warnings,
+        "fragment_url": _fragment_url(request, "body"),
+    }
+    return _page(request, "inventory/classes.html", context, {"body": "inventory/partials/classes_body.html"})
+
+
+@login_required
+def taint_rules(request: HttpRequest) -> HttpResponse:
+    context = {"rows": sel.taint_rule_list(), "fragment_url": _fragment_url(request, "body")}
+    return _page(
+        request, "inventory/taint_rules.html", context, {"body": "inventory/partials/taint_rules_body.html"}
+    )
+
+
+MATCHED_DEVICES_SHOWN = 500
+
+
+@login_required
+def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        rule, devices = sel.taint_rule_detail(name=name)
+    except KubeObject.DoesNotExist:
+        raise Http404("no such DeviceTaintRule") from None
+    context = {
+        "rule": rule,
+        "obj": rule.obj,
+        "selector": rule.selector,
+        "taint": rule.taint,
+        "conditions": (rule.obj.raw.get("status") or {}).get("conditions") or [],
+        "matched": list(devices[:MATCHED_DEVICES_SHOWN]),
+        "matched_total": rule.matched_devices,
+        "fragment_url": _fragment_url(request, "body"),
+    }
+    return _page(
+        request,
+        "inventory/taint_rule_detail.html",
+        context,
+        {"body": "inventory/partials/taint_rule_body.html"},
+    )
+
+
+NODES_PER_PAGE = 25
+
+
+@login_required
+def nodes(request: HttpRequest) -> HttpResponse:
+    q = request.GET.get("q", "")[:253]
+    paginator = Paginator(sp.node_names(q=q), NODES_PER_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "q": q,
+        "layouts": sp.node_layouts(names=list(page.object_list)),
+        "query": urlencode({"q": q}) if q else "",
+        "fragment_url": _fragment_url(request, "body"),
+    }
+    return _page(request, "inventory/nodes.html", context, {"body": "inventory/partials/nodes_body.html"})
+
+
+# ---- YAML of any mirrored object ----
+
+
+@login_required
+def object_yaml(request: HttpRequest, kind: str, uid: str) -> HttpResponse:
+    if kind not in YAML_KINDS:
+        raise Http404(f"unknown kind {kind[:64]!r}")
+    obj = sp.kube_object_by_uid(kind=kind, uid=uid)
+    if obj is None:
+        raise Http404(f"no {kind} with uid {uid[:64]!r}")
+    if request.GET.get("format") == "json":
+        return JsonResponse(obj.raw)
+    context = {"obj": obj, "yaml": sel.object_yaml(obj=obj)}
+    return render(request, "inventory/yaml.html", context | {"live_version": None})

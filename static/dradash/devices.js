@@ -1,0 +1,107 @@
+// The Devices table: a Tabulator island with remote pagination over /devices/data/.
+// Cells are built with textContent only: everything in them comes from the cluster.
+(function () {
+  "use strict";
+  function el(tag, cls, text, title) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    if (title) e.title = title;
+    return e;
+  }
+  function list(values) {
+    const box = el("span");
+    (values || []).forEach(function (v) { box.appendChild(el("span", "badge", v)); });
+    return box;
+  }
+  const EFFECTS = ["None", "NoSchedule", "NoExecute"];
+  function taints(cell) {
+    const box = el("span");
+    (cell.getValue() || []).forEach(function (t) {
+      const effect = EFFECTS.includes(t.effect) ? t.effect : "None";
+      const from = t.source === "rule" ? "DeviceTaintRule " + t.rule : "ResourceSlice (driver)";
+      const label = t.key + (t.value ? "=" + t.value : "") + ":" + t.effect;
+      box.appendChild(el("span", "badge taint " + effect, label, "from " + from));
+    });
+    return box;
+  }
+  function deviceLink(cell) {
+    const d = cell.getRow().getData();
+    const a = el("a", null, d.device);
+    a.href = d.url;
+    return a;
+  }
+  function state(cell) {
+    const v = cell.getValue();
+    const d = cell.getRow().getData();
+    const cls = v === "free" ? "badge ok" : "badge";
+    return el("span", cls, v + (d.adminAccess ? " (admin)" : ""));
+  }
+  function health(cell) {
+    const v = cell.getValue();
+    if (!v) return el("span", "muted", "—");
+    return el("span", v === "Healthy" ? "badge ok" : "badge bad", v);
+  }
+  function claims(cell) {
+    const box = el("span");
+    (cell.getValue() || []).forEach(function (c) {
+      const parts = c.split("/");
+      const a = el("a", null, c);
+      a.href = "/claims/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
+      box.appendChild(a);
+      box.appendChild(document.createTextNode(" "));
+    });
+    return box;
+  }
+
+  function start() {
+    const holder = document.getElementById("devices-table");
+    if (!holder || !window.Tabulator) return;
+    const count = document.getElementById("device-count");
+    const table = new Tabulator(holder, {
+      ajaxURL: holder.dataset.url,
+      pagination: true,
+      paginationMode: "remote",
+      paginationSize: 100,
+      paginationSizeSelector: [50, 100, 200, 500],
+      paginationCounter: "rows",
+      height: "68vh",
+      layout: "fitColumns",
+      index: "id",
+      ajaxResponse: function (url, params, response) {
+        if (count) count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
+        return response;
+      },
+      placeholder: "No devices match these filters.",
+      headerSortClickElement: "icon",
+      columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
+      rowFormatter: function (row) {
+        const d = row.getData();
+        row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
+      },
+      columns: [
+        { title: "Device", field: "device", formatter: deviceLink, minWidth: 110 },
+        { title: "Node", field: "node", minWidth: 110 },
+        { title: "NUMA", field: "numa", width: 70, hozAlign: "right" },
+        { title: "Driver", field: "driver", minWidth: 120 },
+        { title: "Pool", field: "pool", minWidth: 110 },
+        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, minWidth: 120 },
+        { title: "Taints", field: "taints", formatter: taints, minWidth: 200, widthGrow: 2 },
+        { title: "State", field: "state", formatter: state, width: 100 },
+        { title: "Claim", field: "claims", formatter: claims, minWidth: 150, widthGrow: 1.5 },
+        { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 150, widthGrow: 1.5 },
+        { title: "Health", field: "health", formatter: health, width: 95 },
+      ],
+    });
+    table.on("dataLoadError", function () {
+      if (count) count.textContent = "Could not load devices.";
+    });
+    holder.addEventListener("live-refresh", function () {
+      // Re-fetch the page the user is on; Tabulator keeps the page number and scroll position.
+      table.replaceData();
+    });
+    window.dradashDevicesTable = table;
+  }
+  if (document.readyState === "complete") start();
+  else window.addEventListener("load", start);
+})();

@@ -1,0 +1,119 @@
+// dradash live updates: one websocket per page, polling fallback when the socket cannot connect.
+//
+// The page's <body> carries data-live-ws (socket path), data-live-poll (JSON {version} endpoint) and
+// data-live-version (the version the page was rendered at). Live regions are elements with
+// data-live-kinds="resourceslices devicetaintrules ..." (or "*"); on a change of one of those kinds the
+// region receives a "live-refresh" DOM event. htmx regions use hx-trigger="live-refresh" to re-fetch their
+// ?fragment=; the Tabulator island listens for the same event and re-loads its current page.
+(function () {
+  "use strict";
+  const body = document.body;
+  const wsPath = body.dataset.liveWs;
+  if (!wsPath) return;
+  const pollUrl = body.dataset.livePoll;
+  const POLL_MS = 4000;
+  const MAX_BACKOFF_MS = 30000;
+  let version = body.dataset.liveVersion || "";
+  let socket = null;
+  let pollTimer = null;
+  let backoff = 1000;
+  let stopped = false;
+
+  function setState(state, text) {
+    const el = document.getElementById("live-status");
+    if (!el) return;
+    el.dataset.state = state;
+    el.textContent = text;
+  }
+
+  function refresh(kinds) {
+    const wanted = kinds ? new Set(kinds) : null;
+    document.querySelectorAll("[data-live-kinds]").forEach(function (el) {
+      const mine = (el.dataset.liveKinds || "*").split(/\s+/).filter(Boolean);
+      const hit = wanted === null || mine.includes("*") || mine.some(function (k) { return wanted.has(k); });
+      if (hit) el.dispatchEvent(new CustomEvent("live-refresh", { detail: { kinds: kinds } }));
+    });
+    body.dataset.liveVersion = version;
+    body.dispatchEvent(new CustomEvent("live-updated", { detail: { kinds: kinds, version: version } }));
+  }
+
+  function seeVersion(v, kinds) {
+    if (v === undefined || v === null) return;
+    if (v !== version || kinds) {
+      version = v;
+      refresh(kinds || null);
+    }
+  }
+
+  function poll() {
+    fetch(pollUrl, { headers: { Accept: "application/json" }, credentials: "same-origin", redirect: "manual" })
+      .then(function (r) {
+        if (r.type === "opaqueredirect" || r.status === 401 || r.status === 403) {
+          stopped = true;
+          setState("offline", "logged out");
+          return null;
+        }
+        return r.ok ? r.json() : null;
+      })
+      .then(function (data) { if (data) seeVersion(data.version, null); })
+      .catch(function () { setState("offline", "offline"); });
+  }
+
+  function startPolling() {
+    if (pollTimer !== null || stopped || !pollUrl) return;
+    setState("polling", "polling");
+    poll();
+    pollTimer = window.setInterval(poll, POLL_MS);
+  }
+
+  function stopPolling() {
+    if (pollTimer !== null) window.clearInterval(pollTimer);
+    pollTimer = null;
+  }
+
+  function connect() {
+    if (stopped) return;
+    if (!("WebSocket" in window)) { startPolling(); return; }
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + wsPath;
+    try {
+      socket = new WebSocket(url);
+    } catch (e) {
+      startPolling();
+      return;
+    }
+    socket.onopen = function () {
+      backoff = 1000;
+      stopPolling();
+      setState("live", "live");
+    };
+    socket.onmessage = function (ev) {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      if (msg.type === "hello") seeVersion(msg.version, null);
+      else if (msg.type === "changed") {
+        version = msg.version || version;
+        refresh(msg.kinds || null);
+      }
+    };
+    socket.onclose = function (ev) {
+      socket = null;
+      if (ev.code === 4401 || ev.code === 4403) {
+        stopped = true;
+        stopPolling();
+        setState("offline", "logged out");
+        return;
+      }
+      startPolling();
+      window.setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    };
+  }
+
+  window.dradashLive = {
+    refresh: refresh,
+    version: function () { return version; },
+    mode: function () { const el = document.getElementById("live-status"); return el ? el.dataset.state : ""; },
+  };
+  if (body.dataset.liveForcePolling === "true") startPolling();
+  else connect();
+})();

@@ -1,0 +1,136 @@
+"""The inventory pages, rendered against a small mirrored world."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.inventory.pages_support import DRIVER, make_user, small_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world() -> dict[str, Any]:
+    return small_world()
+
+
+@pytest.fixture
+def client_in(client: Client) -> Client:
+    client.force_login(make_user())
+    return client
+
+
+def test_it_shows_per_class_totals_and_watch_health_on_the_overview(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:overview")).content.decode()
+    assert "gpu.example.com" in html
+    assert 'data-testid="total-devices">6<' in html
+    assert "resourceslices" in html and "synced" in html.lower()
+
+
+def test_it_lists_devices_with_effective_taints_and_claim_in_the_table_data(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    data = client_in.get(reverse("inventory:devices-data"), {"node": "node-1", "driver": DRIVER}).json()
+    rows = {r["device"]: r for r in data["data"]}
+    assert set(rows) == {"gpu-0", "gpu-1"}
+    assert rows["gpu-0"]["claims"] == ["ml/train"] and rows["gpu-0"]["pods"] == ["ml/trainer-0"]
+    assert rows["gpu-1"]["taints"][0]["effect"] == "NoExecute"
+    assert rows["gpu-1"]["taints"][0]["rule"] == "drain-gpu-1"
+    assert data["last_row"] == 2
+
+
+def test_it_filters_devices_by_taint_effect_and_allocation_state(client_in: Client, world: dict[str, Any]) -> None:
+    tainted = client_in.get(reverse("inventory:devices-data"), {"taint": "NoSchedule"}).json()
+    assert [(r["node"], r["device"]) for r in tainted["data"]] == [("node-2", "gpu-0")]
+    allocated = client_in.get(reverse("inventory:devices-data"), {"state": "allocated"}).json()
+    assert [r["device"] for r in allocated["data"]] == ["gpu-0"]
+
+
+def test_it_paginates_devices_on_the_server(client_in: Client, world: dict[str, Any]) -> None:
+    first = client_in.get(reverse("inventory:devices-data"), {"size": 4, "page": 1}).json()
+    second = client_in.get(reverse("inventory:devices-data"), {"size": 4, "page": 2}).json()
+    assert first["last_page"] == 2 and len(first["data"]) == 4 and len(second["data"]) == 2
+
+
+def test_it_rejects_a_bad_page_size_naming_the_parameter(client_in: Client, world: dict[str, Any]) -> None:
+    response = client_in.get(reverse("inventory:devices-data"), {"size": "9999"})
+    assert response.status_code == 400
+    assert "size must be between 1 and 500" in response.content.decode()
+
+
+def test_it_keeps_filters_in_the_url_of_the_devices_page(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:devices"), {"taint": "NoExecute", "node": "node-1"}).content.decode()
+    assert 'data-url="/devices/data/?taint=NoExecute&amp;node=node-1"' in html
+    assert '<option value="NoExecute" selected>' in html
+    assert "/devices/export.csv?taint=NoExecute&amp;node=node-1" in html
+
+
+def test_it_exports_filtered_devices_as_csv_and_json(client_in: Client, world: dict[str, Any]) -> None:
+    csv_text = b"".join(client_in.get(reverse("inventory:devices-export-csv"), {"taint": "any"}).streaming_content)
+    lines = csv_text.decode().strip().splitlines()
+    assert lines[0].startswith("driver,pool,device,node")
+    assert len(lines) == 3
+    assert "example.com/maintenance=drain:NoExecute" in csv_text.decode()
+    body = b"".join(client_in.get(reverse("inventory:devices-export-json"), {"state": "allocated"}).streaming_content)
+    import json
+
+    rows = json.loads(body)
+    assert [r["device"] for r in rows] == ["gpu-0"]
+
+
+def test_it_shows_taint_provenance_claim_pods_and_device_status_on_device_detail(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-1"])).content.decode()
+    assert "DeviceTaintRule" in html and "drain-gpu-1" in html and "NoExecute" in html
+    html0 = client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-0"])).content.decode()
+    assert "ml/train" in html0 and "trainer-0" in html0
+    assert "eth1" in html0 and "10.0.0.5/24" in html0 and "Ready=True" in html0
+
+
+def test_it_returns_404_for_a_device_that_is_gone(client_in: Client, world: dict[str, Any]) -> None:
+    assert client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-9", "gpu-7"])).status_code == 404
+
+
+def test_it_lists_claims_and_shows_a_claims_results_and_consumers(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:claims")).content.decode()
+    assert "train" in html and "reserved" in html
+    detail = client_in.get(reverse("inventory:claim-detail", args=["ml", "train"])).content.decode()
+    assert "gpu-0" in detail and "trainer-0" in detail and "Running" in detail
+
+
+def test_it_shows_classes_with_their_implicit_extended_resource_name(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:classes")).content.decode()
+    assert "deviceclass.resource.kubernetes.io/gpu.example.com" in html
+
+
+def test_it_shows_taint_rules_with_matched_devices_and_eviction_condition(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:taint-rules")).content.decode()
+    assert "drain-gpu-1" in html and "EvictionInProgress=True" in html
+    detail = client_in.get(reverse("inventory:taint-rule-detail", args=["drain-gpu-1"])).content.decode()
+    assert "Matched devices (1)" in detail and "gpu-1" in detail
+
+
+def test_it_groups_a_nodes_devices_by_numa_node(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:nodes"), {"q": "node-1"}).content.decode()
+    section = html.split('data-node="node-1"')[1]
+    numa0 = section.split("NUMA 0")[1].split("NUMA 1")[0]
+    assert "gpu-0" in numa0 and "nic-0" in numa0 and "gpu-1" not in numa0
+
+
+def test_it_shows_an_object_as_yaml(client_in: Client, world: dict[str, Any]) -> None:
+    rule = world["rule"]
+    html = client_in.get(reverse("inventory:object-yaml", args=["devicetaintrules", rule.uid])).content.decode()
+    assert "deviceSelector:" in html and "example.com/maintenance" in html
+
+
+def test_it_renders_only_the_asked_fragment(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:taint-rules"), {"fragment": "body"}).content.decode()
+    assert html.lstrip().startswith('<div id="taint-rules-body"') and "<html" not in html
+    assert client_in.get(reverse("inventory:taint-rules"), {"fragment": "nope"}).status_code == 400
