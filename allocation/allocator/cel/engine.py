@@ -118,10 +118,16 @@ class CelExprEngine:
         try:
             checked = self._env.compile(expression)
         except RuntimeError as exc:
-            raise CelError(f"compilation failed: {_compile_message(str(exc))}") from exc
-        output = checked.return_type()
-        if output != cel.Type.BOOL and output != cel.Type.DYN:
-            raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
+            message = _compile_message(str(exc))
+            if not _only_cross_type_numeric_errors(message):
+                raise CelError(f"compilation failed: {message}") from exc
+            # cel-cpp's checker lacks Kubernetes' CrossTypeNumericComparisons (`1 < 2.0`), but its runtime
+            # compares mixed numbers; such expressions run unchecked (result type checked at runtime).
+            checked = self._env.compile(expression, disable_check=True)
+        else:
+            output = checked.return_type()
+            if output != cel.Type.BOOL and output != cel.Type.DYN:
+                raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
         self.compile_count += 1
         serialized = checked.serialize()
         rewritten, root = rewrite_checked_expr(serialized)
@@ -140,6 +146,17 @@ class CelExprEngine:
     def cache_info(self) -> tuple[int, int]:
         """(entries, capacity) of the compiled-expression cache."""
         return len(self._cache), self._cache_size
+
+
+_CHECKER_ERROR = re.compile(r"^ERROR: <input>:\d+:\d+: (.*)$", re.MULTILINE)
+_CROSS_TYPE = re.compile(
+    r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((?:int|uint|double), (?:int|uint|double)\)'"
+)
+
+
+def _only_cross_type_numeric_errors(message: str) -> bool:
+    errors = _CHECKER_ERROR.findall(message)
+    return bool(errors) and all(_CROSS_TYPE.fullmatch(error.strip()) for error in errors)
 
 
 def _compile_message(raw: str) -> str:

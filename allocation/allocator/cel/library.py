@@ -102,6 +102,20 @@ def _as_integer(value: Any) -> int:
         raise LibraryError("cannot convert value to integer") from exc
 
 
+def _div(value: Any, divisor: int, decimals: int = 4) -> dict[str, str]:
+    try:
+        return quantity_to_cel(_quantity(value).div(divisor, decimals))
+    except QuantityError as exc:
+        raise LibraryError(str(exc)) from exc
+
+
+def _div_int(value: Any, divisor: int) -> dict[str, str]:
+    try:
+        return quantity_to_cel(_quantity(value).div_int(divisor))
+    except QuantityError as exc:
+        raise LibraryError(str(exc)) from exc
+
+
 # ---------------------------------------------------------------------------------------- semver
 def _parse_semver(text: str, normalize: bool = False) -> dict[str, str]:
     try:
@@ -260,6 +274,11 @@ def function_decls() -> list[cel.FunctionDecl]:
             _overload("quantity_sub", q, [q, q], _sub),
             _overload("quantity_sub_int", q, [q, _INT], _sub),
         ],
+        "div": [
+            _overload("quantity_divide_int_default_rounding", q, [q, _INT], _div),
+            _overload("quantity_divide_int_round", q, [q, _INT, _INT], _div),
+        ],
+        "divInt": [_overload("quantity_divide_int", q, [q, _INT], _div_int)],
         "mul": [
             _overload(
                 "quantity_multiply_int", q, [q, _INT], lambda v, n: quantity_to_cel(_quantity(v).mul(n))

@@ -133,6 +133,30 @@ class Quantity:
     def mul(self, factor: int) -> Quantity:
         return Quantity(self._nanos * factor, self._format)
 
+    def div(self, divisor: int, decimals: int = 4) -> Quantity:
+        """Divide and round half away from zero to ``decimals`` fractional digits (0..10).
+
+        Mirrors the CEL ``div`` function (upstream ``QuoRound``; rounding mode not verified upstream).
+        """
+        if divisor == 0:
+            raise QuantityError("division by zero error")
+        if not 0 <= decimals <= 10:
+            raise QuantityError(f"the valid range for roundVal is 0 to 10 but {decimals} was passed")
+        exact = Fraction(self._nanos, _NANO) / divisor
+        scale = 10**decimals
+        scaled = abs(exact) * scale
+        rounded = int(scaled) + (1 if scaled - int(scaled) >= Fraction(1, 2) else 0)
+        value = Fraction(rounded if exact >= 0 else -rounded, scale)
+        return Quantity(_round_up_to_nanos(value), self._format)
+
+    def div_int(self, divisor: int) -> Quantity:
+        """Integer division of the value, truncating toward zero (CEL ``divInt``)."""
+        if divisor == 0:
+            raise QuantityError("division by zero error")
+        exact = Fraction(self._nanos, _NANO) / divisor
+        whole = int(exact)  # int() truncates toward zero
+        return Quantity(whole * _NANO, self._format)
+
     def add(self, other: Quantity | int) -> Quantity:
         return self + other
 

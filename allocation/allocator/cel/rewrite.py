@@ -18,6 +18,8 @@ from . import _wire as w
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
 # cel.expr.CheckedExpr field numbers
 _REFERENCE_MAP, _TYPE_MAP, _EXPR = 2, 3, 4
+# cel.expr.ParsedExpr field number of its expression
+_PARSED_EXPR = 2
 
 _DYN_TYPE = w.encode(w.Message([w.length_field(1, b"")]))
 _STRING_TYPE = w.encode(w.Message([w.varint_field(3, 5)]))
@@ -250,39 +252,73 @@ def _reference(name: str, overload_id: str) -> bytes:
     return w.encode(w.Message([w.length_field(1, name), w.length_field(3, overload_id)]))
 
 
+_NESTED_EXPRS = {_SELECT: (1,), _CALL: (1, 3), _LIST: (1,), _COMPREHENSION: (2, 4, 5, 6, 7)}
+
+
+def _max_expr_id(expr: w.Message) -> int:
+    highest = expr.int_of(_ID) or 0
+    for f in expr.fields:
+        if not isinstance(f.value, bytes):
+            continue
+        if f.number in _NESTED_EXPRS:
+            body = w.decode(f.value)
+            for g in body.fields:
+                if g.number in _NESTED_EXPRS[f.number] and isinstance(g.value, bytes):
+                    highest = max(highest, _max_expr_id(w.decode(g.value)))
+        elif f.number == _STRUCT:
+            for entry_field in w.decode(f.value).get_all(2):
+                if isinstance(entry_field.value, bytes):
+                    entry = w.decode(entry_field.value)
+                    highest = max(highest, entry.int_of(1) or 0)
+                    for part in (entry.message_of(3), entry.message_of(4)):
+                        if part is not None:
+                            highest = max(highest, _max_expr_id(part))
+    return highest
+
+
 def rewrite_checked_expr(serialized: bytes) -> tuple[bytes | None, Node]:
-    """Return (rewritten serialized Any or None if unchanged, the expression tree)."""
+    """Return (rewritten serialized Any or None if unchanged, the expression tree).
+
+    Accepts a serialized ``CheckedExpr`` (normal case) or ``ParsedExpr`` (expressions compiled without
+    the type checker, see the engine's cross-type numeric comparison fallback).
+    """
     any_message = w.decode(serialized)
-    checked = w.decode(any_message.bytes_of(2) or b"")
-    expr = checked.message_of(_EXPR) or w.Message()
-    # The checker records a type for every node, so the type map holds the highest id in use.
-    ids = [w.decode(f.value).int_of(1) or 0 for f in checked.get_all(_TYPE_MAP) if isinstance(f.value, bytes)]
-    rewriter = _Rewriter(max([0, *ids]))
+    checked_form = (any_message.string_of(1) or "").endswith("CheckedExpr")
+    expr_field = _EXPR if checked_form else _PARSED_EXPR
+    container = w.decode(any_message.bytes_of(2) or b"")
+    expr = container.message_of(expr_field) or w.Message()
+    rewriter = _Rewriter(_max_expr_id(expr))
     new_expr = rewriter.expr(expr)
     root = to_node(new_expr)
     if not rewriter.changed:
         return None, root
-    new_checked = w.Message()
-    for f in checked.fields:
-        if f.number == _EXPR:
+    new_container = w.Message()
+    for f in container.fields:
+        if f.number == expr_field:
             continue
         if (
-            f.number == _REFERENCE_MAP
+            checked_form
+            and f.number == _REFERENCE_MAP
             and isinstance(f.value, bytes)
             and (w.decode(f.value).int_of(1) or 0) in rewriter.dropped_references
         ):
             continue
-        new_checked.fields.append(f)
-    for ref_id, reference in rewriter.references.items():
-        new_checked.fields.append(
-            w.length_field(
-                _REFERENCE_MAP, w.Message([w.varint_field(1, ref_id), w.length_field(2, reference)])
+        new_container.fields.append(f)
+    if checked_form:
+        for ref_id, reference in rewriter.references.items():
+            new_container.fields.append(
+                w.length_field(
+                    _REFERENCE_MAP, w.Message([w.varint_field(1, ref_id), w.length_field(2, reference)])
+                )
             )
-        )
-    for type_id, type_bytes in rewriter.types.items():
-        new_checked.fields.append(
-            w.length_field(_TYPE_MAP, w.Message([w.varint_field(1, type_id), w.length_field(2, type_bytes)]))
-        )
-    new_checked.fields.append(w.length_field(_EXPR, new_expr))
-    new_any = w.Message([f if f.number != 2 else w.length_field(2, new_checked) for f in any_message.fields])
+        for type_id, type_bytes in rewriter.types.items():
+            new_container.fields.append(
+                w.length_field(
+                    _TYPE_MAP, w.Message([w.varint_field(1, type_id), w.length_field(2, type_bytes)])
+                )
+            )
+    new_container.fields.append(w.length_field(expr_field, new_expr))
+    new_any = w.Message(
+        [f if f.number != 2 else w.length_field(2, new_container) for f in any_message.fields]
+    )
     return w.encode(new_any), root
