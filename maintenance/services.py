@@ -340,7 +340,7 @@ def _cluster_field_errors(error: ClusterWriteError) -> list[FieldError]:
 def _record_failure(
     maintenance: Maintenance, user: Any, effect: str, message: str, error: ClusterWriteError
 ) -> None:
-    maintenance.last_error = {"message": message, **error.as_dict()}
+    maintenance.last_error = {"message": message, "cluster": error.as_dict()}
     maintenance.save(update_fields=["last_error", "updated_at"])
     _audit(maintenance=maintenance, user=user, action="failed", effect=effect, message=f"{message}: {error}",
            outcome={"error": error.as_dict()})  # fmt: skip

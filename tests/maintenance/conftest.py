@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+
+def user_in(group: str, name: str) -> User:
+    user = User.objects.create_user(name, password="pw-" + name)
+    user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def operator(db: Any) -> User:
+    return user_in("operator", "olivia")
+
+
+@pytest.fixture
+def viewer(db: Any) -> User:
+    return user_in("viewer", "victor")
+
+
+@pytest.fixture
+def cluster_settings(simcluster: Any, settings: Any) -> Any:
+    """Point dradash at the test's simcluster, as DRADASH_KUBECONFIG would."""
+    settings.DRADASH_KUBECONFIG = str(simcluster.kubeconfig_path)
+    settings.DRADASH_KUBE_CONTEXT = ""
+    return simcluster
