@@ -58,6 +58,8 @@ class KubeObject(models.Model):
     resource_version = models.CharField(max_length=64, blank=True, default="")
     generation = models.BigIntegerField(null=True, blank=True)
     creation_timestamp = models.CharField(max_length=40, blank=True, default="")
+    # Kind-specific lookup key: "driver/pool" for ResourceSlices, spec.nodeName for Pods, else "".
+    index_key = models.CharField(max_length=512, blank=True, default="", db_index=True)
     raw = models.JSONField()
     mirrored_at = models.DateTimeField(auto_now=True)
 
@@ -144,6 +146,8 @@ class Device(models.Model):
     statuses = models.JSONField(default=list, blank=True)
     health = models.CharField(max_length=16, blank=True, default="")
     health_message = models.TextField(blank=True, default="")
+    # Pods' reports about this device: {podUid: {"pod": "ns/name", "health": ..., "message": ...}}
+    health_reports = models.JSONField(default=dict, blank=True)
 
     class Meta:
         indexes = [
@@ -174,6 +178,11 @@ class Allocation(models.Model):
     admin_access = models.BooleanField(default=False)
     share_id = models.CharField(max_length=64, blank=True, default="")
     consumed_capacity = models.JSONField(default=dict, blank=True)
+    pods = models.JSONField(
+        default=list, blank=True
+    )  # claim.status.reservedFor pods: [{namespace, name, uid}]
+    status = models.JSONField(null=True, blank=True)  # the matching claim.status.devices[] entry
+    extended_resource = models.BooleanField(default=False)
 
     class Meta:
         indexes = [models.Index(fields=["driver", "pool", "device"], name="allocation_device")]

@@ -1,0 +1,691 @@
+"""Recompute the derived rows (Pool, Device, Allocation, Claim) after mirrored objects changed.
+
+Called by `inventory.mirror` inside the batch's transaction. Work is proportional to what changed:
+a claim event touches its devices, a rule event the devices its old and new selectors select, a slice
+event its pool. Only a DeviceClass change re-evaluates every device (classes change rarely).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+
+from inventory.models import (
+    ALLOCATED,
+    FREE,
+    SHARED,
+    Allocation,
+    Claim,
+    Device,
+    KubeObject,
+    Pool,
+)
+from inventory.selectors_derive import (
+    claim_device_classes,
+    claim_state,
+    effective_taints,
+    flat_attributes,
+    is_extended_resource_claim,
+    numa_node,
+    owner_pod,
+    taint_flags,
+)
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+DeviceKey = tuple[str, str, str]  # driver, pool, device
+CHUNK = 500
+# Above this many keys, load whole tables instead of building long OR queries.
+BULK_THRESHOLD = 300
+
+TAINT_FIELDS = [
+    "taints",
+    "tainted",
+    "taint_none",
+    "taint_no_schedule",
+    "taint_no_execute",
+    "max_taint_effect",
+]
+ALLOCATION_FIELDS = [
+    "allocations",
+    "allocation_state",
+    "admin_access",
+    "claim_namespace",
+    "claim_name",
+    "statuses",
+]
+HEALTH_FIELDS = ["health", "health_message", "health_reports"]
+CLASS_FIELDS = ["classes", "class_index"]
+SLICE_FIELDS = [
+    "slice_uid",
+    "slice_name",
+    "node_name",
+    "node_selection",
+    "pool_generation",
+    "pool_complete",
+    "attributes",
+    "attributes_flat",
+    "capacity",
+    "consumes_counters",
+    "allow_multiple_allocations",
+    "partitionable",
+    "numa_node",
+    "binding_conditions",
+    "slice_taints",
+]
+ALL_DEVICE_FIELDS = SLICE_FIELDS + TAINT_FIELDS + ALLOCATION_FIELDS + HEALTH_FIELDS + CLASS_FIELDS
+
+
+def chunks(values: Iterable[Any], size: int = CHUNK) -> Iterable[list[Any]]:
+    batch: list[Any] = []
+    for value in values:
+        batch.append(value)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# --------------------------------------------------------------------------------------- classes (CEL)
+
+
+ClassMatcher = Callable[[str, JSON], bool]
+_DRIVER_ONLY = re.compile(r"""^\s*device\.driver\s*==\s*["']([^"']+)["']\s*$""")
+
+
+def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
+    """A predicate over (driver, device JSON) for a DeviceClass's selectors, and a warning if it cannot work."""
+    expressions = [
+        str(((s or {}).get("cel") or {}).get("expression", ""))
+        for s in (cls.get("spec") or {}).get("selectors") or []
+    ]
+    try:
+        from allocation.allocator.cel import CelError, default_engine, device_input_from_api
+    except ImportError:  # the allocator's CEL engine is optional for the mirror; fall back to driver checks
+        drivers = []
+        for expression in expressions:
+            match = _DRIVER_ONLY.match(expression)
+            if not match:
+                return (lambda driver, device: False), "CEL engine unavailable: class selectors not evaluated"
+            drivers.append(match.group(1))
+        return (lambda driver, device: all(driver == d for d in drivers)), ""
+    engine = default_engine()
+    try:
+        compiled = [engine.compile(e) for e in expressions]
+    except CelError as exc:
+        return (lambda driver, device: False), f"selector does not compile: {exc}"
+
+    def matches(driver: str, device: JSON) -> bool:
+        if not compiled:
+            return True
+        try:
+            data = device_input_from_api(driver, device)
+            return all(selector.matches(data) for selector in compiled)
+        except CelError:
+            # Upstream aborts allocation on a runtime error; for display the device simply does not match.
+            return False
+        except Exception:  # malformed device JSON from the cluster must not stop the mirror
+            log.debug("class selector failed on a device of %s", driver, exc_info=True)
+            return False
+
+    return matches, ""
+
+
+@dataclass
+class Context:
+    """Per-batch caches: rules and classes are few and read once per batch."""
+
+    rules: list[JSON] = field(default_factory=list)
+    classes: dict[str, ClassMatcher] = field(default_factory=dict)
+    class_warnings: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> Context:
+        ctx = cls()
+        ctx.rules = [o.raw for o in KubeObject.objects.filter(kind="devicetaintrules").only("raw")]
+        for obj in KubeObject.objects.filter(kind="deviceclasses").only("name", "resource_version", "raw"):
+            key = (obj.name, obj.resource_version)
+            if key not in matcher_cache:
+                matcher_cache[key] = compile_class(obj.raw)
+            matcher, warning = matcher_cache[key]
+            ctx.classes[obj.name] = matcher
+            if warning:
+                ctx.class_warnings[obj.name] = warning
+        return ctx
+
+    def class_names(self, driver: str, device: JSON) -> list[str]:
+        return sorted(name for name, matcher in self.classes.items() if matcher(driver, device))
+
+
+# --------------------------------------------------------------------------------------- pools and devices
+
+
+def node_selection(spec: Mapping[str, Any]) -> tuple[str, str]:
+    if spec.get("nodeName"):
+        return "node", str(spec["nodeName"])
+    if spec.get("allNodes"):
+        return "allNodes", ""
+    if spec.get("nodeSelector"):
+        return "nodeSelector", ""
+    if spec.get("perDeviceNodeSelection"):
+        return "perDevice", ""
+    return "", ""
+
+
+def recompute_pools(pool_keys: set[str], gone_slice_uids: set[str], ctx: Context) -> set[DeviceKey]:
+    """Rebuild Pool rows and their Device rows from the pools' slices; returns device keys now present."""
+    if not pool_keys:
+        return set()
+    slices_by_pool: dict[str, list[JSON]] = defaultdict(list)
+    for batch in chunks(sorted(pool_keys)):
+        for index_key, raw in KubeObject.objects.filter(
+            kind="resourceslices", index_key__in=batch
+        ).values_list("index_key", "raw"):
+            slices_by_pool[index_key].append(raw)
+
+    all_slice_uids = set(gone_slice_uids)
+    for slices in slices_by_pool.values():
+        all_slice_uids.update(s["metadata"]["uid"] for s in slices)
+    existing: dict[DeviceKey, Device] = {}
+    stale: list[int] = []
+    for batch in chunks(sorted(all_slice_uids)):
+        for device in Device.objects.filter(slice_uid__in=batch):
+            key = (device.driver, device.pool, device.name)
+            if key in existing:
+                stale.append(device.pk)
+            else:
+                existing[key] = device
+    # Devices of the affected pools that moved between slices are found by pool as well.
+    if len(pool_keys) <= BULK_THRESHOLD:
+        q = Q(pk__in=[])
+        for key in pool_keys:
+            driver, _, pool = key.partition("/")
+            q |= Q(driver=driver, pool=pool)
+        for device in Device.objects.filter(q).exclude(pk__in=[d.pk for d in existing.values()]):
+            key = (device.driver, device.pool, device.name)
+            if key in existing:
+                stale.append(device.pk)
+            else:
+                existing[key] = device
+
+    allocations = allocations_by_device(pool_keys=pool_keys)
+    pools_existing = {f"{p.driver}/{p.name}": p for p in _pools(pool_keys)}
+    pool_updates: list[Pool] = []
+    pool_creates: list[Pool] = []
+    pool_deletes: list[int] = []
+    device_creates: list[Device] = []
+    device_updates: list[Device] = []
+    present: set[DeviceKey] = set()
+
+    for key in sorted(pool_keys):
+        slices = slices_by_pool.get(key, [])
+        if not slices:
+            if key in pools_existing:
+                pool_deletes.append(pools_existing[key].pk)
+            continue
+        driver, _, pool_name = key.partition("/")
+        generation = max(
+            int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices
+        )
+        current = sorted(
+            (
+                s
+                for s in slices
+                if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == generation
+            ),
+            key=lambda s: str(s["metadata"].get("name", "")),
+        )
+        expected = max(
+            int(((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 0) for s in current
+        )
+        complete = len(current) == expected
+        problems: list[str] = []
+        if not complete:
+            problems.append(f"incomplete: {len(current)} of {expected} slices at generation {generation}")
+        counters: dict[str, dict[str, str]] = {}
+        nodes: set[str] = set()
+        seen: set[str] = set()
+        count = 0
+        for slice_obj in current:
+            spec = slice_obj.get("spec") or {}
+            selection, node = node_selection(spec)
+            nodes.add(node)
+            for counter_set in spec.get("sharedCounters") or []:
+                name = str(counter_set.get("name", ""))
+                if name in counters:
+                    problems.append(f"duplicate counter set {name}")
+                counters[name] = {
+                    str(c): str((v or {}).get("value", "0"))
+                    for c, v in (counter_set.get("counters") or {}).items()
+                }
+            for device_json in spec.get("devices") or []:
+                name = str(device_json.get("name", ""))
+                if name in seen:
+                    problems.append(f"duplicate device name {name}")
+                    continue
+                seen.add(name)
+                count += 1
+                device_key = (driver, pool_name, name)
+                present.add(device_key)
+                row = existing.pop(device_key, None)
+                is_new = row is None
+                if row is None:
+                    row = Device(driver=driver, pool=pool_name, name=name)
+                fill_from_slice(
+                    row, slice_obj, device_json, selection=selection, node=node, complete=complete
+                )
+                fill_taints(row, ctx)
+                fill_classes(row, ctx, device_json)
+                fill_allocations(row, allocations.get(device_key, []))
+                fill_health(row)
+                (device_creates if is_new else device_updates).append(row)
+        pool = pools_existing.get(key)
+        is_new_pool = pool is None
+        if pool is None:
+            pool = Pool(driver=driver, name=pool_name)
+        pool.generation = generation
+        pool.slice_count = len(current)
+        pool.expected_slice_count = expected
+        pool.complete = complete
+        pool.node_name = next(iter(nodes)) if len(nodes) == 1 else ""
+        pool.device_count = count
+        pool.shared_counters = counters
+        pool.problems = problems
+        (pool_creates if is_new_pool else pool_updates).append(pool)
+
+    stale.extend(d.pk for d in existing.values())  # devices of slices that are gone or obsolete
+    for batch in chunks(stale):
+        Device.objects.filter(pk__in=batch).delete()
+    if pool_deletes:
+        Pool.objects.filter(pk__in=pool_deletes).delete()
+    Pool.objects.bulk_create(pool_creates, batch_size=CHUNK)
+    Pool.objects.bulk_update(
+        pool_updates,
+        [
+            "generation",
+            "slice_count",
+            "expected_slice_count",
+            "complete",
+            "node_name",
+            "device_count",
+            "shared_counters",
+            "problems",
+        ],
+        batch_size=CHUNK,
+    )
+    Device.objects.bulk_create(device_creates, batch_size=CHUNK)
+    if device_updates:
+        Device.objects.bulk_update(device_updates, ALL_DEVICE_FIELDS, batch_size=CHUNK)
+    return present
+
+
+def _pools(pool_keys: set[str]) -> list[Pool]:
+    if len(pool_keys) > BULK_THRESHOLD:
+        return [p for p in Pool.objects.all() if f"{p.driver}/{p.name}" in pool_keys]
+    q = Q(pk__in=[])
+    for key in pool_keys:
+        driver, _, pool = key.partition("/")
+        q |= Q(driver=driver, name=pool)
+    return list(Pool.objects.filter(q))
+
+
+def fill_from_slice(
+    row: Device, slice_obj: JSON, device: JSON, *, selection: str, node: str, complete: bool
+) -> None:
+    spec = slice_obj.get("spec") or {}
+    row.slice_uid = str(slice_obj["metadata"]["uid"])
+    row.slice_name = str(slice_obj["metadata"].get("name", ""))
+    if selection == "perDevice":
+        per_selection, per_node = node_selection(device)
+        row.node_selection = f"perDevice:{per_selection}" if per_selection else "perDevice"
+        row.node_name = per_node
+    else:
+        row.node_selection = selection
+        row.node_name = node
+    row.pool_generation = int((spec.get("pool") or {}).get("generation") or 0)
+    row.pool_complete = complete
+    attributes = device.get("attributes") or {}
+    row.attributes = attributes
+    row.attributes_flat = flat_attributes(row.driver, attributes)
+    row.capacity = device.get("capacity") or {}
+    row.consumes_counters = device.get("consumesCounters") or []
+    row.allow_multiple_allocations = bool(device.get("allowMultipleAllocations"))
+    row.partitionable = bool(row.consumes_counters)
+    row.numa_node = numa_node(attributes)
+    row.binding_conditions = device.get("bindingConditions") or []
+    row.slice_taints = device.get("taints") or []
+
+
+def fill_taints(row: Device, ctx: Context) -> None:
+    row.taints = effective_taints(
+        driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
+    )
+    for name, value in taint_flags(row.taints).items():
+        setattr(row, name, value)
+
+
+def fill_classes(row: Device, ctx: Context, device_json: JSON) -> None:
+    row.classes = ctx.class_names(row.driver, device_json)
+    row.class_index = " " + " ".join(row.classes) + " "
+
+
+def fill_allocations(row: Device, allocations: list[Allocation]) -> None:
+    entries: list[JSON] = []
+    statuses: list[JSON] = []
+    for a in sorted(allocations, key=lambda a: (a.admin_access, a.claim_namespace, a.claim_name, a.request)):
+        main, _, sub = a.request.partition("/")
+        entries.append(
+            {
+                "claimUid": a.claim_uid,
+                "namespace": a.claim_namespace,
+                "claim": a.claim_name,
+                "request": main,
+                "subrequest": sub,
+                "adminAccess": a.admin_access,
+                "shareID": a.share_id,
+                "consumedCapacity": a.consumed_capacity,
+                "pods": a.pods,
+                "extendedResource": a.extended_resource,
+            }
+        )
+        if a.status:
+            statuses.append(
+                {"namespace": a.claim_namespace, "claim": a.claim_name, "shareID": a.share_id, **a.status}
+            )
+    row.allocations = entries
+    row.statuses = statuses
+    regular = [e for e in entries if not e["adminAccess"]]
+    row.admin_access = any(e["adminAccess"] for e in entries)
+    if not entries:
+        row.allocation_state = FREE
+    elif row.allow_multiple_allocations and regular:
+        row.allocation_state = SHARED
+    else:
+        row.allocation_state = ALLOCATED
+    first = regular[0] if regular else (entries[0] if entries else None)
+    row.claim_namespace = first["namespace"] if first else ""
+    row.claim_name = first["claim"] if first else ""
+
+
+HEALTH_ORDER = {"Unhealthy": 3, "Unknown": 2, "Healthy": 1}
+
+
+def fill_health(row: Device) -> None:
+    """Pods' reports win (worst first); else a driver taint named like `…/unhealthy` marks it Unhealthy."""
+    reports = row.health_reports or {}
+    if reports:
+        worst = max(reports.values(), key=lambda r: HEALTH_ORDER.get(str(r.get("health")), 0))
+        row.health = str(worst.get("health", ""))
+        row.health_message = str(worst.get("message", "") or worst.get("pod", ""))
+        return
+    for taint in row.slice_taints or []:
+        key = str(taint.get("key", ""))
+        if "unhealthy" in key.rpartition("/")[2].lower():
+            row.health = "Unhealthy"
+            row.health_message = f"{key}={taint.get('value', '')} ({taint.get('effect', '')})"
+            return
+    row.health = ""
+    row.health_message = ""
+
+
+# --------------------------------------------------------------------------------------- device lookups
+
+
+def devices_by_keys(keys: set[DeviceKey]) -> list[Device]:
+    if not keys:
+        return []
+    if len(keys) > BULK_THRESHOLD:
+        return [d for d in Device.objects.all() if (d.driver, d.pool, d.name) in keys]
+    result: list[Device] = []
+    for batch in chunks(sorted(keys), 100):
+        q = Q(pk__in=[])
+        for driver, pool, name in batch:
+            q |= Q(driver=driver, pool=pool, name=name)
+        result.extend(Device.objects.filter(q))
+    return result
+
+
+def allocations_by_device(
+    *, keys: set[DeviceKey] | None = None, pool_keys: set[str] | None = None
+) -> dict[DeviceKey, list[Allocation]]:
+    result: dict[DeviceKey, list[Allocation]] = defaultdict(list)
+    wanted = len(keys or ()) + len(pool_keys or ())
+    if not wanted:
+        return result
+    if wanted > BULK_THRESHOLD:
+        rows: Iterable[Allocation] = Allocation.objects.all()
+    else:
+        q = Q(pk__in=[])
+        for driver, pool, name in keys or ():
+            q |= Q(driver=driver, pool=pool, device=name)
+        for key in pool_keys or ():
+            driver, _, pool = key.partition("/")
+            q |= Q(driver=driver, pool=pool)
+        rows = Allocation.objects.filter(q)
+    for a in rows:
+        result[(a.driver, a.pool, a.device)].append(a)
+    return result
+
+
+# --------------------------------------------------------------------------------------- claims
+
+
+def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
+    """Rewrite Allocation and Claim rows of changed claims (None = deleted); returns affected device keys."""
+    affected: set[DeviceKey] = set()
+    uids = list(changed)
+    for batch in chunks(uids):
+        affected.update(
+            Allocation.objects.filter(claim_uid__in=batch).values_list("driver", "pool", "device")
+        )
+        Allocation.objects.filter(claim_uid__in=batch).delete()
+    new_rows: list[Allocation] = []
+    summaries: list[Claim] = []
+    gone: list[str] = []
+    for uid, claim in changed.items():
+        if claim is None:
+            gone.append(uid)
+            continue
+        meta = claim.get("metadata") or {}
+        status = claim.get("status") or {}
+        allocation = status.get("allocation") or {}
+        results = (allocation.get("devices") or {}).get("results") or []
+        pods = [
+            {"namespace": meta.get("namespace", ""), "name": r.get("name", ""), "uid": r.get("uid", "")}
+            for r in status.get("reservedFor") or []
+            if r.get("resource") == "pods"
+        ]
+        device_status = {
+            (d.get("driver"), d.get("pool"), d.get("device"), d.get("shareID") or ""): d
+            for d in status.get("devices") or []
+        }
+        extended = is_extended_resource_claim(claim)
+        for result in results:
+            key = (str(result.get("driver", "")), str(result.get("pool", "")), str(result.get("device", "")))
+            entry = device_status.get((*key, result.get("shareID") or ""))
+            new_rows.append(
+                Allocation(
+                    claim_uid=uid,
+                    claim_namespace=str(meta.get("namespace", "")),
+                    claim_name=str(meta.get("name", "")),
+                    request=str(result.get("request", "")),
+                    driver=key[0],
+                    pool=key[1],
+                    device=key[2],
+                    admin_access=bool(result.get("adminAccess")),
+                    share_id=str(result.get("shareID") or ""),
+                    consumed_capacity=result.get("consumedCapacity") or {},
+                    pods=pods,
+                    status={k: entry[k] for k in ("conditions", "networkData", "data") if k in entry}
+                    if entry
+                    else None,
+                    extended_resource=extended,
+                )
+            )
+            affected.add(key)
+        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
+        summaries.append(
+            Claim(
+                uid=uid,
+                namespace=str(meta.get("namespace", "")),
+                name=str(meta.get("name", "")),
+                state=claim_state(claim),
+                request_count=len(requests),
+                device_count=len(results),
+                reserved_for=[
+                    {"resource": r.get("resource", ""), "name": r.get("name", ""), "uid": r.get("uid", "")}
+                    for r in status.get("reservedFor") or []
+                ],
+                extended_resource=extended,
+                owner_pod=owner_pod(claim),
+                device_classes=claim_device_classes(claim),
+                created=str(meta.get("creationTimestamp", "")),
+            )
+        )
+    Allocation.objects.bulk_create(new_rows, batch_size=CHUNK)
+    for batch in chunks(gone):
+        Claim.objects.filter(uid__in=batch).delete()
+    Claim.objects.bulk_create(
+        summaries,
+        batch_size=CHUNK,
+        update_conflicts=True,
+        unique_fields=["uid"],
+        update_fields=[
+            "namespace",
+            "name",
+            "state",
+            "request_count",
+            "device_count",
+            "reserved_for",
+            "extended_resource",
+            "owner_pod",
+            "device_classes",
+            "created",
+        ],
+    )
+    return affected
+
+
+def refresh_allocations(keys: set[DeviceKey]) -> None:
+    devices = devices_by_keys(keys)
+    if not devices:
+        return
+    allocations = allocations_by_device(keys={(d.driver, d.pool, d.name) for d in devices})
+    changed = []
+    for device in devices:
+        before = (device.allocations, device.statuses)
+        fill_allocations(device, allocations.get((device.driver, device.pool, device.name), []))
+        if (device.allocations, device.statuses) != before:
+            changed.append(device)
+    Device.objects.bulk_update(changed, ALLOCATION_FIELDS, batch_size=CHUNK)
+
+
+# --------------------------------------------------------------------------------------- rules, classes, health
+
+
+def refresh_taints(selectors: list[JSON | None], ctx: Context) -> None:
+    """Recompute effective taints of the devices any of these rule selectors (old or new) select."""
+    q: Q | None = None
+    for selector in selectors:
+        if selector is None:
+            continue  # a missing selector selects nothing
+        part = Q()
+        for field_name, column in (("driver", "driver"), ("pool", "pool"), ("device", "name")):
+            if selector.get(field_name):
+                part &= Q(**{column: selector[field_name]})
+        q = part if q is None else q | part
+    if q is None:
+        return
+    changed = []
+    for device in Device.objects.filter(q).only(
+        "pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS
+    ):
+        before = device.taints
+        fill_taints(device, ctx)
+        if device.taints != before:
+            changed.append(device)
+    Device.objects.bulk_update(changed, TAINT_FIELDS, batch_size=CHUNK)
+
+
+def refresh_classes(ctx: Context) -> None:
+    """Re-evaluate every device against every class (after a DeviceClass changed)."""
+    slices = {
+        uid: raw for uid, raw in KubeObject.objects.filter(kind="resourceslices").values_list("uid", "raw")
+    }
+    changed = []
+    for device in Device.objects.only("pk", "driver", "pool", "name", "slice_uid", *CLASS_FIELDS):
+        raw = slices.get(device.slice_uid) or {}
+        device_json = next(
+            (d for d in (raw.get("spec") or {}).get("devices") or [] if d.get("name") == device.name), None
+        )
+        if device_json is None:
+            continue
+        before = device.classes
+        fill_classes(device, ctx, device_json)
+        if device.classes != before:
+            changed.append(device)
+    Device.objects.bulk_update(changed, CLASS_FIELDS, batch_size=CHUNK)
+
+
+def pod_health_reports(pod: Mapping[str, Any]) -> dict[DeviceKey, JSON]:
+    """Device health a pod's containers report (ResourceHealthStatus), keyed by device.
+
+    DRA resource IDs are read as `<driver>/<pool>/<device>`; a pool name may itself contain slashes.
+    """
+    meta = pod.get("metadata") or {}
+    pod_name = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    reports: dict[DeviceKey, JSON] = {}
+    status = pod.get("status") or {}
+    for container in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
+        for resource_status in container.get("allocatedResourcesStatus") or []:
+            if not str(resource_status.get("name", "")).startswith("claim:"):
+                continue
+            for resource in resource_status.get("resources") or []:
+                parts = str(resource.get("resourceID", "")).split("/")
+                if len(parts) < 3:
+                    continue
+                key = (parts[0], "/".join(parts[1:-1]), parts[-1])
+                reports[key] = {
+                    "pod": pod_name,
+                    "health": str(resource.get("health", "Unknown")),
+                    "message": str(resource.get("message", "") or ""),
+                }
+    return reports
+
+
+def refresh_health(changed_pods: dict[str, JSON | None], reporting: dict[str, set[DeviceKey]]) -> None:
+    """Apply pods' health reports; `reporting` (pod uid → device keys) is kept by the mirror across batches."""
+    updates: dict[DeviceKey, dict[str, JSON | None]] = defaultdict(dict)
+    for uid, pod in changed_pods.items():
+        new = pod_health_reports(pod) if pod is not None else {}
+        old_keys = reporting.get(uid, set())
+        for key in old_keys - set(new):
+            updates[key][uid] = None
+        for key, report in new.items():
+            updates[key][uid] = report
+        if new:
+            reporting[uid] = set(new)
+        else:
+            reporting.pop(uid, None)
+    if not updates:
+        return
+    changed = []
+    for device in devices_by_keys(set(updates)):
+        reports = dict(device.health_reports or {})
+        for uid, report in updates[(device.driver, device.pool, device.name)].items():
+            if report is None:
+                reports.pop(uid, None)
+            else:
+                reports[uid] = report
+        device.health_reports = reports
+        fill_health(device)
+        changed.append(device)
+    Device.objects.bulk_update(changed, HEALTH_FIELDS, batch_size=CHUNK)
