@@ -60,16 +60,17 @@ def preview_summary(*, maintenance: Maintenance) -> dict[str, Any]:
     if run is None or run.state != "succeeded" or not isinstance(run.result, dict):
         return summary
     result = run.result
+    counts = result.get("summary") or {}
     pods = result.get("pods") or []
     summary.update(
         ready=True,
-        devices=len(result.get("devices") or []),
-        claims=len(result.get("claims") or []),
-        pods=len(pods),
-        evicted=len([p for p in pods if p.get("evict_at") or p.get("evicted")]),
-        namespaces=sorted({p.get("namespace", "") for p in pods}),
-        pdbs=result.get("pdbs_broken") or result.get("pdbs") or [],
-        unschedulable=result.get("pending_unschedulable") or result.get("newly_unschedulable") or [],
+        devices=counts.get("devices", 0),
+        claims=counts.get("claims", 0),
+        pods=counts.get("evicted", 0),
+        namespaces=sorted({p.get("namespace", "") for p in pods if p.get("evicted")}),
+        pdbs=result.get("budgets") or [],
+        unschedulable=result.get("pending_unschedulable") or [],
+        not_reallocatable=counts.get("not_reallocatable", 0),
         result=result,
     )
     return summary

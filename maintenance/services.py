@@ -348,15 +348,13 @@ def _record_failure(
 
 def maintenance_preview_start(*, maintenance: Maintenance, user: Any) -> Any:
     """Start the taint-impact what-if for this maintenance's selection (runs in a worker)."""
-    from allocation.services import run_create
+    from allocation.services import whatif_run_create
 
-    selectors_ = [r["selector"] for r in maintenance.rules]
-    run = run_create(
+    run = whatif_run_create(
         kind="taint_impact",
         input={
-            "selectors": selectors_,
+            "selectors": [r["selector"] for r in maintenance.rules],
             "taint": {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"},
-            "maintenance": maintenance.id,
         },
         user=user,
     )
