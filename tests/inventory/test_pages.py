@@ -24,7 +24,9 @@ def client_in(client: Client) -> Client:
     return client
 
 
-def test_it_shows_per_class_totals_and_watch_health_on_the_overview(client_in: Client, world: dict[str, Any]) -> None:
+def test_it_shows_per_class_totals_and_watch_health_on_the_overview(
+    client_in: Client, world: dict[str, Any]
+) -> None:
     html = client_in.get(reverse("inventory:overview")).content.decode()
     assert "gpu.example.com" in html
     assert 'data-testid="total-devices">6<' in html
@@ -43,7 +45,9 @@ def test_it_lists_devices_with_effective_taints_and_claim_in_the_table_data(
     assert data["last_row"] == 2
 
 
-def test_it_filters_devices_by_taint_effect_and_allocation_state(client_in: Client, world: dict[str, Any]) -> None:
+def test_it_filters_devices_by_taint_effect_and_allocation_state(
+    client_in: Client, world: dict[str, Any]
+) -> None:
     tainted = client_in.get(reverse("inventory:devices-data"), {"taint": "NoSchedule"}).json()
     assert [(r["node"], r["device"]) for r in tainted["data"]] == [("node-2", "gpu-0")]
     allocated = client_in.get(reverse("inventory:devices-data"), {"state": "allocated"}).json()
@@ -63,19 +67,25 @@ def test_it_rejects_a_bad_page_size_naming_the_parameter(client_in: Client, worl
 
 
 def test_it_keeps_filters_in_the_url_of_the_devices_page(client_in: Client, world: dict[str, Any]) -> None:
-    html = client_in.get(reverse("inventory:devices"), {"taint": "NoExecute", "node": "node-1"}).content.decode()
+    html = client_in.get(
+        reverse("inventory:devices"), {"taint": "NoExecute", "node": "node-1"}
+    ).content.decode()
     assert 'data-url="/devices/data/?taint=NoExecute&amp;node=node-1"' in html
     assert '<option value="NoExecute" selected>' in html
     assert "/devices/export.csv?taint=NoExecute&amp;node=node-1" in html
 
 
 def test_it_exports_filtered_devices_as_csv_and_json(client_in: Client, world: dict[str, Any]) -> None:
-    csv_text = b"".join(client_in.get(reverse("inventory:devices-export-csv"), {"taint": "any"}).streaming_content)
+    csv_text = b"".join(
+        client_in.get(reverse("inventory:devices-export-csv"), {"taint": "any"}).streaming_content
+    )
     lines = csv_text.decode().strip().splitlines()
     assert lines[0].startswith("driver,pool,device,node")
     assert len(lines) == 3
     assert "example.com/maintenance=drain:NoExecute" in csv_text.decode()
-    body = b"".join(client_in.get(reverse("inventory:devices-export-json"), {"state": "allocated"}).streaming_content)
+    body = b"".join(
+        client_in.get(reverse("inventory:devices-export-json"), {"state": "allocated"}).streaming_content
+    )
     import json
 
     rows = json.loads(body)
@@ -85,25 +95,35 @@ def test_it_exports_filtered_devices_as_csv_and_json(client_in: Client, world: d
 def test_it_shows_taint_provenance_claim_pods_and_device_status_on_device_detail(
     client_in: Client, world: dict[str, Any]
 ) -> None:
-    html = client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-1"])).content.decode()
+    html = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-1"])
+    ).content.decode()
     assert "DeviceTaintRule" in html and "drain-gpu-1" in html and "NoExecute" in html
-    html0 = client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-0"])).content.decode()
+    html0 = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-0"])
+    ).content.decode()
     assert "ml/train" in html0 and "trainer-0" in html0
     assert "eth1" in html0 and "10.0.0.5/24" in html0 and "Ready=True" in html0
 
 
 def test_it_returns_404_for_a_device_that_is_gone(client_in: Client, world: dict[str, Any]) -> None:
-    assert client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-9", "gpu-7"])).status_code == 404
+    assert (
+        client_in.get(reverse("inventory:device-detail", args=[DRIVER, "node-9", "gpu-7"])).status_code == 404
+    )
 
 
-def test_it_lists_claims_and_shows_a_claims_results_and_consumers(client_in: Client, world: dict[str, Any]) -> None:
+def test_it_lists_claims_and_shows_a_claims_results_and_consumers(
+    client_in: Client, world: dict[str, Any]
+) -> None:
     html = client_in.get(reverse("inventory:claims")).content.decode()
     assert "train" in html and "reserved" in html
     detail = client_in.get(reverse("inventory:claim-detail", args=["ml", "train"])).content.decode()
     assert "gpu-0" in detail and "trainer-0" in detail and "Running" in detail
 
 
-def test_it_shows_classes_with_their_implicit_extended_resource_name(client_in: Client, world: dict[str, Any]) -> None:
+def test_it_shows_classes_with_their_implicit_extended_resource_name(
+    client_in: Client, world: dict[str, Any]
+) -> None:
     html = client_in.get(reverse("inventory:classes")).content.decode()
     assert "deviceclass.resource.kubernetes.io/gpu.example.com" in html
 
@@ -126,7 +146,9 @@ def test_it_groups_a_nodes_devices_by_numa_node(client_in: Client, world: dict[s
 
 def test_it_shows_an_object_as_yaml(client_in: Client, world: dict[str, Any]) -> None:
     rule = world["rule"]
-    html = client_in.get(reverse("inventory:object-yaml", args=["devicetaintrules", rule.uid])).content.decode()
+    html = client_in.get(
+        reverse("inventory:object-yaml", args=["devicetaintrules", rule.uid])
+    ).content.decode()
     assert "deviceSelector:" in html and "example.com/maintenance" in html
 
 
