@@ -1,1 +1,152 @@
-"""Simulated controllers that run beside the API server (driver, scheduler, eviction, claims, owners)."""
+"""Simulated controllers that run beside the API server: the DRA driver, the scheduler, the device-taint
+eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle and the
+ResourcePoolStatusRequest controller.
+
+`start_all(store, topology, options)` publishes the topology's slices and starts every controller in its
+own thread. Controllers subscribe to the store (the callback only pokes their loop) and run level-triggered
+passes; `Controllers.wait_idle(timeout)` lets tests wait until everything has settled instead of sleeping.
+
+Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status_period` (seconds between
+DeviceTaintRule status writes, default 10), `allocate` (replaces `allocation.allocator.allocate`),
+`features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
+`disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock
+from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
+from simcluster.controllers.claims import ClaimController
+from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
+from simcluster.controllers.eviction import EvictionController
+from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
+from simcluster.controllers.owners import OwnerController
+from simcluster.controllers.pods import WATCHES as POD_WATCHES
+from simcluster.controllers.pods import PodLifecycle
+from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
+from simcluster.controllers.poolstatus import PoolStatusController
+from simcluster.controllers.scheduler import DEFAULT_FEATURES, Scheduler
+from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
+from simcluster.driver import Driver
+from simcluster.errors import ApiError
+from simcluster.store import Store
+from simcluster.topology import Topology, generated_workloads
+
+__all__ = ["Clock", "Controllers", "FakeClock", "SystemClock", "start_all"]
+
+
+@dataclass
+class Controllers:
+    store: Store
+    clock: Clock
+    driver: Driver
+    scheduler: Scheduler
+    eviction: EvictionController
+    claims: ClaimController
+    owners: OwnerController
+    pods: PodLifecycle
+    pool_status: PoolStatusController
+    loops: dict[str, Loop] = field(default_factory=dict)
+    _unsubscribe: Callable[[], None] | None = None
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """True once every loop has drained its work and the store stopped changing; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            before = self.store.resource_version
+            drained = all(
+                loop.wait_idle(max(0.0, deadline - time.monotonic())) for loop in self.loops.values()
+            )
+            if (
+                drained
+                and self.store.resource_version == before
+                and all(loop.idle() for loop in self.loops.values())
+            ):
+                return True
+        return False
+
+    def poke(self) -> None:
+        for loop in self.loops.values():
+            loop.poke()
+
+    def errors(self) -> dict[str, BaseException]:
+        return {name: loop.last_error for name, loop in self.loops.items() if loop.last_error is not None}
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for loop in self.loops.values():
+            loop.stop()
+
+
+def start_all(store: Store, topology: Topology | None, options: dict[str, Any] | None = None) -> Controllers:
+    options = dict(options or {})
+    clock: Clock = options.get("clock") or SystemClock()
+    world = topology or Topology(name="none", namespaces=(), nodes=(), device_classes=(), pools=())
+    if options.get("workload_pods"):
+        for plural, obj in generated_workloads(int(options["workload_pods"])):
+            try:
+                store.create(plural, obj)
+            except ApiError as error:
+                if error.reason != "AlreadyExists":
+                    raise
+    driver = Driver(store, world, clock=clock)
+    scheduler = Scheduler(
+        store,
+        clock=clock,
+        allocate=options.get("allocate"),
+        features=frozenset(options.get("features", DEFAULT_FEATURES)),
+    )
+    eviction = EvictionController(
+        store, clock=clock, rule_status_period=float(options.get("rule_status_period", 10.0))
+    )
+    claims = ClaimController(store)
+    owners = OwnerController(store, clock=clock)
+    pods = PodLifecycle(store, clock=clock)
+    pool_status = PoolStatusController(store, clock=clock)
+    controllers = Controllers(
+        store=store,
+        clock=clock,
+        driver=driver,
+        scheduler=scheduler,
+        eviction=eviction,
+        claims=claims,
+        owners=owners,
+        pods=pods,
+        pool_status=pool_status,
+    )
+    disabled = set(options.get("disable") or ())
+    wiring: list[tuple[str, Loop, frozenset[str]]] = [
+        ("driver", driver.loop, Driver.WATCHES),
+        ("scheduler", Loop("scheduler", scheduler.reconcile), SCHEDULER_WATCHES),
+        ("eviction", Loop("eviction", eviction.reconcile), EVICTION_WATCHES),
+        ("claims", Loop("claims", claims.reconcile), CLAIM_WATCHES),
+        ("owners", Loop("owners", owners.reconcile), OWNER_WATCHES),
+        ("pods", Loop("pods", pods.reconcile), POD_WATCHES),
+        ("poolstatus", Loop("poolstatus", pool_status.reconcile), POOL_STATUS_WATCHES),
+    ]
+    routes: dict[str, list[Loop]] = {}
+    for name, loop, watches in wiring:
+        if name in disabled:
+            continue
+        controllers.loops[name] = loop
+        for plural in watches:
+            routes.setdefault(plural, []).append(loop)
+
+    def on_change(event_type: str, plural: str, obj: dict[str, Any]) -> None:
+        for loop in routes.get(plural, ()):
+            loop.poke()
+
+    if "driver" not in disabled:
+        driver.publish_all()
+    controllers._unsubscribe = store.subscribe(on_change)
+    clock.on_change(controllers.poke)
+    for loop in controllers.loops.values():
+        loop.start()
+    return controllers

@@ -1,0 +1,177 @@
+"""Small helpers the simulated controllers share: reading objects, owner references, events, binding."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from simcluster.controllers.base import Clock, format_time
+from simcluster.errors import ApiError, conflict
+from simcluster.resources import resource_for
+from simcluster.store import Store
+
+JSON = dict[str, Any]
+
+DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
+EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def read_all(store: Store, plural: str) -> list[JSON]:
+    """Committed objects without copying. Never mutate them; `copy.deepcopy` first."""
+    entries: Iterable[Any] = store.snapshot(plural)[1]
+    return [entry.obj for entry in entries]
+
+
+def meta(obj: Mapping[str, Any]) -> JSON:
+    value = obj.get("metadata") or {}
+    return value if isinstance(value, dict) else {}
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("name", ""))
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("namespace", ""))
+
+
+def uid_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("uid", ""))
+
+
+def is_deleting(obj: Mapping[str, Any]) -> bool:
+    return bool(meta(obj).get("deletionTimestamp"))
+
+
+def is_terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
+def controller_of(obj: Mapping[str, Any]) -> JSON | None:
+    for ref in meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def owner_reference(owner: Mapping[str, Any]) -> JSON:
+    return {
+        "apiVersion": owner.get("apiVersion", "v1"),
+        "kind": owner.get("kind", "Pod"),
+        "name": name_of(owner),
+        "uid": uid_of(owner),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def pod_claim_names(pod: Mapping[str, Any]) -> list[str]:
+    """Names of the ResourceClaims a pod uses now: named claims, generated ones, the extended one."""
+    status = pod.get("status") or {}
+    generated = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
+    names: list[str] = []
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        if entry.get("resourceClaimName"):
+            names.append(str(entry["resourceClaimName"]))
+        elif generated.get(entry.get("name")):
+            names.append(str(generated[entry["name"]]))
+    extended = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+    if extended:
+        names.append(str(extended))
+    return names
+
+
+def reserved_for(claim: Mapping[str, Any], uid: str) -> bool:
+    return any(ref.get("uid") == uid for ref in (claim.get("status") or {}).get("reservedFor") or [])
+
+
+def pod_reference(pod: Mapping[str, Any]) -> JSON:
+    return {"resource": "pods", "name": name_of(pod), "uid": uid_of(pod)}
+
+
+def post_event(
+    store: Store,
+    clock: Clock,
+    involved: Mapping[str, Any],
+    *,
+    reason: str,
+    message: str,
+    component: str,
+    event_type: str = "Normal",
+) -> None:
+    """Record a core/v1 Event about an object; best effort, as event recording is upstream."""
+    now = format_time(clock.now())
+    namespace = namespace_of(involved) or "default"
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{name_of(involved)}.", "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": involved.get("apiVersion", "v1"),
+            "kind": involved.get("kind", "Pod"),
+            "name": name_of(involved),
+            "namespace": namespace,
+            "uid": uid_of(involved),
+        },
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": component},
+        "reportingComponent": component,
+        "reportingInstance": f"{component}-simcluster",
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+    with contextlib.suppress(ApiError):  # events are best effort (e.g. the namespace is going away)
+        store.create("events", event)
+
+
+def bind_pod(store: Store, pod: Mapping[str, Any], node: str) -> JSON:
+    """Set `spec.nodeName` as the pods/binding subresource does (a plain update may not change it)."""
+    binder = getattr(store, "bind_pod", None)
+    if callable(binder):
+        result: JSON = binder(name_of(pod), namespace=namespace_of(pod), node=node, uid=uid_of(pod))
+        return result
+    resource = resource_for("pods")
+    assert resource is not None
+    with store.lock:
+        current = store.get_entry("pods", name_of(pod), namespace=namespace_of(pod))
+        if uid_of(current.obj) != uid_of(pod) or (current.obj.get("spec") or {}).get("nodeName"):
+            raise conflict(resource, name_of(pod), "the pod changed or is already bound")
+        bound = copy.deepcopy(current.obj)
+        bound["spec"]["nodeName"] = node
+        key = (namespace_of(pod), name_of(pod))
+        obj, _ = store._update_locked(resource, key, current, bound, subresource="binding", dry_run=False)
+        return obj
+
+
+def set_condition(conditions: Iterable[JSON], condition: JSON) -> list[JSON]:
+    """Replace the condition of the same type, keeping lastTransitionTime when the status is unchanged."""
+    out: list[JSON] = []
+    placed = False
+    for existing in conditions:
+        if existing.get("type") == condition["type"]:
+            merged = dict(condition)
+            if existing.get("status") == condition.get("status") and existing.get("lastTransitionTime"):
+                merged["lastTransitionTime"] = existing["lastTransitionTime"]
+            out.append(merged)
+            placed = True
+        else:
+            out.append(dict(existing))
+    if not placed:
+        out.append(dict(condition))
+    return out
+
+
+def quantity_to_int(value: Any) -> int:
+    """Extended-resource quantities are integers ("1", 2); anything else counts as 0."""
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0

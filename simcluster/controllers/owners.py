@@ -1,0 +1,160 @@
+"""Minimal ReplicaSet and Job controllers: keep the wanted number of pods, so evicted pods get replacements.
+
+A ReplicaSet keeps `spec.replicas` live pods (generateName `<rs>-`); a Job keeps `spec.parallelism` pods
+running until `spec.completions` have succeeded (pods never complete in the simulation unless a test sets
+their phase). Both write a small `status` and label the pods as upstream does.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from simcluster.controllers.base import Clock, format_time, parse_time
+from simcluster.controllers.common import (
+    controller_of,
+    is_deleting,
+    meta,
+    name_of,
+    namespace_of,
+    owner_reference,
+    read_all,
+    uid_of,
+)
+from simcluster.errors import ApiError
+from simcluster.store import Store
+
+JSON = dict[str, Any]
+WATCHES = frozenset({"pods", "replicasets", "jobs"})
+
+
+class OwnerController:
+    def __init__(self, store: Store, *, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self.created = 0
+
+    def reconcile(self) -> float | None:
+        owned: dict[str, list[JSON]] = {}
+        for pod in read_all(self.store, "pods"):
+            ref = controller_of(pod)
+            if ref:
+                owned.setdefault(str(ref.get("uid")), []).append(pod)
+        retry = False
+        for plural, sync in (("replicasets", self._sync_replicaset), ("jobs", self._sync_job)):
+            for owner in read_all(self.store, plural):
+                if is_deleting(owner):
+                    continue
+                try:
+                    sync(owner, owned.get(uid_of(owner), []))
+                except ApiError as error:
+                    if error.status not in (404, 409):
+                        raise
+                    retry = error.status == 409
+        return 0.05 if retry else None
+
+    # --- ReplicaSet ------------------------------------------------------------------------------------
+
+    def _sync_replicaset(self, rs: JSON, pods: list[JSON]) -> None:
+        wanted = int((rs.get("spec") or {}).get("replicas", 1))
+        active = [
+            p
+            for p in pods
+            if not is_deleting(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
+        for _ in range(wanted - len(active)):
+            self._create_pod(rs, {})
+        if len(active) > wanted:
+            # Upstream deletes unscheduled pods first, then the newest.
+            surplus = sorted(
+                active,
+                key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), _negated_time(p)),
+            )[: len(active) - wanted]
+            for pod in surplus:
+                self.store.delete("pods", name_of(pod), namespace=namespace_of(pod), uid=uid_of(pod))
+        ready = sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running")
+        count = min(len(active), wanted) if len(active) > wanted else len(active)
+        self._write_status(
+            "replicasets",
+            rs,
+            {
+                "replicas": count,
+                "fullyLabeledReplicas": count,
+                "readyReplicas": ready,
+                "availableReplicas": ready,
+                "observedGeneration": int(meta(rs).get("generation", 1)),
+            },
+        )
+
+    # --- Job -------------------------------------------------------------------------------------------
+
+    def _sync_job(self, job: JSON, pods: list[JSON]) -> None:
+        spec = job.get("spec") or {}
+        parallelism = int(spec.get("parallelism", 1))
+        completions = int(
+            spec.get("completions", parallelism) if spec.get("completions") is not None else parallelism
+        )
+        if spec.get("suspend"):
+            parallelism = 0
+        succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
+        failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
+        active = [
+            p
+            for p in pods
+            if not is_deleting(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
+        wanted = max(0, min(parallelism, completions - succeeded))
+        labels = {
+            "batch.kubernetes.io/controller-uid": uid_of(job),
+            "batch.kubernetes.io/job-name": name_of(job),
+            "controller-uid": uid_of(job),
+            "job-name": name_of(job),
+        }
+        for _ in range(wanted - len(active)):
+            self._create_pod(job, labels)
+        status: JSON = {
+            "active": len(active) + max(0, wanted - len(active)),
+            "ready": sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running"),
+            "succeeded": succeeded,
+            "failed": failed,
+            "startTime": (job.get("status") or {}).get("startTime") or format_time(self.clock.now()),
+        }
+        if succeeded >= completions:
+            status["active"] = 0
+            status["completionTime"] = (job.get("status") or {}).get("completionTime") or format_time(
+                self.clock.now()
+            )
+        self._write_status("jobs", job, status)
+
+    # --- shared ----------------------------------------------------------------------------------------
+
+    def _create_pod(self, owner: JSON, extra_labels: dict[str, str]) -> None:
+        template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
+        template_meta = template.get("metadata") or {}
+        labels = {**(template_meta.get("labels") or {}), **extra_labels}
+        pod_meta: JSON = {
+            "generateName": f"{name_of(owner)}-",
+            "namespace": namespace_of(owner),
+            "labels": labels,
+            "ownerReferences": [owner_reference(owner)],
+        }
+        if template_meta.get("annotations"):
+            pod_meta["annotations"] = dict(template_meta["annotations"])
+        self.store.create(
+            "pods",
+            {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
+        )
+        self.created += 1
+
+    def _write_status(self, plural: str, owner: JSON, status: JSON) -> None:
+        current = owner.get("status") or {}
+        if all(current.get(k) == v for k, v in status.items()):
+            return
+        self.store.patch(
+            plural, name_of(owner), {"status": status}, namespace=namespace_of(owner), subresource="status"
+        )
+
+
+def _negated_time(pod: JSON) -> float:
+    moment = parse_time(meta(pod).get("creationTimestamp"))
+    return -(moment.timestamp() if moment else 0.0)

@@ -1,0 +1,77 @@
+"""Pod lifecycle, the kubelet's part: finish graceful deletions and start pods bound by someone else.
+
+With graceful pod deletion a DELETE only sets `deletionTimestamp`; the simulated kubelet stops the pod at
+once and removes it (a delete with grace period 0). Pods created with `spec.nodeName` already set and no
+claims to wait for are marked Running.
+"""
+
+from __future__ import annotations
+
+from simcluster.controllers.base import Clock, format_time
+from simcluster.controllers.common import (
+    is_deleting,
+    is_terminal,
+    meta,
+    name_of,
+    namespace_of,
+    read_all,
+    uid_of,
+)
+from simcluster.errors import ApiError
+from simcluster.store import Store
+
+WATCHES = frozenset({"pods"})
+
+
+class PodLifecycle:
+    def __init__(self, store: Store, *, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+
+    def reconcile(self) -> float | None:
+        for pod in read_all(self.store, "pods"):
+            try:
+                if is_deleting(pod):
+                    if not meta(pod).get("finalizers"):
+                        self.store.delete(
+                            "pods",
+                            name_of(pod),
+                            namespace=namespace_of(pod),
+                            uid=uid_of(pod),
+                            grace_period_seconds=0,
+                        )
+                elif self._started_elsewhere(pod):
+                    now = format_time(self.clock.now())
+                    self.store.patch(
+                        "pods",
+                        name_of(pod),
+                        {
+                            "status": {
+                                "phase": "Running",
+                                "startTime": now,
+                                "conditions": [
+                                    {"type": t, "status": "True", "lastTransitionTime": now}
+                                    for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+                                ],
+                            }
+                        },
+                        namespace=namespace_of(pod),
+                        subresource="status",
+                    )
+            except ApiError as error:
+                if error.status not in (404, 409):
+                    raise
+        return None
+
+    @staticmethod
+    def _started_elsewhere(pod: dict[str, object]) -> bool:
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        assert isinstance(spec, dict) and isinstance(status, dict)
+        return bool(
+            spec.get("nodeName")
+            and status.get("phase") in (None, "Pending")
+            and not spec.get("resourceClaims")
+            and not is_terminal(pod)
+            and not any(c.get("type") == "PodScheduled" for c in status.get("conditions") or [])
+        )

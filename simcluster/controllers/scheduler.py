@@ -1,0 +1,682 @@
+"""The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
+`allocation.allocator`, reservation, binding, and a Running pod.
+
+Each pass takes every pending pod in creation order and tries the nodes round-robin. The DRA steps follow
+the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation and an owner
+reference; the extended-resource claim is built per node and created only when a node fits; allocated claims
+get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before the pod is bound.
+A pod that fits nowhere stays Pending with `PodScheduled=False`, reason `Unschedulable`, and is retried
+whenever slices, claims, classes, rules, nodes or pods change.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simcluster.controllers.base import Clock, format_time, parse_time
+from simcluster.controllers.common import (
+    DELETE_PROTECTION,
+    EXTENDED_RESOURCE_CLAIM,
+    IMPLICIT_EXTENDED_PREFIX,
+    POD_CLAIM_NAME,
+    bind_pod,
+    is_deleting,
+    is_terminal,
+    meta,
+    name_of,
+    namespace_of,
+    owner_reference,
+    pod_reference,
+    post_event,
+    quantity_to_int,
+    read_all,
+    reserved_for,
+    set_condition,
+    uid_of,
+)
+from simcluster.errors import ApiError
+from simcluster.store import Store
+
+log = logging.getLogger("simcluster.scheduler")
+
+JSON = dict[str, Any]
+Allocate = Callable[..., list[JSON] | None]
+
+COMPONENT = "default-scheduler"
+# Features on by default in v1.37 (GA or beta), named as the allocator expects them.
+DEFAULT_FEATURES = frozenset(
+    {
+        "AdminAccess",
+        "PrioritizedList",
+        "PartitionableDevices",
+        "DeviceTaints",
+        "DeviceTaintRules",
+        "ConsumableCapacity",
+        "DeviceBindingAndStatus",
+    }
+)
+WATCHES = frozenset(
+    {
+        "pods",
+        "resourceclaims",
+        "resourceclaimtemplates",
+        "resourceslices",
+        "deviceclasses",
+        "devicetaintrules",
+        "nodes",
+    }
+)
+_MAX_GENERATED_PREFIX = 57
+
+
+class Unschedulable(Exception):
+    """The pod cannot be scheduled now; the message is what `PodScheduled` shows."""
+
+
+def _allocation_error() -> type[Exception]:
+    try:
+        from allocation.allocator import AllocationError
+    except ImportError:  # pragma: no cover - the allocator lands in parallel
+        return RuntimeError
+    return AllocationError
+
+
+def generated_claim_prefix(pod: str, claim: str) -> str:
+    """`<pod>-<claim>-`, both parts shortened proportionally when longer than 57 characters together."""
+    if len(pod) + len(claim) > _MAX_GENERATED_PREFIX:
+        total = len(pod) + len(claim)
+        pod_len = max(1, _MAX_GENERATED_PREFIX * len(pod) // total)
+        claim_len = max(1, _MAX_GENERATED_PREFIX - pod_len)
+        pod, claim = pod[:pod_len], claim[:claim_len]
+    return f"{pod}-{claim}-"
+
+
+def extended_resource_classes(classes: Sequence[JSON]) -> dict[str, str]:
+    """Extended resource name → DeviceClass (dra-api §9): implicit names always; for an explicit name shared
+    by several classes the newest creationTimestamp wins, then the smaller class name."""
+    mapping: dict[str, str] = {}
+    for cls in classes:
+        mapping[IMPLICIT_EXTENDED_PREFIX + name_of(cls)] = name_of(cls)
+    explicit: dict[str, list[JSON]] = {}
+    for cls in classes:
+        name = (cls.get("spec") or {}).get("extendedResourceName")
+        if name:
+            explicit.setdefault(str(name), []).append(cls)
+    for resource, candidates in explicit.items():
+        winner = min(candidates, key=lambda c: (-_timestamp(c), name_of(c)))
+        mapping[resource] = name_of(winner)
+    return mapping
+
+
+def _timestamp(obj: Mapping[str, Any]) -> float:
+    moment = parse_time(meta(obj).get("creationTimestamp"))
+    return moment.timestamp() if moment else 0.0
+
+
+@dataclass(frozen=True)
+class ExtendedRequest:
+    container: str
+    resource: str
+    request: str
+    device_class: str
+    count: int
+
+
+def extended_requests(pod: Mapping[str, Any], mapping: Mapping[str, str]) -> list[ExtendedRequest]:
+    """One request per (container, DRA-backed extended resource), named `container-<i>-request-<j>`."""
+    spec = pod.get("spec") or {}
+    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+    out: list[ExtendedRequest] = []
+    for i, container in enumerate(containers):
+        resources = container.get("resources") or {}
+        amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for j, resource in enumerate(sorted(amounts)):
+            if resource in mapping:
+                count = quantity_to_int(amounts[resource])
+                if count > 0:
+                    out.append(
+                        ExtendedRequest(
+                            container["name"],
+                            resource,
+                            f"container-{i}-request-{j}",
+                            mapping[resource],
+                            count,
+                        )
+                    )
+    return sorted(out, key=lambda r: r.request)
+
+
+def node_selector_matches(selector: Mapping[str, Any] | None, node: Mapping[str, Any]) -> bool:
+    """core/v1 NodeSelector: terms are ORed, requirements in a term ANDed; nil matches every node."""
+    if not selector:
+        return True
+    labels = meta(node).get("labels") or {}
+    fields = {"metadata.name": name_of(node)}
+    for term in selector.get("nodeSelectorTerms") or []:
+        expressions = [(r, labels) for r in term.get("matchExpressions") or []]
+        expressions += [(r, fields) for r in term.get("matchFields") or []]
+        if expressions and all(_requirement(r, values) for r, values in expressions):
+            return True
+    return False
+
+
+def _requirement(requirement: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    key, operator = str(requirement.get("key", "")), requirement.get("operator")
+    wanted = [str(v) for v in requirement.get("values") or []]
+    present = key in values
+    actual = str(values.get(key, ""))
+    if operator == "In":
+        return present and actual in wanted
+    if operator == "NotIn":
+        return not present or actual not in wanted
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt") and present and wanted:
+        try:
+            left, right = int(actual), int(wanted[0])
+        except ValueError:
+            return False
+        return left > right if operator == "Gt" else left < right
+    return False
+
+
+def _tolerates_node_taints(pod: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return False
+    return True
+
+
+def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return not toleration.get("key") or toleration["key"] == taint.get("key")
+    return bool(
+        toleration.get("key") == taint.get("key")
+        and (toleration.get("value") or "") == (taint.get("value") or "")
+    )
+
+
+def _node_ready(node: Mapping[str, Any]) -> bool:
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    conditions = (node.get("status") or {}).get("conditions") or []
+    ready = [c for c in conditions if c.get("type") == "Ready"]
+    return not ready or ready[0].get("status") == "True"
+
+
+@dataclass
+class _World:
+    """What one pass sees; claims are updated in place as the pass allocates."""
+
+    nodes: list[JSON]
+    classes: list[JSON]
+    slices: list[JSON]
+    rules: list[JSON]
+    templates: dict[tuple[str, str], JSON]
+    claims: dict[tuple[str, str], JSON]
+    pods_per_node: Counter[str] = field(default_factory=Counter)
+    allocator: Any = None  # allocation.allocator.Allocator over this world, built on first use
+
+    def allocated_claims(self, excluding: set[tuple[str, str]]) -> list[JSON]:
+        return [
+            c
+            for key, c in self.claims.items()
+            if key not in excluding and (c.get("status") or {}).get("allocation") is not None
+        ]
+
+
+@dataclass
+class _Plan:
+    pod_claims: list[tuple[str, JSON]]  # (pod claim name or "", claim) for claims that exist
+    generated: dict[str, str]  # pod claim name → generated claim name
+    extended: list[ExtendedRequest]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock,
+        allocate: Allocate | None = None,
+        features: frozenset[str] = DEFAULT_FEATURES,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self._allocate = allocate
+        self.features = features
+        self._next_node = 0
+        self.scheduled = 0
+
+    # --- the pass --------------------------------------------------------------------------------------
+
+    def reconcile(self) -> float | None:
+        pods = read_all(self.store, "pods")
+        pending = [
+            p
+            for p in pods
+            if not (p.get("spec") or {}).get("nodeName") and not is_deleting(p) and not is_terminal(p)
+        ]
+        if not pending:
+            return None
+        pending.sort(key=lambda p: (_timestamp(p), namespace_of(p), name_of(p)))
+        world = _World(
+            nodes=sorted(read_all(self.store, "nodes"), key=name_of),
+            classes=read_all(self.store, "deviceclasses"),
+            slices=read_all(self.store, "resourceslices"),
+            rules=read_all(self.store, "devicetaintrules"),
+            templates={
+                (namespace_of(t), name_of(t)): t for t in read_all(self.store, "resourceclaimtemplates")
+            },
+            claims={(namespace_of(c), name_of(c)): c for c in read_all(self.store, "resourceclaims")},
+            pods_per_node=Counter(
+                str(p["spec"]["nodeName"])
+                for p in pods
+                if (p.get("spec") or {}).get("nodeName") and not is_terminal(p)
+            ),
+        )
+        retry = False
+        for pod in pending:
+            try:
+                self._schedule(copy.deepcopy(pod), world)
+            except ApiError as error:
+                if error.status not in (404, 409):
+                    raise
+                retry = True  # something changed under us; the next pass sees the new state
+        return 0.05 if retry else None
+
+    def _schedule(self, pod: JSON, world: _World) -> None:
+        try:
+            plan = self._prepare(pod, world)
+            node, results, extended = self._find_node(pod, plan, world)
+        except Unschedulable as why:
+            self._mark_unschedulable(pod, str(why))
+            return
+        self._commit(pod, plan, node, results, extended, world)
+
+    # --- PreEnqueue / PreFilter -----------------------------------------------------------------------
+
+    def _prepare(self, pod: JSON, world: _World) -> _Plan:
+        ns = namespace_of(pod)
+        status = pod.get("status") or {}
+        generated = {
+            str(s["name"]): str(s["resourceClaimName"])
+            for s in status.get("resourceClaimStatuses") or []
+            if s.get("resourceClaimName")
+        }
+        pod_claims: list[tuple[str, JSON]] = []
+        created_any = False
+        for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+            entry_name = str(entry.get("name"))
+            if entry.get("resourceClaimName"):
+                claim = world.claims.get((ns, str(entry["resourceClaimName"])))
+                if claim is None:
+                    raise Unschedulable(
+                        f'pod uses resourceclaim "{entry["resourceClaimName"]}", which does not exist'
+                    )
+            elif entry.get("resourceClaimTemplateName"):
+                claim = self._generated_claim(pod, entry_name, generated, world)
+                if claim is None:
+                    claim = self._create_from_template(
+                        pod, entry_name, str(entry["resourceClaimTemplateName"]), world
+                    )
+                    created_any = True
+                generated[entry_name] = name_of(claim)
+            else:
+                continue
+            if is_deleting(claim):
+                raise Unschedulable(f'resourceclaim "{name_of(claim)}" is being deleted')
+            pod_claims.append((entry_name, claim))
+        if created_any:
+            self._write_claim_statuses(pod, generated)
+        extended = extended_requests(pod, extended_resource_classes(world.classes))
+        return _Plan(pod_claims=pod_claims, generated=generated, extended=extended)
+
+    def _generated_claim(
+        self, pod: JSON, entry: str, generated: Mapping[str, str], world: _World
+    ) -> JSON | None:
+        ns, uid = namespace_of(pod), uid_of(pod)
+        if entry in generated and (ns, generated[entry]) in world.claims:
+            return world.claims[(ns, generated[entry])]
+        for (claim_ns, _), claim in world.claims.items():
+            annotations = meta(claim).get("annotations") or {}
+            owners = meta(claim).get("ownerReferences") or []
+            if (
+                claim_ns == ns
+                and annotations.get(POD_CLAIM_NAME) == entry
+                and any(o.get("uid") == uid for o in owners)
+            ):
+                return claim
+        return None
+
+    def _create_from_template(self, pod: JSON, entry: str, template_name: str, world: _World) -> JSON:
+        ns = namespace_of(pod)
+        template = world.templates.get((ns, template_name))
+        if template is None:
+            raise Unschedulable(
+                f'PodResourceClaim {entry}: resourceclaimtemplate.resource.k8s.io "{template_name}" not found'
+            )
+        template_meta = (template.get("spec") or {}).get("metadata") or {}
+        annotations = dict(template_meta.get("annotations") or {})
+        annotations[POD_CLAIM_NAME] = entry
+        claim_meta: JSON = {
+            "generateName": generated_claim_prefix(name_of(pod), entry),
+            "namespace": ns,
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(pod)],
+        }
+        if template_meta.get("labels"):
+            claim_meta["labels"] = dict(template_meta["labels"])
+        claim = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": claim_meta,
+            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
+        }
+        created = self.store.create("resourceclaims", claim)
+        world.claims[(ns, name_of(created))] = created
+        return created
+
+    def _write_claim_statuses(self, pod: JSON, generated: Mapping[str, str]) -> None:
+        statuses = [{"name": k, "resourceClaimName": v} for k, v in sorted(generated.items())]
+        pod.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        updated = self.store.patch(
+            "pods",
+            name_of(pod),
+            {"status": {"resourceClaimStatuses": statuses}},
+            namespace=namespace_of(pod),
+            subresource="status",
+        )
+        pod["metadata"] = updated["metadata"]
+
+    # --- Filter ----------------------------------------------------------------------------------------
+
+    def _find_node(
+        self, pod: JSON, plan: _Plan, world: _World
+    ) -> tuple[JSON, list[JSON], tuple[JSON, list[ExtendedRequest]] | None]:
+        candidates = world.nodes
+        if not candidates:
+            raise Unschedulable("0/0 nodes are available: no nodes available to schedule pods.")
+        reasons: Counter[str] = Counter()
+        allocated = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is not None]
+        pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
+        pending_keys = {(namespace_of(c), name_of(c)) for c in pending}
+        allocate_error = _allocation_error()
+        start = self._next_node % len(candidates)
+        for offset in range(len(candidates)):
+            node = candidates[(start + offset) % len(candidates)]
+            why = self._node_unfit(pod, node, world)
+            if why:
+                reasons[why] += 1
+                continue
+            if any(
+                not node_selector_matches((c["status"]["allocation"] or {}).get("nodeSelector"), node)
+                for c in allocated
+            ):
+                reasons["node(s) didn't match the node selector of an allocated claim"] += 1
+                continue
+            if any(
+                len((c.get("status") or {}).get("reservedFor") or []) >= 256
+                and not reserved_for(c, uid_of(pod))
+                for c in allocated
+            ):
+                reasons["resourceclaim in use by too many pods"] += 1
+                continue
+            extended = self._extended_claim(pod, plan.extended, node)
+            to_allocate = [*pending, *([extended[0]] if extended else [])]
+            results: list[JSON] = []
+            if to_allocate:
+                try:
+                    outcome = self._run_allocator(world, node, to_allocate, pending_keys)
+                except allocate_error as error:
+                    raise Unschedulable(f"cannot allocate the pod's claims: {error}") from None
+                if outcome is None:
+                    reasons["cannot allocate all claims"] += 1
+                    continue
+                results = list(outcome)
+            self._next_node = (start + offset + 1) % len(candidates)
+            return node, results, extended
+        summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        raise Unschedulable(f"0/{len(candidates)} nodes are available: {summary}.")
+
+    def _run_allocator(
+        self, world: _World, node: JSON, claims: list[JSON], pending_keys: set[tuple[str, str]]
+    ) -> list[JSON] | None:
+        if self._allocate is not None:
+            return self._allocate(
+                classes=world.classes,
+                slices=world.slices,
+                allocated_claims=world.allocated_claims(pending_keys),
+                claims=claims,
+                node=node,
+                taint_rules=world.rules,
+                features=self.features,
+            )
+        # The allocator caches pools, compiled CEL and selector results: one per pass, kept current.
+        if world.allocator is None:
+            from allocation.allocator import AllocatedState, Allocator
+
+            world.allocator = Allocator(
+                classes=world.classes,
+                slices=world.slices,
+                state=AllocatedState.from_claims(world.allocated_claims(set())),
+                taint_rules=world.rules,
+                features=self.features,
+            )
+        result: list[JSON] | None = world.allocator.allocate(node, claims)
+        return result
+
+    @staticmethod
+    def _node_unfit(pod: JSON, node: JSON, world: _World) -> str | None:
+        if not _node_ready(node):
+            return "node(s) were unschedulable or not ready"
+        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
+        labels = meta(node).get("labels") or {}
+        if any(labels.get(k) != v for k, v in selector.items()):
+            return "node(s) didn't match Pod's node affinity/selector"
+        affinity = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        if affinity and not node_selector_matches(affinity, node):
+            return "node(s) didn't match Pod's node affinity/selector"
+        if not _tolerates_node_taints(pod, node):
+            return "node(s) had untolerated taint(s)"
+        capacity = quantity_to_int(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
+        if world.pods_per_node[name_of(node)] >= capacity:
+            return "Too many pods"
+        return None
+
+    @staticmethod
+    def _extended_claim(
+        pod: JSON, requests: Sequence[ExtendedRequest], node: JSON
+    ) -> tuple[JSON, list[ExtendedRequest]] | None:
+        """The in-memory extended-resource claim for this node: resources the node offers as allocatable
+        (a device plugin) are not served through DRA there."""
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        served = [r for r in requests if quantity_to_int(allocatable.get(r.resource, "0")) <= 0]
+        if not served:
+            return None
+        claim = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": f"{name_of(pod)}-extended-resources",
+                "namespace": namespace_of(pod),
+                "uid": "",
+                "generateName": f"{name_of(pod)}-extended-resources-",
+                "annotations": {EXTENDED_RESOURCE_CLAIM: "true"},
+                "ownerReferences": [owner_reference(pod)],
+            },
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": r.request,
+                            "exactly": {
+                                "deviceClassName": r.device_class,
+                                "allocationMode": "ExactCount",
+                                "count": r.count,
+                            },
+                        }
+                        for r in served
+                    ]
+                }
+            },
+        }
+        return claim, served
+
+    # --- PreBind / Bind --------------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        pod: JSON,
+        plan: _Plan,
+        node: JSON,
+        results: list[JSON],
+        extended: tuple[JSON, list[ExtendedRequest]] | None,
+        world: _World,
+    ) -> None:
+        ns = namespace_of(pod)
+        pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
+        allocations = dict(zip([(namespace_of(c), name_of(c)) for c in pending], results, strict=False))
+        extended_status: JSON | None = None
+        if extended is not None:
+            extended_claim, served = extended
+            body = copy.deepcopy(extended_claim)
+            del body["metadata"]["name"], body["metadata"]["uid"]
+            created = self.store.create("resourceclaims", body)
+            world.claims[(ns, name_of(created))] = created
+            allocations[(ns, name_of(created))] = results[len(pending)]
+            plan.pod_claims.append(("", created))
+            extended_status = {
+                "resourceClaimName": name_of(created),
+                "requestMappings": [
+                    {"containerName": r.container, "resourceName": r.resource, "requestName": r.request}
+                    for r in served
+                ],
+            }
+        for _, claim in plan.pod_claims:
+            key = (namespace_of(claim), name_of(claim))
+            world.claims[key] = self._reserve(claim, pod, allocations.get(key))
+            if allocations.get(key) is not None and world.allocator is not None:
+                world.allocator.state.add_claim(world.claims[key])
+        bound = bind_pod(self.store, pod, name_of(node))
+        world.pods_per_node[name_of(node)] += 1
+        self._mark_running(bound, node, plan, extended_status)
+        self.scheduled += 1
+        post_event(
+            self.store,
+            self.clock,
+            bound,
+            reason="Scheduled",
+            message=f"Successfully assigned {ns}/{name_of(pod)} to {name_of(node)}",
+            component=COMPONENT,
+        )
+
+    def _reserve(self, claim: JSON, pod: JSON, allocation: JSON | None) -> JSON:
+        """Finalizer first, then allocation and reservation in one status write."""
+        current = self.store.get("resourceclaims", name_of(claim), namespace=namespace_of(claim))
+        if allocation is not None and (current.get("status") or {}).get("allocation") is not None:
+            raise ApiError(409, "Conflict", f"resourceclaim {name_of(claim)} was allocated meanwhile")
+        finalizers = list(meta(current).get("finalizers") or [])
+        if DELETE_PROTECTION not in finalizers:
+            current["metadata"]["finalizers"] = [*finalizers, DELETE_PROTECTION]
+            current = self.store.update("resourceclaims", current)
+        status = current.setdefault("status", {})
+        if allocation is not None:
+            status["allocation"] = allocation
+        if not reserved_for(current, uid_of(pod)):
+            status["reservedFor"] = [*(status.get("reservedFor") or []), pod_reference(pod)]
+        return self.store.update("resourceclaims", current, subresource="status")
+
+    def _mark_running(self, pod: JSON, node: JSON, plan: _Plan, extended_status: JSON | None) -> None:
+        now = format_time(self.clock.now())
+        conditions: list[JSON] = list((pod.get("status") or {}).get("conditions") or [])
+        for kind in ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready"):
+            conditions = set_condition(
+                conditions, {"type": kind, "status": "True", "lastTransitionTime": now}
+            )
+        status: JSON = {
+            "phase": "Running",
+            "conditions": conditions,
+            "hostIP": _node_ip(node),
+            "hostIPs": [{"ip": _node_ip(node)}],
+            "podIP": _pod_ip(pod),
+            "podIPs": [{"ip": _pod_ip(pod)}],
+            "startTime": now,
+            "containerStatuses": [
+                {
+                    "name": c["name"],
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
+                }
+                for c in (pod.get("spec") or {}).get("containers") or []
+            ],
+        }
+        if plan.generated:
+            status["resourceClaimStatuses"] = [
+                {"name": k, "resourceClaimName": v} for k, v in sorted(plan.generated.items())
+            ]
+        if extended_status:
+            status["extendedResourceClaimStatus"] = extended_status
+        self.store.patch(
+            "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
+        )
+
+    def _mark_unschedulable(self, pod: JSON, message: str) -> None:
+        conditions = list((pod.get("status") or {}).get("conditions") or [])
+        current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if current and current.get("status") == "False" and current.get("message") == message:
+            return
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+            "lastTransitionTime": format_time(self.clock.now()),
+        }
+        self.store.patch(
+            "pods",
+            name_of(pod),
+            {"status": {"phase": "Pending", "conditions": set_condition(conditions, condition)}},
+            namespace=namespace_of(pod),
+            subresource="status",
+        )
+        post_event(
+            self.store,
+            self.clock,
+            pod,
+            reason="FailedScheduling",
+            message=message,
+            component=COMPONENT,
+            event_type="Warning",
+        )
+
+
+def _node_ip(node: Mapping[str, Any]) -> str:
+    for address in (node.get("status") or {}).get("addresses") or []:
+        if address.get("type") == "InternalIP":
+            return str(address["address"])
+    return "10.0.0.1"
+
+
+def _pod_ip(pod: Mapping[str, Any]) -> str:
+    digest = hashlib.sha1(uid_of(pod).encode()).digest()
+    return f"10.244.{digest[0]}.{digest[1] % 254 + 1}"
