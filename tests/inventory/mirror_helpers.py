@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from django.db import OperationalError
+
 from inventory.kube import KIND
 from inventory.models import KubeObject
 
@@ -28,8 +30,14 @@ def db_state(kinds: list[str] = MIRRORED) -> set[tuple[str, str, str]]:
 def wait_until(predicate: Callable[[], bool], *, timeout: float = 15.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return
+        try:
+            if predicate():
+                return
+        except OperationalError as exc:
+            # The test database is SQLite in shared-cache memory mode: a reader that meets the mirror's
+            # write transaction gets "table is locked" at once instead of waiting. Poll again.
+            if "locked" not in str(exc):
+                raise
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 

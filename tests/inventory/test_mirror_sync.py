@@ -18,7 +18,9 @@ def test_it_lists_every_kind_into_the_database_once(simcluster: Any) -> None:
     mirror = Mirror(connect(str(simcluster.kubeconfig_path)))
 
     # The simulated controllers are still scheduling pods: list until a list catches the cluster at rest.
-    wait_until(lambda: bool(mirror.sync_once()) and db_state() == cluster_state(simcluster), what="a quiet list")
+    wait_until(
+        lambda: bool(mirror.sync_once()) and db_state() == cluster_state(simcluster), what="a quiet list"
+    )
 
     slices = simcluster.store.list("resourceslices")
     assert Device.objects.count() == sum(len(s["spec"].get("devices") or []) for s in slices)

@@ -1,0 +1,144 @@
+"""The running mirror follows the cluster: changes arrive through the watch, and after forced 410s,
+dropped watches and an API server restart the database equals the cluster again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from inventory.kube import connect
+from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from inventory.models import Claim, Device, KubeObject, WatchState
+from tests.inventory.mirror_helpers import wait_for_db_to_equal_cluster, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+RULE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceTaintRule",
+    "metadata": {"name": "drain-node-0"},
+    "spec": {
+        "deviceSelector": {"driver": "gpu.example.com", "pool": "node-0"},
+        "taint": {"key": "example.com/maintenance", "value": "drain", "effect": "None"},
+    },
+}
+
+
+@pytest.fixture
+def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
+    handle = Mirror(connect(str(simcluster.kubeconfig_path)), inactivity_timeout=30).start()
+    assert wait_for_sync(handle, timeout=30)
+    yield handle
+    handle.stop()
+
+
+def rule_taints_on(pool: str) -> list[list[str]]:
+    return [
+        [t["rule"] for t in d.taints if t["source"] == "rule"]
+        for d in Device.objects.filter(driver="gpu.example.com", pool=pool)
+    ]
+
+
+def test_it_shows_a_new_taint_rule_on_the_devices_it_selects(simcluster: Any, mirror: MirrorHandle) -> None:
+    simcluster.store.create("devicetaintrules", RULE)
+
+    wait_until(lambda: all(r == ["drain-node-0"] for r in rule_taints_on("node-0")), what="rule taints")
+    assert Device.objects.filter(pool="node-0", driver="gpu.example.com", taint_none=True).count() == 4
+    assert not any(rule_taints_on("node-1")[0])
+
+
+def test_it_removes_the_taint_when_the_rule_is_deleted(simcluster: Any, mirror: MirrorHandle) -> None:
+    simcluster.store.create("devicetaintrules", RULE)
+    wait_until(lambda: all(rule_taints_on("node-0")), what="rule taints")
+
+    simcluster.store.delete("devicetaintrules", "drain-node-0")
+
+    wait_until(lambda: not any(rule_taints_on("node-0")), what="rule taints to go")
+    assert not KubeObject.objects.filter(kind="devicetaintrules").exists()
+
+
+def test_it_follows_a_modified_rule_effect(simcluster: Any, mirror: MirrorHandle) -> None:
+    simcluster.store.create("devicetaintrules", RULE)
+    wait_until(lambda: all(rule_taints_on("node-0")), what="rule taints")
+
+    simcluster.store.patch("devicetaintrules", "drain-node-0", {"spec": {"taint": {"effect": "NoSchedule"}}})
+
+    wait_until(
+        lambda: (
+            Device.objects.filter(pool="node-0", driver="gpu.example.com", taint_no_schedule=True).count()
+            == 4
+        ),
+        what="NoSchedule on node-0",
+    )
+
+
+def test_it_shows_a_new_claim_and_its_deletion(simcluster: Any, mirror: MirrorHandle) -> None:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "extra", "namespace": "default"},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+        },
+    }
+    simcluster.store.create("resourceclaims", claim, namespace="default")
+    wait_until(lambda: Claim.objects.filter(namespace="default", name="extra").exists(), what="the claim")
+
+    simcluster.store.delete("resourceclaims", "extra", namespace="default")
+
+    wait_until(
+        lambda: not Claim.objects.filter(namespace="default", name="extra").exists(), what="claim gone"
+    )
+
+
+def test_it_rebuilds_devices_when_a_slice_is_deleted_and_republished(
+    simcluster: Any, mirror: MirrorHandle
+) -> None:
+    victim = next(
+        s for s in simcluster.store.list("resourceslices") if s["spec"]["driver"] == "nic.example.com"
+    )
+    name = victim["metadata"]["name"]
+    device_names = {d["name"] for d in victim["spec"]["devices"]}
+
+    simcluster.store.delete("resourceslices", name)
+
+    wait_until(
+        lambda: not Device.objects.filter(slice_name=name).exists() or _republished(simcluster, name),
+        what="devices of the deleted slice to go",
+    )
+    wait_for_db_to_equal_cluster(simcluster)
+    assert device_names  # the slice had devices to lose
+
+
+def _republished(cluster: Any, name: str) -> bool:
+    # The simulated driver may republish the slice at once; then the DB must follow the new uid.
+    current = [s for s in cluster.store.list("resourceslices") if s["metadata"]["name"] == name]
+    return bool(current) and Device.objects.filter(slice_uid=current[0]["metadata"]["uid"]).exists()
+
+
+def test_it_recovers_after_history_compaction_and_dropped_watches(
+    simcluster: Any, mirror: MirrorHandle
+) -> None:
+    simcluster.faults.drop_watches()
+    simcluster.store.create("devicetaintrules", RULE)
+    simcluster.faults.compact_history()
+    simcluster.faults.drop_watches()
+    victim = simcluster.store.list("deviceclasses")[-1]["metadata"]["name"]
+    simcluster.store.delete("deviceclasses", victim)
+
+    wait_for_db_to_equal_cluster(simcluster)
+    assert not KubeObject.objects.filter(kind="deviceclasses", name=victim).exists()
+
+
+def test_it_recovers_after_the_api_server_restarts(simcluster: Any, mirror: MirrorHandle) -> None:
+    simcluster.faults.restart()
+    simcluster.store.create("devicetaintrules", RULE)
+
+    wait_for_db_to_equal_cluster(simcluster)
+    wait_until(lambda: all(rule_taints_on("node-0")), what="rule taints after restart")
+    wait_until(
+        lambda: WatchState.objects.filter(kind="devicetaintrules", state="synced").exists(),
+        what="the rule watch to report synced",
+    )
