@@ -42,15 +42,25 @@ def load_world(store: Store, topology_name: str | None, *, controllers: bool, op
             return None
         topology = topology_module.load_topology(topology_name)
         seed_topology(store, topology)
-    controllers_module = _load_optional("simcluster.controllers") if controllers else None
+    # The controllers package imports the driver; importing it first keeps that import order.
+    controllers_module = _import_or_log("simcluster.controllers")
     start_all = getattr(controllers_module, "start_all", None)
-    if start_all is not None:
+    if controllers and start_all is not None:
         return start_all(store, topology, options)
     if topology is not None:
-        driver_module = _load_optional("simcluster.driver")
+        driver_module = _import_or_log("simcluster.driver")
         if driver_module is not None:
             driver_module.Driver(store, topology).publish_all()  # a static world: slices, nothing moves
     return None
+
+
+def _import_or_log(name: str) -> Any:
+    """Another room's module, or None (logged) while it is missing or does not import."""
+    try:
+        return _load_optional(name)
+    except ImportError:
+        log.exception("cannot import %s; continuing without it", name)
+        return None
 
 
 def stop_controllers(controllers: Any) -> None:

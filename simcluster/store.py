@@ -526,6 +526,7 @@ class Store:
                     new["status"] = copy.deepcopy(old["status"])
                 else:
                     new.pop("status", None)
+            defaulting.apply_defaults(resource.plural, new, old, self.now())
             if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):
                 raise invalid(
                     resource,
@@ -538,7 +539,6 @@ class Store:
                         }
                     ],  # fmt: skip
                 )
-            defaulting.apply_defaults(resource.plural, new, old, self.now())
             if "generation" in meta and _spec_part(new) != _spec_part(old):
                 meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]

@@ -1,0 +1,144 @@
+"""Fixtures for driving simcluster through real clients: the official Python client and kubectl 1.37."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+
+from simcluster.testing import SimCluster, run_simcluster
+
+FALLBACK_KUBECTL = Path("/tmp/kc/kubectl/kubectl")
+
+
+@functools.cache
+def kubectl_path() -> Path:
+    configured = os.environ.get("DRADASH_KUBECTL")
+    if configured and Path(configured).exists():
+        return Path(configured)
+    try:
+        from tests.kubectl import kubectl_binary
+
+        return kubectl_binary()
+    except Exception:
+        if FALLBACK_KUBECTL.exists():
+            return FALLBACK_KUBECTL
+        raise
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[SimCluster]:
+    """An empty simcluster (no topology, no controllers) with a short bookmark interval."""
+    with run_simcluster(
+        topology=None, kubeconfig_path=tmp_path / "kubeconfig", controllers=False, bookmark_interval=0.3
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+def api(cluster: SimCluster) -> Iterator[client.ApiClient]:
+    assert cluster.kubeconfig_path is not None
+    api_client = config.new_client_from_config(str(cluster.kubeconfig_path))
+    yield api_client
+    api_client.close()
+
+
+def raw_json(response: Any) -> Any:
+    """The body of a `_preload_content=False` response."""
+    return json.loads(response.data)
+
+
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def kubectl(cluster: SimCluster, tmp_path: Path) -> Kubectl:
+    """Run kubectl 1.37.1 against `cluster`; returns the CompletedProcess (check=False)."""
+    binary = kubectl_path()
+    cache = tmp_path / "kube-cache"
+
+    def run(*args: str, input_text: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(binary), "--kubeconfig", str(cluster.kubeconfig_path), "--cache-dir", str(cache), *args],
+            input=input_text,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "HOME": str(tmp_path), "KUBECTL_INTERACTIVE_DELETE": "false"},
+        )
+
+    return run
+
+
+def kubectl_popen(cluster: SimCluster, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    """Start a long-running kubectl (e.g. `get -w`)."""
+    return subprocess.Popen(
+        [str(kubectl_path()), "--kubeconfig", str(cluster.kubeconfig_path), "--cache-dir",
+         str(tmp_path / "kube-cache"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+
+
+class Http:
+    """Plain HTTP against the cluster, for wire-level assertions the typed client hides."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, Any]:
+        import urllib.error
+        import urllib.request
+
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        request = urllib.request.Request(self.base_url + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        for key, value in (headers or {}).items():
+            request.add_header(key, value)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                status, response_headers = response.status, response.headers
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            status, response_headers = error.code, error.headers
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = raw.decode()
+        return status, response_headers, parsed
+
+    def get(self, path: str, **kwargs: Any) -> tuple[int, Any, Any]:
+        return self.request("GET", path, **kwargs)
+
+    def lines(self, path: str, timeout: float = 30) -> list[bytes]:
+        """Every raw line of a streaming (watch) response, including any blank ones."""
+        import urllib.request
+
+        with urllib.request.urlopen(self.base_url + path, timeout=timeout) as response:
+            return response.read().split(b"\n")
+
+
+@pytest.fixture
+def http(cluster: SimCluster) -> Http:
+    return Http(cluster.url)
