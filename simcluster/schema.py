@@ -139,11 +139,23 @@ def _types(node: dict[str, Any]) -> tuple[set[str], bool]:
 # ---------------------------------------------------------------------------------------------------------
 # compiled checkers
 
-Checker = Callable[[Any, str, Causes], None]
+# A checker gets the value, its parent's path and its own path segment (".name", "[3]", "[key]"); the full
+# path string is only built when something is wrong or when descending, which keeps big lists cheap.
+Checker = Callable[[Any, str, str, Causes], None]
+
+
+def _join(parent: str, segment: str) -> str:
+    return segment[1:] if not parent and segment.startswith(".") else parent + segment
+
 
 _INT_BOUNDS: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _DATE_TIME: Final = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$",
+)
+QUANTITY_DEF: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+QUANTITY_RE: Final = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+QUANTITY_MSG: Final = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 _JSON_TYPE_NAMES: Final = {
     "string": "string",
@@ -178,6 +190,42 @@ def _type_matches(value: Any, allowed: set[str]) -> bool:
     return actual == "integer" and "number" in allowed
 
 
+# OpenAPI marks every Go field without ``omitempty`` as required, but kube-apiserver decodes an absent field
+# as its zero value and only its validation code decides. Presence is enforced where that code requires a
+# value (the DRA types and the Pod fields around them); numbers and booleans, whose zero value is valid, and
+# condition messages are never required.
+_REQUIRED_ENFORCED_PREFIXES: Final = ("io.k8s.api.resource.",)
+_REQUIRED_ENFORCED: Final = {
+    "io.k8s.api.core.v1.PodSpec",
+    "io.k8s.api.core.v1.Container",
+    "io.k8s.api.core.v1.EphemeralContainer",
+    "io.k8s.api.core.v1.PodResourceClaim",
+    "io.k8s.api.core.v1.ResourceClaim",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorRequirement",
+    "io.k8s.api.core.v1.EnvVar",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+}
+_NEVER_REQUIRED: Final = {("io.k8s.apimachinery.pkg.apis.meta.v1.Condition", "message")}
+
+
+def _enforced_required(name: str, node: dict[str, Any]) -> list[str]:
+    if name not in _REQUIRED_ENFORCED and not name.startswith(_REQUIRED_ENFORCED_PREFIXES):
+        return []
+    props = node.get("properties", {})
+    enforced: list[str] = []
+    for field in node["required"]:
+        if (name, field) in _NEVER_REQUIRED:
+            continue
+        types, _ = _types(resolve(props.get(field, {})))
+        if types & {"integer", "number", "boolean"}:
+            continue
+        enforced.append(field)
+    return enforced
+
+
 class _Compiler:
     def __init__(self) -> None:
         self.by_ref: dict[str, Checker] = {}
@@ -186,14 +234,20 @@ class _Compiler:
         if name not in self.by_ref:
             # A placeholder first: schemas are recursive (JSONSchemaProps-like shapes, label selectors).
             cell: list[Checker] = []
-            self.by_ref[name] = lambda value, path, causes: cell[0](value, path, causes)
-            cell.append(self.compile(definitions()[name]))
+            self.by_ref[name] = lambda value, parent, segment, causes: cell[0](value, parent, segment, causes)
+            node = definitions()[name]
+            if "required" in node:
+                node = {**node, "required": _enforced_required(name, node)}
+            cell.append(self.compile(node))
             self.by_ref[name] = cell[0]
         return self.by_ref[name]
 
     def compile(self, node: dict[str, Any]) -> Checker:
         if "$ref" in node:
-            return self.ref(node["$ref"].rsplit("/", 1)[-1])
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name == QUANTITY_DEF:
+                return self._scalar({"string", "number"}, None, None, quantity=True)
+            return self.ref(name)
         if "oneOf" in node:
             allowed: set[str] = set()
             for option in node["oneOf"]:
@@ -208,28 +262,39 @@ class _Compiler:
             return self._array(node)
         return self._scalar(allowed, fmt, enum)
 
-    def _scalar(self, allowed: set[str], fmt: str | None, enum: list[Any] | None) -> Checker:
+    def _scalar(
+        self, allowed: set[str], fmt: str | None, enum: list[Any] | None, *, quantity: bool = False
+    ) -> Checker:
         bounds = _INT_BOUNDS.get(fmt or "")
         expected = " or ".join(sorted(_JSON_TYPE_NAMES[t] for t in allowed))
         enum_values = [e for e in (enum or []) if e is not None]
+        if allowed == {"string"} and fmt is None and not enum_values:
 
-        def check(value: Any, path: str, causes: Causes) -> None:
+            def check_string(value: Any, parent: str, segment: str, causes: Causes) -> None:
+                if value is not None and not isinstance(value, str):
+                    causes.type_invalid(_join(parent, segment), value, "must be of type string")
+
+            return check_string
+
+        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
             if value is None:
                 return
             if allowed and not _type_matches(value, allowed):
-                causes.type_invalid(path, value, f"must be of type {expected}")
+                causes.type_invalid(_join(parent, segment), value, f"must be of type {expected}")
                 return
             if bounds is not None and isinstance(value, int | float) and not bounds[0] <= value <= bounds[1]:
-                causes.invalid(path, value, f"must fit in {fmt}")
+                causes.invalid(_join(parent, segment), value, f"must fit in {fmt}")
             elif fmt == "byte" and isinstance(value, str):
                 try:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
-                    causes.invalid(path, value, "must be base64-encoded")
+                    causes.invalid(_join(parent, segment), value, "must be base64-encoded")
             elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.match(value):
-                causes.invalid(path, value, "must be an RFC 3339 date-time")
+                causes.invalid(_join(parent, segment), value, "must be an RFC 3339 date-time")
+            if quantity and isinstance(value, str) and not QUANTITY_RE.match(value):
+                causes.invalid(_join(parent, segment), value, QUANTITY_MSG)
             if enum_values and value not in enum_values:
-                causes.not_supported(path, value, [str(e) for e in enum_values])
+                causes.not_supported(_join(parent, segment), value, [str(e) for e in enum_values])
 
         return check
 
@@ -237,26 +302,21 @@ class _Compiler:
         props_src: dict[str, Any] = node.get("properties", {})
         required: list[str] = node.get("required", [])
         additional = node.get("additionalProperties")
-        props: dict[str, Checker] = {}
-        compiled_lazily: list[bool] = []
-
-        def ensure() -> None:
-            # Compile children on first use: keeps start-up cheap and breaks recursion.
-            if not compiled_lazily:
-                for name, sub in props_src.items():
-                    props[name] = self.compile(sub)
-                compiled_lazily.append(True)
-
-        value_checker: list[Checker] = []
         closed = additional is False
+        # Children are compiled on first use: keeps start-up cheap and breaks recursion.
+        props: dict[str, Checker] = {}
+        value_checker: list[Checker] = []
 
-        def check(value: Any, path: str, causes: Causes) -> None:
+        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
             if value is None:
                 return
+            path = _join(parent, segment)
             if not isinstance(value, dict):
                 causes.type_invalid(path, value, "must be of type object")
                 return
-            ensure()
+            if not props and props_src:
+                for name, sub_node in props_src.items():
+                    props[name] = self.compile(sub_node)
             for name in required:
                 if value.get(name) is None:
                     causes.required(child(path, name))
@@ -265,9 +325,9 @@ class _Compiler:
             for key, item in value.items():
                 sub = props.get(key)
                 if sub is not None:
-                    sub(item, child(path, key), causes)
+                    sub(item, path, "." + key, causes)
                 elif value_checker:
-                    value_checker[0](item, key_path(path, key), causes)
+                    value_checker[0](item, path, f"[{key}]", causes)
                 elif closed:
                     causes.add("FieldValueInvalid", child(path, key), f'unknown field "{child(path, key)}"')
 
@@ -277,9 +337,10 @@ class _Compiler:
         items = node.get("items")
         item_checker: list[Checker] = []
 
-        def check(value: Any, path: str, causes: Causes) -> None:
+        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
             if value is None:
                 return
+            path = _join(parent, segment)
             if not isinstance(value, list):
                 causes.type_invalid(path, value, "must be of type array")
                 return
@@ -289,7 +350,7 @@ class _Compiler:
                 item_checker.append(self.compile(items))
             sub = item_checker[0]
             for index, item in enumerate(value):
-                sub(item, f"{path}[{index}]", causes)
+                sub(item, path, f"[{index}]", causes)
 
         return check
 
@@ -310,7 +371,7 @@ def schema_causes(group: str, version: str, kind: str, obj: dict[str, Any]) -> l
     if checker is None:
         causes.add("FieldValueNotSupported", "kind", f"Unsupported value: {_show(kind)}: no v1.37 schema")
     else:
-        checker(obj, "", causes)
+        checker(obj, "", "", causes)
     return causes.items
 
 

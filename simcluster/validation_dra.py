@@ -178,8 +178,28 @@ def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -
             break
 
 
+# Names that passed before: drivers repeat the same attribute names on every device of every slice.
+_KNOWN_GOOD: Final[set[tuple[str, str]]] = set()
+_KNOWN_GOOD_MAX: Final = 4096
+
+
+def _remember(kind: str, value: str) -> None:
+    if len(_KNOWN_GOOD) < _KNOWN_GOOD_MAX:
+        _KNOWN_GOOD.add((kind, value))
+
+
 def device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool = False) -> None:
     """Attribute and capacity names: ``[<domain>/]<C identifier>``; ``fully`` demands the domain."""
+    kind = "fqn" if fully else "qn"
+    if (kind, value) in _KNOWN_GOOD:
+        return
+    before = len(causes)
+    _device_qualified_name(causes, path, value, fully=fully)
+    if len(causes) == before:
+        _remember(kind, value)
+
+
+def _device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool) -> None:
     domain, sep, ident = value.rpartition("/")
     if not sep:
         if fully:
@@ -408,6 +428,7 @@ _NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes", "perDeviceNode
 _DEVICE_NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes"]
 _SCALAR_ATTRIBUTE_FIELDS: Final = ["bool", "int", "string", "version"]
 _LIST_ATTRIBUTE_FIELDS: Final = ["bools", "ints", "strings", "versions"]
+_ATTRIBUTE_FIELDS: Final = frozenset(_SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS)
 
 
 def _old_device_taint_effects(old: dict[str, Any] | None) -> dict[tuple[str, str], str]:
@@ -522,11 +543,13 @@ def _check_device(
     if combined > 32:
         causes.too_many(path, combined, 32)
     values = 0
+    attrs_path = path + ".attributes"
     for attr_name, attribute in attributes.items():
-        attr_path = key_path(child(path, "attributes"), attr_name)
+        attr_path = f"{attrs_path}[{attr_name}]"
         device_qualified_name(causes, attr_path, attr_name)
-        values += _check_attribute(causes, attr_path, _map(attribute))
-        advanced |= any(field in _map(attribute) for field in _LIST_ATTRIBUTE_FIELDS)
+        count, is_list = _check_attribute(causes, attr_path, _map(attribute))
+        values += count
+        advanced |= is_list
     if values > 48:
         causes.too_many(child(path, "attributes"), values, 48)
     for cap_name, cap in capacity.items():
@@ -554,11 +577,9 @@ def _check_device(
 
     for field in ("bindingConditions", "bindingFailureConditions"):
         conditions = device.get(field)
-        if max_items(causes, child(path, field), conditions, 4):
+        if conditions and max_items(causes, child(path, field), conditions, 4):
             for index, condition in enumerate(_items(conditions)):
                 qualified_name(causes, f"{child(path, field)}[{index}]", condition)
-    if device.get("bindingConditions") and not device.get("bindingFailureConditions"):
-        causes.required(child(path, "bindingFailureConditions"), "required when `bindingConditions` is set")
 
     present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) not in (None, False)]
     if per_device:
@@ -572,14 +593,12 @@ def _check_device(
     return advanced
 
 
-def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> int:
-    """Check one DeviceAttribute; returns how many values it holds (towards the 48 per device)."""
-    set_fields = [
-        f for f in _SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS if attribute.get(f) is not None
-    ]
+def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> tuple[int, bool]:
+    """Check one DeviceAttribute; returns (values it holds towards the 48 per device, is a list attribute)."""
+    set_fields = [f for f, v in attribute.items() if v is not None and f in _ATTRIBUTE_FIELDS]
     if not set_fields:
         causes.required(path, "exactly one value must be specified")
-        return 0
+        return 0, False
     if len(set_fields) > 1:
         causes.invalid(path, attribute, "exactly one value must be specified")
     field = set_fields[0]
@@ -590,9 +609,10 @@ def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> in
             causes.required(child(path, field), "must not be empty")
         for index, element in enumerate(elements):
             _check_attribute_scalar(causes, f"{child(path, field)}[{index}]", field[:-1], element)
-        return len(elements)
-    _check_attribute_scalar(causes, child(path, field), field, value)
-    return 1
+        return len(elements), True
+    if field in ("string", "version"):
+        _check_attribute_scalar(causes, child(path, field), field, value)
+    return 1, False
 
 
 def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) -> None:
