@@ -14,20 +14,12 @@ from typing import Any
 
 from django.db import transaction
 
+from allocation.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
+
 Obj = dict[str, Any]
 
-# The resource.k8s.io features on by default in Kubernetes 1.37 (dra-api.md §11): what the scheduler
-# would use, so that is what the what-if uses.
-DEFAULT_FEATURES: frozenset[str] = frozenset(
-    {
-        "AdminAccess",
-        "PrioritizedList",
-        "PartitionableDevices",
-        "DeviceTaints",
-        "ConsumableCapacity",
-        "DeviceBindingAndStatus",
-    }
-)
+# What the scheduler of a 1.37 cluster uses, so that is what the what-if uses (dra-api.md §11).
+DEFAULT_FEATURES: frozenset[str] = frozenset(ALLOCATOR_DEFAULT_FEATURES)
 
 KINDS = (
     "deviceclasses",

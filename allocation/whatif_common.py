@@ -64,23 +64,32 @@ def node_names(snapshot: Snapshot) -> list[str]:
 
 @dataclass
 class AllocatorView:
-    """The snapshot indexed so that one allocator call per node only sees what that node can use.
-
-    A node sees the pools that have a slice with its nodeName, plus every pool with a slice that is not
-    bound to one node by name (allNodes, nodeSelector, per-device selection) — the allocator decides
-    relevance of those itself. All slices of a seen pool are passed, because completeness and shared
-    counters are pool-wide. Allocated claims are passed when they hold a device of a seen pool.
+    """One allocator over the snapshot, reused for every node and every copy (pools per node and
+    selector results are cached inside it), with the allocated state kept current as copies are
+    placed. Also indexes which pools are bound to one node by name and which are shared (allNodes,
+    nodeSelector, per-device selection), and the allocated claims per pool (headroom's fingerprints).
     """
 
     snapshot: Snapshot
+    allocator: Any
+    state: Any
     slices_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     local_pools: dict[str, list[PoolKey]] = field(default_factory=dict)
     shared_pools: list[PoolKey] = field(default_factory=list)
     claims_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     nodes: dict[str, Obj] = field(default_factory=dict)
+    taint_rules: list[Obj] = field(default_factory=list)
 
     @classmethod
-    def build(cls, snapshot: Snapshot, *, exclude_claim_uids: Iterable[str] = ()) -> AllocatorView:
+    def build(
+        cls,
+        snapshot: Snapshot,
+        *,
+        exclude_claim_uids: Iterable[str] = (),
+        extra_taint_rules: Sequence[Obj] = (),
+    ) -> AllocatorView:
+        from allocation.allocator import AllocatedState, Allocator
+
         excluded = set(exclude_claim_uids)
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
         for s in snapshot.slices:
@@ -93,69 +102,46 @@ class AllocatorView:
                 shared.append(key)
             for n in sorted(x for x in node_of if x):
                 local[n].append(key)
+        allocated = [c for c in snapshot.allocated_claims if meta(c).get("uid") not in excluded]
+        rules = [*snapshot.taint_rules, *extra_taint_rules]
+        state = AllocatedState.from_claims(allocated)
         view = cls(
             snapshot=snapshot,
+            allocator=Allocator(
+                classes=snapshot.classes,
+                slices=snapshot.slices,
+                state=state,
+                taint_rules=rules,
+                features=snapshot.features,
+            ),
+            state=state,
             slices_by_pool=dict(by_pool),
             local_pools=dict(local),
             shared_pools=shared,
             nodes={str(meta(n).get("name")): n for n in snapshot.nodes},
+            taint_rules=rules,
         )
-        for claim in snapshot.allocated_claims:
-            if meta(claim).get("uid") in excluded:
-                continue
-            view.add_allocated(claim)
+        for claim in allocated:
+            view._index(claim)
         return view
 
-    def add_allocated(self, claim: Obj) -> set[PoolKey]:
-        """Count `claim`'s devices as in use from now on; returns the pools it touched."""
+    def _index(self, claim: Obj) -> set[PoolKey]:
         keys = {(str(r.get("driver", "")), str(r.get("pool", ""))) for r in allocation_results(claim)}
         for key in keys:
             self.claims_by_pool.setdefault(key, []).append(claim)
         return keys
 
-    def remove_allocated(self, uids: set[str]) -> None:
-        for key, claims in self.claims_by_pool.items():
-            self.claims_by_pool[key] = [c for c in claims if meta(c).get("uid") not in uids]
-
-    def pools_for(self, node: str) -> list[PoolKey]:
-        return sorted({*self.local_pools.get(node, ()), *self.shared_pools})
+    def add_allocated(self, claim: Obj) -> set[PoolKey]:
+        """Count `claim`'s devices as in use from now on; returns the pools it touched."""
+        self.state.add_claim(claim)
+        return self._index(claim)
 
     def node_obj(self, node: str) -> Obj:
         return self.nodes.get(node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
 
-    def inputs_for(self, node: str) -> tuple[list[Obj], list[Obj]]:
-        """(slices, allocated claims) that matter on `node`."""
-        pools = self.pools_for(node)
-        slices = [s for key in pools for s in self.slices_by_pool.get(key, ())]
-        seen: set[int] = set()
-        claims: list[Obj] = []
-        for key in pools:
-            for c in self.claims_by_pool.get(key, ()):
-                if id(c) not in seen:
-                    seen.add(id(c))
-                    claims.append(c)
-        return slices, claims
 
-
-def allocate_on(
-    view: AllocatorView,
-    *,
-    node: str,
-    claims: Sequence[Obj],
-    taint_rules: Sequence[Obj] | None = None,
-) -> list[dict[str, Any]] | None:
-    from allocation.allocator import allocate
-
-    slices, allocated = view.inputs_for(node)
-    result: list[dict[str, Any]] | None = allocate(
-        classes=view.snapshot.classes,
-        slices=slices,
-        allocated_claims=allocated,
-        claims=list(claims),
-        node=view.node_obj(node),
-        taint_rules=tuple(view.snapshot.taint_rules if taint_rules is None else taint_rules),
-        features=view.snapshot.features,
-    )
+def allocate_on(view: AllocatorView, *, node: str, claims: Sequence[Obj]) -> list[dict[str, Any]] | None:
+    result: list[dict[str, Any]] | None = view.allocator.allocate(view.node_obj(node), list(claims))
     return result
 
 

@@ -34,15 +34,13 @@ def verdict_json(verdict: Any) -> dict[str, Any]:
 def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[str, Any]]:
     from allocation.allocator import explain
 
-    slices, allocated = view.inputs_for(node)
     verdicts = explain(
-        classes=view.snapshot.classes,
-        slices=slices,
-        allocated_claims=allocated,
+        classes=(),
+        slices=(),
+        allocated_claims=(),
         claim=claim,
         node=view.node_obj(node),
-        taint_rules=tuple(view.snapshot.taint_rules),
-        features=view.snapshot.features,
+        allocator=view.allocator,
     )
     return [verdict_json(v) for v in verdicts]
 

@@ -61,7 +61,7 @@ def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool) -> str:
             for device in spec.get("devices") or []:
                 rules = [
                     [meta(r).get("name"), (r.get("spec") or {}).get("taint")]
-                    for r in view.snapshot.taint_rules
+                    for r in view.taint_rules
                     if rule_selects(
                         (r.get("spec") or {}).get("deviceSelector"), key[0], key[1], str(device.get("name"))
                     )

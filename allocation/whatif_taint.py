@@ -265,25 +265,30 @@ def taint_impact_compute(
             )
 
     progress("re-allocating evicted pods' claims", 3, 4)
-    rules_after = [*snapshot.taint_rules, rule]
     evicted_claim_uids = {u for p in impact.evicted_pods for u in evict_at_by_pod[p.uid][2]}
-    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids)
+    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=[rule])
     nodes = node_names(snapshot)
     for i, pod_entry in enumerate(impact.evicted_pods):
         progress("re-allocating evicted pods' claims", 3, 4)
         subject = resolve_pod_subject(pods[pod_entry.uid], snapshot, release_uids=evicted_claim_uids)
+        placed_on: list[tuple[str, str, str]] = []
         placed = _place_anywhere(
-            view, subject, nodes=nodes, rules=rules_after, uid_prefix=f"whatif-realloc-{i}"
+            view, subject, nodes=nodes, uid_prefix=f"whatif-realloc-{i}", devices=placed_on
         )
         pod_entry.reallocatable = placed is not None
-        pod_entry.reallocation = (
-            f"fits on node {placed}"
-            if placed
-            else "no node has room for its claims once the taint is applied"
-        )
+        if placed is None:
+            pod_entry.reallocation = "no node has room for its claims once the taint is applied"
+        elif tainted.intersection(placed_on):
+            # Its tolerations let the scheduler use tainted devices again: evicted again when they run out.
+            pod_entry.reallocation = (
+                f"fits on node {placed}, but on devices with this taint (tolerated for a time)"
+            )
+        else:
+            pod_entry.reallocation = f"fits on node {placed}"
 
     progress("checking pending pods", 3, 4)
-    view_now = AllocatorView.build(snapshot)
+    view_before = AllocatorView.build(snapshot)
+    view_after = AllocatorView.build(snapshot, extra_taint_rules=[rule])
     for pod in snapshot.pods:
         if not _is_pending(pod):
             continue
@@ -291,9 +296,9 @@ def taint_impact_compute(
         if subject.blockers or not (subject.claims or subject.extended):
             continue
         try:
-            if _place_anywhere(view_now, subject, nodes=nodes, rules=rules_after, record=False) is not None:
+            if _place_anywhere(view_after, subject, nodes=nodes, record=False) is not None:
                 continue
-            before = _place_anywhere(view_now, subject, nodes=nodes, rules=snapshot.taint_rules, record=False)
+            before = _place_anywhere(view_before, subject, nodes=nodes, record=False)
         except AllocationError:
             continue
         if before is not None:
@@ -309,9 +314,9 @@ def _place_anywhere(
     subject: Subject,
     *,
     nodes: list[str],
-    rules: list[Obj],
     uid_prefix: str = "whatif",
     record: bool = True,
+    devices: list[tuple[str, str, str]] | None = None,
 ) -> str | None:
     """The first node where the subject's claims fit; with `record`, their devices become in use."""
     from allocation.allocator import AllocationError
@@ -324,10 +329,16 @@ def _place_anywhere(
         if not claims:
             return node
         try:
-            results = allocate_on(view, node=node, claims=claims, taint_rules=rules)
+            results = allocate_on(view, node=node, claims=claims)
         except AllocationError:
             return None
         if results is not None:
+            if devices is not None:
+                for allocation in results:
+                    devices.extend(
+                        (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+                        for r in (allocation.get("devices") or {}).get("results") or []
+                    )
             if record:
                 for n, (claim, allocation) in enumerate(zip(claims, results, strict=True)):
                     view.add_allocated(with_allocation(claim, allocation, uid=f"{uid_prefix}-{n}"))
