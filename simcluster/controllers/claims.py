@@ -82,9 +82,11 @@ class ClaimController:
         unallocated = not kept and (claim.get("status") or {}).get("allocation") is None
         if unallocated and DELETE_PROTECTION in (meta(claim).get("finalizers") or []):
             updated = copy.deepcopy(claim)
-            updated["metadata"]["finalizers"] = [
-                f for f in meta(claim)["finalizers"] if f != DELETE_PROTECTION
-            ]
+            remaining = [f for f in meta(claim)["finalizers"] if f != DELETE_PROTECTION]
+            if remaining:
+                updated["metadata"]["finalizers"] = remaining
+            else:
+                updated["metadata"].pop("finalizers")
             claim = self.store.update("resourceclaims", updated)
         if orphaned and unallocated and not is_deleting(claim):
             try:

@@ -1,0 +1,286 @@
+"""The simulated scheduler gives pods their devices through the DRA allocator, as kube-scheduler would."""
+
+from __future__ import annotations
+
+from simcluster.controllers.scheduler import extended_resource_classes, generated_claim_prefix
+from tests.simcluster.sim_helpers import (
+    claim_template,
+    claims_of,
+    condition,
+    devices_of,
+    pods,
+    running,
+    settle,
+    template_pod,
+)
+
+
+def test_it_runs_the_tiny_seed_workloads_and_leaves_the_oversized_pod_unschedulable() -> None:
+    with running() as (cluster, _, _):
+        trainers = pods(cluster, app="trainer")
+        assert len(trainers) == 2
+        assert all(p["status"]["phase"] == "Running" and p["spec"]["nodeName"] for p in trainers)
+        (too_big,) = pods(cluster, app="too-big")
+        assert too_big["status"]["phase"] == "Pending"
+        scheduled = condition(too_big, "PodScheduled")
+        assert scheduled is not None
+        assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
+        assert scheduled["message"] == "0/3 nodes are available: 3 cannot allocate all claims."
+
+
+def test_it_creates_a_template_claim_named_annotated_owned_allocated_and_reserved_for_the_pod() -> None:
+    with running() as (cluster, _, _):
+        (trainer, *_) = pods(cluster, app="trainer")
+        (claim,) = claims_of(cluster, trainer)
+
+        assert claim["metadata"]["name"].startswith(f"{trainer['metadata']['name']}-gpu-")
+        assert claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"] == "gpu"
+        owner = claim["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["uid"], owner["controller"]) == ("Pod", trainer["metadata"]["uid"], True)
+        assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+        assert claim["status"]["reservedFor"] == [
+            {"resource": "pods", "name": trainer["metadata"]["name"], "uid": trainer["metadata"]["uid"]}
+        ]
+        ((driver, pool, _),) = devices_of(claim)
+        assert (driver, pool) == ("gpu.example.com", trainer["spec"]["nodeName"])
+        assert trainer["status"]["resourceClaimStatuses"] == [
+            {"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}
+        ]
+
+
+def test_it_serves_example_com_gpu_through_an_extended_resource_claim() -> None:
+    with running() as (cluster, _, _):
+        (pod,) = pods(cluster, app="legacy-gpu")
+        assert pod["status"]["phase"] == "Running"
+        extended = pod["status"]["extendedResourceClaimStatus"]
+        assert extended["requestMappings"] == [
+            {
+                "containerName": "main",
+                "resourceName": "example.com/gpu",
+                "requestName": "container-0-request-0",
+            }
+        ]
+        (claim,) = claims_of(cluster, pod)
+        assert claim["metadata"]["name"].startswith("legacy-gpu-extended-resources-")
+        assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
+        assert claim["spec"]["devices"]["requests"][0]["name"] == "container-0-request-0"
+        assert devices_of(claim)[0][:2] == ("gpu.example.com", pod["spec"]["nodeName"])
+
+
+def test_it_keeps_a_gpu_and_a_nic_on_the_same_numa_node() -> None:
+    with running() as (cluster, _, _):
+        cluster.store.create(
+            "resourceclaimtemplates",
+            claim_template(
+                "gpu-nic",
+                [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}},
+                    {"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}},
+                ],
+                constraints=[
+                    {"requests": ["gpu", "nic"], "matchAttribute": "resource.kubernetes.io/numaNode"}
+                ],
+            ),
+        )
+        cluster.store.create("pods", template_pod("paired", "gpu-nic", claim="devices"))
+        settle(cluster)
+
+        (pod,) = pods(cluster, app="paired")
+        (claim,) = claims_of(cluster, pod)
+        slices = cluster.store.list("resourceslices")
+        numa = {
+            (s["spec"]["driver"], d["name"]): d["attributes"]["resource.kubernetes.io/numaNode"]["int"]
+            for s in slices
+            if s["spec"]["pool"]["name"] == pod["spec"]["nodeName"]
+            for d in s["spec"].get("devices", [])
+        }
+        (gpu, nic) = devices_of(claim)
+        assert numa[(gpu[0], gpu[2])] == numa[(nic[0], nic[2])] == 0  # the NIC sits on NUMA node 0
+
+
+def test_it_releases_deallocates_and_deletes_generated_claims_when_the_pod_goes() -> None:
+    with running() as (cluster, _, _):
+        (pod,) = pods(cluster, app="legacy-gpu")
+        (claim,) = claims_of(cluster, pod)
+
+        cluster.store.delete("pods", "legacy-gpu", namespace="default")
+        settle(cluster)
+
+        names = [c["metadata"]["name"] for c in cluster.store.list("resourceclaims", namespace="default")]
+        assert claim["metadata"]["name"] not in names
+
+
+def test_it_deallocates_a_shared_claim_only_when_its_last_pod_is_gone() -> None:
+    with running() as (cluster, _, _):
+        cluster.store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+        for name in ("reader-a", "reader-b"):
+            pod = template_pod(name, "unused")
+            pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+            cluster.store.create("pods", pod)
+        settle(cluster)
+        shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
+        assert sorted(r["name"] for r in shared["status"]["reservedFor"]) == ["reader-a", "reader-b"]
+        a, b = (
+            cluster.store.get("pods", "reader-a", namespace="ml"),
+            cluster.store.get("pods", "reader-b", namespace="ml"),
+        )
+        assert a["spec"]["nodeName"] == b["spec"]["nodeName"]
+
+        cluster.store.delete("pods", "reader-a", namespace="ml")
+        settle(cluster)
+        shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
+        assert [r["name"] for r in shared["status"]["reservedFor"]] == ["reader-b"]
+        assert shared["status"]["allocation"]
+
+        cluster.store.delete("pods", "reader-b", namespace="ml")
+        settle(cluster)
+        shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
+        assert "allocation" not in shared.get("status", {})
+        assert "finalizers" not in shared["metadata"]
+
+
+def test_it_schedules_a_pod_waiting_for_a_claim_once_the_claim_exists() -> None:
+    with running() as (cluster, _, _):
+        pod = template_pod("waiter", "unused")
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "later"}]
+        cluster.store.create("pods", pod)
+        settle(cluster)
+        waiting = cluster.store.get("pods", "waiter", namespace="ml")
+        scheduled = condition(waiting, "PodScheduled")
+        assert scheduled is not None and "later" in scheduled["message"]
+
+        cluster.store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "later", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+        settle(cluster)
+        assert cluster.store.get("pods", "waiter", namespace="ml")["status"]["phase"] == "Running"
+
+
+def test_it_schedules_a_pending_pod_when_devices_free_up() -> None:
+    with running() as (cluster, _, _):
+        cluster.store.create(
+            "resourceclaimtemplates",
+            claim_template(
+                "four", [{"name": "gpus", "exactly": {"deviceClassName": "gpu.example.com", "count": 4}}]
+            ),
+        )
+        cluster.store.create("pods", template_pod("wide", "four", claim="gpus"))
+        settle(cluster)
+        # Trainers, the legacy pod and a MIG slice leave no node with four whole free GPUs.
+        assert cluster.store.get("pods", "wide", namespace="ml")["status"]["phase"] == "Pending"
+
+        cluster.store.patch("replicasets", "trainer", {"spec": {"replicas": 0}}, namespace="ml")
+        cluster.store.delete("pods", "legacy-gpu", namespace="default")
+        settle(cluster)
+
+        wide = cluster.store.get("pods", "wide", namespace="ml")
+        assert wide["status"]["phase"] == "Running"
+        assert len(devices_of(claims_of(cluster, wide)[0])) == 4
+
+
+def test_it_binds_pods_without_device_needs_round_robin() -> None:
+    with running() as (cluster, _, _):
+        for i in range(3):
+            cluster.store.create(
+                "pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"web-{i}", "namespace": "default", "labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "registry.example.com/web:1"}]},
+                },
+            )
+        settle(cluster)
+        web = pods(cluster, app="web")
+        assert {p["status"]["phase"] for p in web} == {"Running"}
+        assert len({p["spec"]["nodeName"] for p in web}) == 3
+
+
+def test_it_recreates_replicaset_pods_that_are_deleted() -> None:
+    with running() as (cluster, _, _):
+        first, second = pods(cluster, app="trainer")
+        cluster.store.delete("pods", first["metadata"]["name"], namespace="ml")
+        settle(cluster)
+
+        trainers = pods(cluster, app="trainer")
+        assert len(trainers) == 2
+        assert first["metadata"]["name"] not in {p["metadata"]["name"] for p in trainers}
+        assert all(p["status"]["phase"] == "Running" for p in trainers)
+
+
+def test_it_blocks_new_allocations_on_devices_under_a_no_schedule_rule_but_keeps_running_pods() -> None:
+    with running() as (cluster, _, _):
+        before = {
+            p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods(cluster) if p["spec"].get("nodeName")
+        }
+        for node in ("node-0", "node-1", "node-2"):
+            cluster.store.create(
+                "devicetaintrules",
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "DeviceTaintRule",
+                    "metadata": {"name": f"hold-{node}"},
+                    "spec": {
+                        "deviceSelector": {"driver": "gpu.example.com", "pool": node},
+                        "taint": {"key": "example.com/maintenance", "value": "hold", "effect": "NoSchedule"},
+                    },
+                },
+            )
+        cluster.store.create("pods", template_pod("late", "single-gpu"))
+        settle(cluster)
+
+        still = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in pods(cluster)}
+        assert all(still[name] == node for name, node in before.items())
+        late = cluster.store.get("pods", "late", namespace="ml")
+        assert late["status"]["phase"] == "Pending"
+        assert condition(late, "PodScheduled")["reason"] == "Unschedulable"  # type: ignore[index]
+
+        cluster.store.delete("devicetaintrules", "hold-node-1")
+        settle(cluster)
+        late = cluster.store.get("pods", "late", namespace="ml")
+        assert late["spec"]["nodeName"] == "node-1"
+
+
+def test_it_lets_the_newest_class_win_a_shared_extended_resource_name_and_the_smaller_name_win_a_tie() -> (
+    None
+):
+    def cls(name: str, created: str) -> dict[str, object]:
+        return {
+            "metadata": {"name": name, "creationTimestamp": created},
+            "spec": {"extendedResourceName": "example.com/gpu"},
+        }
+
+    newer = extended_resource_classes([cls("a", "2026-01-01T00:00:00Z"), cls("b", "2026-01-02T00:00:00Z")])
+    tie = extended_resource_classes([cls("d", "2026-01-01T00:00:00Z"), cls("c", "2026-01-01T00:00:00Z")])
+
+    assert newer["example.com/gpu"] == "b"
+    assert tie["example.com/gpu"] == "c"
+    assert tie["deviceclass.resource.kubernetes.io/d"] == "d"
+
+
+def test_it_shortens_long_pod_and_claim_names_in_generated_claim_names() -> None:
+    prefix = generated_claim_prefix("p" * 60, "c" * 30)
+    assert len(prefix) <= 59 and prefix.endswith("-")
+    assert generated_claim_prefix("trainer-abc", "gpu") == "trainer-abc-gpu-"
