@@ -28,7 +28,7 @@ class InventoryConsumer(AsyncJsonWebsocketConsumer):
 
     pending_kinds: set[str]
     pending_all: bool
-    pending_rv: str
+    pending_rv: Any
     flush_task: asyncio.Task[None] | None
     last_push: float
 
@@ -69,7 +69,7 @@ class InventoryConsumer(AsyncJsonWebsocketConsumer):
         else:
             self.pending_all = True  # a batch that does not say what changed: refresh everything
         if event.get("rv"):
-            self.pending_rv = str(event["rv"])
+            self.pending_rv = event["rv"]  # whatever the mirror sends (a string or {kind: rv})
         if self.flush_task is None:
             window = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
             wait = max(0.0, self.last_push + window - time.monotonic())

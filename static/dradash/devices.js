@@ -65,7 +65,7 @@
       paginationSize: 100,
       paginationSizeSelector: [50, 100, 200, 500],
       paginationCounter: "rows",
-      height: "68vh",
+      maxHeight: "72vh",
       layout: "fitColumns",
       index: "id",
       ajaxResponse: function (url, params, response) {
@@ -80,17 +80,17 @@
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
       },
       columns: [
-        { title: "Device", field: "device", formatter: deviceLink, minWidth: 110 },
-        { title: "Node", field: "node", minWidth: 110 },
-        { title: "NUMA", field: "numa", width: 70, hozAlign: "right" },
+        { title: "Device", field: "device", formatter: deviceLink, minWidth: 90 },
+        { title: "Node", field: "node", minWidth: 100 },
+        { title: "NUMA", field: "numa", width: 64, hozAlign: "right" },
         { title: "Driver", field: "driver", minWidth: 120 },
-        { title: "Pool", field: "pool", minWidth: 110 },
-        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, minWidth: 120 },
-        { title: "Taints", field: "taints", formatter: taints, minWidth: 200, widthGrow: 2 },
-        { title: "State", field: "state", formatter: state, width: 100 },
-        { title: "Claim", field: "claims", formatter: claims, minWidth: 150, widthGrow: 1.5 },
-        { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 150, widthGrow: 1.5 },
-        { title: "Health", field: "health", formatter: health, width: 95 },
+        { title: "Pool", field: "pool", minWidth: 100 },
+        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, minWidth: 120, cssClass: "wrap" },
+        { title: "Taints", field: "taints", formatter: taints, minWidth: 220, widthGrow: 3, cssClass: "wrap" },
+        { title: "State", field: "state", formatter: state, width: 96 },
+        { title: "Claim", field: "claims", formatter: claims, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
+        { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
+        { title: "Health", field: "health", formatter: health, width: 90 },
       ],
     });
     table.on("dataLoadError", function () {

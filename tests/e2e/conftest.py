@@ -1,0 +1,73 @@
+"""A real browser against a real ASGI server (uvicorn in a thread) with the mirror following simcluster."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def asgi_server(transactional_db: None) -> Iterator[str]:
+    """uvicorn serving dradash.asgi on a free port, in a thread of this process (so it shares the test DB).
+
+    Playwright's sync API runs an event loop in the test thread, so the server must live elsewhere.
+    """
+    import uvicorn
+
+    from dradash.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="auto"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="e2e-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("e2e needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, chromium_sandbox=False, args=LAUNCH_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -1,0 +1,102 @@
+"""The operator's first question, in a real browser: log in, filter the devices, watch a taint appear live."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from inventory.kube import connect
+from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from tests.kubectl import run_kubectl
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "e2e-password-1"
+RULE_YAML = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata:
+  name: e2e-maintenance
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: node-1, device: gpu-2}
+  taint: {key: example.com/e2e-maintenance, value: firmware, effect: NoSchedule}
+"""
+
+
+@pytest.fixture
+def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
+    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
+    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def viewer() -> User:
+    user = User.objects.create_user(username="vera", password=PASSWORD)
+    user.groups.add(Group.objects.get(name="viewer"))
+    return user
+
+
+def log_in(page: Any, base: str, username: str) -> None:
+    page.goto(f"{base}/devices/")
+    assert "/accounts/login/" in page.url, "an anonymous visitor must land on the login page"
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/devices/")
+
+
+def test_it_shows_a_new_taint_rule_on_the_filtered_device_row_without_reload(
+    simcluster: Any, mirror: MirrorHandle, viewer: User, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, viewer.username)
+
+    # Filter by node through the form: the filters land in the URL and the table shows only node-1.
+    page.fill("input[name=node]", "node-1")
+    page.select_option("select[name=driver]", "gpu.example.com")
+    page.click("#device-filters button[type=submit]")
+    page.wait_for_url("**/devices/?*node=node-1*")
+    row = page.locator('.tabulator-row[data-device="gpu.example.com/node-1/gpu-2"]')
+    expect(row).to_be_visible(timeout=10_000)
+    expect(page.locator(".tabulator-row")).to_have_count(4)
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
+    expect(row).not_to_contain_text("e2e-maintenance")
+    page.evaluate("window.__sameDocument = true")
+
+    result = run_kubectl(simcluster.kubeconfig_path, "apply", "-f", "-", input_text=RULE_YAML)
+    assert result.returncode == 0, result.stderr
+
+    expect(row.locator(".badge.taint")).to_contain_text(
+        "example.com/e2e-maintenance=firmware:NoSchedule", timeout=10_000
+    )
+    assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
+    other = page.locator('.tabulator-row[data-device="gpu.example.com/node-1/gpu-1"]')
+    expect(other).not_to_contain_text("e2e-maintenance")
+
+    result = run_kubectl(simcluster.kubeconfig_path, "delete", "devicetaintrule", "e2e-maintenance")
+    assert result.returncode == 0, result.stderr
+    expect(row).not_to_contain_text("e2e-maintenance", timeout=10_000)
+
+
+def test_it_falls_back_to_polling_when_the_socket_is_not_used(
+    simcluster: Any, mirror: MirrorHandle, viewer: User, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username)
+    page.goto(f"{asgi_server}/taint-rules/?live=poll")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "polling")
+    expect(page.locator("#taint-rules-body")).to_contain_text("No DeviceTaintRules")
+
+    result = run_kubectl(simcluster.kubeconfig_path, "apply", "-f", "-", input_text=RULE_YAML)
+    assert result.returncode == 0, result.stderr
+
+    expect(page.locator("#taint-rules-body")).to_contain_text("e2e-maintenance", timeout=15_000)
