@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
@@ -59,21 +59,46 @@ class NodeView:
     candidates: list[Candidate]
     #: the same, per pool (index into `pools`)
     pool_candidates: list[list[Candidate]]
+    #: device keys of `candidates`
+    keys: list[str]
+    #: some candidate may be shared (allowMultipleAllocations with ConsumableCapacity)
+    has_multi: bool
 
 
 @dataclass(eq=False, slots=True)
 class RequestData:
-    claim_index: int
+    """A validated request or subrequest; cached per claim, independent of node and call."""
+
     spec: RequestSpec
     device_class: DeviceClass
     #: name in results: "req" or "req/sub"
     name: str
     parent: str | None
+    #: claim reference for error messages
+    where: str
     num_devices: int
     all_mode: bool
     admin: bool
-    all_devices: list[Candidate] | None
-    constraints: list[Constraint]
+    #: indices into the claim's constraints that apply to this request
+    constraint_ids: tuple[int, ...]
+    #: device key -> class and request selectors all true (static: slices do not change)
+    selectable_cache: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class ClaimPlan:
+    """Everything about a claim that does not depend on the node: validated once."""
+
+    claim: PreparedClaim
+    requests: list[list[RequestData]]
+    has_sub: list[bool]
+    #: (is matchAttribute, attribute) per constraint
+    constraints: list[tuple[bool, str]]
+    #: lower bound of devices (All requests count as one)
+    min_devices: int
+    #: no adminAccess and no All request: a node with fewer free devices cannot fit it
+    simple: bool
+    has_all: bool
 
 
 @dataclass(slots=True)
@@ -150,6 +175,9 @@ class Allocator:
         #: expression -> device key -> result
         self._selector_results: dict[str, dict[str, bool]] = {}
         self._blocking: dict[str, tuple[Taint, ...]] = {}
+        #: identifies this allocator in `PreparedClaim.plans` without keeping it alive
+        self._token = object()
+        self._node_dicts: dict[int, tuple[Json, NodeView]] = {}
         self._counters_version = -1
         self._available_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
 
@@ -188,7 +216,8 @@ class Allocator:
                         mine.append(Candidate(d, s, pool))
             per_pool.append(mine)
             candidates.extend(mine)
-        view = NodeView(node, pools, candidates, per_pool)
+        has_multi = self.consumable_capacity and any(c.device.allow_multiple for c in candidates)
+        view = NodeView(node, pools, candidates, per_pool, [c.device.key for c in candidates], has_multi)
         self._views[name] = view
         return view
 
@@ -258,9 +287,146 @@ class Allocator:
         self, node: Json | Node | None, claims: Sequence[Json | PreparedClaim]
     ) -> list[dict[str, Any]] | None:
         """One ``status.allocation`` per claim, or None if they do not fit together on the node."""
-        node_obj = node if isinstance(node, Node) or node is None else parse_node(node)
-        prepared = [c if isinstance(c, PreparedClaim) else prepare_claim(c) for c in claims]
-        return _Run(self, self.node_view(node_obj), prepared).execute()
+        view = self._view_for(node)
+        plans = [self.plan(c if isinstance(c, PreparedClaim) else prepare_claim(c)) for c in claims]
+        if not view.has_multi and self._all_in_use(view, plans):
+            return None
+        return _Run(self, view, plans).execute()
+
+    def _all_in_use(self, view: NodeView, plans: list[ClaimPlan]) -> bool:
+        """Cheap rejection of full nodes, the common case when trying node after node.
+
+        Exact, not a heuristic: when every device is in use and no request may share one
+        (admin access, multi-allocatable devices), the search would skip each device at its
+        first check, without evaluating any selector.
+        """
+        needed = 0
+        for p in plans:
+            if not p.simple:
+                return False
+            needed += p.min_devices
+        if not needed:
+            return False
+        exclusive = self.state.exclusive
+        for key in view.keys:
+            if key not in exclusive:
+                return False
+        return True
+
+    def _view_for(self, node: Json | Node | None) -> NodeView:
+        if node is None or isinstance(node, Node):
+            return self.node_view(node)
+        # Same dict as last time: nodes are inputs and must not be mutated while in use.
+        known = self._node_dicts.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        meta = node.get("metadata") or {}
+        view = self._views.get(meta.get("name"))
+        if view is None or view.node is None or view.node.labels != (meta.get("labels") or {}):
+            view = self.node_view(parse_node(node))
+        self._node_dicts[id(node)] = (node, view)
+        return view
+
+    def plan(self, claim: PreparedClaim) -> ClaimPlan:
+        """Validate a claim against classes and features (cached on the claim, per allocator)."""
+        plan = claim.plans.get(self._token)
+        if plan is None:
+            plan = claim.plans[self._token] = self._make_plan(claim)
+        assert isinstance(plan, ClaimPlan)
+        return plan
+
+    def _make_plan(self, claim: PreparedClaim) -> ClaimPlan:
+        constraints: list[tuple[bool, str]] = []
+        for i, c in enumerate(claim.constraints):
+            if c.match_attribute:
+                constraints.append((True, c.match_attribute))
+            else:
+                if not self.consumable_capacity:
+                    raise AllocationError(
+                        f"claim {claim.ref}, constraint #{i}: distinctAttribute needs the ConsumableCapacity feature"
+                    )
+                assert c.distinct_attribute is not None
+                constraints.append((False, c.distinct_attribute))
+        requests: list[list[RequestData]] = []
+        min_devices = 0
+        for rname, specs, is_sub in requests_of(claim):
+            if is_sub and not self.prioritized_list:
+                raise AllocationError(
+                    f"claim {claim.ref}, request {rname}: has subrequests, but the PrioritizedList feature is disabled"
+                )
+            datas = [self._request_data(claim, rname if is_sub else None, spec) for spec in specs]
+            requests.append(datas)
+            min_devices += min(1 if d.all_mode else d.num_devices for d in datas)
+        if min_devices > RESULTS_MAX:
+            raise AllocationError(
+                f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}"
+            )
+        flat = [d for datas in requests for d in datas]
+        has_all = any(d.all_mode for d in flat)
+        return ClaimPlan(
+            claim=claim,
+            requests=requests,
+            has_sub=[r.exact is None for r in claim.requests],
+            constraints=constraints,
+            min_devices=min_devices,
+            simple=not has_all and not any(d.admin for d in flat),
+            has_all=has_all,
+        )
+
+    def _request_data(self, claim: PreparedClaim, parent: str | None, spec: RequestSpec) -> RequestData:
+        name = f"{parent}/{spec.name}" if parent else spec.name
+        where = f"claim {claim.ref}, request {name}"
+        if spec.capacity is not None and not self.consumable_capacity:
+            raise AllocationError(
+                f"{where}: has capacity requests, but the ConsumableCapacity feature is disabled"
+            )
+        if spec.admin_access is not None and not self.admin_access:
+            raise AllocationError(
+                f"{where}: admin access is requested, but the AdminAccess feature is disabled"
+            )
+        device_class = self.classes.get(spec.class_name)
+        if device_class is None:
+            raise AllocationError(f"{where}: device class {spec.class_name} not found")
+        if spec.mode not in ("ExactCount", "All"):
+            raise AllocationError(f"{where}: unsupported allocation mode {spec.mode!r}")
+        base = parent or spec.name
+        applicable = tuple(
+            i
+            for i, c in enumerate(claim.constraints)
+            if not c.requests or base in c.requests or (parent is not None and name in c.requests)
+        )
+        return RequestData(
+            spec=spec,
+            device_class=device_class,
+            name=name,
+            parent=parent,
+            where=f"claim {claim.ref}",
+            num_devices=spec.count if spec.mode == "ExactCount" else 0,
+            all_mode=spec.mode == "All",
+            admin=bool(spec.admin_access),
+            constraint_ids=applicable,
+        )
+
+    def selectable(self, rd: RequestData, device: Device) -> bool:
+        """Class and request selectors (binding-condition devices need the feature)."""
+        if device.binding_conditions and not self.binding:
+            return False
+        hit = rd.selectable_cache.get(device.key)
+        if hit is not None:
+            return hit
+        ok = True
+        cls = rd.device_class
+        for i, expr in enumerate(cls.selectors):
+            if not self.selector_matches(expr, device, f"class {cls.name}", i):
+                ok = False
+                break
+        if ok:
+            for i, expr in enumerate(rd.spec.selectors):
+                if not self.selector_matches(expr, device, rd.where, i):
+                    ok = False
+                    break
+        rd.selectable_cache[device.key] = ok
+        return ok
 
 
 def requests_of(claim: PreparedClaim) -> list[tuple[str, list[RequestSpec], bool]]:
@@ -273,148 +439,73 @@ def requests_of(claim: PreparedClaim) -> list[tuple[str, list[RequestSpec], bool
 class _Run:
     """State of one `Allocator.allocate` call."""
 
-    def __init__(self, alloc: Allocator, view: NodeView, claims: list[PreparedClaim]) -> None:
+    def __init__(self, alloc: Allocator, view: NodeView, plans: list[ClaimPlan]) -> None:
         self.a = alloc
         self.view = view
-        self.claims = claims
-        self.requests: list[list[list[RequestData]]] = []
-        self.has_sub: list[list[bool]] = []
-        self.selected_sub: list[list[int]] = []
-        self.results: list[list[DeviceResult]] = [[] for _ in claims]
+        self.plans = plans
+        self.claims = [p.claim for p in plans]
+        self.requests = [p.requests for p in plans]
+        self.has_sub = [p.has_sub for p in plans]
+        self.selected_sub: list[list[int]] = [[0] * len(p.requests) for p in plans]
+        self.results: list[list[DeviceResult]] = [[] for _ in plans]
+        #: per claim, fresh constraint objects for this attempt
+        self.constraints: list[list[Constraint]] = [
+            [
+                MatchAttribute(attr, alloc.list_attributes)
+                if is_match
+                else DistinctAttribute(attr, alloc.list_attributes)
+                for is_match, attr in p.constraints
+            ]
+            for p in plans
+        ]
+        #: All-mode requests: the devices they get on this node
+        self.all_devices: dict[int, list[Candidate]] = {}
         #: device key -> claim indices allocating it exclusively in this attempt
         self.allocating: dict[str, set[int]] = {}
         #: device key -> capacity -> amount, for multi-allocatable devices in this attempt
         self.allocating_capacity: dict[str, dict[str, Fraction]] = {}
         self.consumed_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
-        self._selectable: dict[tuple[int, str], bool] = {}
 
-    # ------------------------------------------------------------------ preparation
-
-    def _prepare(self) -> None:
-        a = self.a
-        for ci, claim in enumerate(self.claims):
-            constraints: list[tuple[frozenset[str], Constraint]] = []
-            for i, c in enumerate(claim.constraints):
-                if c.match_attribute:
-                    constraints.append((c.requests, MatchAttribute(c.match_attribute, a.list_attributes)))
-                else:
-                    if not a.consumable_capacity:
-                        raise AllocationError(
-                            f"claim {claim.ref}, constraint #{i}: distinctAttribute needs the ConsumableCapacity feature"
-                        )
-                    assert c.distinct_attribute is not None
-                    constraints.append(
-                        (c.requests, DistinctAttribute(c.distinct_attribute, a.list_attributes))
-                    )
-            per_claim: list[list[RequestData]] = []
+    def _prepare_all_mode(self) -> None:
+        for plan in self.plans:
+            if not plan.has_all:
+                continue
             min_devices = 0
-            for rname, specs, is_sub in requests_of(claim):
-                if is_sub and not a.prioritized_list:
-                    raise AllocationError(
-                        f"claim {claim.ref}, request {rname}: has subrequests, but the PrioritizedList feature is disabled"
-                    )
-                datas = [
-                    self._request_data(ci, claim, rname if is_sub else None, spec, constraints)
-                    for spec in specs
-                ]
-                per_claim.append(datas)
-                min_devices += min(d.num_devices for d in datas)
+            for datas in plan.requests:
+                for rd in datas:
+                    if rd.all_mode:
+                        self.all_devices[id(rd)] = self._enumerate_all(rd)
+                min_devices += min(
+                    len(self.all_devices[id(d)]) if d.all_mode else d.num_devices for d in datas
+                )
             if min_devices > RESULTS_MAX:
                 raise AllocationError(
-                    f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}"
+                    f"{plan.requests[0][0].where}: number of requested devices {min_devices} exceeds the claim limit"
+                    f" of {RESULTS_MAX}"
                 )
-            self.requests.append(per_claim)
-            self.has_sub.append([r.exact is None for r in claim.requests])
-            self.selected_sub.append([0] * len(claim.requests))
 
-    def _request_data(
-        self,
-        ci: int,
-        claim: PreparedClaim,
-        parent: str | None,
-        spec: RequestSpec,
-        constraints: list[tuple[frozenset[str], Constraint]],
-        enumerate_all: bool = True,
-    ) -> RequestData:
+    def _enumerate_all(self, rd: RequestData) -> list[Candidate]:
         a = self.a
-        name = f"{parent}/{spec.name}" if parent else spec.name
-        where = f"claim {claim.ref}, request {name}"
-        if spec.capacity is not None and not a.consumable_capacity:
-            raise AllocationError(
-                f"{where}: has capacity requests, but the ConsumableCapacity feature is disabled"
-            )
-        if spec.admin_access is not None and not a.admin_access:
-            raise AllocationError(
-                f"{where}: admin access is requested, but the AdminAccess feature is disabled"
-            )
-        device_class = a.classes.get(spec.class_name)
-        if device_class is None:
-            raise AllocationError(f"{where}: device class {spec.class_name} not found")
-        base = parent or spec.name
-        applicable = [
-            c for names, c in constraints if not names or base in names or (parent and name in names)
-        ]
-        rd = RequestData(
-            claim_index=ci,
-            spec=spec,
-            device_class=device_class,
-            name=name,
-            parent=parent,
-            num_devices=spec.count,
-            all_mode=False,
-            admin=bool(spec.admin_access),
-            all_devices=None,
-            constraints=applicable,
-        )
-        if spec.mode == "ExactCount":
-            return rd
-        if spec.mode != "All":
-            raise AllocationError(f"{where}: unsupported allocation mode {spec.mode!r}")
-        rd.all_mode = True
-        if not enumerate_all:
-            return rd
-        rd.all_devices = []
+        found: list[Candidate] = []
         for pool, cands in zip(self.view.pools, self.view.pool_candidates, strict=True):
             if pool.incomplete:
                 raise AllocationError(
-                    f"{where}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently being updated"
+                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f" {pool.driver}/{pool.name} is currently being updated"
                 )
             if pool.invalid is not None:
                 raise AllocationError(
-                    f"{where}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
-                    f" ({pool.invalid})"
+                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f" {pool.driver}/{pool.name} is currently invalid ({pool.invalid})"
                 )
             for cand in cands:
-                if self.selectable(rd, cand) and (not a.consumable_capacity or self.capacity_ok(rd, cand)):
-                    rd.all_devices.append(cand)
-        rd.num_devices = len(rd.all_devices)
-        return rd
+                if a.selectable(rd, cand.device) and (
+                    not a.consumable_capacity or self.capacity_ok(rd, cand)
+                ):
+                    found.append(cand)
+        return found
 
     # ------------------------------------------------------------------ checks
-
-    def selectable(self, rd: RequestData, cand: Candidate) -> bool:
-        device = cand.device
-        if device.binding_conditions and not self.a.binding:
-            return False
-        memo_key = (id(rd), device.key)
-        hit = self._selectable.get(memo_key)
-        if hit is not None:
-            return hit
-        a = self.a
-        ok = True
-        cls = rd.device_class
-        for i, expr in enumerate(cls.selectors):
-            if not a.selector_matches(expr, device, f"class {cls.name}", i):
-                ok = False
-                break
-        if ok:
-            where = f"claim {self.claims[rd.claim_index].ref}"
-            for i, expr in enumerate(rd.spec.selectors):
-                if not a.selector_matches(expr, device, where, i):
-                    ok = False
-                    break
-        self._selectable[memo_key] = ok
-        return ok
 
     def capacity_ok(self, rd: RequestData, cand: Candidate) -> bool:
         device = cand.device
@@ -458,11 +549,12 @@ class _Run:
 
     # ------------------------------------------------------------------ search
 
-    def allocate_device(self, rd: RequestData, cand: Candidate, must: bool) -> Callable[[], None] | None:
+    def allocate_device(
+        self, ci: int, rd: RequestData, cand: Candidate, must: bool
+    ) -> Callable[[], None] | None:
         a = self.a
         device = cand.device
         key = device.key
-        ci = rd.claim_index
         multi = a.consumable_capacity and device.allow_multiple
         if rd.admin:
             if not multi and ci in self.allocating.get(key, ()):
@@ -482,14 +574,16 @@ class _Run:
             if took_counters:
                 self._release_counters(cand)
             return None
-        for added, c in enumerate(rd.constraints):
+        claim_constraints = self.constraints[ci]
+        constraints = [claim_constraints[i] for i in rd.constraint_ids] if rd.constraint_ids else []
+        for added, c in enumerate(constraints):
             if not c.add(device):
                 if must:
                     raise AllocationError(
-                        f"claim {self.claims[ci].ref}, request {rd.name}: cannot add device {key} because a claim"
+                        f"{rd.where}, request {rd.name}: cannot add device {key} because a claim"
                         " constraint would not be satisfied"
                     )
-                for prev in rd.constraints[:added]:
+                for prev in constraints[:added]:
                     prev.remove()
                 if took_counters:
                     self._release_counters(cand)
@@ -498,7 +592,7 @@ class _Run:
         consumed: dict[str, Qty] | None = None
         if a.consumable_capacity:
             if not self.capacity_ok(rd, cand):
-                for c in rd.constraints:
+                for c in constraints:
                     c.remove()
                 if took_counters:
                     self._release_counters(cand)
@@ -516,7 +610,7 @@ class _Run:
 
         def undo() -> None:
             results.pop()
-            for c in rd.constraints:
+            for c in constraints:
                 c.remove()
             if multi:
                 if consumed is not None:
@@ -558,15 +652,16 @@ class _Run:
                 raise _MaxSizeExceeded
             return False
         rd = datas[si]
-        if rd.all_mode and not rd.all_devices:
+        all_devices = self.all_devices.get(id(rd)) if rd.all_mode else None
+        num_devices = rd.num_devices if all_devices is None else len(all_devices)
+        if rd.all_mode and not all_devices:
             return False
-        if di >= rd.num_devices:
+        if di >= num_devices:
             return self.one(ci, ri + 1, 0, 0, False, 0)
-        if len(self.results[ci]) + rd.num_devices - di > RESULTS_MAX:
+        if len(self.results[ci]) + num_devices - di > RESULTS_MAX:
             raise _MaxSizeExceeded
-        if rd.all_mode:
-            assert rd.all_devices is not None
-            undo = self.allocate_device(rd, rd.all_devices[di], must=True)
+        if all_devices is not None:
+            undo = self.allocate_device(ci, rd, all_devices[di], must=True)
             if undo is None:
                 return False
             try:
@@ -581,6 +676,7 @@ class _Run:
         exclusive = self.a.state.exclusive
         allocating = self.allocating
         consumable = self.a.consumable_capacity
+        selectable = self.a.selectable
         for idx in range(start, len(candidates)):
             cand = candidates[idx]
             key = cand.device.key
@@ -590,11 +686,11 @@ class _Run:
                     continue
             elif key in exclusive or allocating.get(key):
                 continue
-            if not self.selectable(rd, cand):
+            if not selectable(rd, cand.device):
                 continue
             if consumable and not self.capacity_ok(rd, cand):
                 continue
-            undo = self.allocate_device(rd, cand, must=False)
+            undo = self.allocate_device(ci, rd, cand, must=False)
             if undo is None:
                 continue
             try:
@@ -610,7 +706,7 @@ class _Run:
     # ------------------------------------------------------------------ results
 
     def execute(self) -> list[dict[str, Any]] | None:
-        self._prepare()
+        self._prepare_all_mode()
         try:
             done = self.one(0, 0, 0, 0, False, 0)
         except _MaxSizeExceeded:

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .allocator import Allocator, Candidate, RequestData, _Run, requests_of
-from .constraints import Constraint, DistinctAttribute, MatchAttribute, lookup_attribute
+from .allocator import Allocator, Candidate, RequestData, _Run
+from .constraints import lookup_attribute
 from .errors import AllocationError
 from .features import DEFAULT_FEATURES
 from .model import Json, PreparedClaim, node_matches, parse_node, prepare_claim
@@ -68,9 +68,8 @@ def _device_rows(alloc: Allocator, pool: Pool, node: Any) -> Iterable[tuple[Cand
             yield Candidate(d, s, pool), on_node
 
 
-def _constraint_name(c: Constraint) -> str:
-    kind = "matchAttribute" if isinstance(c, MatchAttribute) else "distinctAttribute"
-    return f"{kind} {c.attribute}"
+def _constraint_name(is_match: bool, attribute: str) -> str:
+    return f"{'matchAttribute' if is_match else 'distinctAttribute'} {attribute}"
 
 
 def _verdict(run: _Run, rd: RequestData, cand: Candidate, on_node: bool) -> tuple[str, str]:
@@ -90,7 +89,7 @@ def _verdict(run: _Run, rd: RequestData, cand: Candidate, on_node: bool) -> tupl
             if not a.selector_matches(expr, device, f"class {cls.name}", i):
                 return CLASS_SELECTOR_FALSE, f"class {cls.name} selector #{i}: {expr}"
         for i, expr in enumerate(rd.spec.selectors):
-            if not a.selector_matches(expr, device, f"claim {run.claims[0].ref}", i):
+            if not a.selector_matches(expr, device, rd.where, i):
                 return REQUEST_SELECTOR_FALSE, f"selector #{i}: {expr}"
     except AllocationError as exc:
         return SELECTOR_ERROR, str(exc)
@@ -113,9 +112,13 @@ def _verdict(run: _Run, rd: RequestData, cand: Candidate, on_node: bool) -> tupl
                         return COUNTERS_EXHAUSTED, f"counter {cc.counter_set}/{name}: needs {v}, {left} left"
     if a.consumable_capacity and not run.capacity_ok(rd, cand):
         return CAPACITY_SHORT, "requested capacity does not fit (or breaks the device's request policy)"
-    for c in rd.constraints:
-        if lookup_attribute(device, c.attribute, a.list_attributes) is None:
-            return CONSTRAINT_UNMET, f"{_constraint_name(c)}: the device does not have the attribute"
+    for i in rd.constraint_ids:
+        is_match, attribute = run.plans[0].constraints[i]
+        if lookup_attribute(device, attribute, a.list_attributes) is None:
+            return (
+                CONSTRAINT_UNMET,
+                f"{_constraint_name(is_match, attribute)}: the device does not have the attribute",
+            )
     return USABLE, ""
 
 
@@ -150,18 +153,8 @@ def explain(
     prepared = claim if isinstance(claim, PreparedClaim) else prepare_claim(claim)
     node_obj = parse_node(node)
     view = alloc.node_view(node_obj)
-    run = _Run(alloc, view, [prepared])
-    constraints: list[tuple[frozenset[str], Constraint]] = []
-    for c in prepared.constraints:
-        if c.match_attribute:
-            constraints.append((c.requests, MatchAttribute(c.match_attribute, alloc.list_attributes)))
-        elif c.distinct_attribute:
-            constraints.append((c.requests, DistinctAttribute(c.distinct_attribute, alloc.list_attributes)))
-    datas = [
-        run._request_data(0, prepared, rname if is_sub else None, spec, constraints, enumerate_all=False)
-        for rname, specs, is_sub in requests_of(prepared)
-        for spec in specs
-    ]
+    run = _Run(alloc, view, [alloc.plan(prepared)])
+    datas = [rd for per_request in run.requests[0] for rd in per_request]
     verdicts = []
     for pool in view.pools:
         for cand, on_node in _device_rows(alloc, pool, node_obj):

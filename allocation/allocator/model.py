@@ -8,7 +8,7 @@ naming the field and the rule it broke.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -567,6 +567,8 @@ class PreparedClaim:
     requests: tuple[Request, ...]
     constraints: tuple[Constraint, ...]
     config: tuple[Json, ...]
+    #: validation results per allocator (see `Allocator.plan`)
+    plans: dict[object, object] = field(default_factory=dict, repr=False)
 
     @property
     def ref(self) -> str:

@@ -1,18 +1,24 @@
 """Edits on the checked AST (``cel.expr.CheckedExpr``) that cel-expr-python serializes.
 
-1. Unknown domain → empty map. ``device.attributes[d]`` and ``device.capacity[d]`` (and the select form
+1. Constant folding: ``quantity("40Gi")`` and ``semver("1.2.0")`` with literal arguments become
+   tagged-map literals, so evaluation makes no Python call for them.
+2. Unknown domain → empty map. ``device.attributes[d]`` and ``device.capacity[d]`` (and the select form
    ``device.attributes.d``) become ``device.attributes[?d].orValue({})``. Only direct lookups on
    ``device.attributes``/``device.capacity`` are rewritten; a lookup through an alias
    (``cel.bind(a, device.attributes, a["x"])``) keeps cel-cpp's "no such key" behaviour.
-2. The tree is also returned as plain :class:`Node` objects for the cost estimator.
+3. The tree is also returned as plain :class:`Node` objects for the cost estimator.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import _wire as w
+from .device import quantity_to_cel, semver_to_cel
+from .quantity import Quantity
+from .semver import Semver
 
 # cel.expr.Expr field numbers
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -145,11 +151,51 @@ class _Rewriter:
                 out.fields.append(w.length_field(f.number, self._body(f.number, w.decode(f.value))))
             else:
                 out.fields.append(f)
+        folded = self._fold_constant_constructor(expr_id, out)
+        if folded is not None:
+            return folded
         domain_lookup = self._domain_lookup(out)
         if domain_lookup is None:
             return out
         map_operand, key = domain_lookup
         return self._optional_lookup(expr_id, map_operand, key)
+
+    def _fold_constant_constructor(self, expr_id: int, message: w.Message) -> w.Message | None:
+        """``quantity("40Gi")`` / ``semver("1.2.0")`` with literal arguments become their tagged-map literal.
+
+        Saves a Python callback per evaluation. Invalid literals are left alone so they still fail at
+        runtime, as upstream does.
+        """
+        call = message.message_of(_CALL)
+        if call is None or call.first(1) is not None or call.string_of(2) not in _CONSTANT_CONSTRUCTORS:
+            return None
+        args = [to_node(w.decode(a.value)) for a in call.get_all(3) if isinstance(a.value, bytes)]
+        if not args or any(a.kind != "const" for a in args):
+            return None
+        try:
+            tagged = _CONSTANT_CONSTRUCTORS[call.string_of(2) or ""](*[a.value for a in args])
+        except (ValueError, TypeError):
+            return None
+        self.changed = True
+        self.dropped_references.add(expr_id)
+        entries = []
+        for key, value in tagged.items():
+            key_id, value_id, entry_id = self.new_id(), self.new_id(), self.new_id()
+            self.types[key_id] = _STRING_TYPE
+            self.types[value_id] = _STRING_TYPE
+            entries.append(
+                w.length_field(
+                    2,
+                    w.Message(
+                        [
+                            w.varint_field(1, entry_id),
+                            w.length_field(3, _string_const(key_id, key)),
+                            w.length_field(4, _string_const(value_id, value)),
+                        ]
+                    ),
+                )
+            )
+        return w.Message([w.varint_field(_ID, expr_id), w.length_field(_STRUCT, w.Message(entries))])
 
     def _body(self, kind: int, body: w.Message) -> w.Message:
         # Every nested Expr lives in a length-delimited field; which ones depends on the node kind.
@@ -246,6 +292,30 @@ class _Rewriter:
                 ),
             ]
         )
+
+
+def _string_const(expr_id: int, text: str) -> w.Message:
+    return w.Message(
+        [w.varint_field(_ID, expr_id), w.length_field(_CONST, w.Message([w.length_field(6, text)]))]
+    )
+
+
+def _fold_quantity(text: object) -> dict[str, str]:
+    if not isinstance(text, str):
+        raise TypeError(text)
+    return quantity_to_cel(Quantity.parse(text))
+
+
+def _fold_semver(text: object, normalize: object = False) -> dict[str, str]:
+    if not isinstance(text, str) or not isinstance(normalize, bool):
+        raise TypeError(text)
+    return semver_to_cel(Semver.parse(text, normalize=normalize))
+
+
+_CONSTANT_CONSTRUCTORS: dict[str, Callable[..., dict[str, str]]] = {
+    "quantity": _fold_quantity,
+    "semver": _fold_semver,
+}
 
 
 def _reference(name: str, overload_id: str) -> bytes:
