@@ -324,14 +324,19 @@ def _merge_list(current: Json, patch: list[Any], node: dict[str, Any] | None) ->
     meta = schema.list_meta(node)
     if "merge" not in meta.strategies:
         return [_strip_directives(v) for v in patch if not (isinstance(v, dict) and v.get(_DIRECTIVE))]
-    if any(isinstance(v, dict) and v.get(_DIRECTIVE) == "replace" for v in patch):
-        return [
-            _strip_directives(v)
-            for v in patch
-            if not (isinstance(v, dict) and v.get(_DIRECTIVE) == "replace")
-        ]
-    existing = list(copy.deepcopy(current)) if isinstance(current, list) else []
     key = meta.merge_key
+
+    def replace_marker(value: Any) -> bool:
+        # ``{"$patch": "replace"}`` without a merge key replaces the whole list; with one, only that entry.
+        return (
+            isinstance(value, dict)
+            and value.get(_DIRECTIVE) == "replace"
+            and (key is None or key not in value)
+        )
+
+    if any(replace_marker(v) for v in patch):
+        return [_strip_directives(v) for v in patch if not replace_marker(v)]
+    existing = list(copy.deepcopy(current)) if isinstance(current, list) else []
     if key is None:
         # A merging list of primitives (finalizers): union, keeping the existing order.
         for value in patch:
