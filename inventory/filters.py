@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Q, QuerySet
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.functions import Cast
 from django.db.models.fields.json import KeyTextTransform
 
 from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
@@ -36,12 +38,21 @@ def parse_attribute_filter(raw: str) -> tuple[str, str]:
     return key, value.strip()
 
 
+def validate_attribute_filter(value: str) -> None:
+    try:
+        parse_attribute_filter(value)
+    except AttributeFilterError as exc:
+        raise ValidationError(str(exc)) from None
+
+
 class DeviceFilterSet(django_filters.FilterSet):
     driver = django_filters.CharFilter(field_name="driver")
     pool = django_filters.CharFilter(field_name="pool")
     node = django_filters.CharFilter(field_name="node_name")
     device_class = django_filters.CharFilter(method="filter_class", label="DeviceClass")
-    attribute = django_filters.CharFilter(method="filter_attribute", label="Attribute key=value")
+    attribute = django_filters.CharFilter(
+        method="filter_attribute", label="Attribute key=value", validators=[validate_attribute_filter]
+    )
     taint = django_filters.ChoiceFilter(choices=TAINT_CHOICES, method="filter_taint", label="Taint effect")
     state = django_filters.ChoiceFilter(choices=ALLOCATION_STATES, field_name="allocation_state")
     health = django_filters.ChoiceFilter(choices=HEALTH_CHOICES, method="filter_health")
@@ -60,7 +71,9 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
-        return queryset.alias(_attr=KeyTextTransform(key, "attributes_flat")).filter(_attr=wanted)
+        # Cast: without it SQLite compares JSON_EXTRACT(value) and "1" would never equal the stored "1".
+        attr = Cast(KeyTextTransform(key, "attributes_flat"), TextField())
+        return queryset.alias(_attr=attr).filter(_attr=wanted)
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":

@@ -1,0 +1,171 @@
+"""Serializers of the read API: the mirror's rows as JSON (camelCase payloads from the cluster kept as-is)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+
+
+class DeviceSerializer(serializers.ModelSerializer[Device]):
+    device_id = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Device
+        fields = [
+            "id",
+            "device_id",
+            "driver",
+            "pool",
+            "name",
+            "node_name",
+            "node_selection",
+            "slice_name",
+            "slice_uid",
+            "pool_generation",
+            "pool_complete",
+            "attributes",
+            "capacity",
+            "consumes_counters",
+            "allow_multiple_allocations",
+            "partitionable",
+            "numa_node",
+            "binding_conditions",
+            "classes",
+            "taints",
+            "tainted",
+            "max_taint_effect",
+            "allocation_state",
+            "admin_access",
+            "claim_namespace",
+            "claim_name",
+            "allocations",
+            "statuses",
+            "health",
+            "health_message",
+        ]
+
+
+class PoolSerializer(serializers.ModelSerializer[Pool]):
+    class Meta:
+        model = Pool
+        fields = [
+            "id",
+            "driver",
+            "name",
+            "generation",
+            "slice_count",
+            "expected_slice_count",
+            "complete",
+            "node_name",
+            "device_count",
+            "shared_counters",
+            "problems",
+        ]
+
+
+class ClaimSerializer(serializers.ModelSerializer[Claim]):
+    class Meta:
+        model = Claim
+        fields = [
+            "id",
+            "uid",
+            "namespace",
+            "name",
+            "state",
+            "request_count",
+            "device_count",
+            "reserved_for",
+            "extended_resource",
+            "owner_pod",
+            "device_classes",
+            "created",
+        ]
+
+
+class ClaimDetailSerializer(ClaimSerializer):
+    results = serializers.SerializerMethodField()
+    requests = serializers.SerializerMethodField()
+    object = serializers.SerializerMethodField()
+
+    class Meta(ClaimSerializer.Meta):
+        fields = [*ClaimSerializer.Meta.fields, "results", "requests", "object"]
+
+    def get_results(self, claim: Claim) -> list[dict[str, Any]]:
+        return list(self.context["detail"].results)
+
+    def get_requests(self, claim: Claim) -> list[dict[str, Any]]:
+        return list(self.context["detail"].requests)
+
+    def get_object(self, claim: Claim) -> dict[str, Any]:
+        return dict(self.context["detail"].obj.raw)
+
+
+class WatchStateSerializer(serializers.ModelSerializer[WatchState]):
+    class Meta:
+        model = WatchState
+        fields = [
+            "kind",
+            "state",
+            "resource_version",
+            "object_count",
+            "last_event_at",
+            "last_sync_at",
+            "lag_seconds",
+            "relist_count",
+            "error",
+        ]
+
+
+class KubeObjectSerializer(serializers.ModelSerializer[KubeObject]):
+    class Meta:
+        model = KubeObject
+        fields = [
+            "kind",
+            "uid",
+            "name",
+            "namespace",
+            "resource_version",
+            "generation",
+            "creation_timestamp",
+            "raw",
+        ]
+
+
+class DeviceClassSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    extended_resource_names = serializers.ListField(child=serializers.CharField())
+    total = serializers.IntegerField()
+    allocated = serializers.IntegerField()
+    shared = serializers.IntegerField()
+    free = serializers.IntegerField()
+    tainted_none = serializers.IntegerField()
+    tainted_no_schedule = serializers.IntegerField()
+    tainted_no_execute = serializers.IntegerField()
+    blocked_by_counters = serializers.IntegerField()
+    selectors = serializers.SerializerMethodField()
+
+    def get_selectors(self, summary: Any) -> list[Any]:
+        return list((summary.obj.raw.get("spec") or {}).get("selectors") or [])
+
+
+class TaintRuleSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    selector = serializers.JSONField(allow_null=True)
+    taint = serializers.JSONField()
+    matched_devices = serializers.IntegerField()
+    eviction_condition = serializers.JSONField(allow_null=True)
+    resource_version = serializers.CharField(source="obj.resource_version")
+
+
+class NodeSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    device_count = serializers.IntegerField()
+    allocated = serializers.IntegerField()
+    tainted = serializers.IntegerField()
+    labels = serializers.SerializerMethodField()
+
+    def get_labels(self, node: Any) -> dict[str, str]:
+        return dict(((node.obj.raw if node.obj else {}).get("metadata") or {}).get("labels") or {})

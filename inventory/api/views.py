@@ -1,0 +1,131 @@
+"""Read-only API viewsets: thin wrappers over inventory.selectors, filtered by the shared FilterSets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from inventory import selectors
+from inventory.api import serializers as s
+from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
+from inventory.kube import KIND
+from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+
+
+class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
+    """Every device of every ResourceSlice (highest pool generation), with effective taints and allocation."""
+
+    serializer_class = s.DeviceSerializer
+    filterset_class = DeviceFilterSet
+    queryset = Device.objects.all().order_by("driver", "pool", "name")
+
+
+class PoolViewSet(viewsets.ReadOnlyModelViewSet[Pool]):
+    serializer_class = s.PoolSerializer
+    filterset_class = PoolFilterSet
+    queryset = Pool.objects.all().order_by("driver", "name")
+
+
+class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
+    """ResourceClaims: pending, allocated or reserved; the detail adds results with per-device status."""
+
+    serializer_class = s.ClaimSerializer
+    filterset_class = ClaimFilterSet
+    queryset = Claim.objects.all().order_by("namespace", "name")
+
+    @extend_schema(responses=s.ClaimDetailSerializer)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        claim = self.get_object()
+        detail = selectors.claim_detail(namespace=claim.namespace, name=claim.name)
+        return Response(s.ClaimDetailSerializer(claim, context={"detail": detail, "request": request}).data)
+
+
+class WatchStateViewSet(viewsets.ReadOnlyModelViewSet[WatchState]):
+    """Health of each kind's watch: synced / relisting / error, last event, resourceVersion, lag."""
+
+    serializer_class = s.WatchStateSerializer
+    queryset = WatchState.objects.all().order_by("kind")
+    lookup_field = "kind"
+    pagination_class = None
+    filter_backends: list[Any] = []
+
+
+@extend_schema_view(list=extend_schema(responses=s.DeviceClassSerializer(many=True)))
+class DeviceClassViewSet(viewsets.ViewSet):
+    """DeviceClasses with device counts and the extended resource names they serve (conflicts as warnings)."""
+
+    lookup_value_regex = "[^/]+"
+
+    def list(self, request: Request) -> Response:
+        overview = selectors.class_overview()
+        return Response(
+            {
+                "results": s.DeviceClassSerializer(overview.classes, many=True).data,
+                "warnings": overview.warnings,
+            }
+        )
+
+    @extend_schema(responses=s.DeviceClassSerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        summary = next((c for c in selectors.class_overview().classes if c.name == pk), None)
+        if summary is None:
+            raise Http404(f"DeviceClass {pk!r} is not in the mirror")
+        return Response(s.DeviceClassSerializer(summary).data)
+
+
+@extend_schema_view(list=extend_schema(responses=s.TaintRuleSerializer(many=True)))
+class TaintRuleViewSet(viewsets.ViewSet):
+    """DeviceTaintRules with the number of devices they select and their EvictionInProgress condition."""
+
+    lookup_value_regex = "[^/]+"
+
+    def list(self, request: Request) -> Response:
+        return Response({"results": s.TaintRuleSerializer(selectors.taint_rule_list(), many=True).data})
+
+    @extend_schema(responses=s.TaintRuleSerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        try:
+            summary, _devices = selectors.taint_rule_detail(name=pk)
+        except KubeObject.DoesNotExist:
+            raise Http404(f"DeviceTaintRule {pk!r} is not in the mirror") from None
+        return Response(s.TaintRuleSerializer(summary).data)
+
+
+@extend_schema_view(list=extend_schema(responses=s.NodeSerializer(many=True)))
+class NodeViewSet(viewsets.ViewSet):
+    """Nodes with their device counts (the page groups devices by NUMA node)."""
+
+    lookup_value_regex = "[^/]+"
+
+    def list(self, request: Request) -> Response:
+        return Response({"results": s.NodeSerializer(selectors.node_list(), many=True).data})
+
+    @extend_schema(responses=s.NodeSerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        node = next((n for n in selectors.node_list() if n.name == pk), None)
+        if node is None:
+            raise Http404(f"node {pk!r} is not in the mirror")
+        return Response(s.NodeSerializer(node).data)
+
+
+class KubeObjectViewSet(viewsets.ReadOnlyModelViewSet[KubeObject]):
+    """Any mirrored object as the cluster has it: /api/objects/?kind=resourceslices&name=…"""
+
+    serializer_class = s.KubeObjectSerializer
+    filterset_class = KubeObjectFilterSet
+    lookup_field = "uid"
+
+    def get_queryset(self) -> QuerySet[KubeObject]:
+        kind = self.request.query_params.get("kind", "")
+        queryset = KubeObject.objects.all().order_by("kind", "namespace", "name")
+        if kind:
+            if kind not in KIND:
+                return queryset.none()
+            queryset = queryset.filter(kind=kind)
+        return queryset
