@@ -34,8 +34,13 @@ ANCHORS = {"one device per claim": 250.0, "matchAttribute (2 devices)": 109.0}
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 
-def build_cluster(nodes: int, per_node: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    node_objs = [{"metadata": {"name": f"node-{i:04d}", "labels": {"kubernetes.io/hostname": f"node-{i:04d}"}}} for i in range(nodes)]
+def build_cluster(
+    nodes: int, per_node: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    node_objs = [
+        {"metadata": {"name": f"node-{i:04d}", "labels": {"kubernetes.io/hostname": f"node-{i:04d}"}}}
+        for i in range(nodes)
+    ]
     slices = []
     for n in node_objs:
         name = n["metadata"]["name"]
@@ -71,7 +76,9 @@ def build_cluster(nodes: int, per_node: int) -> tuple[list[dict[str, Any]], list
 
 def template(match: bool) -> dict[str, Any]:
     if not match:
-        devices: dict[str, Any] = {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "test-class"}}]}
+        devices: dict[str, Any] = {
+            "requests": [{"name": "req-0", "exactly": {"deviceClassName": "test-class"}}]
+        }
     else:
         devices = {
             "requests": [
@@ -83,7 +90,9 @@ def template(match: bool) -> dict[str, Any]:
     return {"metadata": {"namespace": "default", "name": "template"}, "spec": {"devices": devices}}
 
 
-def fill(nodes: list[dict[str, Any]], slices: list[dict[str, Any]], classes: list[dict[str, Any]], match: bool) -> tuple[int, float, int]:
+def fill(
+    nodes: list[dict[str, Any]], slices: list[dict[str, Any]], classes: list[dict[str, Any]], match: bool
+) -> tuple[int, float, int]:
     """Allocate claims until none fits; return (claims allocated, seconds, allocate calls)."""
     state = AllocatedState()
     allocator = Allocator(classes=classes, slices=slices, state=state, features=DEFAULT_FEATURES)
@@ -108,7 +117,9 @@ def fill(nodes: list[dict[str, Any]], slices: list[dict[str, Any]], classes: lis
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--devices", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)

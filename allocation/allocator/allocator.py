@@ -308,7 +308,8 @@ class Allocator:
         if not needed:
             return False
         exclusive = self.state.exclusive
-        for key in view.keys:
+        # A plain loop: measurably faster than all() over a generator on this hot path.
+        for key in view.keys:  # noqa: SIM110
             if key not in exclusive:
                 return False
         return True

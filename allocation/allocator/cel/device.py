@@ -10,29 +10,17 @@ from typing import Any
 from .errors import CelError
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
-
-TAG_QUANTITY = "__quantity__"
-TAG_SEMVER = "__semver__"
+from .tagged import encode_quantity, encode_semver
 
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = ("ints", "bools", "strings", "versions")
 
 
-def quantity_to_cel(value: Quantity) -> dict[str, str]:
-    # The tag holds the exact value in nanos, so CEL's structural `==` is numeric equality, as upstream.
-    return {TAG_QUANTITY: str(value.nano_value())}
-
-
-def semver_to_cel(value: Semver) -> dict[str, str]:
-    # Build metadata is dropped so `==` follows precedence, like upstream Semver.Equal.
-    return {TAG_SEMVER: value.precedence_string()}
-
-
 def to_cel_value(value: object) -> object:
     if isinstance(value, Quantity):
-        return quantity_to_cel(value)
+        return encode_quantity(value)
     if isinstance(value, Semver):
-        return semver_to_cel(value)
+        return encode_semver(value)
     if isinstance(value, list | tuple):
         return [to_cel_value(item) for item in value]
     return value
@@ -51,7 +39,7 @@ class DeviceInput:
 
     @functools.cached_property
     def cel_data(self) -> dict[str, Any]:
-        """The device as plain CEL data: Quantity and Semver become tagged maps."""
+        """The device as plain CEL data: Quantity and Semver become tagged bytes (see tagged.py)."""
         return {
             "driver": self.driver,
             "attributes": {
@@ -59,7 +47,7 @@ class DeviceInput:
                 for domain, values in self.attributes.items()
             },
             "capacity": {
-                domain: {name: quantity_to_cel(value) for name, value in values.items()}
+                domain: {name: encode_quantity(value) for name, value in values.items()}
                 for domain, values in self.capacity.items()
             },
             "allowMultipleAllocations": self.allow_multiple_allocations,

@@ -1,9 +1,8 @@
 """The Kubernetes CEL libraries DRA selectors use, as Python overloads for cel-expr-python.
 
-Quantity and Semver travel through CEL as one-key tagged maps (``{"__quantity__": "<nanos>"}``,
-``{"__semver__": "1.2.3"}``): cel-expr-python cannot carry opaque Python objects, and map-typed overloads
-dispatch reliably. Both share one CEL type (``map<string, string>``), so a member function such as
-``compareTo`` has one overload that dispatches on the tag in Python. Exceptions raised here come back
+Quantity and Semver travel through CEL as tagged, order-preserving bytes (see :mod:`.tagged`). Both
+share one CEL type (``bytes``), so a member function such as ``compareTo`` has one overload that
+checks the tag in Python. Exceptions raised here come back
 from CEL as error values, which the engine turns into ``CelError``.
 
 Upstream sources (semantics only): ``apiserver/pkg/cel/library/{quantity,semverlib,lists,regex}.go``.
@@ -13,15 +12,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from cel_expr_python import cel
 
-from .device import TAG_QUANTITY, TAG_SEMVER, quantity_to_cel, semver_to_cel
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
+from .tagged import (
+    TagError,
+    decode_quantity,
+    decode_semver,
+    describe,
+    encode_quantity,
+    encode_semver,
+    is_quantity,
+    is_semver,
+)
 
-TAGGED = cel.Type.Map(cel.Type.STRING, cel.Type.STRING)
+TAGGED = cel.Type.BYTES
 _INT, _BOOL, _STRING, _DOUBLE, _DYN = (
     cel.Type.INT,
     cel.Type.BOOL,
@@ -38,35 +46,27 @@ class LibraryError(ValueError):
 
 
 def _quantity(value: Any) -> Quantity:
-    if isinstance(value, dict) and len(value) == 1 and TAG_QUANTITY in value:
-        return Quantity(int(value[TAG_QUANTITY]))
-    raise LibraryError(f"no such overload: expected a Quantity, got {_describe(value)}")
+    try:
+        return decode_quantity(value) if isinstance(value, bytes | bytearray) else _wrong(value, "Quantity")
+    except TagError as exc:
+        raise LibraryError(str(exc)) from exc
 
 
 def _semver(value: Any) -> Semver:
-    if isinstance(value, dict) and len(value) == 1 and TAG_SEMVER in value:
-        return Semver.parse(value[TAG_SEMVER])
-    raise LibraryError(f"no such overload: expected a Semver, got {_describe(value)}")
+    try:
+        return decode_semver(value) if isinstance(value, bytes | bytearray) else _wrong(value, "Semver")
+    except TagError as exc:
+        raise LibraryError(str(exc)) from exc
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, dict):
-        if TAG_QUANTITY in value:
-            return "Quantity"
-        if TAG_SEMVER in value:
-            return "Semver"
-        return "map"
-    return type(value).__name__
-
-
-def _is_quantity(value: Any) -> bool:
-    return isinstance(value, dict) and TAG_QUANTITY in value
+def _wrong(value: Any, expected: str) -> NoReturn:
+    raise LibraryError(f"no such overload: expected a {expected}, got {describe(value)}")
 
 
 # ---------------------------------------------------------------------------------------- quantity
-def _parse_quantity(text: str) -> dict[str, str]:
+def _parse_quantity(text: str) -> bytes:
     try:
-        return quantity_to_cel(Quantity.parse(text))
+        return encode_quantity(Quantity.parse(text))
     except QuantityError as exc:
         raise LibraryError(str(exc)) from exc
 
@@ -80,19 +80,20 @@ def _is_quantity_string(text: str) -> bool:
 
 
 def _compare(left: Any, right: Any) -> int:
-    if _is_quantity(left):
-        return _quantity(left).compare_to(_quantity(right))
-    return _semver(left).compare_to(_semver(right))
+    # The encodings sort like the values, so only the kinds need checking.
+    if left[:1] != right[:1] or not (is_quantity(left) or is_semver(left)):
+        raise LibraryError(f"no such overload: {describe(left)}.compareTo({describe(right)})")
+    return int(left > right) - int(left < right)
 
 
-def _add(left: Any, right: Any) -> dict[str, str]:
+def _add(left: Any, right: Any) -> bytes:
     other: Quantity | int = right if isinstance(right, int) else _quantity(right)
-    return quantity_to_cel(_quantity(left) + other)
+    return encode_quantity(_quantity(left) + other)
 
 
-def _sub(left: Any, right: Any) -> dict[str, str]:
+def _sub(left: Any, right: Any) -> bytes:
     other: Quantity | int = right if isinstance(right, int) else _quantity(right)
-    return quantity_to_cel(_quantity(left) - other)
+    return encode_quantity(_quantity(left) - other)
 
 
 def _as_integer(value: Any) -> int:
@@ -102,24 +103,24 @@ def _as_integer(value: Any) -> int:
         raise LibraryError("cannot convert value to integer") from exc
 
 
-def _div(value: Any, divisor: int, decimals: int = 4) -> dict[str, str]:
+def _div(value: Any, divisor: int, decimals: int = 4) -> bytes:
     try:
-        return quantity_to_cel(_quantity(value).div(divisor, decimals))
+        return encode_quantity(_quantity(value).div(divisor, decimals))
     except QuantityError as exc:
         raise LibraryError(str(exc)) from exc
 
 
-def _div_int(value: Any, divisor: int) -> dict[str, str]:
+def _div_int(value: Any, divisor: int) -> bytes:
     try:
-        return quantity_to_cel(_quantity(value).div_int(divisor))
+        return encode_quantity(_quantity(value).div_int(divisor))
     except QuantityError as exc:
         raise LibraryError(str(exc)) from exc
 
 
 # ---------------------------------------------------------------------------------------- semver
-def _parse_semver(text: str, normalize: bool = False) -> dict[str, str]:
+def _parse_semver(text: str, normalize: bool = False) -> bytes:
     try:
-        return semver_to_cel(Semver.parse(text, normalize=normalize))
+        return encode_semver(Semver.parse(text, normalize=normalize))
     except SemverError as exc:
         raise LibraryError(str(exc)) from exc
 
@@ -131,7 +132,7 @@ def _is_semver_string(text: str, normalize: bool = False) -> bool:
 # ---------------------------------------------------------------------------------------- lists
 def _sort_key(value: Any) -> Any:
     if isinstance(value, dict):
-        raise LibraryError(f"no such overload: {_describe(value)} is not comparable in a list function")
+        raise LibraryError(f"no such overload: {describe(value)} is not comparable in a list function")
     return value
 
 
@@ -281,7 +282,7 @@ def function_decls() -> list[cel.FunctionDecl]:
         "divInt": [_overload("quantity_divide_int", q, [q, _INT], _div_int)],
         "mul": [
             _overload(
-                "quantity_multiply_int", q, [q, _INT], lambda v, n: quantity_to_cel(_quantity(v).mul(n))
+                "quantity_multiply_int", q, [q, _INT], lambda v, n: encode_quantity(_quantity(v).mul(n))
             )
         ],
         # quantity and semver share these (one CEL type; Python dispatches on the tag)

@@ -1,7 +1,7 @@
 """Edits on the checked AST (``cel.expr.CheckedExpr``) that cel-expr-python serializes.
 
 1. Constant folding: ``quantity("40Gi")`` and ``semver("1.2.0")`` with literal arguments become
-   tagged-map literals, so evaluation makes no Python call for them.
+   tagged-bytes literals, so evaluation makes no Python call for them.
 2. Unknown domain → empty map. ``device.attributes[d]`` and ``device.capacity[d]`` (and the select form
    ``device.attributes.d``) become ``device.attributes[?d].orValue({})``. Only direct lookups on
    ``device.attributes``/``device.capacity`` are rewritten; a lookup through an alias
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import _wire as w
-from .device import quantity_to_cel, semver_to_cel
 from .quantity import Quantity
 from .semver import Semver
+from .tagged import encode_quantity, encode_semver
 
 # cel.expr.Expr field numbers
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -161,7 +161,7 @@ class _Rewriter:
         return self._optional_lookup(expr_id, map_operand, key)
 
     def _fold_constant_constructor(self, expr_id: int, message: w.Message) -> w.Message | None:
-        """``quantity("40Gi")`` / ``semver("1.2.0")`` with literal arguments become their tagged-map literal.
+        """``quantity("40Gi")`` / ``semver("1.2.0")`` with literal arguments become their tagged-bytes literal.
 
         Saves a Python callback per evaluation. Invalid literals are left alone so they still fail at
         runtime, as upstream does.
@@ -178,24 +178,9 @@ class _Rewriter:
             return None
         self.changed = True
         self.dropped_references.add(expr_id)
-        entries = []
-        for key, value in tagged.items():
-            key_id, value_id, entry_id = self.new_id(), self.new_id(), self.new_id()
-            self.types[key_id] = _STRING_TYPE
-            self.types[value_id] = _STRING_TYPE
-            entries.append(
-                w.length_field(
-                    2,
-                    w.Message(
-                        [
-                            w.varint_field(1, entry_id),
-                            w.length_field(3, _string_const(key_id, key)),
-                            w.length_field(4, _string_const(value_id, value)),
-                        ]
-                    ),
-                )
-            )
-        return w.Message([w.varint_field(_ID, expr_id), w.length_field(_STRUCT, w.Message(entries))])
+        return w.Message(
+            [w.varint_field(_ID, expr_id), w.length_field(_CONST, w.Message([w.length_field(7, tagged)]))]
+        )
 
     def _body(self, kind: int, body: w.Message) -> w.Message:
         # Every nested Expr lives in a length-delimited field; which ones depends on the node kind.
@@ -300,19 +285,19 @@ def _string_const(expr_id: int, text: str) -> w.Message:
     )
 
 
-def _fold_quantity(text: object) -> dict[str, str]:
+def _fold_quantity(text: object) -> bytes:
     if not isinstance(text, str):
         raise TypeError(text)
-    return quantity_to_cel(Quantity.parse(text))
+    return encode_quantity(Quantity.parse(text))
 
 
-def _fold_semver(text: object, normalize: object = False) -> dict[str, str]:
+def _fold_semver(text: object, normalize: object = False) -> bytes:
     if not isinstance(text, str) or not isinstance(normalize, bool):
         raise TypeError(text)
-    return semver_to_cel(Semver.parse(text, normalize=normalize))
+    return encode_semver(Semver.parse(text, normalize=normalize))
 
 
-_CONSTANT_CONSTRUCTORS: dict[str, Callable[..., dict[str, str]]] = {
+_CONSTANT_CONSTRUCTORS: dict[str, Callable[..., bytes]] = {
     "quantity": _fold_quantity,
     "semver": _fold_semver,
 }

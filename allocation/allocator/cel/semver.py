@@ -132,5 +132,7 @@ def _parse_cached(text: str, normalize: bool) -> Semver:
     if max(major, minor, patch) > _UINT64_MAX:
         raise SemverError(f"version {text!r}: version number exceeds uint64")
     prerelease = tuple(match.group(4).split(".")) if match.group(4) else ()
+    if any(part.isdigit() and int(part) > _UINT64_MAX for part in prerelease):
+        raise SemverError(f"version {text!r}: numeric pre-release identifier exceeds uint64")
     build = tuple(match.group(5).split(".")) if match.group(5) else ()
     return Semver(major, minor, patch, prerelease, build)

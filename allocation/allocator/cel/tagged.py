@@ -30,12 +30,13 @@ class TagError(ValueError):
     """A CEL value that is not the Quantity or Semver a function expected."""
 
 
+# cel-expr-python hands CEL bytes to Python functions as ``bytearray``; both forms are accepted.
 def is_quantity(value: object) -> bool:
-    return isinstance(value, bytes) and value[:1] == QUANTITY_PREFIX
+    return isinstance(value, bytes | bytearray) and value[:1] == QUANTITY_PREFIX
 
 
 def is_semver(value: object) -> bool:
-    return isinstance(value, bytes) and value[:1] == SEMVER_PREFIX
+    return isinstance(value, bytes | bytearray) and value[:1] == SEMVER_PREFIX
 
 
 def encode_quantity(value: Quantity) -> bytes:
@@ -48,8 +49,12 @@ def encode_quantity(value: Quantity) -> bytes:
     return b"Qn" + b"%05d" % (99999 - len(digits)) + digits.translate(_COMPLEMENT)
 
 
+def decode_quantity(value: bytes | bytearray) -> Quantity:
+    return _decode_quantity(bytes(value))
+
+
 @functools.lru_cache(maxsize=8192)
-def decode_quantity(value: bytes) -> Quantity:
+def _decode_quantity(value: bytes) -> Quantity:
     if not is_quantity(value):
         raise TagError(f"no such overload: expected a Quantity, got {describe(value)}")
     sign = value[1:2]
@@ -74,8 +79,12 @@ def encode_semver(value: Semver) -> bytes:
     return core + b"".join(parts)
 
 
+def decode_semver(value: bytes | bytearray) -> Semver:
+    return _decode_semver(bytes(value))
+
+
 @functools.lru_cache(maxsize=8192)
-def decode_semver(value: bytes) -> Semver:
+def _decode_semver(value: bytes) -> Semver:
     if not is_semver(value):
         raise TagError(f"no such overload: expected a Semver, got {describe(value)}")
     major, minor, patch = int(value[1:21]), int(value[21:41]), int(value[41:61])
@@ -83,7 +92,8 @@ def decode_semver(value: bytes) -> Semver:
     prerelease: tuple[str, ...] = ()
     if rest != b"~":
         prerelease = tuple(
-            str(int(part[1:])) if part[:1] == b"0" else part[1:].decode("ascii") for part in rest.split(b"!")[:-1]
+            str(int(part[1:])) if part[:1] == b"0" else part[1:].decode("ascii")
+            for part in rest.split(b"!")[:-1]
         )
     return Semver(major, minor, patch, prerelease)
 
@@ -93,6 +103,12 @@ def describe(value: object) -> str:
         return "Quantity"
     if is_semver(value):
         return "Semver"
-    return {dict: "map", list: "list", str: "string", bytes: "bytes", bool: "bool", int: "int", float: "double"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        dict: "map",
+        list: "list",
+        str: "string",
+        bytes: "bytes",
+        bool: "bool",
+        int: "int",
+        float: "double",
+    }.get(type(value), type(value).__name__)

@@ -1,0 +1,145 @@
+"""The reusable `Allocator` with an incrementally maintained `AllocatedState`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from allocation.allocator import (
+    DEFAULT_FEATURES,
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    allocate,
+    prepare_claim,
+)
+from allocation.allocator.quantity import parse_quantity
+from tests.allocation.allocator_cases import GPU_CLASS, NODE, NODE_2, claim, devices, exactly, resource_slice
+
+SLICES = [
+    resource_slice("n1", devices("gpu-0", "gpu-1"), pool="node-1", node="node-1"),
+    resource_slice("n2", devices("gpu-0"), pool="node-2", node="node-2"),
+]
+
+
+def _place(allocator: Allocator, state: AllocatedState, name: str) -> str | None:
+    claim_json = claim(name, exactly("gpu"))
+    prepared = prepare_claim(claim_json)
+    for node in (NODE, NODE_2):
+        got = allocator.allocate(node, [prepared])
+        if got is not None:
+            claim_json["status"] = {"allocation": got[0]}
+            state.add_claim(claim_json)
+            result = got[0]["devices"]["results"][0]
+            return f"{result['pool']}/{result['device']}"
+    return None
+
+
+def test_it_fills_nodes_in_order_and_frees_devices_on_release() -> None:
+    state = AllocatedState()
+    allocator = Allocator(classes=[GPU_CLASS], slices=SLICES, state=state, features=DEFAULT_FEATURES)
+    placed = [_place(allocator, state, f"c{i}") for i in range(4)]
+    assert placed == ["node-1/gpu-0", "node-1/gpu-1", "node-2/gpu-0", None]
+
+    released = claim("c1", exactly("gpu"))
+    released["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-1"}
+                ]
+            }
+        }
+    }
+    state.remove_claim(released)
+    assert _place(allocator, state, "c5") == "node-1/gpu-1"
+
+
+def test_it_refuses_to_release_a_device_the_claim_does_not_hold() -> None:
+    stranger = claim("stranger", exactly("gpu"))
+    stranger["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}
+                ]
+            }
+        }
+    }
+    with pytest.raises(AllocationError, match="not recorded as allocated"):
+        AllocatedState().remove_claim(stranger)
+
+
+def test_it_notices_changed_node_labels() -> None:
+    zone_slice = resource_slice(
+        "z",
+        devices("gpu-0"),
+        pool="zone-a",
+        nodeSelector={
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+        },
+    )
+    allocator = Allocator(classes=[GPU_CLASS], slices=[zone_slice], features=DEFAULT_FEATURES)
+    the_claim = prepare_claim(claim("c", exactly("gpu")))
+    assert allocator.allocate(NODE, [the_claim]) is not None
+    moved: dict[str, Any] = {"metadata": {"name": "node-1", "labels": {"zone": "b"}}}
+    assert allocator.allocate(moved, [the_claim]) is None
+
+
+def test_it_gives_the_same_answer_as_the_one_shot_function() -> None:
+    claims = [claim("a", exactly("gpu", count=2)), claim("b", exactly("gpu"))]
+    one_shot = allocate(
+        classes=[GPU_CLASS],
+        slices=SLICES,
+        allocated_claims=[],
+        claims=claims,
+        node=NODE,
+        features=DEFAULT_FEATURES,
+    )
+    reused = Allocator(classes=[GPU_CLASS], slices=SLICES, features=DEFAULT_FEATURES).allocate(NODE, claims)
+    assert one_shot is None and reused is None
+    first = Allocator(classes=[GPU_CLASS], slices=SLICES, features=DEFAULT_FEATURES).allocate(
+        NODE, claims[:1]
+    )
+    assert first == allocate(
+        classes=[GPU_CLASS],
+        slices=SLICES,
+        allocated_claims=[],
+        claims=claims[:1],
+        node=NODE,
+        features=DEFAULT_FEATURES,
+    )
+
+
+def test_it_refuses_unknown_feature_names() -> None:
+    with pytest.raises(AllocationError, match="unknown feature 'DRAGoFaster'"):
+        Allocator(classes=[], slices=[], features={"DRAGoFaster"})
+
+
+def test_it_accepts_feature_gate_names_with_the_dra_prefix() -> None:
+    allocator = Allocator(classes=[], slices=[], features={"DRAAdminAccess", "DRADeviceTaints"})
+    assert allocator.features == {"AdminAccess", "DeviceTaints"}
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("80Gi", "80Gi"),
+        ("1024Mi", "1Gi"),
+        ("1536", "1536"),
+        ("2000", "2k"),
+        ("1.5", "1500m"),
+        ("10G", "10G"),
+        ("0.5Gi", "512Mi"),
+    ],
+)
+def test_it_writes_quantities_in_canonical_form(text: str, canonical: str) -> None:
+    assert str(parse_quantity(text, field="q")) == canonical
+
+
+def test_it_names_the_field_of_a_bad_quantity() -> None:
+    with pytest.raises(
+        AllocationError, match="capacity.requests\\[memory\\]: '12 apples' is not a valid quantity"
+    ):
+        prepare_claim(claim("c", exactly("gpu", capacity={"requests": {"memory": "12 apples"}})))
