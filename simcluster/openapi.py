@@ -109,6 +109,24 @@ def _operation(resource: ResourceDef, action: str, verb_id: str, schema: str, pa
     }
 
 
+def _patch_operation(resource: ResourceDef, verb_id: str, schema: str, params: list[Doc]) -> Doc:
+    operation = _operation(resource, "patch", verb_id, schema, params)
+    patch_schema = {"schema": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}}
+    operation["requestBody"] = {
+        "content": {ctype: patch_schema for ctype in _PATCH_TYPES},
+        "required": True,
+    }
+    return operation
+
+
+_PATCH_TYPES = (
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+)
+
+
 def _paths(resource: ResourceDef) -> dict[str, Doc]:
     base = "/" + _gv_key(resource.group, resource.version)
     scoped = f"{base}/namespaces/{{namespace}}/{resource.plural}" if resource.namespaced else f"{base}/{resource.plural}"
@@ -127,7 +145,7 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
         f"{scoped}/{{name}}": {
             "get": _operation(resource, "get", "read", kind_schema, []),
             "put": _operation(resource, "put", "replace", kind_schema, write),
-            "patch": _operation(resource, "patch", "patch", kind_schema, [*write, *_query("force")]),
+            "patch": _patch_operation(resource, "patch", kind_schema, [*write, *_query("force")]),
             "delete": _operation(resource, "delete", "delete", kind_schema, _query("dryRun", "gracePeriodSeconds",
                                                                                    "propagationPolicy")),
         },
@@ -136,7 +154,7 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
         paths[f"{scoped}/{{name}}/{sub}"] = {
             "get": _operation(resource, "get", f"read{sub.title()}", kind_schema, []),
             "put": _operation(resource, "put", f"replace{sub.title()}", kind_schema, write),
-            "patch": _operation(resource, "patch", f"patch{sub.title()}", kind_schema, [*write, *_query("force")]),
+            "patch": _patch_operation(resource, f"patch{sub.title()}", kind_schema, [*write, *_query("force")]),
         }
     if resource.namespaced:
         paths[f"{base}/{resource.plural}"] = {

@@ -1,0 +1,283 @@
+"""Real kubectl 1.37.1 against simcluster: discovery, the guide's commands and YAMLs, apply, get -w, delete."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from pathlib import Path
+
+import pytest
+
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import Kubectl, kubectl_popen
+
+pytestmark = pytest.mark.kubectl
+
+DEVICE_CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+  extendedResourceName: example.com/gpu
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  containers:
+  - name: trainer
+    image: registry.example.com/trainer:1.4
+    resources:
+      limits:
+        example.com/gpu: 1
+"""
+TAINT_RULE = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata:
+  name: gpu-0-maintenance
+spec:
+  deviceSelector:
+    driver: gpu.example.com
+    pool: worker-07
+    device: gpu-0
+  taint:
+    key: example.com/maintenance
+    value: firmware-update
+    effect: NoSchedule     # None, NoSchedule or NoExecute
+"""
+CLAIM_TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-burn-in
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.example.com
+          tolerations:
+          - key: example.com/maintenance
+            operator: Exists
+            effect: NoSchedule
+"""
+NUMA_CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: gpu-and-nic
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+    - name: nic
+      exactly:
+        deviceClassName: nic.example.com
+    constraints:
+    - requests: ["gpu", "nic"]
+      matchAttribute: resource.kubernetes.io/numaNode
+"""
+
+
+def _ok(result: object) -> str:
+    assert getattr(result, "returncode", 1) == 0, getattr(result, "stderr", "")
+    return str(getattr(result, "stdout", ""))
+
+
+def test_it_lists_api_versions(kubectl: Kubectl) -> None:
+    lines = _ok(kubectl("api-versions")).splitlines()
+    assert [line for line in lines if "resource.k8s.io" in line] == ["resource.k8s.io/v1", "resource.k8s.io/v1alpha3"]
+    assert {"v1", "policy/v1", "apps/v1"} <= set(lines)
+
+
+def test_it_lists_the_dra_api_resources(kubectl: Kubectl) -> None:
+    out = _ok(kubectl("api-resources", "--api-group=resource.k8s.io", "-o", "wide"))
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    assert set(rows) == {
+        "deviceclasses",
+        "devicetaintrules",
+        "resourceclaims",
+        "resourceclaimtemplates",
+        "resourcepoolstatusrequests",
+        "resourceslices",
+    }
+    assert rows["resourceclaims"][1:4] == ["resource.k8s.io/v1", "true", "ResourceClaim"]
+    assert rows["devicetaintrules"][1:4] == ["resource.k8s.io/v1", "false", "DeviceTaintRule"]
+    assert rows["resourcepoolstatusrequests"][1] == "resource.k8s.io/v1alpha3"
+    assert "create,delete,deletecollection,get,list,patch,update,watch" in out
+
+
+def test_it_knows_the_core_short_names(kubectl: Kubectl) -> None:
+    out = _ok(kubectl("api-resources", "--api-group="))
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:]}
+    assert rows == {"events": "ev", "namespaces": "ns", "nodes": "no", "pods": "po"}
+    assert _ok(kubectl("get", "ns", "-o", "name")).split() == [
+        "namespace/default",
+        "namespace/kube-node-lease",
+        "namespace/kube-public",
+        "namespace/kube-system",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        (DEVICE_CLASS, "deviceclass.resource.k8s.io/gpu.example.com created"),
+        (POD, "pod/trainer created"),
+        (TAINT_RULE, "devicetaintrule.resource.k8s.io/gpu-0-maintenance created"),
+        (CLAIM_TEMPLATE, "resourceclaimtemplate.resource.k8s.io/gpu-burn-in created"),
+        (NUMA_CLAIM, "resourceclaim.resource.k8s.io/gpu-and-nic created"),
+    ],
+)
+def test_it_applies_the_guide_yamls(kubectl: Kubectl, cluster: SimCluster, manifest: str, expected: str) -> None:
+    assert _ok(kubectl("apply", "-f", "-", input_text=manifest)).strip() == expected
+    rv = cluster.store.resource_version
+    # Re-applying may send a patch (atomic lists differ from the defaulted live object) but changes nothing.
+    again = _ok(kubectl("apply", "-f", "-", input_text=manifest)).strip()
+    assert again in (expected.replace("created", "unchanged"), expected.replace("created", "configured"))
+    assert cluster.store.resource_version == rv
+
+
+def test_it_applies_server_side_and_reports_field_changes(kubectl: Kubectl, cluster: SimCluster) -> None:
+    assert "serverside-applied" in _ok(kubectl("apply", "--server-side", "-f", "-", input_text=TAINT_RULE))
+    changed = TAINT_RULE.replace("effect: NoSchedule ", "effect: NoExecute ")
+    _ok(kubectl("apply", "--server-side", "-f", "-", input_text=changed))
+    rule = cluster.store.get("devicetaintrules", "gpu-0-maintenance")
+    assert rule["spec"]["taint"]["effect"] == "NoExecute"
+    assert rule["metadata"]["generation"] == 2
+
+
+def test_it_prints_rule_conditions_with_the_guides_jsonpath(kubectl: Kubectl, cluster: SimCluster) -> None:
+    _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
+    condition = {
+        "type": "EvictionInProgress",
+        "status": "False",
+        "reason": "Completed",
+        "message": "0 pods evicted",
+        "lastTransitionTime": "2026-09-01T10:00:00Z",
+        "observedGeneration": 1,
+    }
+    cluster.store.patch(
+        "devicetaintrules", "gpu-0-maintenance", {"status": {"conditions": [condition]}}, subresource="status"
+    )
+    out = _ok(kubectl("get", "devicetaintrule", "gpu-0-maintenance", "-o", "jsonpath={.status.conditions}"))
+    assert json.loads(out) == [condition]
+
+
+def test_it_prints_claim_device_status_with_the_guides_jsonpath(kubectl: Kubectl, cluster: SimCluster) -> None:
+    cluster.store.create("namespaces", {"metadata": {"name": "ml"}})
+    cluster.store.create("resourceclaims", json_claim("trainer-gpu-abc12"), namespace="ml")
+    result = {"request": "nic", "driver": "nic.example.com", "pool": "worker-07", "device": "nic-0"}
+    status = {
+        "allocation": {"devices": {"results": [result]}},
+        "devices": [
+            {
+                "driver": "nic.example.com",
+                "pool": "worker-07",
+                "device": "nic-0",
+                "networkData": {"interfaceName": "net1", "ips": ["10.9.8.7/24"]},
+            }
+        ]
+    }
+    cluster.store.patch("resourceclaims", "trainer-gpu-abc12", {"status": status}, namespace="ml", subresource="status")
+    template = '{range .status.devices[*]}{.device}{"\\t"}{.networkData.interfaceName}{"\\t"}{.networkData.ips}{"\\n"}{end}'
+    out = _ok(kubectl("get", "resourceclaim", "-n", "ml", "trainer-gpu-abc12", "-o", f"jsonpath={template}"))
+    assert out == 'nic-0\tnet1\t["10.9.8.7/24"]\n'
+
+
+def json_claim(name: str) -> dict:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}}]}},
+    }
+
+
+def test_it_prints_tables_like_a_real_server(kubectl: Kubectl, cluster: SimCluster) -> None:
+    cluster.store.create(
+        "nodes",
+        {"metadata": {"name": "worker-07", "labels": {"node-role.kubernetes.io/gpu": ""}},
+         "status": {"conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": {"kubeletVersion": "v1.37.1"}}},
+    )  # fmt: skip
+    _ok(kubectl("apply", "-f", "-", input_text=POD))
+    _ok(kubectl("apply", "-f", "-", input_text=NUMA_CLAIM))
+    nodes = _ok(kubectl("get", "nodes")).splitlines()
+    assert nodes[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert nodes[1].split()[:3] == ["worker-07", "Ready", "gpu"]
+    assert nodes[1].split()[-1] == "v1.37.1"
+    pods = _ok(kubectl("get", "pods")).splitlines()
+    assert pods[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert pods[1].split()[:4] == ["trainer", "0/1", "Pending", "0"]
+    claims = _ok(kubectl("get", "resourceclaims")).splitlines()
+    assert claims[0].split() == ["NAME", "STATE", "AGE"]
+    assert claims[1].split()[:2] == ["gpu-and-nic", "pending"]
+
+
+def test_it_streams_changes_to_kubectl_get_watch(cluster: SimCluster, kubectl: Kubectl, tmp_path: Path) -> None:
+    _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
+    process = kubectl_popen(cluster, tmp_path, "get", "devicetaintrules", "-w", "-o", "name")
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True).start()
+    try:
+        assert lines.get(timeout=30).strip() == "devicetaintrule.resource.k8s.io/gpu-0-maintenance"
+        cluster.store.create(
+            "devicetaintrules",
+            {"metadata": {"name": "second"},
+             "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "example.com/x", "effect": "None"}}},
+        )  # fmt: skip
+        assert lines.get(timeout=30).strip() == "devicetaintrule.resource.k8s.io/second"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_it_streams_table_rows_to_kubectl_get_watch(cluster: SimCluster, kubectl: Kubectl, tmp_path: Path) -> None:
+    process = kubectl_popen(cluster, tmp_path, "get", "namespaces", "-w")
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True).start()
+    try:
+        assert lines.get(timeout=30).split() == ["NAME", "STATUS", "AGE"]
+        for _ in range(4):
+            lines.get(timeout=30)
+        cluster.store.create("namespaces", {"metadata": {"name": "team-b"}})
+        assert lines.get(timeout=30).split()[:2] == ["team-b", "Active"]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_it_deletes_with_kubectl(kubectl: Kubectl, cluster: SimCluster) -> None:
+    _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
+    _ok(kubectl("apply", "-f", "-", input_text=POD))
+    assert _ok(kubectl("delete", "-f", "-", input_text=TAINT_RULE)).strip() == (
+        'devicetaintrule.resource.k8s.io "gpu-0-maintenance" deleted'
+    )
+    assert "deleted" in _ok(kubectl("delete", "pod", "trainer"))
+    assert cluster.store.list("devicetaintrules") == []
+    assert cluster.store.list("pods") == []
+
+
+def test_it_reports_validation_errors_through_kubectl(kubectl: Kubectl, cluster: SimCluster) -> None:
+    bad = TAINT_RULE.replace("effect: NoSchedule ", "effect: PreferNoSchedule ")
+    result = kubectl("apply", "-f", "-", input_text=bad)
+    assert result.returncode != 0
+    assert 'DeviceTaintRule "gpu-0-maintenance" is invalid: spec.taint.effect: Unsupported value: "PreferNoSchedule"' in result.stderr
+    assert cluster.store.list("devicetaintrules") == []
+
+
+def test_it_explains_dra_fields(kubectl: Kubectl) -> None:
+    out = _ok(kubectl("explain", "devicetaintrule.spec.taint.effect"))
+    assert "KIND:       DeviceTaintRule" in out
+    assert "effect" in out
