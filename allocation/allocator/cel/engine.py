@@ -65,10 +65,14 @@ class CelExprSelector:
                 f"CEL runtime error: operation cancelled: actual cost limit exceeded "
                 f"(estimated cost {self.estimated_cost} > limit {COST_LIMIT})"
             )
-        result = self._program.eval(self._engine.activation(device))
+        activation = device._activations.get(self._engine.key)
+        if activation is None:
+            activation = self._engine.activation(device)
+        result = self._program.eval(activation)
+        value = result.value()
+        if value is True or value is False:  # only a CEL bool converts to a Python bool
+            return value
         kind = result.type()
-        if kind == cel.Type.BOOL:
-            return bool(result.value())
         if kind == cel.Type.ERROR:
             raise CelError(f"CEL runtime error: {_runtime_message(str(result.value()))}")
         raise CelError(f"CEL result of type {kind.name().lower()} could not be converted to bool")
@@ -95,6 +99,7 @@ class CelExprEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.compile_count = 0  # how many expressions were actually compiled (cache misses)
+        self.key = id(self)  # this engine's slot in DeviceInput's activation cache
 
     def compile(self, expression: str) -> CelExprSelector:
         with self._lock:
@@ -130,16 +135,17 @@ class CelExprEngine:
                 raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
         self.compile_count += 1
         serialized = checked.serialize()
-        rewritten, root = rewrite_checked_expr(serialized)
-        program = self._env.deserialize(rewritten) if rewritten is not None else checked
-        return CelExprSelector(expression, program, estimate_cost(root), self)
+        rewritten = rewrite_checked_expr(serialized)
+        if rewritten.problems:
+            raise CelError("compilation failed: " + "; ".join(rewritten.problems))
+        program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
+        return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
 
     def activation(self, device: DeviceInput) -> cel.Activation:
-        key = id(self)
-        cached = device._activations.get(key)
+        cached = device._activations.get(self.key)
         if cached is None:
             cached = self._env.Activation(data={"device": device.cel_data})
-            device._activations[key] = cached
+            device._activations[self.key] = cached
         assert isinstance(cached, cel.Activation)
         return cached
 

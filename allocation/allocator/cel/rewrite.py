@@ -130,8 +130,13 @@ def to_node(expr: w.Message) -> Node:
     return Node("const", value=None)
 
 
+_ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
+
+
 class _Rewriter:
-    def __init__(self, next_id: int) -> None:
+    def __init__(self, next_id: int, overloads: dict[int, list[str]]) -> None:
+        self.overloads = overloads  # the checker's overload choices per call id
+        self.problems: list[str] = []
         self.next_id = next_id
         self.references: dict[int, bytes] = {}
         self.types: dict[int, bytes] = {}
@@ -145,6 +150,7 @@ class _Rewriter:
     def expr(self, message: w.Message) -> w.Message:
         """Rewrite children first, then this node."""
         expr_id = message.int_of(_ID) or 0
+        self._check_ordering(expr_id, message)
         out = w.Message()
         for f in message.fields:
             if f.number in (_SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION) and isinstance(f.value, bytes):
@@ -159,6 +165,22 @@ class _Rewriter:
             return out
         map_operand, key = domain_lookup
         return self._optional_lookup(expr_id, map_operand, key)
+
+    def _check_ordering(self, expr_id: int, message: w.Message) -> None:
+        """Quantity and Semver travel as bytes, so `<` would silently work on them; upstream has no such overload."""
+        call = message.message_of(_CALL)
+        if call is None or call.string_of(2) not in _ORDERING:
+            return
+        chosen = self.overloads.get(expr_id, [])
+        if not chosen or not all(overload.endswith("_bytes") for overload in chosen):
+            return
+        args = [to_node(w.decode(a.value)) for a in call.get_all(3) if isinstance(a.value, bytes)]
+        if all(a.kind == "const" and isinstance(a.value, bytes) for a in args):
+            return  # genuine bytes literals
+        self.problems.append(
+            f"found no matching overload for '{call.string_of(2)}' applied to Quantity or Semver values; "
+            "use compareTo(), isLessThan() or isGreaterThan()"
+        )
 
     def _fold_constant_constructor(self, expr_id: int, message: w.Message) -> w.Message | None:
         """``quantity("40Gi")`` / ``semver("1.2.0")`` with literal arguments become their tagged-bytes literal.
@@ -331,8 +353,27 @@ def _max_expr_id(expr: w.Message) -> int:
     return highest
 
 
-def rewrite_checked_expr(serialized: bytes) -> tuple[bytes | None, Node]:
-    """Return (rewritten serialized Any or None if unchanged, the expression tree).
+@dataclass
+class Rewritten:
+    serialized: bytes | None  # the edited AST, or None when nothing changed
+    root: Node  # the (edited) expression tree, for the cost estimator
+    problems: list[str]  # compile-time errors found while walking (reported as CelError by the engine)
+
+
+def _overload_choices(container: w.Message) -> dict[int, list[str]]:
+    choices: dict[int, list[str]] = {}
+    for f in container.get_all(_REFERENCE_MAP):
+        if isinstance(f.value, bytes):
+            entry = w.decode(f.value)
+            reference = entry.message_of(2)
+            if reference is not None:
+                ids = [g.value.decode() for g in reference.get_all(3) if isinstance(g.value, bytes)]
+                choices[entry.int_of(1) or 0] = ids
+    return choices
+
+
+def rewrite_checked_expr(serialized: bytes) -> Rewritten:
+    """Edit the AST: fold constant constructors, default unknown domains, find ordering misuse.
 
     Accepts a serialized ``CheckedExpr`` (normal case) or ``ParsedExpr`` (expressions compiled without
     the type checker, see the engine's cross-type numeric comparison fallback).
@@ -342,11 +383,11 @@ def rewrite_checked_expr(serialized: bytes) -> tuple[bytes | None, Node]:
     expr_field = _EXPR if checked_form else _PARSED_EXPR
     container = w.decode(any_message.bytes_of(2) or b"")
     expr = container.message_of(expr_field) or w.Message()
-    rewriter = _Rewriter(_max_expr_id(expr))
+    rewriter = _Rewriter(_max_expr_id(expr), _overload_choices(container) if checked_form else {})
     new_expr = rewriter.expr(expr)
     root = to_node(new_expr)
     if not rewriter.changed:
-        return None, root
+        return Rewritten(None, root, rewriter.problems)
     new_container = w.Message()
     for f in container.fields:
         if f.number == expr_field:
@@ -376,4 +417,4 @@ def rewrite_checked_expr(serialized: bytes) -> tuple[bytes | None, Node]:
     new_any = w.Message(
         [f if f.number != 2 else w.length_field(2, new_container) for f in any_message.fields]
     )
-    return w.encode(new_any), root
+    return Rewritten(w.encode(new_any), root, rewriter.problems)
