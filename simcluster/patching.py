@@ -726,7 +726,8 @@ def server_side_apply(
     others_owned: set[Path] = set()
     for _, paths in others:
         others_owned |= paths
-    for path in sorted(previous - owned, key=len, reverse=True):
+    # Whole list elements first: removing a key field before its element would orphan the element.
+    for path in sorted(previous - owned, key=lambda p: (p[-1] != ".", len(p), p)):
         if path in others_owned or any(_under(path, o) for o in owned if len(o) < len(path)):
             continue
         element = path[:-1] if path[-1] == "." else None
