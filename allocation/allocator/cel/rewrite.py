@@ -134,8 +134,9 @@ _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
 
 
 class _Rewriter:
-    def __init__(self, next_id: int, overloads: dict[int, list[str]]) -> None:
+    def __init__(self, next_id: int, overloads: dict[int, list[str]], node_types: dict[int, bytes]) -> None:
         self.overloads = overloads  # the checker's overload choices per call id
+        self.node_types = node_types  # the checker's type per node id (serialized cel.expr.Type)
         self.problems: list[str] = []
         self.next_id = next_id
         self.references: dict[int, bytes] = {}
@@ -151,6 +152,7 @@ class _Rewriter:
         """Rewrite children first, then this node."""
         expr_id = message.int_of(_ID) or 0
         self._check_ordering(expr_id, message)
+        self._check_homogeneous_literal(message)
         out = w.Message()
         for f in message.fields:
             if f.number in (_SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION) and isinstance(f.value, bytes):
@@ -181,6 +183,34 @@ class _Rewriter:
             f"found no matching overload for '{call.string_of(2)}' applied to Quantity or Semver values; "
             "use compareTo(), isLessThan() or isGreaterThan()"
         )
+
+    def _check_homogeneous_literal(self, message: w.Message) -> None:
+        """Kubernetes enables HomogeneousAggregateLiterals: `[1, "a"]` is a compile error; cel-cpp allows it."""
+        groups: list[list[int]] = []
+        listed = message.message_of(_LIST)
+        if listed is not None:
+            groups.append(
+                [w.decode(e.value).int_of(_ID) or 0 for e in listed.get_all(1) if isinstance(e.value, bytes)]
+            )
+        built = message.message_of(_STRUCT)
+        if built is not None and not built.string_of(1):
+            keys, values = [], []
+            for entry_field in built.get_all(2):
+                if isinstance(entry_field.value, bytes):
+                    entry = w.decode(entry_field.value)
+                    key, value = entry.message_of(3), entry.message_of(4)
+                    keys.append(key.int_of(_ID) or 0 if key is not None else 0)
+                    values.append(value.int_of(_ID) or 0 if value is not None else 0)
+            groups += [keys, values]
+        for ids in groups:
+            kinds = [self.node_types.get(i) for i in ids]
+            concrete = [k for k in kinds if k is not None and k != _DYN_TYPE]
+            if len(set(concrete)) > 1:
+                first, other = concrete[0], next(k for k in concrete if k != concrete[0])
+                self.problems.append(
+                    f"expected type '{_type_name(first)}' but found '{_type_name(other)}' in a list or map literal"
+                )
+                return
 
     def _fold_constant_constructor(self, expr_id: int, message: w.Message) -> w.Message | None:
         """``quantity("40Gi")`` / ``semver("1.2.0")`` with literal arguments become their tagged-bytes literal.
@@ -360,6 +390,35 @@ class Rewritten:
     problems: list[str]  # compile-time errors found while walking (reported as CelError by the engine)
 
 
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_TYPE_KINDS = {1: "dyn", 2: "null", 6: "list", 7: "map", 9: "message", 11: "type", 12: "error"}
+
+
+def _type_name(serialized: bytes) -> str:
+    message = w.decode(serialized)
+    first = message.fields[0] if message.fields else None
+    if first is None:
+        return "unknown"
+    if first.number == 3 and isinstance(first.value, int):
+        return _PRIMITIVES.get(first.value, "primitive")
+    if first.number == 4 and isinstance(first.value, int):
+        return {1: "any", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}.get(
+            first.value, "wrapper"
+        )
+    if first.number == 5 and isinstance(first.value, int):
+        return {1: "google.protobuf.Any", 2: "timestamp", 3: "duration"}.get(first.value, "well-known")
+    return _TYPE_KINDS.get(first.number, "type")
+
+
+def _node_types(container: w.Message) -> dict[int, bytes]:
+    types: dict[int, bytes] = {}
+    for f in container.get_all(_TYPE_MAP):
+        if isinstance(f.value, bytes):
+            entry = w.decode(f.value)
+            types[entry.int_of(1) or 0] = entry.bytes_of(2) or b""
+    return types
+
+
 def _overload_choices(container: w.Message) -> dict[int, list[str]]:
     choices: dict[int, list[str]] = {}
     for f in container.get_all(_REFERENCE_MAP):
@@ -383,7 +442,11 @@ def rewrite_checked_expr(serialized: bytes) -> Rewritten:
     expr_field = _EXPR if checked_form else _PARSED_EXPR
     container = w.decode(any_message.bytes_of(2) or b"")
     expr = container.message_of(expr_field) or w.Message()
-    rewriter = _Rewriter(_max_expr_id(expr), _overload_choices(container) if checked_form else {})
+    rewriter = _Rewriter(
+        _max_expr_id(expr),
+        _overload_choices(container) if checked_form else {},
+        _node_types(container) if checked_form else {},
+    )
     new_expr = rewriter.expr(expr)
     root = to_node(new_expr)
     if not rewriter.changed:
