@@ -175,9 +175,11 @@ class Allocator:
         #: expression -> device key -> result
         self._selector_results: dict[str, dict[str, bool]] = {}
         self._blocking: dict[str, tuple[Taint, ...]] = {}
+        #: search steps taken over all calls (upstream's NumAllocateOneInvocations statistic)
+        self.search_steps = 0
         #: identifies this allocator in `PreparedClaim.plans` without keeping it alive
         self._token = object()
-        self._node_dicts: dict[int, tuple[Json, NodeView]] = {}
+        self._node_dicts: dict[Any, tuple[Json, NodeView]] = {}
         self._counters_version = -1
         self._available_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
 
@@ -317,15 +319,17 @@ class Allocator:
     def _view_for(self, node: Json | Node | None) -> NodeView:
         if node is None or isinstance(node, Node):
             return self.node_view(node)
-        # Same dict as last time: nodes are inputs and must not be mutated while in use.
-        known = self._node_dicts.get(id(node))
+        meta = node.get("metadata") or {}
+        name = meta.get("name")
+        # Same dict as last time for this node name: reuse without comparing labels (inputs
+        # must not be mutated while in use). Keyed by name, so the cache stays bounded.
+        known = self._node_dicts.get(name)
         if known is not None and known[0] is node:
             return known[1]
-        meta = node.get("metadata") or {}
-        view = self._views.get(meta.get("name"))
+        view = self._views.get(name)
         if view is None or view.node is None or view.node.labels != (meta.get("labels") or {}):
             view = self.node_view(parse_node(node))
-        self._node_dicts[id(node)] = (node, view)
+        self._node_dicts[name] = (node, view)
         return view
 
     def plan(self, claim: PreparedClaim) -> ClaimPlan:
@@ -465,6 +469,8 @@ class _Run:
         self.allocating: dict[str, set[int]] = {}
         #: device key -> capacity -> amount, for multi-allocatable devices in this attempt
         self.allocating_capacity: dict[str, dict[str, Fraction]] = {}
+        #: device key -> number of shares of it taken in this attempt
+        self.allocating_shares: dict[str, int] = {}
         self.consumed_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
 
     def _prepare_all_mode(self) -> None:
@@ -604,6 +610,7 @@ class _Run:
                 pending = self.allocating_capacity.setdefault(key, {})
                 for name, q in consumed.items():
                     pending[name] = pending.get(name, 0) + q.value
+                self.allocating_shares[key] = self.allocating_shares.get(key, 0) + 1
         if not multi:
             self.allocating.setdefault(key, set()).add(ci)
         results = self.results[ci]
@@ -618,8 +625,10 @@ class _Run:
                     pending = self.allocating_capacity[key]
                     for name, q in consumed.items():
                         pending[name] -= q.value
-                    if all(v == 0 for v in pending.values()):
+                    self.allocating_shares[key] -= 1
+                    if not self.allocating_shares[key]:
                         del self.allocating_capacity[key]
+                        del self.allocating_shares[key]
             else:
                 self.allocating[key].discard(ci)
             if took_counters:
@@ -628,6 +637,7 @@ class _Run:
         return undo
 
     def one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.a.search_steps += 1
         if ci >= len(self.claims):
             return True
         claim_requests = self.requests[ci]
@@ -797,7 +807,7 @@ class _Run:
             node_name, selector = (
                 (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
             )
-            if node_name or d.binds_to_node:
+            if node_name or (d.binds_to_node and self.a.binding):
                 name = node.name if node is not None else node_name
                 return {
                     "nodeSelectorTerms": [

@@ -626,6 +626,108 @@ CASES: list[Case] = [
         slices=NUMA_GPUS,
         expect=[["a=gpu-1", "b/one=gpu-3"]],
     ),
+    Case(
+        "search_backtracks_across_claims",
+        [
+            claim("a", exactly("gpu")),
+            claim(
+                "b",
+                exactly(
+                    "gpu", count=2, selectors=('device.attributes["resource.kubernetes.io"].numaNode == 0',)
+                ),
+            ),
+        ],
+        slices=NUMA_GPUS,
+        expect=[["gpu=gpu-1"], ["gpu=gpu-0", "gpu=gpu-2"]],
+    ),
+    Case(
+        "all_mode_over_32_devices_is_an_error",
+        [claim("c", exactly("gpu", allocationMode="All"))],
+        slices=[resource_slice("s", devices(*(f"gpu-{i}" for i in range(33))))],
+        expect=Error("exceeds the claim limit of 32"),
+    ),
+    Case(
+        "match_attribute_compares_versions",
+        [claim("c", exactly("gpu", count=2), constraints=[{"matchAttribute": f"{DRIVER}/fw"}])],
+        slices=[
+            resource_slice(
+                "s",
+                [
+                    device("old", attrs={"fw": {"version": "1.2.3"}}),
+                    device("new-0", attrs={"fw": {"version": "2.0.0"}}),
+                    device("new-1", attrs={"fw": {"version": "2.0.0"}}),
+                ],
+            )
+        ],
+        expect=[["gpu=new-0", "gpu=new-1"]],
+    ),
+    Case(
+        "match_attribute_on_lists_needs_a_common_element",
+        [claim("c", exactly("gpu", count=2), constraints=[{"matchAttribute": f"{DRIVER}/numa"}])],
+        slices=[
+            resource_slice(
+                "s",
+                [
+                    device("n0", attrs={"numa": {"ints": [0]}}),
+                    device("n01", attrs={"numa": {"ints": [0, 1]}}),
+                ],
+            )
+        ],
+        features=DEFAULT_FEATURES | {"ListTypeAttributes"},
+        expect=[["gpu=n0", "gpu=n01"]],
+    ),
+    Case(
+        "list_attributes_do_not_exist_without_the_feature",
+        [claim("c", exactly("gpu"), constraints=[{"matchAttribute": f"{DRIVER}/numa"}])],
+        slices=[resource_slice("s", [device("n01", attrs={"numa": {"ints": [0, 1]}})])],
+        expect=None,
+    ),
+    Case(
+        "claim_config_for_an_unchosen_subrequest_is_left_out",
+        [
+            claim(
+                "c",
+                first_available("gpu", sub("big", count=9), sub("small")),
+                config=[
+                    {"requests": ["gpu/big"], "opaque": {"driver": DRIVER, "parameters": {"for": "big"}}},
+                    {"requests": ["gpu/small"], "opaque": {"driver": DRIVER, "parameters": {"for": "small"}}},
+                ],
+            )
+        ],
+        expect=[
+            {
+                "devices": {
+                    "results": [result("gpu-0", request="gpu/small")],
+                    "config": [
+                        {"source": "FromClaim", "opaque": {"driver": DRIVER, "parameters": {"for": "small"}}}
+                    ],
+                },
+                "nodeSelector": node_name_selector(),
+            }
+        ],
+    ),
+    Case(
+        "node_selector_term_without_requirements_matches_nothing",
+        [claim("c", exactly("gpu"))],
+        slices=[resource_slice("s", devices("gpu-0"), nodeSelector={"nodeSelectorTerms": [{}]})],
+        expect=None,
+    ),
+    Case(
+        "unknown_node_selector_operator_is_an_error",
+        [claim("c", exactly("gpu"))],
+        slices=[
+            resource_slice(
+                "s",
+                devices("gpu-0"),
+                nodeSelector={
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}
+                    ]
+                },
+            )
+        ],
+        expect=Error("unknown node selector operator 'Near'"),
+    ),
     # ---------------------------------------------------------------- admin access
     Case(
         "admin_access_ignores_devices_in_use",
@@ -944,6 +1046,58 @@ CASES: list[Case] = [
         slices=shared_nic({"bandwidth": "100G"}),
         features=NO_CC,
         expect=None,
+    ),
+    Case(
+        "multi_allocatable_device_consumes_its_counters_only_once",
+        [claim("c", exactly("nic", capacity={"requests": {"bandwidth": "10G"}}))],
+        slices=[
+            resource_slice("counters", [], node=None, count=2, sharedCounters=COUNTERS),
+            resource_slice(
+                "nics",
+                [
+                    device(
+                        "nic-0",
+                        allowMultipleAllocations=True,
+                        capacity={"bandwidth": "100G"},
+                        consumesCounters=[
+                            {"counterSet": "gpu-0-mem", "counters": {"memory": {"value": "80Gi"}}}
+                        ],
+                    )
+                ],
+                count=2,
+            ),
+        ],
+        allocated=[
+            allocated("first", result("nic-0", shareID="aaaa", consumedCapacity={"bandwidth": "10G"}))
+        ],
+        expect=[["nic=nic-0"]],
+    ),
+    Case(
+        "counters_of_a_rejected_device_are_given_back",
+        [claim("c", exactly("gpu"))],
+        slices=[
+            resource_slice("counters", [], node=None, count=2, sharedCounters=COUNTERS),
+            resource_slice(
+                "parts",
+                [
+                    device(
+                        "tainted-full",
+                        taints=[TAINT_NS],
+                        consumesCounters=[
+                            {"counterSet": "gpu-0-mem", "counters": {"memory": {"value": "80Gi"}}}
+                        ],
+                    ),
+                    device(
+                        "healthy-full",
+                        consumesCounters=[
+                            {"counterSet": "gpu-0-mem", "counters": {"memory": {"value": "80Gi"}}}
+                        ],
+                    ),
+                ],
+                count=2,
+            ),
+        ],
+        expect=[["gpu=healthy-full"]],
     ),
     # ---------------------------------------------------------------- binding conditions, config
     Case(

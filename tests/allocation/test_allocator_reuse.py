@@ -15,7 +15,16 @@ from allocation.allocator import (
     prepare_claim,
 )
 from allocation.allocator.quantity import parse_quantity
-from tests.allocation.allocator_cases import GPU_CLASS, NODE, NODE_2, claim, devices, exactly, resource_slice
+from tests.allocation.allocator_cases import (
+    GPU_CLASS,
+    NODE,
+    NODE_2,
+    claim,
+    device_class,
+    devices,
+    exactly,
+    resource_slice,
+)
 
 SLICES = [
     resource_slice("n1", devices("gpu-0", "gpu-1"), pool="node-1", node="node-1"),
@@ -143,3 +152,16 @@ def test_it_names_the_field_of_a_bad_quantity() -> None:
         AllocationError, match="capacity.requests\\[memory\\]: '12 apples' is not a valid quantity"
     ):
         prepare_claim(claim("c", exactly("gpu", capacity={"requests": {"memory": "12 apples"}})))
+
+
+def test_it_tries_combinations_not_permutations_within_a_request() -> None:
+    eight = [resource_slice("s", devices(*(f"gpu-{i}" for i in range(8))))]
+    allocator = Allocator(
+        classes=[GPU_CLASS, device_class("none", 'device.driver == "nothing.example.com"')],
+        slices=eight,
+        features=DEFAULT_FEATURES,
+    )
+    impossible = claim("c", exactly("three", count=3), exactly("never", cls="none"))
+    assert allocator.allocate(NODE, [impossible]) is None
+    # 8 choose 3 = 56 device sets; trying orderings too would take 8*7*6 = 336 leaves.
+    assert allocator.search_steps < 336

@@ -1,14 +1,28 @@
-"""The selector engine backed by cel-expr-python (Google's cel-cpp).
+"""The selector engine backed by cel-expr-python 0.1.3 (Google's cel-cpp).
 
-Environment: one variable ``device`` (``map<string, dyn>``), the cel-cpp extensions strings, optional
-types, bindings, sets and two-variable comprehensions, plus the Kubernetes quantity, semver, lists,
-regex and DRA ``includes`` functions from :mod:`.library`.
+Environment: one variable ``device`` (``map<string, dyn>`` with ``driver``, ``attributes``,
+``capacity``, ``allowMultipleAllocations``), the cel-cpp extensions strings, optional types, bindings,
+sets and two-variable comprehensions, plus the Kubernetes quantity, semver, lists, regex and DRA
+``includes`` functions from :mod:`.library`. Quantity and Semver values are tagged bytes (:mod:`.tagged`).
 
-DRA lookup rule: an unknown *domain* in ``device.attributes[...]``/``device.capacity[...]`` is an empty
-map. cel-cpp maps cannot default, so after type-checking every such index ``device.attributes[d]`` is
-rewritten in the checked AST into ``device.attributes[?d].orValue({})`` (see :mod:`.rewrite`); ``in``,
-``size`` and iteration still see only the real domains, and an unknown attribute inside a domain stays a
-"no such key" error.
+After type-checking, the checked AST is edited (:mod:`.rewrite`) and loaded back:
+
+* an unknown *domain* is an empty map: ``device.attributes[d]`` becomes
+  ``device.attributes[?d].orValue({})``; ``in``, ``size`` and iteration still see only real domains, and an
+  unknown attribute inside a domain stays a "no such key" error;
+* ``quantity("…")``/``semver("…")`` literals are folded into constants;
+* Kubernetes' checks cel-cpp lacks are applied: homogeneous list/map literals, and no ``<``/``>`` on
+  Quantity or Semver (they are bytes here, which would otherwise compare).
+Mixed-number ordering (``1 < 2.5``, Kubernetes' CrossTypeNumericComparisons) is missing from cel-cpp's
+checker but present in its runtime, so such expressions are compiled unchecked.
+
+Cost: a static worst-case estimate per expression (:mod:`.cost`), not cel-go's runtime tracking.
+
+Known differences from upstream:
+an alias of ``device.attributes`` (``cel.bind(a, device.attributes, a["x"])``) does not default unknown
+domains; ``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
+invalid duration/timestamp/regex *literals* fail at evaluation instead of compilation; the URL, IP,
+CIDR, format, image and authz libraries are not provided.
 """
 
 from __future__ import annotations
