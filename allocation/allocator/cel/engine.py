@@ -19,8 +19,9 @@ checker but present in its runtime, so such expressions are compiled unchecked.
 Cost: a static worst-case estimate per expression (:mod:`.cost`), not cel-go's runtime tracking.
 
 Known differences from upstream:
-an alias of ``device.attributes`` (``cel.bind(a, device.attributes, a["x"])``) does not default unknown
-domains; ``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
+unknown domains default to an empty map only for lookups on ``device.attributes``/``device.capacity``
+or a ``cel.bind`` name for them, not on other copies (``[device.attributes][0]["x"]``);
+``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
 invalid duration/timestamp/regex *literals* fail at evaluation instead of compilation; the URL, IP,
 CIDR, format, image and authz libraries are not provided.
 """

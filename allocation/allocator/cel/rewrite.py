@@ -136,6 +136,7 @@ _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
 class _Rewriter:
     def __init__(self, next_id: int, overloads: dict[int, list[str]], node_types: dict[int, bytes]) -> None:
         self.overloads = overloads  # the checker's overload choices per call id
+        self.aliases: frozenset[str] = frozenset()  # names bound to device.attributes/capacity (cel.bind)
         self.node_types = node_types  # the checker's type per node id (serialized cel.expr.Type)
         self.problems: list[str] = []
         self.next_id = next_id
@@ -242,10 +243,16 @@ class _Rewriter:
             _LIST: {1},
             _COMPREHENSION: {2, 4, 5, 6, 7},
         }.get(kind, set())
+        inner_aliases = self._comprehension_aliases(body) if kind == _COMPREHENSION else self.aliases
         out = w.Message()
         for f in body.fields:
             if f.number in nested and isinstance(f.value, bytes):
-                out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
+                if kind == _COMPREHENSION and f.number in (5, 6, 7):
+                    outer, self.aliases = self.aliases, inner_aliases
+                    out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
+                    self.aliases = outer
+                else:
+                    out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
             elif kind == _STRUCT and f.number == 2 and isinstance(f.value, bytes):
                 entry = w.decode(f.value)
                 new_entry = w.Message(
@@ -261,8 +268,28 @@ class _Rewriter:
                 out.fields.append(f)
         return out
 
-    @staticmethod
-    def _is_device_domain_map(message: w.Message) -> bool:
+    def _comprehension_aliases(self, body: w.Message) -> frozenset[str]:
+        """Names bound to ``device.attributes``/``device.capacity`` inside a comprehension's body.
+
+        ``cel.bind(a, device.attributes, …)`` is a comprehension over an empty list whose accumulator is
+        the bound value; the comprehension's own variables shadow outer aliases.
+        """
+        bound = {body.string_of(n) for n in (1, 3, 8)} - {None}
+        aliases = self.aliases - bound
+        iter_range, accu_init = body.message_of(2), body.message_of(4)
+        empty_range = (
+            iter_range is not None
+            and (listed := iter_range.message_of(_LIST)) is not None
+            and not listed.fields
+        )
+        if empty_range and accu_init is not None and self._is_device_domain_map(accu_init):
+            aliases |= {body.string_of(3) or ""}
+        return frozenset(aliases)
+
+    def _is_device_domain_map(self, message: w.Message) -> bool:
+        ident = message.message_of(_IDENT)
+        if ident is not None:
+            return ident.string_of(1) in self.aliases
         select = message.message_of(_SELECT)
         if select is None or select.int_of(3) or select.string_of(2) not in _DOMAIN_MAPS:
             return False
