@@ -6,6 +6,7 @@ returns warnings.  Messages follow apimachinery's wording so that kubectl users 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -267,7 +268,8 @@ def check_taint(causes: Causes, path: str, taint: Any, old_effect: str | None) -
         causes.not_supported(child(path, "effect"), effect, TAINT_EFFECTS)
 
 
-def check_selectors(causes: Causes, path: str, selectors: Any) -> None:
+def check_selectors(causes: Causes, path: str, selectors: Any, stored: frozenset[str] = frozenset()) -> None:
+    """CEL selectors: present, ≤ 10 KiB, and compiling; expressions already ``stored`` are not recompiled."""
     if not max_items(causes, path, selectors, 32):
         return
     for index, selector in enumerate(_items(selectors)):
@@ -283,14 +285,63 @@ def check_selectors(causes: Causes, path: str, selectors: Any) -> None:
         elif isinstance(expression, str):
             if len(expression.encode()) > CEL_MAX_LEN:
                 causes.too_long(expr_path, CEL_MAX_LEN)
-            else:
-                problem = cel_syntax_problem(expression)
+            elif expression not in stored:
+                problem = cel_problem(expression)
                 if problem:
-                    causes.invalid(expr_path, expression, f"compilation failed: {problem}")
+                    causes.invalid(expr_path, expression, problem)
+
+
+def selector_expressions(spec: Any, *paths: tuple[str, ...]) -> frozenset[str]:
+    """The CEL expressions found under ``spec`` at the given key paths (lists are walked)."""
+    found: set[str] = set()
+
+    def walk(node: Any, rest: tuple[str, ...]) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, rest)
+        elif isinstance(node, dict):
+            if not rest:
+                expression = _map(node.get("cel")).get("expression")
+                if isinstance(expression, str):
+                    found.add(expression)
+            else:
+                walk(node.get(rest[0]), rest[1:])
+
+    for path in paths:
+        walk(spec, path)
+    return frozenset(found)
+
+
+@functools.cache
+def _cel_engine() -> Any:
+    """The allocator's CEL engine (cel-cpp), so the pretend cluster refuses what the scheduler cannot run."""
+    try:
+        from allocation.allocator.cel import default_engine
+    except ImportError:  # the allocator is optional for the simulator; fall back to a syntax check
+        return None
+    return default_engine()
+
+
+CEL_COST_LIMIT: Final = 1_000_000
+
+
+def cel_problem(expression: str) -> str | None:
+    engine = _cel_engine()
+    if engine is None:
+        problem = cel_syntax_problem(expression)
+        return None if problem is None else f"compilation failed: {problem}"
+    try:
+        compiled = engine.compile(expression)
+    except Exception as error:  # CelError; the engine module may not be importable for typing
+        return str(error)
+    cost = getattr(compiled, "estimated_cost", 0)
+    if isinstance(cost, int) and cost > CEL_COST_LIMIT:
+        return f"estimated cost {cost} exceeds the budget of {CEL_COST_LIMIT} for one selector evaluation"
+    return None
 
 
 def cel_syntax_problem(expression: str) -> str | None:
-    """A light syntax check (balanced brackets, closed strings); the real compiler lives in allocation."""
+    """A light syntax check (balanced brackets, closed strings) for when the CEL engine is unavailable."""
     stack: list[str] = []
     pairs = {")": "(", "]": "[", "}": "{"}
     quote: str | None = None
@@ -657,7 +708,8 @@ def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
 
 def check_device_class(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
     spec = _map(obj.get("spec"))
-    check_selectors(causes, "spec.selectors", spec.get("selectors"))
+    stored = selector_expressions(_map(old).get("spec"), ("selectors",)) if old is not None else frozenset()
+    check_selectors(causes, "spec.selectors", spec.get("selectors"), stored)
     check_opaque_config(causes, "spec.config", spec.get("config"))
     name = spec.get("extendedResourceName")
     if name is not None:
