@@ -8,8 +8,9 @@ once per expression. What it counts (an approximation of cel-go's cost units):
 * A comprehension (``all``, ``exists``, ``exists_one``, ``map``, ``filter``, two-variable forms,
   ``cel.bind``) costs its range and initialiser, plus *N* × (loop condition + loop step), plus its result,
   where *N* is the size of the range: exact for list and map literals (and for variables bound to them,
-  and ``map``/``filter`` results over them), otherwise the upstream size bounds for device data: 48 list
-  elements (``split`` results: 64), 32 map entries.
+  and ``map``/``filter`` results over them), otherwise the upstream size bounds for device data: 64 list
+  elements, 32 map entries.
+* ``includes`` costs 48 more (upstream's charge); ``x in list`` costs the list's size more.
 
 It is a worst case: short-circuiting ``exists``/``all`` are charged for every element, like the API
 server's admission-time estimate (which rejects such selectors before they reach the scheduler). An
@@ -22,7 +23,8 @@ from __future__ import annotations
 from .rewrite import Node
 
 COST_LIMIT = 1_000_000
-DEFAULT_LIST_SIZE = 48
+DEFAULT_LIST_SIZE = 64  # upstream: max(attribute value length 64, list attribute values 48)
+INCLUDES_COST = 48  # upstream charges `includes` the longest list attribute
 DEFAULT_STRING_LIST_SIZE = 64
 DEFAULT_MAP_SIZE = 32
 _LIST_LITERAL_COST = 10
@@ -83,9 +85,16 @@ class _Estimator:
         if kind == "select":
             return 1 + sum(self.cost(child, scope) for child in node.children)
         if kind == "call":
-            return min(_CAP, 1 + sum(self.cost(child, scope) for child in node.children))
+            extra = 0
+            if node.name == "includes":
+                extra = INCLUDES_COST
+            elif node.name == "@in" and len(node.children) == 2 and not _is_domain_map(node.children[1]):
+                extra = self.size(node.children[1], scope)
+            return min(_CAP, 1 + extra + sum(self.cost(child, scope) for child in node.children))
         if kind == "list":
             return min(_CAP, _LIST_LITERAL_COST + sum(self.cost(child, scope) for child in node.children))
+        if kind == "map" and not node.children:
+            return 1  # the `{}` default the unknown-domain rewrite inserts; not user work
         if kind == "map":
             return min(_CAP, _MAP_LITERAL_COST + sum(self.cost(child, scope) for child in node.children))
         if kind == "comprehension":
@@ -108,6 +117,21 @@ class _Estimator:
             + self.cost(node.result, inner)
         )
         return min(_CAP, total)
+
+
+def _is_domain_map(node: Node) -> bool:
+    """device.attributes / device.capacity or one domain of them: a map, so `in` is a hash lookup."""
+    if node.kind == "select" and node.name in ("attributes", "capacity"):
+        return True
+    return (
+        node.kind == "call"
+        and node.name in ("orValue", "_[_]")
+        and bool(node.children)
+        and (
+            _is_domain_map(node.children[0])
+            or (node.children[0].kind == "call" and _is_domain_map(node.children[0].children[0]))
+        )
+    )
 
 
 def _accu_name(node: Node) -> str:
