@@ -200,7 +200,7 @@ def _includes(target: Any, item: Any) -> bool:
     if isinstance(target, list):
         if len(target) > _INCLUDES_MAX_LIST:
             raise LibraryError(
-                f"includes: list has {len(target)} values, more than the limit of {_INCLUDES_MAX_LIST}"
+                f"'includes' function cannot be applied to lists longer than {_INCLUDES_MAX_LIST} values"
             )
         return any(_cel_equal(value, item) for value in target)
     return _cel_equal(target, item)
