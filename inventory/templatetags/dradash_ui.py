@@ -62,3 +62,26 @@ def attr_value(attribute: Any) -> str:
 @register.filter
 def get_item(mapping: Any, key: str) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def ago(when: Any) -> str:
+    """A compact age ("4s ago", "3m ago", "2h ago", "5d ago") for timestamps in dense tables."""
+    from django.utils import timezone
+
+    if when is None:
+        return ""
+    seconds = max(0, int((timezone.now() - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+@register.filter
+def short_time(value: Any) -> str:
+    """RFC 3339 from the cluster ("2026-11-29T17:49:09Z") as "2026-11-29 17:49:09"; anything else capped."""
+    text = "" if value is None else str(value)
+    if len(text) >= 19 and text[10] == "T":
+        return text[:10] + " " + text[11:19]
+    return cap(text, 40)

@@ -27,7 +27,7 @@
   }
   function deviceLink(cell) {
     const d = cell.getRow().getData();
-    const a = el("a", null, d.device);
+    const a = el("a", null, d.device, d.driver + "/" + d.pool + "/" + d.device);
     a.href = d.url;
     return a;
   }
@@ -80,17 +80,16 @@
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
       },
       columns: [
-        { title: "Device", field: "device", formatter: deviceLink, minWidth: 90 },
-        { title: "Node", field: "node", minWidth: 100 },
+        { title: "Device", field: "device", formatter: deviceLink, width: 90 },
+        { title: "Node", field: "node", width: 110 },
         { title: "NUMA", field: "numa", width: 64, hozAlign: "right" },
-        { title: "Driver", field: "driver", minWidth: 120 },
-        { title: "Pool", field: "pool", minWidth: 100 },
-        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, minWidth: 120, cssClass: "wrap" },
+        { title: "Pool", field: "pool", width: 110 },
+        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, width: 150 },
         { title: "Taints", field: "taints", formatter: taints, minWidth: 220, widthGrow: 3, cssClass: "wrap" },
-        { title: "State", field: "state", formatter: state, width: 96 },
+        { title: "State", field: "state", formatter: state, width: 92 },
         { title: "Claim", field: "claims", formatter: claims, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
         { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
-        { title: "Health", field: "health", formatter: health, width: 90 },
+        { title: "Health", field: "health", formatter: health, width: 84 },
       ],
     });
     table.on("dataLoadError", function () {

@@ -156,3 +156,37 @@ def test_it_renders_only_the_asked_fragment(client_in: Client, world: dict[str, 
     html = client_in.get(reverse("inventory:taint-rules"), {"fragment": "body"}).content.decode()
     assert html.lstrip().startswith('<div id="taint-rules-body"') and "<html" not in html
     assert client_in.get(reverse("inventory:taint-rules"), {"fragment": "nope"}).status_code == 400
+
+
+def _query_count(client: Client, url: str, params: dict[str, Any]) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url, params).status_code == 200
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "inventory:devices-data",
+        "inventory:claims",
+        "inventory:taint-rules",
+        "inventory:overview",
+        "inventory:nodes",
+    ],
+)
+def test_it_uses_as_many_queries_for_many_rows_as_for_few(
+    client_in: Client, world: dict[str, Any], name: str
+) -> None:
+    from tests.inventory.pages_support import device
+
+    url = reverse(name)
+    few = _query_count(client_in, url, {"size": 100})
+    from inventory.models import Claim
+
+    for i in range(40):
+        device(f"gpu-{i + 10}", node=f"node-{3 + i % 5}", numa=i % 2)
+        Claim.objects.create(uid=f"uid-c{i}", namespace="ml", name=f"c{i}", state="pending")
+    assert _query_count(client_in, url, {"size": 100}) == few
