@@ -37,6 +37,7 @@ PENDING_TIMEOUT = timedelta(minutes=10)
 # Grace beyond the time limit before the reaper stops waiting for a worker stuck inside one long step.
 TIME_LIMIT_GRACE = timedelta(seconds=30)
 PROGRESS_WRITE_SECONDS = 0.5
+monotonic = time.monotonic
 
 _PLURAL = {
     "ResourceClaim": "resourceclaims",
@@ -267,8 +268,11 @@ class _Heartbeat(threading.Thread):
             connection.close()
 
 
-def whatif_run_execute(*, run_id: str, clock: Callable[[], float] = time.monotonic) -> None:
-    """Run a pending run to its end (called by the Celery task). Never raises for a bad run."""
+def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None) -> None:
+    """Run a pending run to its end (called by the Celery task). Never raises for a bad run.
+
+    `clock` (monotonic seconds) drives the time limit; default `allocation.services.monotonic`.
+    """
     from celery.exceptions import SoftTimeLimitExceeded
 
     from allocation.allocator import AllocationError
@@ -281,7 +285,7 @@ def whatif_run_execute(*, run_id: str, clock: Callable[[], float] = time.monoton
         return  # cancelled before it started, reaped, or a duplicate delivery
     run = WhatIfRun.objects.get(pk=run_id)
     publish_run(run)
-    reporter = _Reporter(run, clock)
+    reporter = _Reporter(run, clock or monotonic)
     heartbeat = _Heartbeat(run.pk)
     heartbeat.start()
     try:

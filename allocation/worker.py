@@ -59,7 +59,7 @@ def start_embedded_worker(*, loop: asyncio.AbstractEventLoop | None = None, wait
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
-            ready_callback=ready.set,
+            ready_callback=lambda consumer: ready.set(),
             loglevel="WARNING",
         )
         thread = threading.Thread(target=_run, args=(worker,), name="dradash-embedded-worker", daemon=True)

@@ -8,7 +8,13 @@ DeviceClass gpu.example.com serves the extended resource example.com/gpu.
 from __future__ import annotations
 
 import itertools
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 Obj = dict[str, Any]
 DRIVER = "gpu.example.com"
@@ -230,3 +236,62 @@ def small_cluster() -> dict[str, Obj]:
         "template": template("one-gpu"),
     }
     return objs
+
+
+# --------------------------------------------------------------------------- a database threads can share
+
+
+@pytest.fixture(scope="session")
+def _migrated_sqlite_file(tmp_path_factory: pytest.TempPathFactory, django_db_blocker: Any) -> Path:
+    """A migrated SQLite file, made once per session and copied for each test that needs one."""
+    from django.core.management import call_command
+    from django.db import connections
+
+    path = tmp_path_factory.mktemp("whatif-db") / "template.sqlite3"
+    conn = connections["default"]
+    if conn.vendor != "sqlite":
+        return path
+    with django_db_blocker.unblock(), _pointed_at(conn, path):
+        call_command("migrate", verbosity=0)
+    return path
+
+
+@contextmanager
+def _pointed_at(conn: Any, path: Path) -> Iterator[None]:
+    """Point `conn` (and, through its shared settings dict, every thread's) at the SQLite file `path`.
+
+    Django ignores close() on an in-memory database (closing would destroy it), so its raw
+    connection is set aside and put back afterwards.
+    """
+    old_name, saved = conn.settings_dict["NAME"], conn.connection
+    conn.connection = None
+    conn.settings_dict["NAME"] = str(path)
+    try:
+        yield
+    finally:
+        conn.close()
+        conn.settings_dict["NAME"] = old_name
+        conn.connection = saved
+
+
+@pytest.fixture
+def shared_db(
+    transactional_db: None, _migrated_sqlite_file: Path, tmp_path: Path, django_db_blocker: Any
+) -> Iterator[str]:
+    """A database that worker threads and worker processes can reach too; yields its DATABASE_URL.
+
+    PostgreSQL (DATABASE_URL set) already is one. SQLite's in-memory test database is not (shared-cache
+    in-memory SQLite locks whole tables and fails instead of waiting), so on SQLite every connection
+    of this process is pointed at a fresh copy of a migrated file — as the embedded default runs.
+    """
+    from django.db import connections
+
+    conn = connections["default"]
+    if conn.vendor != "sqlite":
+        s = conn.settings_dict
+        yield f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+        return
+    path = tmp_path / "whatif.sqlite3"
+    shutil.copy(_migrated_sqlite_file, path)
+    with _pointed_at(conn, path):
+        yield f"sqlite:///{path}"
