@@ -155,8 +155,9 @@ class Driver:
                 if found:
                     state.slice_names = [s["metadata"]["name"] for s in found]
                     state.generation = max(int(s["spec"]["pool"].get("generation", 0)) for s in found)
-                    wanted = self._desired(state, state.generation)
-                    if [s["spec"] for s in found] == [w["spec"] for w in wanted]:
+                    adopted = _match_slices(found, self._desired(state, state.generation))
+                    if adopted is not None:
+                        state.slice_names = adopted
                         continue
                     state.generation += 1
                 self._publish(state)
@@ -344,6 +345,21 @@ class Driver:
         if mac:
             data["hardwareAddress"] = mac
         return data
+
+
+def _match_slices(found: Sequence[JSON], wanted: Sequence[JSON]) -> list[str] | None:
+    """Names of the found slices in the order of the wanted ones when their specs are the same."""
+    if len(found) != len(wanted):
+        return None
+    names: list[str] = []
+    unused = list(found)
+    for body in wanted:
+        match = next((s for s in unused if s["spec"] == body["spec"]), None)
+        if match is None:
+            return None
+        unused.remove(match)
+        names.append(match["metadata"]["name"])
+    return names
 
 
 def slice_device_names(slices: Iterable[JSON]) -> list[str]:

@@ -180,24 +180,29 @@ def test_it_schedules_a_pod_waiting_for_a_claim_once_the_claim_exists() -> None:
 
 def test_it_schedules_a_pending_pod_when_devices_free_up() -> None:
     with running() as (cluster, _, _):
+        blocker = template_pod("blocker", "single-gpu")
+        blocker["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "node-0"}
+        cluster.store.create("pods", blocker)
         cluster.store.create(
             "resourceclaimtemplates",
             claim_template(
                 "four", [{"name": "gpus", "exactly": {"deviceClassName": "gpu.example.com", "count": 4}}]
             ),
         )
-        cluster.store.create("pods", template_pod("wide", "four", claim="gpus"))
+        wide = template_pod("wide", "four", claim="gpus")
+        wide["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "node-0"}
+        cluster.store.create("pods", wide)
         settle(cluster)
-        # Trainers, the legacy pod and a MIG slice leave no node with four whole free GPUs.
         assert cluster.store.get("pods", "wide", namespace="ml")["status"]["phase"] == "Pending"
 
         cluster.store.patch("replicasets", "trainer", {"spec": {"replicas": 0}}, namespace="ml")
         cluster.store.delete("pods", "legacy-gpu", namespace="default")
+        cluster.store.delete("pods", "blocker", namespace="ml")
         settle(cluster)
 
-        wide = cluster.store.get("pods", "wide", namespace="ml")
-        assert wide["status"]["phase"] == "Running"
-        assert len(devices_of(claims_of(cluster, wide)[0])) == 4
+        running_wide = cluster.store.get("pods", "wide", namespace="ml")
+        assert (running_wide["status"]["phase"], running_wide["spec"]["nodeName"]) == ("Running", "node-0")
+        assert len(devices_of(claims_of(cluster, running_wide)[0])) == 4
 
 
 def test_it_binds_pods_without_device_needs_round_robin() -> None:
