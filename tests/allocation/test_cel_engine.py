@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from allocation.allocator.cel import (
@@ -133,3 +135,24 @@ def test_it_estimates_cost_once_at_compile_time() -> None:
 
 def test_it_shares_one_default_engine() -> None:
     assert default_engine() is default_engine()
+
+
+def test_it_evaluates_devices_converted_in_another_thread() -> None:
+    engine = CelExprEngine()
+    selector = engine.compile('device.attributes["gpu.example.com"].model == "h200"')
+    device = device_input_from_api("gpu.example.com", GPU)
+    assert selector.matches(device)  # activation built in this thread
+    results: list[object] = []
+
+    def evaluate() -> None:
+        try:
+            results.append(selector.matches(device))
+        except Exception as exc:  # surfaced by the assertion below
+            results.append(exc)
+
+    workers = [threading.Thread(target=evaluate) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert results == [True, True, True]

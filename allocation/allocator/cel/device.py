@@ -34,8 +34,8 @@ class DeviceInput:
     attributes: Mapping[str, Mapping[str, object]]
     capacity: Mapping[str, Mapping[str, Quantity]]
     allow_multiple_allocations: bool = False
-    # Engine-private cache of converted activations (keyed by engine), so conversion happens once per device.
-    _activations: dict[int, object] = field(default_factory=dict, compare=False, repr=False, hash=False)
+    # Engine-private cache of converted activations (keyed by engine and thread): converted once per device.
+    _activations: dict[object, object] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @functools.cached_property
     def cel_data(self) -> dict[str, Any]:

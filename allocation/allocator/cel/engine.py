@@ -28,6 +28,7 @@ CIDR, format, image and authz libraries are not provided.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections import OrderedDict
@@ -80,9 +81,14 @@ class CelExprSelector:
                 f"CEL runtime error: operation cancelled: actual cost limit exceeded "
                 f"(estimated cost {self.estimated_cost} > limit {COST_LIMIT})"
             )
-        activation = device._activations.get(self._engine.key)
+        engine = self._engine
+        try:
+            key = engine._local.key
+        except AttributeError:
+            key = engine._thread_key()
+        activation = device._activations.get(key)
         if activation is None:
-            activation = self._engine.activation(device)
+            activation = engine.activation(device)
         result = self._program.eval(activation)
         value = result.value()
         if value is True or value is False:  # only a CEL bool converts to a Python bool
@@ -114,7 +120,11 @@ class CelExprEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.compile_count = 0  # how many expressions were actually compiled (cache misses)
-        self.key = id(self)  # this engine's slot in DeviceInput's activation cache
+        # cel-expr-python activations belong to the thread that built them (using one from another thread
+        # fails with "No PyCelArena found"), so DeviceInput caches one per (engine, thread). Slots come
+        # from a counter, never from thread ids, which the OS reuses.
+        self._local = threading.local()
+        self._slots = itertools.count()
 
     def compile(self, expression: str) -> CelExprSelector:
         with self._lock:
@@ -156,11 +166,21 @@ class CelExprEngine:
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
 
+    def _thread_key(self) -> tuple[int, int]:
+        key = (id(self), next(self._slots))
+        self._local.key = key
+        return key
+
     def activation(self, device: DeviceInput) -> cel.Activation:
-        cached = device._activations.get(self.key)
+        """The device as a CEL activation for this engine and thread, built on first use."""
+        try:
+            key = self._local.key
+        except AttributeError:
+            key = self._thread_key()
+        cached = device._activations.get(key)
         if cached is None:
             cached = self._env.Activation(data={"device": device.cel_data})
-            device._activations[self.key] = cached
+            device._activations[key] = cached
         assert isinstance(cached, cel.Activation)
         return cached
 
