@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import platform
 import statistics
 import sys
@@ -126,6 +127,7 @@ def main() -> None:
     parser.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     args = parser.parse_args()
 
+    load = os.getloadavg()
     nodes, slices, classes = build_cluster(args.nodes, args.devices)
     lines = []
     for label, match in (("one device per claim", False), ("matchAttribute (2 devices)", True)):
@@ -146,7 +148,8 @@ def main() -> None:
     if not args.no_record:
         header = (
             f"\n## bench_allocator.py — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n\n"
-            f"Python {platform.python_version()}, {platform.machine()}, median of {args.repeat} runs. "
+            f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, load average"
+            f" {load[0]:.1f} at start (other sessions share the machine), median of {args.repeat} runs. "
             "Each claim tries nodes in order until one fits; allocate calls include the failed ones.\n\n"
             "| scenario | cluster | claims | allocate calls | throughput | anchor (kube-scheduler, 6 CPU) | ratio |\n"
             "|---|---|---|---|---|---|---|\n"

@@ -63,6 +63,8 @@ class NodeView:
     keys: list[str]
     #: some candidate may be shared (allowMultipleAllocations with ConsumableCapacity)
     has_multi: bool
+    #: `AllocatedState.releases` when every candidate was last seen in use (-1: never)
+    full_since: int = -1
 
 
 @dataclass(eq=False, slots=True)
@@ -309,11 +311,15 @@ class Allocator:
             needed += p.min_devices
         if not needed:
             return False
-        exclusive = self.state.exclusive
+        state = self.state
+        if view.full_since == state.releases:
+            return True  # nothing was released since: adding allocations cannot free devices
+        exclusive = state.exclusive
         # A plain loop: measurably faster than all() over a generator on this hot path.
         for key in view.keys:  # noqa: SIM110
             if key not in exclusive:
                 return False
+        view.full_since = state.releases
         return True
 
     def _view_for(self, node: Json | Node | None) -> NodeView:

@@ -41,6 +41,8 @@ class AllocatedState:
         self.share_ids: set[str] = set()
         #: bumped on every change; caches keyed on it (available counters) stay correct
         self.version = 0
+        #: bumped only when devices are released: a node found full stays full until then
+        self.releases = 0
 
     @classmethod
     def from_claims(cls, claims: Iterable[Mapping[str, Any]]) -> AllocatedState:
@@ -94,3 +96,4 @@ class AllocatedState:
                 if key not in self.shared:
                     self.capacity.pop(key, None)
         self.version += 1
+        self.releases += 1
