@@ -10,7 +10,6 @@ watches send cached bytes instead of re-serializing.
 from __future__ import annotations
 
 import contextlib
-import copy
 import importlib
 import importlib.util
 import json
@@ -78,6 +77,11 @@ _STATUS_CLEARED_ON_CREATE = {
 
 def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def clone(obj: Any) -> Any:
+    """A deep copy of JSON data; a JSON round trip is several times faster than copy.deepcopy."""
+    return json.loads(json.dumps(obj, default=str))
 
 
 def format_time(moment: datetime) -> str:
@@ -371,7 +375,7 @@ class Store:
         resource = self._resource(plural)
         if not isinstance(obj, dict):
             raise bad_request("the body of the request was in an unknown format")
-        new: Obj = copy.deepcopy(obj)
+        new: Obj = clone(obj)
         new["apiVersion"] = resource.api_version
         new["kind"] = resource.kind
         meta = new.get("metadata")
@@ -486,7 +490,9 @@ class Store:
         *,
         subresource: str | None,
         dry_run: bool,
+        owned: bool = False,
     ) -> tuple[Obj, list[str]]:
+        """`owned`: `incoming` is a fresh object nobody else holds, so it need not be copied."""
         name = key[1]
         old = current.obj
         in_meta = incoming.get("metadata") or {}
@@ -501,15 +507,15 @@ class Store:
                 f"Precondition failed: UID in precondition: {wanted_uid}, UID in object meta: {old['metadata'].get('uid')}",
             )
         if subresource == "status":
-            new: Obj = copy.deepcopy(old)
+            new: Obj = clone(old)
             if "status" in incoming:
-                new["status"] = copy.deepcopy(incoming["status"])
+                new["status"] = clone(incoming["status"])
             else:
                 new.pop("status", None)
             if "managedFields" in in_meta:
-                new["metadata"]["managedFields"] = copy.deepcopy(in_meta["managedFields"])
+                new["metadata"]["managedFields"] = clone(in_meta["managedFields"])
         else:
-            new = copy.deepcopy(incoming)
+            new = incoming if owned else clone(incoming)
             new["apiVersion"] = resource.api_version
             new["kind"] = resource.kind
             meta = new["metadata"]
@@ -523,7 +529,7 @@ class Store:
                 meta["managedFields"] = old["metadata"]["managedFields"]
             if resource.has_status:
                 if "status" in old:
-                    new["status"] = copy.deepcopy(old["status"])
+                    new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
@@ -631,7 +637,7 @@ class Store:
                 )
             patched["metadata"]["name"] = name
             return self._update_locked(
-                resource, key, current, patched, subresource=subresource, dry_run=dry_run
+                resource, key, current, patched, subresource=subresource, dry_run=dry_run, owned=True
             )
 
     # ------------------------------------------------------------------ delete
@@ -679,7 +685,7 @@ class Store:
             if meta.get("finalizers") or graceful:
                 if meta.get("deletionTimestamp"):
                     return json.loads(current.raw)
-                new = copy.deepcopy(current.obj)
+                new = clone(current.obj)
                 new["metadata"]["deletionTimestamp"] = format_time(
                     self._clock() + timedelta(seconds=graceful)
                 )
@@ -691,7 +697,7 @@ class Store:
                 return json.loads(self._commit("MODIFIED", resource, key, new, current).raw)
             if dry_run:
                 return json.loads(current.raw)
-            final = copy.deepcopy(current.obj)
+            final = clone(current.obj)
             return json.loads(self._commit("DELETED", resource, key, final, current).raw)
 
     def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
@@ -714,7 +720,7 @@ class Store:
                 continue
             for key in [k for k in table if k[0] == namespace]:
                 current = table[key]
-                self._commit("DELETED", resource, key, copy.deepcopy(current.obj), current)
+                self._commit("DELETED", resource, key, clone(current.obj), current)
 
     def delete_collection(
         self,
@@ -789,7 +795,7 @@ def _apply(
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -817,7 +823,7 @@ def _fallback_patch(current: Obj, body: bytes, content_type: str) -> Obj:
 
 
 def _json_patch(current: Obj, operations: Any) -> Obj:
-    doc: Any = copy.deepcopy(current)
+    doc: Any = clone(current)
     if not isinstance(operations, list):
         raise bad_request("json patch must be a list of operations")
 
