@@ -72,7 +72,9 @@ def timed(run: Callable[[], int]) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--devices", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--compile-devices", type=int, default=500)
@@ -105,8 +107,10 @@ def main() -> None:
                 rates.append(n / seconds)
             rows.append((f"{label}, {mode}", statistics.median(rates), n, matched))
 
-    print(f"{args.devices} devices; conversion {convert_seconds / len(devices) * 1e6:.1f} µs/device, "
-          f"activation {activation_seconds / len(devices) * 1e6:.1f} µs/device (once per device)")
+    print(
+        f"{args.devices} devices; conversion {convert_seconds / len(devices) * 1e6:.1f} µs/device, "
+        f"activation {activation_seconds / len(devices) * 1e6:.1f} µs/device (once per device)"
+    )
     lines = []
     by_label = {label: rate for label, rate, _, _ in rows}
     for label, rate, n, matched in rows:
@@ -123,7 +127,8 @@ def main() -> None:
         header = (
             f"\n## bench_cel.py — {stamp}\n\n"
             f"Machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
-            f"Python {platform.python_version()}, cel-expr-python 0.1.3. "
+            f"Python {platform.python_version()}, cel-expr-python 0.1.3, "
+            f"load average {os.getloadavg()[0]:.1f} at the end (the machine is shared). "
             f"Median of {args.repeat} runs (process CPU time); {args.devices} devices "
             f"(compiled-each-time on the first {args.compile_devices}).\n"
             f"Device conversion {convert_seconds / len(devices) * 1e6:.1f} µs/device, CEL activation "
