@@ -96,8 +96,14 @@
       if (count) count.textContent = "Could not load devices.";
     });
     holder.addEventListener("live-refresh", function () {
-      // Re-fetch the page the user is on; Tabulator keeps the page number and scroll position.
-      table.replaceData();
+      // Re-fetch the page the user is on (replaceData would jump back to page 1).
+      const holderEl = holder.querySelector(".tabulator-tableholder");
+      const scroll = holderEl ? holderEl.scrollTop : 0;
+      table.setPage(table.getPage() || 1).then(function () {
+        if (holderEl) holderEl.scrollTop = scroll;
+      }).catch(function () {
+        window.setTimeout(function () { table.setPage(table.getPage() || 1); }, 1500);
+      });
     });
     window.dradashDevicesTable = table;
   }
