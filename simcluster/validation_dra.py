@@ -10,6 +10,7 @@ import functools
 import ipaddress
 import json
 import re
+from decimal import Decimal
 from typing import Any, Final
 
 from simcluster.schema import Causes, child, key_path
@@ -608,9 +609,14 @@ def _check_device(
         device_qualified_name(causes, cap_path, cap_name)
         if _map(cap).get("value") is None:
             causes.required(child(cap_path, "value"))
-        if _map(cap).get("requestPolicy") is not None and not device.get("allowMultipleAllocations"):
-            causes.forbidden(
-                child(cap_path, "requestPolicy"), "allowed only when `allowMultipleAllocations` is true"
+        policy = _map(cap).get("requestPolicy")
+        if policy is not None:
+            if not device.get("allowMultipleAllocations"):
+                causes.forbidden(
+                    child(cap_path, "requestPolicy"), "allowed only when `allowMultipleAllocations` is true"
+                )
+            _check_request_policy(
+                causes, child(cap_path, "requestPolicy"), _map(policy), _map(cap).get("value")
             )
 
     consumes = device.get("consumesCounters")
@@ -642,6 +648,90 @@ def _check_device(
     elif present:
         causes.forbidden(child(path, present[0]), "allowed only when `spec.perDeviceNodeSelection` is true")
     return advanced
+
+
+_QUANTITY_SUFFIXES: Final = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+_QUANTITY_PARTS: Final = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))([eE][+-]?\d+|[a-zA-Z]*)$")
+
+
+def quantity_value(value: Any) -> Decimal | None:
+    """The numeric value of a Quantity (``"80Gi"``, ``"1.5"``, ``"100m"``, ``2``); None if malformed."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY_PARTS.match(value)
+    if not match:
+        return None
+    number, suffix = match.groups()
+    if suffix[:1] in ("e", "E") and suffix[1:].lstrip("+-").isdigit():
+        return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
+    factor = _QUANTITY_SUFFIXES.get(suffix)
+    return None if factor is None else Decimal(number) * factor
+
+
+def _check_request_policy(causes: Causes, path: str, policy: dict[str, Any], capacity: Any) -> None:
+    total = quantity_value(capacity)
+    default = quantity_value(policy.get("default"))
+    valid_values = _items(policy.get("validValues"))
+    valid_range = policy.get("validRange")
+    if valid_values and valid_range is not None:
+        causes.forbidden(path, "only one of `validValues` or `validRange` may be set")
+    if (valid_values or valid_range is not None) and policy.get("default") is None:
+        causes.required(child(path, "default"), "required when `validValues` or `validRange` is set")
+    if default is not None and total is not None and default > total:
+        causes.invalid(child(path, "default"), policy.get("default"), "must not exceed the capacity value")
+    if max_items(causes, child(path, "validValues"), valid_values, 10) and valid_values:
+        numbers = [quantity_value(v) for v in valid_values]
+        known = [n for n in numbers if n is not None]
+        if known != sorted(set(known)):
+            causes.invalid(
+                child(path, "validValues"), "array", "must be sorted in ascending order without duplicates"
+            )
+        if default is not None and default not in known:
+            causes.invalid(child(path, "default"), policy.get("default"), "must be one of `validValues`")
+    if isinstance(valid_range, dict):
+        range_path = child(path, "validRange")
+        low = quantity_value(valid_range.get("min"))
+        high = quantity_value(valid_range.get("max"))
+        step = quantity_value(valid_range.get("step"))
+        if low is not None and low < 0:
+            causes.invalid(
+                child(range_path, "min"), valid_range.get("min"), "must be greater than or equal to zero"
+            )
+        if low is not None and high is not None and high < low:
+            causes.invalid(
+                child(range_path, "max"), valid_range.get("max"), "must be greater than or equal to `min`"
+            )
+        if high is not None and total is not None and high > total:
+            causes.invalid(
+                child(range_path, "max"), valid_range.get("max"), "must not exceed the capacity value"
+            )
+        if step is not None and step <= 0:
+            causes.invalid(child(range_path, "step"), valid_range.get("step"), "must be greater than zero")
+        if default is not None and (
+            (low is not None and default < low) or (high is not None and default > high)
+        ):
+            causes.invalid(child(path, "default"), policy.get("default"), "must be within `validRange`")
 
 
 def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> tuple[int, bool]:

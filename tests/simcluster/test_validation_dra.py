@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from simcluster.validation import validate
-from simcluster.validation_dra import cel_syntax_problem
+from simcluster.validation_dra import cel_syntax_problem, quantity_value
 
 
 @dataclass(frozen=True)
@@ -1142,3 +1142,78 @@ def test_it_does_not_recompile_selectors_already_stored() -> None:
 )
 def test_it_falls_back_to_a_syntax_check_without_the_engine(expression: str, problem: str | None) -> None:
     assert cel_syntax_problem(expression) == problem
+
+
+def shareable(policy: Obj) -> Obj:
+    obj = a_slice()
+    device = devices(obj)[0]
+    device["allowMultipleAllocations"] = True
+    device["capacity"]["memory"]["requestPolicy"] = policy
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("policy", "field", "fragment"),
+    [
+        ({"default": "10Gi", "validValues": ["10Gi", "20Gi"]}, None, None),
+        ({"default": "10Gi", "validRange": {"min": "1Gi", "max": "100Gi", "step": "1Gi"}}, None, None),
+        ({"validValues": ["10Gi"]}, "requestPolicy.default", "Required value"),
+        ({"default": "10Gi", "validValues": ["20Gi", "10Gi"]}, "requestPolicy.validValues", "ascending"),
+        ({"default": "15Gi", "validValues": ["10Gi", "20Gi"]}, "requestPolicy.default", "must be one of"),
+        (
+            {"default": "1Gi", "validValues": [f"{i}Gi" for i in range(1, 12)]},
+            "requestPolicy.validValues",
+            "Too many: 11",
+        ),
+        ({"default": "200Gi"}, "requestPolicy.default", "must not exceed the capacity value"),
+        (
+            {"default": "1Gi", "validRange": {"min": "2Gi"}},
+            "requestPolicy.default",
+            "must be within `validRange`",
+        ),
+        (
+            {"default": "2Gi", "validRange": {"min": "2Gi", "max": "1Gi"}},
+            "requestPolicy.validRange.max",
+            "must be greater than or equal to `min`",
+        ),
+        (
+            {"default": "2Gi", "validRange": {"min": "1Gi", "step": "0"}},
+            "requestPolicy.validRange.step",
+            "greater than zero",
+        ),
+    ],
+)
+def test_it_checks_capacity_request_policies(policy: Obj, field: str | None, fragment: str | None) -> None:
+    causes, _ = validate(SLICE, shareable(policy), None)
+    if field is None:
+        assert causes == []
+    else:
+        full = f"spec.devices[0].capacity[memory].{field}"
+        assert fragment is not None
+        assert any(c["field"] == full and fragment in c["message"] for c in causes), causes
+        assert all(c["field"].startswith("spec.devices[0].capacity[memory].requestPolicy") for c in causes)
+
+
+def test_it_forbids_a_request_policy_on_an_exclusive_device() -> None:
+    obj = shareable({"default": "1Gi"})
+    del devices(obj)[0]["allowMultipleAllocations"]
+    causes, _ = validate(SLICE, obj, None)
+    assert [c["reason"] for c in causes] == ["FieldValueForbidden"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("80Gi", 80 * 2**30),
+        ("1.5", 1.5),
+        ("100m", 0.1),
+        ("2k", 2000),
+        ("1e3", 1000),
+        (3, 3),
+        ("12 Gi", None),
+        ("1Zi", None),
+    ],
+)
+def test_it_reads_quantities(text: Any, value: float | None) -> None:
+    parsed = quantity_value(text)
+    assert (parsed if parsed is None else float(parsed)) == value
