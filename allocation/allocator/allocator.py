@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -111,6 +112,9 @@ class DeviceResult:
     consumed: dict[str, Qty] | None
 
 
+_CLAIM_CACHE_SIZE = 256
+
+
 def _default_clock() -> datetime:
     return datetime.now(UTC)
 
@@ -119,9 +123,11 @@ class Allocator:
     """Reusable allocator over fixed classes, slices and taint rules (upstream ``NewAllocator``).
 
     ``state`` is read on every call; keep it current with `AllocatedState.add_claim` /
-    `remove_claim` between calls. Pools per node, compiled CEL and selector results per
-    (expression, device) are cached for the allocator's lifetime, so do not mutate the input
-    dicts while it is in use.
+    `remove_claim` between calls (only through those methods). Pools per node, compiled CEL,
+    selector results per (expression, device), claim validation and conversion (per
+    `PreparedClaim`, and for the last 256 claim dicts passed in) are cached, so do not mutate
+    input dicts while the allocator is in use. A node found with every device in use is
+    rejected in O(1) until the next `remove_claim`.
     """
 
     def __init__(
@@ -182,6 +188,7 @@ class Allocator:
         #: identifies this allocator in `PreparedClaim.plans` without keeping it alive
         self._token = object()
         self._node_dicts: dict[Any, tuple[Json, NodeView]] = {}
+        self._claim_dicts: OrderedDict[int, tuple[Json, PreparedClaim]] = OrderedDict()
         self._counters_version = -1
         self._available_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
 
@@ -292,7 +299,7 @@ class Allocator:
     ) -> list[dict[str, Any]] | None:
         """One ``status.allocation`` per claim, or None if they do not fit together on the node."""
         view = self._view_for(node)
-        plans = [self.plan(c if isinstance(c, PreparedClaim) else prepare_claim(c)) for c in claims]
+        plans = [self.plan(c if isinstance(c, PreparedClaim) else self._prepared(c)) for c in claims]
         if not view.has_multi and self._all_in_use(view, plans):
             return None
         return _Run(self, view, plans).execute()
@@ -337,6 +344,19 @@ class Allocator:
             view = self.node_view(parse_node(node))
         self._node_dicts[name] = (node, view)
         return view
+
+    def _prepared(self, claim: Json) -> PreparedClaim:
+        """Convert a claim dict, reusing the conversion while the same dict is passed again
+        (a scheduler trying node after node); a small LRU keyed by identity."""
+        known = self._claim_dicts.get(id(claim))
+        if known is not None and known[0] is claim:
+            self._claim_dicts.move_to_end(id(claim))
+            return known[1]
+        prepared = prepare_claim(claim)
+        self._claim_dicts[id(claim)] = (claim, prepared)
+        if len(self._claim_dicts) > _CLAIM_CACHE_SIZE:
+            self._claim_dicts.popitem(last=False)
+        return prepared
 
     def plan(self, claim: PreparedClaim) -> ClaimPlan:
         """Validate a claim against classes and features (cached on the claim, per allocator)."""

@@ -10,7 +10,7 @@ from typing import Any
 from .errors import CelError
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
-from .tagged import encode_quantity, encode_semver
+from .tagged import decode_quantity, decode_semver, encode_quantity, encode_semver, is_quantity, is_semver
 
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = ("ints", "bools", "strings", "versions")
@@ -23,6 +23,21 @@ def to_cel_value(value: object) -> object:
         return encode_semver(value)
     if isinstance(value, list | tuple):
         return [to_cel_value(item) for item in value]
+    return value
+
+
+def from_cel_value(value: object) -> object:
+    """CEL result data back to Python: tagged bytes become Quantity/Semver, containers recurse."""
+    if isinstance(value, bytes | bytearray):
+        if is_quantity(value):
+            return decode_quantity(value)
+        if is_semver(value):
+            return decode_semver(value)
+        return bytes(value)
+    if isinstance(value, list):
+        return [from_cel_value(item) for item in value]
+    if isinstance(value, dict):
+        return {from_cel_value(k): from_cel_value(v) for k, v in value.items()}
     return value
 
 

@@ -38,7 +38,7 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from . import library
 from .cost import COST_LIMIT, estimate_cost
-from .device import DeviceInput
+from .device import DeviceInput, from_cel_value
 from .errors import CelError
 from .rewrite import rewrite_checked_expr
 
@@ -63,9 +63,9 @@ def _runtime_message(raw: str) -> str:
 
 
 class CelExprSelector:
-    """A compiled selector; ``matches`` evaluates it against one device."""
+    """A compiled expression; ``matches`` evaluates a selector, ``evaluate`` any other expression."""
 
-    __slots__ = ("expression", "estimated_cost", "_program", "_engine")
+    __slots__ = ("expression", "estimated_cost", "_program", "_engine", "_over_limit")
 
     def __init__(
         self, expression: str, program: cel.Expression, estimated_cost: int, engine: CelExprEngine
@@ -74,13 +74,41 @@ class CelExprSelector:
         self.estimated_cost = estimated_cost
         self._program = program
         self._engine = engine
+        self._over_limit = estimated_cost > engine.cost_limit
+
+    def _cost_error(self) -> CelError:
+        return CelError(
+            f"CEL runtime error: operation cancelled: actual cost limit exceeded "
+            f"(estimated cost {self.estimated_cost} > limit {self._engine.cost_limit})"
+        )
+
+    def _eval(self, device: DeviceInput) -> cel.Value:
+        if self._over_limit:
+            raise self._cost_error()
+        engine = self._engine
+        try:
+            key = engine._local.key
+        except AttributeError:
+            key = engine._thread_key()
+        activation = device._activations.get(key)
+        if activation is None:
+            activation = engine.activation(device)
+        return self._program.eval(activation)
+
+    def evaluate(self, device: DeviceInput) -> object:
+        """The expression's value as Python data (Quantity/Semver objects, lists, dicts); CelError on error.
+
+        For expressions that are not selectors, e.g. DRA derived attributes; compile those with
+        ``compile_value`` (no bool check).
+        """
+        result = self._eval(device)
+        if result.type() == cel.Type.ERROR:
+            raise CelError(f"CEL runtime error: {_runtime_message(str(result.value()))}")
+        return from_cel_value(result.plain_value())
 
     def matches(self, device: DeviceInput) -> bool:
-        if self.estimated_cost > COST_LIMIT:
-            raise CelError(
-                f"CEL runtime error: operation cancelled: actual cost limit exceeded "
-                f"(estimated cost {self.estimated_cost} > limit {COST_LIMIT})"
-            )
+        if self._over_limit:
+            raise self._cost_error()
         engine = self._engine
         try:
             key = engine._local.key
@@ -105,7 +133,8 @@ class CelExprSelector:
 class CelExprEngine:
     """Compiles selectors once (LRU cache) and converts each device to a CEL activation once."""
 
-    def __init__(self, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(self, cache_size: int = DEFAULT_CACHE_SIZE, cost_limit: int = COST_LIMIT) -> None:
+        self.cost_limit = cost_limit
         self._env = cel.NewEnv(
             config=cel.NewEnvConfigFromYaml(_ENV_CONFIG_YAML),
             variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
@@ -116,7 +145,7 @@ class CelExprEngine:
                 cel.CelExtension("kubernetes", library.function_decls()),
             ],
         )
-        self._cache: OrderedDict[str, CelExprSelector] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, bool], CelExprSelector] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.compile_count = 0  # how many expressions were actually compiled (cache misses)
@@ -127,19 +156,28 @@ class CelExprEngine:
         self._slots = itertools.count()
 
     def compile(self, expression: str) -> CelExprSelector:
+        """A selector: must evaluate to bool (or dyn, checked at runtime). Cached per expression."""
+        return self._cached(expression, True)
+
+    def compile_value(self, expression: str) -> CelExprSelector:
+        """Any expression (derived attributes): use ``evaluate``. Same limits, separate cache entries."""
+        return self._cached(expression, False)
+
+    def _cached(self, expression: str, selector: bool) -> CelExprSelector:
+        key = (expression, selector)
         with self._lock:
-            cached = self._cache.get(expression)
+            cached = self._cache.get(key)
             if cached is not None:
-                self._cache.move_to_end(expression)
+                self._cache.move_to_end(key)
                 return cached
-        selector = self._compile_uncached(expression)
+        compiled = self._compile_uncached(expression, require_bool=selector)
         with self._lock:
-            self._cache[expression] = selector
+            self._cache[key] = compiled
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return selector
+        return compiled
 
-    def _compile_uncached(self, expression: str) -> CelExprSelector:
+    def _compile_uncached(self, expression: str, *, require_bool: bool = True) -> CelExprSelector:
         if not isinstance(expression, str):
             raise CelError(f"selector expression must be a string, not {type(expression).__name__}")
         size = len(expression.encode("utf-8"))
@@ -156,7 +194,7 @@ class CelExprEngine:
             checked = self._env.compile(expression, disable_check=True)
         else:
             output = checked.return_type()
-            if output != cel.Type.BOOL and output != cel.Type.DYN:
+            if require_bool and output != cel.Type.BOOL and output != cel.Type.DYN:
                 raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
         self.compile_count += 1
         serialized = checked.serialize()
