@@ -156,3 +156,28 @@ def test_it_evaluates_devices_converted_in_another_thread() -> None:
     for worker in workers:
         worker.join()
     assert results == [True, True, True]
+
+
+def test_it_evaluates_non_bool_expressions_for_derived_attributes() -> None:
+    engine = CelExprEngine()
+    device = device_input_from_api("gpu.example.com", GPU)
+    assert engine.compile_value('device.attributes["resource.kubernetes.io"].numaNode').evaluate(device) == 0
+    assert engine.compile_value('device.attributes["gpu.example.com"].driverVersion').evaluate(
+        device
+    ) == Semver.parse("1.2.3")
+    assert engine.compile_value('device.capacity["gpu.example.com"].memory').evaluate(
+        device
+    ) == Quantity.parse("80Gi")
+    assert engine.compile_value('device.attributes["gpu.example.com"].cores').evaluate(device) == [0, 1, 2]
+    with pytest.raises(CelError, match="no such key"):
+        engine.compile_value('device.attributes["gpu.example.com"].missing').evaluate(device)
+    with pytest.raises(CelError, match="must evaluate to bool"):
+        engine.compile("1 + 1")
+
+
+def test_it_takes_a_custom_cost_limit() -> None:
+    device = device_input_from_api("d", {"name": "d"})
+    expression = "[1, 2, 3].all(x, [1, 2, 3].all(y, x + y > 0))"
+    assert CelExprEngine().compile(expression).matches(device)
+    with pytest.raises(CelError, match="cost limit exceeded"):
+        CelExprEngine(cost_limit=10).compile(expression).matches(device)
