@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -142,7 +143,11 @@ class Allocator:
         backend: SelectorBackend | None = None,
         id_factory: Callable[[], str] | None = None,
         clock: Callable[[], datetime] | None = None,
+        max_search_steps: int | None = None,
     ) -> None:
+        #: abort one `allocate` call with `AllocationError` after this many search steps
+        #: (None: no limit); the deterministic stand-in for upstream's filter timeout
+        self.max_search_steps = max_search_steps
         self.features = normalize_features(features)
         f = self.features
         self.admin_access = "AdminAccess" in f
@@ -495,6 +500,7 @@ class _Run:
         self.allocating: dict[str, set[int]] = {}
         #: device key -> capacity -> amount, for multi-allocatable devices in this attempt
         self.allocating_capacity: dict[str, dict[str, Fraction]] = {}
+        self.step_budget: int | None = None
         #: device key -> number of shares of it taken in this attempt
         self.allocating_shares: dict[str, int] = {}
         self.consumed_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
@@ -664,6 +670,11 @@ class _Run:
 
     def one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
         self.a.search_steps += 1
+        if self.step_budget is not None and self.a.search_steps > self.step_budget:
+            raise AllocationError(
+                f"allocation aborted after {self.a.max_search_steps} search steps (max_search_steps), like"
+                " upstream's per-node filter timeout"
+            )
         if ci >= len(self.claims):
             return True
         claim_requests = self.requests[ci]
@@ -744,10 +755,23 @@ class _Run:
 
     def execute(self) -> list[dict[str, Any]] | None:
         self._prepare_all_mode()
+        limit = self.a.max_search_steps
+        self.step_budget = self.a.search_steps + limit if limit is not None else None
+        # The search recurses once per device, request and claim; make room for many claims.
+        depth = sum(
+            len(datas) + max(d.num_devices for d in datas) + 2 for p in self.plans for datas in p.requests
+        )
+        depth += sum(len(v) for v in self.all_devices.values()) + 2 * len(self.plans) + 200
+        old_limit = sys.getrecursionlimit()
+        if depth > old_limit // 2:
+            sys.setrecursionlimit(depth * 2 + old_limit)
         try:
             done = self.one(0, 0, 0, 0, False, 0)
         except _MaxSizeExceeded:
             return None
+        finally:
+            if sys.getrecursionlimit() != old_limit:
+                sys.setrecursionlimit(old_limit)
         if not done:
             return None
         return [self._allocation(ci) for ci in range(len(self.claims))]

@@ -165,3 +165,25 @@ def test_it_tries_combinations_not_permutations_within_a_request() -> None:
     assert allocator.allocate(NODE, [impossible]) is None
     # 8 choose 3 = 56 device sets; trying orderings too would take 8*7*6 = 336 leaves.
     assert allocator.search_steps < 336
+
+
+def test_it_allocates_hundreds_of_claims_in_one_call() -> None:
+    big = [resource_slice("s", devices(*(f"gpu-{i}" for i in range(600))))]
+    claims = [claim(f"c{i}", exactly("gpu")) for i in range(600)]
+    got = Allocator(classes=[GPU_CLASS], slices=big, features=DEFAULT_FEATURES).allocate(NODE, claims)
+    assert got is not None
+    assert got[-1]["devices"]["results"][0]["device"] == "gpu-599"
+
+
+def test_it_aborts_a_search_over_its_step_limit() -> None:
+    eight = [resource_slice("s", devices(*(f"gpu-{i}" for i in range(8))))]
+    allocator = Allocator(
+        classes=[GPU_CLASS, device_class("none", 'device.driver == "nothing.example.com"')],
+        slices=eight,
+        features=DEFAULT_FEATURES,
+        max_search_steps=50,
+    )
+    with pytest.raises(AllocationError, match="aborted after 50 search steps"):
+        allocator.allocate(NODE, [claim("c", exactly("three", count=3), exactly("never", cls="none"))])
+    # The limit is per call: a small search still succeeds afterwards.
+    assert allocator.allocate(NODE, [claim("d", exactly("one"))]) is not None
