@@ -30,9 +30,13 @@ Repeated use (a scheduler trying node after node, headroom counting) should buil
             state.add_claim({**claim_json, "status": {"allocation": result[0]}})
             break
 
-Pools per node, compiled CEL and selector results per (expression, device) are cached in
-the `Allocator`; the per-call cost does not depend on how many claims are allocated.
-Build a new `Allocator` when classes, slices or taint rules change.
+Pools per node, compiled CEL, selector results per (expression, device) and claim
+validation are cached in the `Allocator`; the per-call cost does not depend on how many
+claims are allocated, and a node whose devices are all in use is rejected in O(1) until the
+next `AllocatedState.remove_claim`. Build a new `Allocator` when classes, slices or taint
+rules change; do not mutate input dicts while it is in use; use one `Allocator` per thread.
+``max_search_steps`` bounds one call (AllocationError beyond it, standing in for upstream's
+per-node filter timeout); ``allocator.search_steps`` counts steps like upstream's statistic.
 
 What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incubating" variant):
 
@@ -75,7 +79,8 @@ incomplete``, ``pool invalid``, ``node mismatch``, ``binding conditions not supp
 use`` (names the claims), ``taint not tolerated`` (names key, value, effect and whether
 the ResourceSlice or which DeviceTaintRule put it there), ``counters exhausted``,
 ``capacity short`` or ``constraint unmet``. It is slower than `allocate` and meant for
-one claim at a time.
+one claim at a time; pass ``allocator=`` to reuse an `Allocator` (then ``classes``,
+``slices``, ``allocated_claims``, ``taint_rules`` and ``features`` are ignored).
 
 CEL selectors go through `allocation.allocator.cel` (imported on first use); tests may pass
 another `SelectorBackend`.
