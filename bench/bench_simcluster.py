@@ -113,7 +113,9 @@ def watch_throughput(url: str, store: Store, events: int) -> tuple[float, float,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--watch-events", type=int, default=3000)
     parser.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
@@ -151,9 +153,13 @@ def main() -> int:
                 command = [str(binary), "--kubeconfig", str(kubeconfig), "--cache-dir", f"{tmp}/cache",
                            "get", "resourceslices", "-o", "json"]  # fmt: skip
                 subprocess.run(command, check=True, capture_output=True)
-                kubectl_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True), args.repeat)
+                kubectl_s, _ = timed(
+                    lambda: subprocess.run(command, check=True, capture_output=True), args.repeat
+                )
 
-            writer_rate, live_rate, replay_rate = watch_throughput(cluster.url, cluster.store, args.watch_events)
+            writer_rate, live_rate, replay_rate = watch_throughput(
+                cluster.url, cluster.store, args.watch_events
+            )
             api.close()
 
     lines = [
@@ -170,7 +176,9 @@ def main() -> int:
     if not args.no_record:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         header = f"\n## simcluster list/watch — {stamp} ({platform.python_implementation()} "
-        header += f"{platform.python_version()}, {os.cpu_count()} cpus, topology {topology or 'generated'})\n\n"
+        header += (
+            f"{platform.python_version()}, {os.cpu_count()} cpus, topology {topology or 'generated'})\n\n"
+        )
         with RESULTS.open("a", encoding="utf-8") as fh:
             fh.write(header + "\n".join(lines) + "\n")
     return 0

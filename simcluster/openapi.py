@@ -41,7 +41,9 @@ def _convert(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     if "oneOf" in node and all(isinstance(o, dict) and set(o) == {"type"} for o in node["oneOf"]):
-        types = {t for o in node["oneOf"] for t in (o["type"] if isinstance(o["type"], list) else [o["type"]])}
+        types = {
+            t for o in node["oneOf"] for t in (o["type"] if isinstance(o["type"], list) else [o["type"]])
+        }
         out: Doc = {k: _convert(v) for k, v in node.items() if k != "oneOf"}
         if "integer" in types:
             out["x-kubernetes-int-or-string"] = True
@@ -129,7 +131,11 @@ _PATCH_TYPES = (
 
 def _paths(resource: ResourceDef) -> dict[str, Doc]:
     base = "/" + _gv_key(resource.group, resource.version)
-    scoped = f"{base}/namespaces/{{namespace}}/{resource.plural}" if resource.namespaced else f"{base}/{resource.plural}"
+    scoped = (
+        f"{base}/namespaces/{{namespace}}/{resource.plural}"
+        if resource.namespaced
+        else f"{base}/{resource.plural}"
+    )
     kind_schema = _schema_name(resource, resource.kind)
     list_schema = _schema_name(resource, resource.list_kind)
     write = _query("dryRun", "fieldManager", "fieldValidation")
@@ -154,11 +160,15 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
         paths[f"{scoped}/{{name}}/{sub}"] = {
             "get": _operation(resource, "get", f"read{sub.title()}", kind_schema, []),
             "put": _operation(resource, "put", f"replace{sub.title()}", kind_schema, write),
-            "patch": _patch_operation(resource, f"patch{sub.title()}", kind_schema, [*write, *_query("force")]),
+            "patch": _patch_operation(
+                resource, f"patch{sub.title()}", kind_schema, [*write, *_query("force")]
+            ),
         }
     if resource.namespaced:
         paths[f"{base}/{resource.plural}"] = {
-            "get": _operation(resource, "list", "listForAllNamespaces", list_schema, _query("labelSelector", "watch"))
+            "get": _operation(
+                resource, "list", "listForAllNamespaces", list_schema, _query("labelSelector", "watch")
+            )
         }
     return paths
 
@@ -205,4 +215,9 @@ def openapi_v3_document(path: str) -> bytes | None:
 
 
 def openapi_v2() -> Doc:
-    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.37.1"}, "paths": {}, "definitions": {}}
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.37.1"},
+        "paths": {},
+        "definitions": {},
+    }

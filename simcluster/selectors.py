@@ -188,11 +188,12 @@ def parse_field_selector(text: str, resource: ResourceDef) -> list[tuple[str, st
         return terms
     for raw in _split_escaped(text, ","):
         part = raw.strip()
-        for token, op in (("!=", "!="), ("==", "="), ("=", "=")):
+        for token, token_op in (("!=", "!="), ("==", "="), ("=", "=")):
             idx = part.find(token)
             if idx > 0:
                 label = part[:idx].strip()
                 value = _unescape(part[idx + len(token) :].strip())
+                op = token_op
                 break
         else:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")

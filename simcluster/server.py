@@ -343,7 +343,7 @@ class SimServer:
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
             )
         try:
             if "yaml" in ctype:
@@ -420,7 +420,7 @@ class SimServer:
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
             )
         existed = True
         if ctype == "application/apply-patch+yaml":
@@ -509,9 +509,7 @@ class SimServer:
             if token_rv > 0:
                 if token_rv < self.store.compacted_rv:
                     fresh = _encode_continue(-1, start_after)
-                    error = expired(_TOO_OLD_CONTINUE)
-                    error.details = None
-                    status = error.to_status()
+                    status = expired(_TOO_OLD_CONTINUE).to_status()
                     status["metadata"] = {"continue": fresh}
                     return _json_response(status, 410)
                 at_rv = token_rv

@@ -9,6 +9,7 @@ watches send cached bytes instead of re-serializing.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import importlib.util
@@ -77,6 +78,11 @@ _STATUS_CLEARED_ON_CREATE = {
 
 def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _decode(raw: bytes) -> Obj:
+    obj: Obj = json.loads(raw)
+    return obj
 
 
 def clone(obj: Any) -> Any:
@@ -176,8 +182,8 @@ class Store:
         self._history: deque[WatchEvent] = deque()
         self._history_size = history_size
         self._compacted_rv = 0
-        self._watchers: list[_Watcher] = []
-        self._subscribers: list[Subscriber] = []
+        self._watchers: builtins.list[_Watcher] = []
+        self._subscribers: builtins.list[Subscriber] = []
         self._clock = clock or (lambda: datetime.now(UTC))
         #: When True, deleting a running pod on a node only sets deletionTimestamp and a kubelet-like
         #: controller finishes the deletion (delete again with grace_period_seconds=0).
@@ -232,13 +238,13 @@ class Store:
         obj: Obj = json.loads(self.get_entry(plural, name, namespace=namespace).raw)
         return obj
 
-    def list(self, plural: str, *, namespace: str | None = None) -> list[dict[str, Any]]:
+    def list(self, plural: str, *, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         _, entries = self.snapshot(plural, namespace=namespace)
         return [json.loads(e.raw) for e in entries]
 
     def snapshot(
         self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
-    ) -> tuple[int, list[Entry]]:
+    ) -> tuple[int, builtins.list[Entry]]:
         """Entries in key order as of `at_rv` (default: now), rebuilt from history if older."""
         self._resource(plural)
         with self._lock:
@@ -283,7 +289,7 @@ class Store:
 
     def open_watch(
         self, plural: str, *, namespace: str | None, since_rv: int | None, deliver: Deliver
-    ) -> tuple[int, list[Entry], list[WatchEvent], Callable[[], None]]:
+    ) -> tuple[int, builtins.list[Entry], builtins.list[WatchEvent], Callable[[], None]]:
         """Register `deliver` for future events and return what precedes them, atomically.
 
         since_rv None: (rv, current objects, [], unsubscribe) — the caller sends them as ADDED.
@@ -294,7 +300,7 @@ class Store:
         with self._lock:
             if since_rv is None:
                 rv, entries = self.snapshot(plural, namespace=namespace)
-                backlog: list[WatchEvent] = []
+                backlog: builtins.list[WatchEvent] = []
             else:
                 if since_rv < self._compacted_rv:
                     raise expired(f"too old resource version: {since_rv} ({self._compacted_rv + 1})")
@@ -353,7 +359,7 @@ class Store:
 
     def _validate(
         self, resource: ResourceDef, obj: Obj, old: Obj | None, subresource: str | None
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         module = _load_optional("simcluster.validation")
         if module is None:
             return []
@@ -371,7 +377,7 @@ class Store:
 
     def create_with_warnings(
         self, plural: str, obj: Obj, *, namespace: str | None = None, dry_run: bool = False
-    ) -> tuple[Obj, list[str]]:
+    ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if not isinstance(obj, dict):
             raise bad_request("the body of the request was in an unknown format")
@@ -433,7 +439,7 @@ class Store:
             if dry_run:
                 return _reorder(new), warnings
             entry = self._commit("ADDED", resource, key, new, None)
-        return json.loads(entry.raw), warnings
+        return _decode(entry.raw), warnings
 
     def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
         plural = resource.plural
@@ -463,7 +469,7 @@ class Store:
         subresource: str | None = None,
         dry_run: bool = False,
         namespace: str | None = None,
-    ) -> tuple[Obj, list[str]]:
+    ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if subresource is not None and subresource not in resource.subresources:
             raise resource_not_found()
@@ -491,7 +497,7 @@ class Store:
         subresource: str | None,
         dry_run: bool,
         owned: bool = False,
-    ) -> tuple[Obj, list[str]]:
+    ) -> tuple[Obj, builtins.list[str]]:
         """`owned`: `incoming` is a fresh object nobody else holds, so it need not be copied."""
         name = key[1]
         old = current.obj
@@ -550,14 +556,14 @@ class Store:
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         warnings = self._validate(resource, new, old, subresource)
         if _reorder(new) == old:
-            return json.loads(current.raw), warnings  # no-op: no new resourceVersion, no event
+            return _decode(current.raw), warnings  # no-op: no new resourceVersion, no event
         if dry_run:
             return _reorder(new), warnings
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             entry = self._commit("DELETED", resource, key, new, current)
         else:
             entry = self._commit("MODIFIED", resource, key, new, current)
-        return json.loads(entry.raw), warnings
+        return _decode(entry.raw), warnings
 
     # ------------------------------------------------------------------ patch
 
@@ -598,7 +604,7 @@ class Store:
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
-    ) -> tuple[Obj, list[str]]:
+    ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if subresource is not None and subresource not in resource.subresources:
             raise resource_not_found()
@@ -684,7 +690,7 @@ class Store:
             graceful = self._graceful_seconds(resource, current.obj, grace_period_seconds)
             if meta.get("finalizers") or graceful:
                 if meta.get("deletionTimestamp"):
-                    return json.loads(current.raw)
+                    return _decode(current.raw)
                 new = clone(current.obj)
                 new["metadata"]["deletionTimestamp"] = format_time(
                     self._clock() + timedelta(seconds=graceful)
@@ -694,11 +700,11 @@ class Store:
                     new["metadata"]["generation"] = int(new["metadata"]["generation"]) + 1
                 if dry_run:
                     return _reorder(new)
-                return json.loads(self._commit("MODIFIED", resource, key, new, current).raw)
+                return _decode(self._commit("MODIFIED", resource, key, new, current).raw)
             if dry_run:
-                return json.loads(current.raw)
+                return _decode(current.raw)
             final = clone(current.obj)
-            return json.loads(self._commit("DELETED", resource, key, final, current).raw)
+            return _decode(self._commit("DELETED", resource, key, final, current).raw)
 
     def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
         """Seconds of graceful termination a pod gets, or 0 when it is removed at once."""
@@ -729,9 +735,9 @@ class Store:
         namespace: str | None = None,
         match: Callable[[Obj], bool] | None = None,
         dry_run: bool = False,
-    ) -> list[Obj]:
+    ) -> builtins.list[Obj]:
         _, entries = self.snapshot(plural, namespace=namespace)
-        deleted: list[Obj] = []
+        deleted: builtins.list[Obj] = []
         for entry in entries:
             if match is not None and not match(entry.obj):
                 continue

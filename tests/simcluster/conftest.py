@@ -64,7 +64,9 @@ def kubectl(cluster: SimCluster, tmp_path: Path) -> Kubectl:
     binary = kubectl_path()
     cache = tmp_path / "kube-cache"
 
-    def run(*args: str, input_text: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, input_text: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(binary), "--kubeconfig", str(cluster.kubeconfig_path), "--cache-dir", str(cache), *args],
             input=input_text,

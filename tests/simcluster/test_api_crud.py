@@ -105,7 +105,9 @@ def test_it_bumps_generation_on_spec_changes_only(http: Http) -> None:
     merge = "application/merge-patch+json"
     _, _, labelled = http.request("PATCH", path, {"metadata": {"labels": {"a": "b"}}}, content_type=merge)
     assert labelled["metadata"]["generation"] == 1
-    _, _, changed = http.request("PATCH", path, {"spec": {"taint": {"effect": "NoSchedule"}}}, content_type=merge)
+    _, _, changed = http.request(
+        "PATCH", path, {"spec": {"taint": {"effect": "NoSchedule"}}}, content_type=merge
+    )
     assert changed["metadata"]["generation"] == 2
 
 
@@ -142,7 +144,11 @@ def test_it_refuses_to_change_a_resource_claim_spec(http: Http) -> None:
     status, _, body = http.request(
         "PATCH",
         object_path(resource, "gpu-claim"),
-        {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}}]}}},
+        {
+            "spec": {
+                "devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}}]}
+            }
+        },
         content_type="application/merge-patch+json",
     )
     assert status == 422
@@ -178,14 +184,21 @@ def test_it_checks_delete_preconditions(http: Http) -> None:
     assert "Precondition failed: UID in precondition: not-the-uid" in body["message"]
     stale = {"preconditions": {"resourceVersion": str(int(created["metadata"]["resourceVersion"]) - 1)}}
     assert http.request("DELETE", path, stale)[0] == 409
-    exact = {"preconditions": {"uid": created["metadata"]["uid"], "resourceVersion": created["metadata"]["resourceVersion"]}}
+    exact = {
+        "preconditions": {
+            "uid": created["metadata"]["uid"],
+            "resourceVersion": created["metadata"]["resourceVersion"],
+        }
+    }
     assert http.request("DELETE", path, exact)[0] == 200
 
 
 def test_it_stores_nothing_on_dry_run(http: Http, cluster: SimCluster) -> None:
     resource = BY_PLURAL["devicetaintrules"]
     before = cluster.store.resource_version
-    status, _, body = http.request("POST", collection_path(resource) + "?dryRun=All", sample("devicetaintrules"))
+    status, _, body = http.request(
+        "POST", collection_path(resource) + "?dryRun=All", sample("devicetaintrules")
+    )
     assert status == 201
     assert body["metadata"]["name"] == "drain-node-a"
     assert body["spec"]["taint"]["timeAdded"]

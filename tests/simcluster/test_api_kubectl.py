@@ -97,7 +97,10 @@ def _ok(result: object) -> str:
 
 def test_it_lists_api_versions(kubectl: Kubectl) -> None:
     lines = _ok(kubectl("api-versions")).splitlines()
-    assert [line for line in lines if "resource.k8s.io" in line] == ["resource.k8s.io/v1", "resource.k8s.io/v1alpha3"]
+    assert [line for line in lines if "resource.k8s.io" in line] == [
+        "resource.k8s.io/v1",
+        "resource.k8s.io/v1alpha3",
+    ]
     assert {"v1", "policy/v1", "apps/v1"} <= set(lines)
 
 
@@ -140,7 +143,9 @@ def test_it_knows_the_core_short_names(kubectl: Kubectl) -> None:
         (NUMA_CLAIM, "resourceclaim.resource.k8s.io/gpu-and-nic created"),
     ],
 )
-def test_it_applies_the_guide_yamls(kubectl: Kubectl, cluster: SimCluster, manifest: str, expected: str) -> None:
+def test_it_applies_the_guide_yamls(
+    kubectl: Kubectl, cluster: SimCluster, manifest: str, expected: str
+) -> None:
     assert _ok(kubectl("apply", "-f", "-", input_text=manifest)).strip() == expected
     rv = cluster.store.resource_version
     # Re-applying may send a patch (atomic lists differ from the defaulted live object) but changes nothing.
@@ -175,7 +180,9 @@ def test_it_prints_rule_conditions_with_the_guides_jsonpath(kubectl: Kubectl, cl
     assert json.loads(out) == [condition]
 
 
-def test_it_prints_claim_device_status_with_the_guides_jsonpath(kubectl: Kubectl, cluster: SimCluster) -> None:
+def test_it_prints_claim_device_status_with_the_guides_jsonpath(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
     cluster.store.create("namespaces", {"metadata": {"name": "ml"}})
     cluster.store.create("resourceclaims", json_claim("trainer-gpu-abc12"), namespace="ml")
     result = {"request": "nic", "driver": "nic.example.com", "pool": "worker-07", "device": "nic-0"}
@@ -188,9 +195,11 @@ def test_it_prints_claim_device_status_with_the_guides_jsonpath(kubectl: Kubectl
                 "device": "nic-0",
                 "networkData": {"interfaceName": "net1", "ips": ["10.9.8.7/24"]},
             }
-        ]
+        ],
     }
-    cluster.store.patch("resourceclaims", "trainer-gpu-abc12", {"status": status}, namespace="ml", subresource="status")
+    cluster.store.patch(
+        "resourceclaims", "trainer-gpu-abc12", {"status": status}, namespace="ml", subresource="status"
+    )
     template = '{range .status.devices[*]}{.device}{"\\t"}{.networkData.interfaceName}{"\\t"}{.networkData.ips}{"\\n"}{end}'
     out = _ok(kubectl("get", "resourceclaim", "-n", "ml", "trainer-gpu-abc12", "-o", f"jsonpath={template}"))
     assert out == 'nic-0\tnet1\t["10.9.8.7/24"]\n'
@@ -201,7 +210,9 @@ def json_claim(name: str) -> dict:
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": {"name": name},
-        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}}]}},
+        "spec": {
+            "devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.example.com"}}]}
+        },
     }
 
 
@@ -225,7 +236,9 @@ def test_it_prints_tables_like_a_real_server(kubectl: Kubectl, cluster: SimClust
     assert claims[1].split()[:2] == ["gpu-and-nic", "pending"]
 
 
-def test_it_streams_changes_to_kubectl_get_watch(cluster: SimCluster, kubectl: Kubectl, tmp_path: Path) -> None:
+def test_it_streams_changes_to_kubectl_get_watch(
+    cluster: SimCluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
     _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
     process = kubectl_popen(cluster, tmp_path, "get", "devicetaintrules", "-w", "-o", "name")
     lines: queue.Queue[str] = queue.Queue()
@@ -243,7 +256,9 @@ def test_it_streams_changes_to_kubectl_get_watch(cluster: SimCluster, kubectl: K
         process.wait(10)
 
 
-def test_it_streams_table_rows_to_kubectl_get_watch(cluster: SimCluster, kubectl: Kubectl, tmp_path: Path) -> None:
+def test_it_streams_table_rows_to_kubectl_get_watch(
+    cluster: SimCluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
     process = kubectl_popen(cluster, tmp_path, "get", "namespaces", "-w")
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True).start()
@@ -273,7 +288,10 @@ def test_it_reports_validation_errors_through_kubectl(kubectl: Kubectl, cluster:
     bad = TAINT_RULE.replace("effect: NoSchedule ", "effect: PreferNoSchedule ")
     result = kubectl("apply", "-f", "-", input_text=bad)
     assert result.returncode != 0
-    assert 'DeviceTaintRule "gpu-0-maintenance" is invalid: spec.taint.effect: Unsupported value: "PreferNoSchedule"' in result.stderr
+    assert (
+        'DeviceTaintRule "gpu-0-maintenance" is invalid: spec.taint.effect: Unsupported value: "PreferNoSchedule"'
+        in result.stderr
+    )
     assert cluster.store.list("devicetaintrules") == []
 
 
