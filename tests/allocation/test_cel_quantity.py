@@ -41,6 +41,8 @@ from allocation.allocator.cel import Quantity, QuantityError
         ("1e3", "1e3"),
         ("1500e-3", "1500e-3"),
         ("1E3", "1e3"),
+        ("1e21", "1e21"),
+        ("1000E", "1000E"),
         ("0.1n", "1n"),
         ("1e-12", "1e-9"),
     ],

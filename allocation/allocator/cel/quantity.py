@@ -202,7 +202,9 @@ class Quantity:
                     exponent += 10
                 return f"{sign}{units}{_BINARY_BY_EXPONENT.get(exponent, '')}"
         mantissa, exponent = magnitude, -9
-        while mantissa % 1000 == 0 and exponent < 18:
+        # Exponents are multiples of 3; SI suffixes stop at E (10^18), "e<n>" notation does not.
+        max_exponent = 18 if fmt == "DecimalSI" else 10**6
+        while mantissa % 1000 == 0 and exponent < max_exponent:
             mantissa //= 1000
             exponent += 3
         if fmt == "DecimalExponent":
