@@ -548,7 +548,14 @@ class _Run:
 
     def capacity_ok(self, rd: RequestData, cand: Candidate) -> bool:
         device = cand.device
-        if not device.capacity and not rd.spec.capacity:
+        # Without a request an exclusive device is consumed whole (always fits; request
+        # policies only exist on multi-allocatable devices), unless shares of it were
+        # recorded (inconsistent input, checked the long way).
+        if (
+            not rd.spec.capacity
+            and (not device.capacity or not device.allow_multiple)
+            and (not device.capacity or device.key not in self.a.state.capacity)
+        ):
             return True
         return capacity_fits(
             rd.spec.capacity,
