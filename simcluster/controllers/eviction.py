@@ -140,6 +140,7 @@ class EvictionController:
         self.evicted_total = 0
         self._rule_written: dict[str, datetime] = {}
         self._scheduled: dict[str, str] = {}  # pod uid → "ns/name" with a future eviction
+        self._devices_cache: tuple[tuple[int, int], dict[DeviceKey, list[JSON]], set[DeviceKey]] | None = None
 
     # --- the pass --------------------------------------------------------------------------------------
 
@@ -199,8 +200,15 @@ class EvictionController:
     # --- taints on devices -----------------------------------------------------------------------------
 
     def _devices(self) -> tuple[dict[DeviceKey, list[JSON]], set[DeviceKey]]:
-        """Taints of every published device and the set of devices, from each pool's newest generation."""
-        slices = read_all(self.store, "resourceslices")
+        """Taints of every published device and the set of devices, from each pool's newest generation.
+
+        Cached until a slice changes: most passes are about pods and claims, and a large world has
+        thousands of slices."""
+        entries: list[Any] = list(self.store.snapshot("resourceslices")[1])
+        signature = (len(entries), max((e.rv for e in entries), default=0))
+        if self._devices_cache is not None and self._devices_cache[0] == signature:
+            return self._devices_cache[1], self._devices_cache[2]
+        slices = [e.obj for e in entries]
         newest: dict[tuple[str, str], int] = {}
         for item in slices:
             spec = item.get("spec") or {}
@@ -221,6 +229,7 @@ class EvictionController:
                 published.add(key)
                 if device.get("taints"):
                     taints[key] = list(device["taints"])
+        self._devices_cache = (signature, taints, published)
         return taints, published
 
     def _affected(

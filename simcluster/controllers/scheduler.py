@@ -299,6 +299,10 @@ class Scheduler:
         return 0.05 if retry else None
 
     def _schedule(self, pod: JSON, world: _World) -> None:
+        if (pod.get("spec") or {}).get("schedulingGates"):
+            message = "Scheduling is blocked due to non-empty scheduling gates"
+            self._mark_unschedulable(pod, message, reason="SchedulingGated")
+            return
         try:
             plan = self._prepare(pod, world)
             node, results, extended = self._find_node(pod, plan, world)
@@ -342,8 +346,25 @@ class Scheduler:
             pod_claims.append((entry_name, claim))
         if created_any:
             self._write_claim_statuses(pod, generated)
+        self._drop_leftover_extended_claims(pod, world)
         extended = extended_requests(pod, extended_resource_classes(world.classes))
         return _Plan(pod_claims=pod_claims, generated=generated, extended=extended)
+
+    def _drop_leftover_extended_claims(self, pod: JSON, world: _World) -> None:
+        """An unallocated extended-resource claim left by an earlier failed attempt is deleted, as the
+        scheduler's PostFilter does, so the next attempt starts clean."""
+        ns, uid = namespace_of(pod), uid_of(pod)
+        for key, claim in list(world.claims.items()):
+            annotations = meta(claim).get("annotations") or {}
+            owners = meta(claim).get("ownerReferences") or []
+            if (
+                key[0] == ns
+                and annotations.get(EXTENDED_RESOURCE_CLAIM) == "true"
+                and any(o.get("uid") == uid for o in owners)
+                and (claim.get("status") or {}).get("allocation") is None
+            ):
+                self.store.delete("resourceclaims", key[1], namespace=ns, uid=uid_of(claim))
+                del world.claims[key]
 
     def _generated_claim(
         self, pod: JSON, entry: str, generated: Mapping[str, str], world: _World
@@ -640,7 +661,7 @@ class Scheduler:
             "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
         )
 
-    def _mark_unschedulable(self, pod: JSON, message: str) -> None:
+    def _mark_unschedulable(self, pod: JSON, message: str, *, reason: str = "Unschedulable") -> None:
         conditions = list((pod.get("status") or {}).get("conditions") or [])
         current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
         if current and current.get("status") == "False" and current.get("message") == message:
@@ -648,7 +669,7 @@ class Scheduler:
         condition = {
             "type": "PodScheduled",
             "status": "False",
-            "reason": "Unschedulable",
+            "reason": reason,
             "message": message,
             "lastTransitionTime": format_time(self.clock.now()),
         }

@@ -349,3 +349,21 @@ def test_it_writes_rule_status_at_most_once_per_period() -> None:
         settle(cluster)
         later = condition(cluster.store.get("devicetaintrules", "drain"), "EvictionInProgress")
         assert later is not None and later["reason"] == "Completed"
+
+
+def test_it_starts_evicting_when_a_previewed_rule_is_switched_from_none_to_no_execute() -> None:
+    with running() as (cluster, _, clock):
+        cluster.store.create(
+            "devicetaintrules",
+            _rule("drain", {"driver": "gpu.example.com", "pool": "node-1"}, "None", clock.now()),
+        )
+        settle(cluster)
+        assert [p for p in pods(cluster, app="trainer") if p["spec"]["nodeName"] == "node-1"]
+
+        cluster.store.patch("devicetaintrules", "drain", {"spec": {"taint": {"effect": "NoExecute"}}})
+        settle(cluster)
+
+        assert all(p["spec"]["nodeName"] != "node-1" for p in pods(cluster, app="trainer"))
+        progress = condition(cluster.store.get("devicetaintrules", "drain"), "EvictionInProgress")
+        assert progress is not None
+        assert (progress["reason"], progress["observedGeneration"]) == ("Completed", 2)

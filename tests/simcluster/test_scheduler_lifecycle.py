@@ -1,0 +1,69 @@
+"""Pods, owners and pool summaries around the scheduler: gates, Jobs, ResourcePoolStatusRequests."""
+
+from __future__ import annotations
+
+from tests.simcluster.sim_helpers import condition, pods, running, settle, template_pod
+
+
+def test_it_keeps_a_gated_pod_pending_until_its_gates_are_removed() -> None:
+    with running() as (cluster, _, _):
+        pod = template_pod("gated", "single-gpu")
+        pod["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+        cluster.store.create("pods", pod)
+        settle(cluster)
+
+        gated = cluster.store.get("pods", "gated", namespace="ml")
+        assert "nodeName" not in gated["spec"]
+        assert condition(gated, "PodScheduled")["reason"] == "SchedulingGated"  # type: ignore[index]
+
+        gated["spec"]["schedulingGates"] = []
+        cluster.store.update("pods", gated)
+        settle(cluster)
+        assert cluster.store.get("pods", "gated", namespace="ml")["status"]["phase"] == "Running"
+
+
+def test_it_replaces_a_job_pod_that_disappears_until_the_job_has_its_completions() -> None:
+    with running() as (cluster, _, _):
+        (first,) = pods(cluster, app="mig-inference")
+        cluster.store.delete("pods", first["metadata"]["name"], namespace="research")
+        settle(cluster)
+
+        (second,) = pods(cluster, app="mig-inference")
+        assert second["metadata"]["uid"] != first["metadata"]["uid"]
+        assert second["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "mig-inference"
+        assert second["status"]["phase"] == "Running"
+
+        cluster.store.patch(
+            "pods",
+            second["metadata"]["name"],
+            {"status": {"phase": "Succeeded"}},
+            namespace="research",
+            subresource="status",
+        )
+        settle(cluster)
+        job = cluster.store.get("jobs", "mig-inference", namespace="research")
+        assert (job["status"]["succeeded"], job["status"]["active"]) == (1, 0)
+        assert [p["status"]["phase"] for p in pods(cluster, app="mig-inference")] == ["Succeeded"]
+
+
+def test_it_answers_a_resource_pool_status_request_once_with_device_counts() -> None:
+    with running() as (cluster, controllers, _):
+        controllers.driver.mark_unhealthy("gpu.example.com", "node-0", "gpu-3", effect="NoSchedule")
+        cluster.store.create(
+            "resourcepoolstatusrequests",
+            {
+                "apiVersion": "resource.k8s.io/v1alpha3",
+                "kind": "ResourcePoolStatusRequest",
+                "metadata": {"name": "gpus"},
+                "spec": {"driver": "gpu.example.com"},
+            },
+        )
+        settle(cluster)
+
+        status = cluster.store.get("resourcepoolstatusrequests", "gpus")["status"]
+        assert status["poolCount"] == 3
+        assert [p["poolName"] for p in status["pools"]] == ["node-0", "node-1", "node-2"]
+        node0 = status["pools"][0]
+        assert node0["totalDevices"] == 4 and node0["unavailableDevices"] == 1
+        assert node0["availableDevices"] == 4 - node0["allocatedDevices"] - 1
+        assert status["conditions"][0]["type"] == "Complete"
