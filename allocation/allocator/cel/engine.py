@@ -3,14 +3,16 @@
 Environment: one variable ``device`` (``map<string, dyn>`` with ``driver``, ``attributes``,
 ``capacity``, ``allowMultipleAllocations``), the cel-cpp extensions strings, optional types, bindings,
 sets and two-variable comprehensions, plus the Kubernetes quantity, semver, lists, regex and DRA
-``includes`` functions from :mod:`.library`. Quantity and Semver values are tagged bytes (:mod:`.tagged`).
+``includes`` functions from :mod:`.library`, IP and CIDR from :mod:`.library_net`. Quantity, Semver, IP
+and CIDR values are tagged bytes (:mod:`.tagged`).
 
 After type-checking, the checked AST is edited (:mod:`.rewrite`) and loaded back:
 
 * an unknown *domain* is an empty map: ``device.attributes[d]`` becomes
   ``device.attributes[?d].orValue({})``; ``in``, ``size`` and iteration still see only real domains, and an
   unknown attribute inside a domain stays a "no such key" error;
-* ``quantity("…")``/``semver("…")`` literals are folded into constants;
+* ``quantity("…")``/``semver("…")``/``ip("…")``/``cidr("…")`` literals are folded into constants;
+* ``string(x)`` on those values goes to the Kubernetes conversion (error for Quantity/Semver as upstream);
 * Kubernetes' checks cel-cpp lacks are applied: homogeneous list/map literals, and no ``<``/``>`` on
   Quantity or Semver (they are bytes here, which would otherwise compare).
 Mixed-number ordering (``1 < 2.5``, Kubernetes' CrossTypeNumericComparisons) is missing from cel-cpp's
@@ -22,8 +24,8 @@ Known differences from upstream:
 unknown domains default to an empty map only for lookups on ``device.attributes``/``device.capacity``
 or a ``cel.bind`` name for them, not on other copies (``[device.attributes][0]["x"]``);
 ``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
-invalid duration/timestamp/regex *literals* fail at evaluation instead of compilation; the URL, IP,
-CIDR, format, image and authz libraries are not provided.
+invalid duration/timestamp/regex *literals* fail at evaluation instead of compilation; the URL,
+format, image and authz libraries are not provided.
 """
 
 from __future__ import annotations

@@ -16,9 +16,11 @@ from typing import Any, NoReturn
 
 from cel_expr_python import cel
 
+from . import library_net
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
 from .tagged import (
+    TAGGED_STRING_FUNCTION,
     TagError,
     decode_quantity,
     decode_semver,
@@ -320,4 +322,26 @@ def function_decls() -> list[cel.FunctionDecl]:
             ),
         ],
     }
+    for name, net_overloads in library_net.function_decls(q).items():
+        decls[name] = [
+            _overload(oid, result, params, impl, member=member)
+            for oid, result, params, impl, member in net_overloads
+        ]
+    # `string(x)` on a Kubernetes value; the AST rewrite routes bytes-typed string() calls here.
+    decls[TAGGED_STRING_FUNCTION] = [
+        _overload("kubernetes_tagged_to_string", _STRING, [q], _tagged_to_string, member=False)
+    ]
     return [cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
+
+
+def _tagged_to_string(value: Any) -> str:
+    if is_quantity(value) or is_semver(value):
+        kind = "kubernetes.Quantity" if is_quantity(value) else "kubernetes.Semver"
+        raise LibraryError(f"type conversion error from '{kind}' to 'string'")
+    text = library_net.net_text(value)
+    if text is not None:
+        return text
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LibraryError("invalid UTF-8 in bytes, cannot convert to string") from exc

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import _wire as w
 from .quantity import Quantity
 from .semver import Semver
-from .tagged import encode_quantity, encode_semver
+from .tagged import TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
 
 # cel.expr.Expr field numbers
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -160,6 +160,7 @@ class _Rewriter:
                 out.fields.append(w.length_field(f.number, self._body(f.number, w.decode(f.value))))
             else:
                 out.fields.append(f)
+        self._route_tagged_string(expr_id, out)
         folded = self._fold_constant_constructor(expr_id, out)
         if folded is not None:
             return folded
@@ -181,9 +182,30 @@ class _Rewriter:
         if all(a.kind == "const" and isinstance(a.value, bytes) for a in args):
             return  # genuine bytes literals
         self.problems.append(
-            f"found no matching overload for '{call.string_of(2)}' applied to Quantity or Semver values; "
-            "use compareTo(), isLessThan() or isGreaterThan()"
+            f"found no matching overload for '{call.string_of(2)}' applied to Kubernetes values "
+            "(Quantity, Semver, IP, CIDR); use compareTo(), isLessThan() or isGreaterThan()"
         )
+
+    def _route_tagged_string(self, expr_id: int, message: w.Message) -> None:
+        """`string(x)` on bytes: cel-cpp owns that overload; Kubernetes values need their own conversion."""
+        call_field = next(
+            (f for f in message.fields if f.number == _CALL and isinstance(f.value, bytes)), None
+        )
+        if call_field is None:
+            return
+        assert isinstance(call_field.value, bytes)
+        call = w.decode(call_field.value)
+        if (
+            call.string_of(2) != "string"
+            or call.first(1) is not None
+            or self.overloads.get(expr_id) != ["bytes_to_string"]
+        ):
+            return
+        call.fields = [w.length_field(2, TAGGED_STRING_FUNCTION) if f.number == 2 else f for f in call.fields]
+        call_field.value = w.encode(call)
+        self.changed = True
+        self.references[expr_id] = _reference(TAGGED_STRING_FUNCTION, "kubernetes_tagged_to_string")
+        self.dropped_references.add(expr_id)
 
     def _check_homogeneous_literal(self, message: w.Message) -> None:
         """Kubernetes enables HomogeneousAggregateLiterals: `[1, "a"]` is a compile error; cel-cpp allows it."""

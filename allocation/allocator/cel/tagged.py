@@ -21,6 +21,8 @@ import functools
 from .quantity import Quantity
 from .semver import Semver
 
+# The function that `string(<bytes>)` calls are routed to, so Kubernetes values convert properly.
+TAGGED_STRING_FUNCTION = "kubernetes.string"
 QUANTITY_PREFIX = b"Q"
 SEMVER_PREFIX = b"V"
 _COMPLEMENT = bytes.maketrans(b"0123456789", b"9876543210")
@@ -103,6 +105,8 @@ def describe(value: object) -> str:
         return "Quantity"
     if is_semver(value):
         return "Semver"
+    if isinstance(value, bytes | bytearray) and value[:1] in (b"I", b"C"):
+        return "IP" if value[:1] == b"I" else "CIDR"
     return {
         dict: "map",
         list: "list",
