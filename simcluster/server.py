@@ -134,7 +134,13 @@ class SimServer:
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
-        runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=0.5, handle_signals=False)
+        runner = web.AppRunner(
+            self.make_app(),
+            access_log=None,
+            shutdown_timeout=0.5,
+            handle_signals=False,
+            handler_cancellation=True,
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         await site.start()
@@ -163,6 +169,10 @@ class SimServer:
         for watch in watches:
             watch.push(_Close())
         return len(watches)
+
+    @property
+    def open_watches(self) -> int:
+        return len(self._watches)
 
     @property
     def url(self) -> str:
