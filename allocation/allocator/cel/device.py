@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import CelError
+from .library_net import net_text
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
 from .tagged import decode_quantity, decode_semver, encode_quantity, encode_semver, is_quantity, is_semver
@@ -33,7 +34,7 @@ def from_cel_value(value: object) -> object:
             return decode_quantity(value)
         if is_semver(value):
             return decode_semver(value)
-        return bytes(value)
+        return net_text(value) or bytes(value)
     if isinstance(value, list):
         return [from_cel_value(item) for item in value]
     if isinstance(value, dict):

@@ -1,7 +1,8 @@
 """How Quantity and Semver values travel through CEL: as order-preserving byte strings.
 
 cel-expr-python cannot carry opaque Python objects. DRA attributes are never ``bytes``, so the CEL
-``bytes`` type is free to stand for "a Kubernetes object": ``b"Q…"`` is a Quantity, ``b"V…"`` a Semver.
+``bytes`` type is free to stand for "a Kubernetes object": ``b"Q…"`` is a Quantity, ``b"V…"`` a Semver
+(``b"I…"``/``b"C…"`` are IP and CIDR values, see :mod:`.library_net`).
 The encodings are canonical (equal values ⇔ equal bytes), so CEL's own ``==`` is numeric equality for
 quantities and precedence equality for versions, as upstream ``Equal`` is; and they sort like the
 values, so comparisons need no decoding. Passing bytes to a Python overload is also several times
