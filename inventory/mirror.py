@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from django.db import close_old_connections, connection, transaction
@@ -23,6 +24,7 @@ from django.db.models import Count
 
 from dradash.realtime import broadcast
 from inventory import mirror_derive as derive
+from inventory import mirror_sql
 from inventory.kube import KIND, KubeClient, KubeError, connect
 from inventory.models import (
     WATCH_ERROR,
@@ -89,10 +91,24 @@ def index_key(kind: str, obj: JSON) -> str:
     return ""
 
 
-def to_row(kind: str, obj: JSON, now: datetime) -> KubeObject:
+OBJECT_FIELDS = [
+    "kind",
+    "uid",
+    "name",
+    "namespace",
+    "resource_version",
+    "generation",
+    "creation_timestamp",
+    "index_key",
+    "raw",
+    "mirrored_at",
+]
+
+
+def to_row(kind: str, obj: JSON, now: datetime) -> SimpleNamespace:
     meta = obj.get("metadata") or {}
     generation = meta.get("generation")
-    return KubeObject(
+    return SimpleNamespace(
         kind=kind,
         uid=str(meta.get("uid", "")),
         name=str(meta.get("name", "")),
@@ -216,22 +232,7 @@ class BatchWriter:
             for batch in derive.chunks(deleted):
                 KubeObject.objects.filter(kind=kind, uid__in=batch).delete()
             rows = [to_row(kind, obj, now) for obj in objs.values() if obj is not None]
-            KubeObject.objects.bulk_create(
-                rows,
-                batch_size=derive.CHUNK,
-                update_conflicts=True,
-                unique_fields=["kind", "uid"],
-                update_fields=[
-                    "name",
-                    "namespace",
-                    "resource_version",
-                    "generation",
-                    "creation_timestamp",
-                    "index_key",
-                    "raw",
-                    "mirrored_at",
-                ],
-            )
+            mirror_sql.upsert(KubeObject, rows, fields=OBJECT_FIELDS, conflict=["kind", "uid"])
             for uid, obj in objs.items():
                 if obj is None:
                     name, namespace = old_names.get((kind, uid), ("", ""))
@@ -282,7 +283,7 @@ class BatchWriter:
             ]
             derive.refresh_taints(selectors, ctx)
         if "deviceclasses" in by_kind:
-            derive.refresh_classes(ctx)
+            derive.refresh_classes(ctx, skip=rebuilt)
         if claim_keys - rebuilt:
             derive.refresh_allocations(claim_keys - rebuilt)
         if "pods" in by_kind:

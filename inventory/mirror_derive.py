@@ -7,15 +7,18 @@ event its pool. Only a DeviceClass change re-evaluates every device (classes cha
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from django.db.models import Q
 
+from inventory import mirror_sql
 from inventory.models import (
     ALLOCATED,
     FREE,
@@ -122,21 +125,87 @@ def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
         compiled = [engine.compile(e) for e in expressions]
     except CelError as exc:
         return (lambda driver, device: False), f"selector does not compile: {exc}"
+    return _CelClassMatcher(compiled, expressions, device_input_from_api, CelError), ""
 
-    def matches(driver: str, device: JSON) -> bool:
-        if not compiled:
+
+_DRIVER_GUARD = re.compile(r"""^\s*device\.driver\s*==\s*"([^"]+)"\s*(?:&&|$)""")
+_DEVICE_REF = re.compile(r"""device\.(\w+)(\["([^"]+)"\]\.(\w+))?""")
+_MEMO_LIMIT = 50_000
+
+
+class _CelClassMatcher:
+    """Evaluates a class's CEL selectors, skipping work where the answer is already known.
+
+    * `device.driver == "x" && …` as the first term: other drivers are false without evaluating.
+    * When the expressions read only `device.driver`, `device.allowMultipleAllocations` and
+      `device.attributes["d"].n` / `device.capacity["d"].n`, the answer depends only on those values,
+      so devices that agree on them share one evaluation (a node's GPUs differ in UUIDs, not model).
+    """
+
+    def __init__(
+        self, compiled: list[Any], expressions: list[str], to_input: Any, cel_error: type[Exception]
+    ):
+        self.compiled = compiled
+        self.to_input = to_input
+        self.cel_error = cel_error
+        # A guard only short-circuits when nothing can override it (no `||`, no ternary).
+        guards = [_DRIVER_GUARD.match(e) for e in expressions if "||" not in e and "?" not in e]
+        self.drivers = {m.group(1) for m in guards if m}
+        self.refs: list[tuple[str, str, str]] | None = []
+        for expression in expressions:
+            for match in _DEVICE_REF.finditer(expression):
+                field_name, indexed, domain, name = match.groups()
+                if field_name in ("driver", "allowMultipleAllocations") and not indexed:
+                    self.refs.append((field_name, "", ""))
+                elif field_name in ("attributes", "capacity") and indexed:
+                    self.refs.append((field_name, domain, name))
+                else:
+                    self.refs = None
+                    break
+            if self.refs is None:
+                break
+        self.memo: dict[tuple[Any, ...], bool] = {}
+
+    def _key(self, driver: str, device: JSON) -> tuple[Any, ...] | None:
+        if self.refs is None:
+            return None
+        key: list[Any] = [driver]
+        for field_name, domain, name in self.refs:
+            if not domain:
+                key.append(device.get(field_name))
+                continue
+            values = device.get(field_name) or {}
+            value = values.get(f"{domain}/{name}")
+            if value is None and domain == driver:
+                value = values.get(name)
+            key.append(json.dumps(value, sort_keys=True))
+        return tuple(key)
+
+    def __call__(self, driver: str, device: JSON) -> bool:
+        if not self.compiled:
             return True
+        if len(self.drivers) > 1 or (self.drivers and driver not in self.drivers):
+            return False
+        key = self._key(driver, device)
+        if key is not None and key in self.memo:
+            return self.memo[key]
+        result = self._evaluate(driver, device)
+        if key is not None:
+            if len(self.memo) > _MEMO_LIMIT:
+                self.memo.clear()
+            self.memo[key] = result
+        return result
+
+    def _evaluate(self, driver: str, device: JSON) -> bool:
         try:
-            data = device_input_from_api(driver, device)
-            return all(selector.matches(data) for selector in compiled)
-        except CelError:
+            data = self.to_input(driver, device)
+            return all(selector.matches(data) for selector in self.compiled)
+        except self.cel_error:
             # Upstream aborts allocation on a runtime error; for display the device simply does not match.
             return False
         except Exception:  # malformed device JSON from the cluster must not stop the mirror
             log.debug("class selector failed on a device of %s", driver, exc_info=True)
             return False
-
-    return matches, ""
 
 
 @dataclass
@@ -194,35 +263,35 @@ def recompute_pools(pool_keys: set[str], gone_slice_uids: set[str], ctx: Context
     all_slice_uids = set(gone_slice_uids)
     for slices in slices_by_pool.values():
         all_slice_uids.update(s["metadata"]["uid"] for s in slices)
-    existing: dict[DeviceKey, Device] = {}
+    # (pk, health reports) of the devices that exist now; reports survive a slice republish.
+    existing: dict[DeviceKey, tuple[int, JSON]] = {}
     stale: list[int] = []
+
+    def remember(pk: int, driver: str, pool: str, name: str, reports: JSON) -> None:
+        key = (driver, pool, name)
+        if key in existing and existing[key][0] != pk:
+            stale.append(pk)
+        else:
+            existing[key] = (pk, reports or {})
+
+    columns = ("pk", "driver", "pool", "name", "health_reports")
     for batch in chunks(sorted(all_slice_uids)):
-        for device in Device.objects.filter(slice_uid__in=batch):
-            key = (device.driver, device.pool, device.name)
-            if key in existing:
-                stale.append(device.pk)
-            else:
-                existing[key] = device
-    # Devices of the affected pools that moved between slices are found by pool as well.
+        for row in Device.objects.filter(slice_uid__in=batch).values_list(*columns):
+            remember(*row)
     if len(pool_keys) <= BULK_THRESHOLD:
+        # Devices of the affected pools that sit in slices we did not look at (moved between slices).
         q = Q(pk__in=[])
         for key in pool_keys:
             driver, _, pool = key.partition("/")
             q |= Q(driver=driver, pool=pool)
-        for device in Device.objects.filter(q).exclude(pk__in=[d.pk for d in existing.values()]):
-            key = (device.driver, device.pool, device.name)
-            if key in existing:
-                stale.append(device.pk)
-            else:
-                existing[key] = device
+        for row in Device.objects.filter(q).values_list(*columns):
+            remember(*row)
 
     allocations = allocations_by_device(pool_keys=pool_keys)
     pools_existing = {f"{p.driver}/{p.name}": p for p in _pools(pool_keys)}
-    pool_updates: list[Pool] = []
-    pool_creates: list[Pool] = []
+    pool_rows: list[Pool] = []
     pool_deletes: list[int] = []
-    device_creates: list[Device] = []
-    device_updates: list[Device] = []
+    device_rows: list[SimpleNamespace] = []
     present: set[DeviceKey] = set()
 
     for key in sorted(pool_keys):
@@ -275,22 +344,17 @@ def recompute_pools(pool_keys: set[str], gone_slice_uids: set[str], ctx: Context
                 count += 1
                 device_key = (driver, pool_name, name)
                 present.add(device_key)
-                row = existing.pop(device_key, None)
-                is_new = row is None
-                if row is None:
-                    row = Device(driver=driver, pool=pool_name, name=name)
+                _pk, reports = existing.get(device_key, (0, {}))
+                row = SimpleNamespace(driver=driver, pool=pool_name, name=name, health_reports=reports)
                 fill_from_slice(
                     row, slice_obj, device_json, selection=selection, node=node, complete=complete
-                )
-                fill_taints(row, ctx)
-                fill_classes(row, ctx, device_json)
-                fill_allocations(row, allocations.get(device_key, []))
-                fill_health(row)
-                (device_creates if is_new else device_updates).append(row)
-        pool = pools_existing.get(key)
-        is_new_pool = pool is None
-        if pool is None:
-            pool = Pool(driver=driver, name=pool_name)
+                )  # type: ignore[arg-type]
+                fill_taints(row, ctx)  # type: ignore[arg-type]
+                fill_classes(row, ctx, device_json)  # type: ignore[arg-type]
+                fill_allocations(row, allocations.get(device_key, []))  # type: ignore[arg-type]
+                fill_health(row)  # type: ignore[arg-type]
+                device_rows.append(row)
+        pool = pools_existing.get(key) or Pool(driver=driver, name=pool_name)
         pool.generation = generation
         pool.slice_count = len(current)
         pool.expected_slice_count = expected
@@ -299,32 +363,35 @@ def recompute_pools(pool_keys: set[str], gone_slice_uids: set[str], ctx: Context
         pool.device_count = count
         pool.shared_counters = counters
         pool.problems = problems
-        (pool_creates if is_new_pool else pool_updates).append(pool)
+        pool_rows.append(pool)
 
-    stale.extend(d.pk for d in existing.values())  # devices of slices that are gone or obsolete
+    stale.extend(pk for key, (pk, _r) in existing.items() if key not in present)  # slices gone or obsolete
     for batch in chunks(stale):
         Device.objects.filter(pk__in=batch).delete()
-    if pool_deletes:
-        Pool.objects.filter(pk__in=pool_deletes).delete()
-    Pool.objects.bulk_create(pool_creates, batch_size=CHUNK)
-    Pool.objects.bulk_update(
-        pool_updates,
-        [
-            "generation",
-            "slice_count",
-            "expected_slice_count",
-            "complete",
-            "node_name",
-            "device_count",
-            "shared_counters",
-            "problems",
-        ],
-        batch_size=CHUNK,
+    for batch in chunks(pool_deletes):
+        Pool.objects.filter(pk__in=batch).delete()
+    mirror_sql.upsert(Pool, pool_rows, fields=POOL_FIELDS, conflict=["driver", "name"])
+    mirror_sql.upsert(
+        Device,
+        device_rows,
+        fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS],
+        conflict=["driver", "pool", "name"],
     )
-    Device.objects.bulk_create(device_creates, batch_size=CHUNK)
-    if device_updates:
-        Device.objects.bulk_update(device_updates, ALL_DEVICE_FIELDS, batch_size=CHUNK)
     return present
+
+
+POOL_FIELDS = [
+    "driver",
+    "name",
+    "generation",
+    "slice_count",
+    "expected_slice_count",
+    "complete",
+    "node_name",
+    "device_count",
+    "shared_counters",
+    "problems",
+]
 
 
 def _pools(pool_keys: set[str]) -> list[Pool]:
@@ -585,7 +652,7 @@ def refresh_allocations(keys: set[DeviceKey]) -> None:
         fill_allocations(device, allocations.get((device.driver, device.pool, device.name), []))
         if (device.allocations, device.statuses) != before:
             changed.append(device)
-    Device.objects.bulk_update(changed, ALLOCATION_FIELDS, batch_size=CHUNK)
+    mirror_sql.update(Device, changed, fields=ALLOCATION_FIELDS)
 
 
 # --------------------------------------------------------------------------------------- rules, classes, health
@@ -612,16 +679,26 @@ def refresh_taints(selectors: list[JSON | None], ctx: Context) -> None:
         fill_taints(device, ctx)
         if device.taints != before:
             changed.append(device)
-    Device.objects.bulk_update(changed, TAINT_FIELDS, batch_size=CHUNK)
+    mirror_sql.update(Device, changed, fields=TAINT_FIELDS)
 
 
-def refresh_classes(ctx: Context) -> None:
-    """Re-evaluate every device against every class (after a DeviceClass changed)."""
-    slices = {
-        uid: raw for uid, raw in KubeObject.objects.filter(kind="resourceslices").values_list("uid", "raw")
-    }
+def refresh_classes(ctx: Context, *, skip: set[DeviceKey]) -> None:
+    """Re-evaluate every device against every class (after a DeviceClass changed); `skip` was just rebuilt."""
+    devices = [
+        d
+        for d in Device.objects.only("pk", "driver", "pool", "name", "slice_uid", *CLASS_FIELDS)
+        if (d.driver, d.pool, d.name) not in skip
+    ]
+    if not devices:
+        return
+    slice_uids = sorted({d.slice_uid for d in devices})
+    slices: dict[str, JSON] = {}
+    for batch in chunks(slice_uids):
+        slices.update(
+            KubeObject.objects.filter(kind="resourceslices", uid__in=batch).values_list("uid", "raw")
+        )
     changed = []
-    for device in Device.objects.only("pk", "driver", "pool", "name", "slice_uid", *CLASS_FIELDS):
+    for device in devices:
         raw = slices.get(device.slice_uid) or {}
         device_json = next(
             (d for d in (raw.get("spec") or {}).get("devices") or [] if d.get("name") == device.name), None
@@ -632,7 +709,7 @@ def refresh_classes(ctx: Context) -> None:
         fill_classes(device, ctx, device_json)
         if device.classes != before:
             changed.append(device)
-    Device.objects.bulk_update(changed, CLASS_FIELDS, batch_size=CHUNK)
+    mirror_sql.update(Device, changed, fields=CLASS_FIELDS)
 
 
 def pod_health_reports(pod: Mapping[str, Any]) -> dict[DeviceKey, JSON]:
@@ -688,4 +765,4 @@ def refresh_health(changed_pods: dict[str, JSON | None], reporting: dict[str, se
         device.health_reports = reports
         fill_health(device)
         changed.append(device)
-    Device.objects.bulk_update(changed, HEALTH_FIELDS, batch_size=CHUNK)
+    mirror_sql.update(Device, changed, fields=HEALTH_FIELDS)

@@ -308,6 +308,29 @@ def test_it_matches_devices_to_classes_with_cel_selectors() -> None:
     assert selectors.device_list(filters={"device_class": "h100"}).count() == 1
 
 
+def test_it_does_not_short_circuit_a_driver_test_that_an_or_can_override() -> None:
+    expression = (
+        'device.driver == "nic.example.com" && false || device.attributes["gpu.example.com"].model == "A100"'
+    )
+    f.write(
+        ("deviceclasses", f.device_class("odd", expression=expression)),
+        ("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1", model="A100")])),
+    )
+
+    assert (device("gpu-0").classes, device("gpu-1").classes) == ([], ["odd"])
+
+
+def test_it_reevaluates_classes_when_a_class_changes() -> None:
+    cls = f.device_class("h100", expression='device.attributes["gpu.example.com"].model == "H100"')
+    f.write(("deviceclasses", cls), ("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0")])))
+    cls["metadata"]["resourceVersion"] = "2"
+    cls["spec"]["selectors"][0]["cel"]["expression"] = 'device.attributes["gpu.example.com"].model == "A100"'
+
+    f.write(("deviceclasses", cls))
+
+    assert device("gpu-0").classes == []
+
+
 def partitionable_pool() -> None:
     counters = [{"name": "gpu-0-slices", "counters": {"memory": {"value": "40Gi"}}}]
     devices = [

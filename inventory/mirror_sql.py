@@ -1,0 +1,96 @@
+"""Bulk writes for the mirror without Django's per-value compiler overhead.
+
+Profiling the initial sync of 10,000 devices showed `bulk_create`/`bulk_update` spending most of their
+time preparing values one by one (≈20 µs each) and `bulk_update` building CASE expressions. These helpers
+serialise a column once per value (json.dumps for JSON columns) and hand the rows to `executemany`, as
+`INSERT … ON CONFLICT … DO UPDATE` (SQLite ≥ 3.24 and PostgreSQL) or `UPDATE … WHERE id = %s`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.db import connection, models
+
+CHUNK = 2000
+
+
+def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
+    if isinstance(field, models.JSONField):
+        return lambda value: (
+            None if value is None and field.null else json.dumps(value, separators=(",", ":"))
+        )
+    if isinstance(field, models.BooleanField | models.CharField | models.TextField | models.IntegerField):
+        return lambda value: value
+    return lambda value: field.get_db_prep_save(value, connection)
+
+
+def _columns(model: type[models.Model], names: Sequence[str]) -> list[tuple[str, Callable[[Any], Any]]]:
+    meta = model._meta
+    return [(meta.get_field(n).column, _converter(meta.get_field(n))) for n in names]  # type: ignore[arg-type]
+
+
+def upsert(
+    model: type[models.Model],
+    rows: Iterable[Any],
+    *,
+    fields: Sequence[str],
+    conflict: Sequence[str],
+    update: Sequence[str] | None = None,
+) -> int:
+    """Insert `rows` (objects with the fields as attributes), updating `update` columns on conflict."""
+    columns = _columns(model, fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    quoted = [connection.ops.quote_name(c) for c, _ in columns]
+    conflict_cols = ", ".join(connection.ops.quote_name(model._meta.get_field(n).column) for n in conflict)  # type: ignore[union-attr]
+    updates = update if update is not None else [f for f in fields if f not in conflict]
+    set_clause = ", ".join(
+        f"{connection.ops.quote_name(model._meta.get_field(n).column)} = excluded."  # type: ignore[union-attr]
+        f"{connection.ops.quote_name(model._meta.get_field(n).column)}"  # type: ignore[union-attr]
+        for n in updates
+    )
+    sql = (
+        f"INSERT INTO {table} ({', '.join(quoted)}) VALUES ({', '.join(['%s'] * len(columns))}) "
+        f"ON CONFLICT ({conflict_cols}) DO " + (f"UPDATE SET {set_clause}" if set_clause else "NOTHING")
+    )
+    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
+    return _executemany(sql, ([convert(getattr(row, name)) for name, convert in getters] for row in rows))
+
+
+def insert(model: type[models.Model], rows: Iterable[Any], *, fields: Sequence[str]) -> int:
+    columns = _columns(model, fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    quoted = [connection.ops.quote_name(c) for c, _ in columns]
+    sql = f"INSERT INTO {table} ({', '.join(quoted)}) VALUES ({', '.join(['%s'] * len(columns))})"
+    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
+    return _executemany(sql, ([convert(getattr(row, name)) for name, convert in getters] for row in rows))
+
+
+def update(model: type[models.Model], rows: Iterable[Any], *, fields: Sequence[str]) -> int:
+    """`UPDATE … SET fields WHERE id = row.pk` for each row."""
+    columns = _columns(model, fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    sets = ", ".join(f"{connection.ops.quote_name(c)} = %s" for c, _ in columns)
+    sql = f"UPDATE {table} SET {sets} WHERE {connection.ops.quote_name('id')} = %s"
+    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
+    return _executemany(
+        sql, ([*(convert(getattr(row, name)) for name, convert in getters), row.pk] for row in rows)
+    )
+
+
+def _executemany(sql: str, params: Iterable[list[Any]]) -> int:
+    count = 0
+    batch: list[list[Any]] = []
+    with connection.cursor() as cursor:
+        for row in params:
+            batch.append(row)
+            if len(batch) >= CHUNK:
+                cursor.executemany(sql, batch)
+                count += len(batch)
+                batch = []
+        if batch:
+            cursor.executemany(sql, batch)
+            count += len(batch)
+    return count
