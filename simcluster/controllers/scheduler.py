@@ -19,11 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simcluster.controllers.base import Clock, format_time, parse_time
+from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
     EXTENDED_RESOURCE_CLAIM,
-    IMPLICIT_EXTENDED_PREFIX,
     POD_CLAIM_NAME,
     bind_pod,
     is_deleting,
@@ -40,6 +39,14 @@ from simcluster.controllers.common import (
     set_condition,
     uid_of,
 )
+from simcluster.controllers.extended import (
+    ExtendedRequest,
+    creation_time,
+    extended_requests,
+    extended_resource_classes,
+    generated_claim_prefix,
+)
+from simcluster.controllers.nodes import node_ready, node_selector_matches, tolerates_node_taints
 from simcluster.errors import ApiError
 from simcluster.store import Store
 
@@ -72,7 +79,6 @@ WATCHES = frozenset(
         "nodes",
     }
 )
-_MAX_GENERATED_PREFIX = 57
 
 
 class Unschedulable(Exception):
@@ -85,136 +91,6 @@ def _allocation_error() -> type[Exception]:
     except ImportError:  # pragma: no cover - the allocator lands in parallel
         return RuntimeError
     return AllocationError
-
-
-def generated_claim_prefix(pod: str, claim: str) -> str:
-    """`<pod>-<claim>-`, both parts shortened proportionally when longer than 57 characters together."""
-    if len(pod) + len(claim) > _MAX_GENERATED_PREFIX:
-        total = len(pod) + len(claim)
-        pod_len = max(1, _MAX_GENERATED_PREFIX * len(pod) // total)
-        claim_len = max(1, _MAX_GENERATED_PREFIX - pod_len)
-        pod, claim = pod[:pod_len], claim[:claim_len]
-    return f"{pod}-{claim}-"
-
-
-def extended_resource_classes(classes: Sequence[JSON]) -> dict[str, str]:
-    """Extended resource name → DeviceClass (dra-api §9): implicit names always; for an explicit name shared
-    by several classes the newest creationTimestamp wins, then the smaller class name."""
-    mapping: dict[str, str] = {}
-    for cls in classes:
-        mapping[IMPLICIT_EXTENDED_PREFIX + name_of(cls)] = name_of(cls)
-    explicit: dict[str, list[JSON]] = {}
-    for cls in classes:
-        name = (cls.get("spec") or {}).get("extendedResourceName")
-        if name:
-            explicit.setdefault(str(name), []).append(cls)
-    for resource, candidates in explicit.items():
-        winner = min(candidates, key=lambda c: (-_timestamp(c), name_of(c)))
-        mapping[resource] = name_of(winner)
-    return mapping
-
-
-def _timestamp(obj: Mapping[str, Any]) -> float:
-    moment = parse_time(meta(obj).get("creationTimestamp"))
-    return moment.timestamp() if moment else 0.0
-
-
-@dataclass(frozen=True)
-class ExtendedRequest:
-    container: str
-    resource: str
-    request: str
-    device_class: str
-    count: int
-
-
-def extended_requests(pod: Mapping[str, Any], mapping: Mapping[str, str]) -> list[ExtendedRequest]:
-    """One request per (container, DRA-backed extended resource), named `container-<i>-request-<j>`."""
-    spec = pod.get("spec") or {}
-    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
-    out: list[ExtendedRequest] = []
-    for i, container in enumerate(containers):
-        resources = container.get("resources") or {}
-        amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-        for j, resource in enumerate(sorted(amounts)):
-            if resource in mapping:
-                count = quantity_to_int(amounts[resource])
-                if count > 0:
-                    out.append(
-                        ExtendedRequest(
-                            container["name"],
-                            resource,
-                            f"container-{i}-request-{j}",
-                            mapping[resource],
-                            count,
-                        )
-                    )
-    return sorted(out, key=lambda r: r.request)
-
-
-def node_selector_matches(selector: Mapping[str, Any] | None, node: Mapping[str, Any]) -> bool:
-    """core/v1 NodeSelector: terms are ORed, requirements in a term ANDed; nil matches every node."""
-    if not selector:
-        return True
-    labels = meta(node).get("labels") or {}
-    fields = {"metadata.name": name_of(node)}
-    for term in selector.get("nodeSelectorTerms") or []:
-        expressions = [(r, labels) for r in term.get("matchExpressions") or []]
-        expressions += [(r, fields) for r in term.get("matchFields") or []]
-        if expressions and all(_requirement(r, values) for r, values in expressions):
-            return True
-    return False
-
-
-def _requirement(requirement: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
-    key, operator = str(requirement.get("key", "")), requirement.get("operator")
-    wanted = [str(v) for v in requirement.get("values") or []]
-    present = key in values
-    actual = str(values.get(key, ""))
-    if operator == "In":
-        return present and actual in wanted
-    if operator == "NotIn":
-        return not present or actual not in wanted
-    if operator == "Exists":
-        return present
-    if operator == "DoesNotExist":
-        return not present
-    if operator in ("Gt", "Lt") and present and wanted:
-        try:
-            left, right = int(actual), int(wanted[0])
-        except ValueError:
-            return False
-        return left > right if operator == "Gt" else left < right
-    return False
-
-
-def _tolerates_node_taints(pod: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
-    tolerations = (pod.get("spec") or {}).get("tolerations") or []
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(_tolerates(t, taint) for t in tolerations):
-            return False
-    return True
-
-
-def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
-        return False
-    if toleration.get("operator") == "Exists":
-        return not toleration.get("key") or toleration["key"] == taint.get("key")
-    return bool(
-        toleration.get("key") == taint.get("key")
-        and (toleration.get("value") or "") == (taint.get("value") or "")
-    )
-
-
-def _node_ready(node: Mapping[str, Any]) -> bool:
-    if (node.get("spec") or {}).get("unschedulable"):
-        return False
-    conditions = (node.get("status") or {}).get("conditions") or []
-    ready = [c for c in conditions if c.get("type") == "Ready"]
-    return not ready or ready[0].get("status") == "True"
 
 
 @dataclass
@@ -272,7 +148,7 @@ class Scheduler:
         ]
         if not pending:
             return None
-        pending.sort(key=lambda p: (_timestamp(p), namespace_of(p), name_of(p)))
+        pending.sort(key=lambda p: (creation_time(p), namespace_of(p), name_of(p)))
         world = _World(
             nodes=sorted(read_all(self.store, "nodes"), key=name_of),
             classes=read_all(self.store, "deviceclasses"),
@@ -502,7 +378,7 @@ class Scheduler:
 
     @staticmethod
     def _node_unfit(pod: JSON, node: JSON, world: _World) -> str | None:
-        if not _node_ready(node):
+        if not node_ready(node):
             return "node(s) were unschedulable or not ready"
         selector = (pod.get("spec") or {}).get("nodeSelector") or {}
         labels = meta(node).get("labels") or {}
@@ -513,7 +389,7 @@ class Scheduler:
         )
         if affinity and not node_selector_matches(affinity, node):
             return "node(s) didn't match Pod's node affinity/selector"
-        if not _tolerates_node_taints(pod, node):
+        if not tolerates_node_taints(pod, node):
             return "node(s) had untolerated taint(s)"
         capacity = quantity_to_int(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
         if world.pods_per_node[name_of(node)] >= capacity:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simcluster.controllers.scheduler import extended_resource_classes, generated_claim_prefix
+from simcluster.controllers.extended import extended_resource_classes, generated_claim_prefix
 from tests.simcluster.sim_helpers import (
     claim_template,
     claims_of,

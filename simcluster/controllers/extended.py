@@ -1,0 +1,78 @@
+"""Names the scheduler derives: generated claim names and DRA-backed extended resources (dra-api.md §9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simcluster.controllers.base import parse_time
+from simcluster.controllers.common import IMPLICIT_EXTENDED_PREFIX, meta, name_of, quantity_to_int
+
+JSON = dict[str, Any]
+_MAX_GENERATED_PREFIX = 57
+
+
+def generated_claim_prefix(pod: str, claim: str) -> str:
+    """`<pod>-<claim>-`, both parts shortened proportionally when longer than 57 characters together."""
+    if len(pod) + len(claim) > _MAX_GENERATED_PREFIX:
+        total = len(pod) + len(claim)
+        pod_len = max(1, _MAX_GENERATED_PREFIX * len(pod) // total)
+        claim_len = max(1, _MAX_GENERATED_PREFIX - pod_len)
+        pod, claim = pod[:pod_len], claim[:claim_len]
+    return f"{pod}-{claim}-"
+
+
+def extended_resource_classes(classes: Sequence[JSON]) -> dict[str, str]:
+    """Extended resource name → DeviceClass (dra-api §9): implicit names always; for an explicit name shared
+    by several classes the newest creationTimestamp wins, then the smaller class name."""
+    mapping: dict[str, str] = {}
+    for cls in classes:
+        mapping[IMPLICIT_EXTENDED_PREFIX + name_of(cls)] = name_of(cls)
+    explicit: dict[str, list[JSON]] = {}
+    for cls in classes:
+        name = (cls.get("spec") or {}).get("extendedResourceName")
+        if name:
+            explicit.setdefault(str(name), []).append(cls)
+    for resource, candidates in explicit.items():
+        winner = min(candidates, key=lambda c: (-creation_time(c), name_of(c)))
+        mapping[resource] = name_of(winner)
+    return mapping
+
+
+def creation_time(obj: Mapping[str, Any]) -> float:
+    moment = parse_time(meta(obj).get("creationTimestamp"))
+    return moment.timestamp() if moment else 0.0
+
+
+@dataclass(frozen=True)
+class ExtendedRequest:
+    container: str
+    resource: str
+    request: str
+    device_class: str
+    count: int
+
+
+def extended_requests(pod: Mapping[str, Any], mapping: Mapping[str, str]) -> list[ExtendedRequest]:
+    """One request per (container, DRA-backed extended resource), named `container-<i>-request-<j>`."""
+    spec = pod.get("spec") or {}
+    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+    out: list[ExtendedRequest] = []
+    for i, container in enumerate(containers):
+        resources = container.get("resources") or {}
+        amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for j, resource in enumerate(sorted(amounts)):
+            if resource in mapping:
+                count = quantity_to_int(amounts[resource])
+                if count > 0:
+                    out.append(
+                        ExtendedRequest(
+                            container["name"],
+                            resource,
+                            f"container-{i}-request-{j}",
+                            mapping[resource],
+                            count,
+                        )
+                    )
+    return sorted(out, key=lambda r: r.request)
