@@ -131,7 +131,8 @@ def gather_pools(
             mine = {id(s) for s in slices}
             others = [s for s in same_generation if id(s) not in mine]
         if partitionable:
-            device_slices = [s for s in slices if not s.shared_counters]
+            # v1 keeps devices and counter sets in separate slices; older data may mix them.
+            device_slices = [s for s in slices if s.devices or not s.shared_counters]
             counter_slices = [s for s in slices if s.shared_counters]
         else:
             device_slices, counter_slices = list(slices), []

@@ -23,7 +23,9 @@ from tests.allocation.allocator_cases import (
     device_class,
     devices,
     exactly,
+    first_available,
     resource_slice,
+    sub,
 )
 
 SLICES = [
@@ -187,3 +189,60 @@ def test_it_aborts_a_search_over_its_step_limit() -> None:
         allocator.allocate(NODE, [claim("c", exactly("three", count=3), exactly("never", cls="none"))])
     # The limit is per call: a small search still succeeds afterwards.
     assert allocator.allocate(NODE, [claim("d", exactly("one"))]) is not None
+
+
+CLASS_A = device_class("class-a", 'device.driver == "driver-a"')
+CLASS_B = device_class("class-b", 'device.driver == "driver-b"')
+
+
+def _numbered(name: str, pool: str, driver: str, n: int) -> dict[str, Any]:
+    return resource_slice(name, devices(*(f"device-{i}" for i in range(n))), pool=pool, driver=driver)
+
+
+def test_it_backtracks_over_the_32_result_limit_in_as_many_steps_as_upstream() -> None:
+    allocator = Allocator(
+        classes=[CLASS_A], slices=[_numbered("slice-1", "pool-1", "driver-a", 64)], features=DEFAULT_FEATURES
+    )
+    both_halves = claim(
+        "c",
+        first_available(
+            "req-0", sub("sub-0", cls="class-a", count=32), sub("sub-1", cls="class-a", count=16)
+        ),
+        first_available(
+            "req-1", sub("sub-0", cls="class-a", count=32), sub("sub-1", cls="class-a", count=16)
+        ),
+    )
+    got = allocator.allocate(NODE, [both_halves])
+    assert got is not None
+    results = got[0]["devices"]["results"]
+    assert [r["request"] for r in results] == ["req-0/sub-1"] * 16 + ["req-1/sub-1"] * 16
+    # Upstream's "prioritized-list-max-allocation-limit-request" case: 75 allocateOne calls.
+    assert allocator.search_steps == 75
+
+
+def test_it_gives_up_on_an_all_subrequest_that_would_exceed_32_results_like_upstream() -> None:
+    allocator = Allocator(
+        classes=[CLASS_A, CLASS_B],
+        slices=[
+            _numbered("slice-1", "pool-1", "driver-a", 31),
+            _numbered("slice-2", "pool-2", "driver-b", 2),
+        ],
+        features=DEFAULT_FEATURES,
+    )
+    the_claim = claim(
+        "c",
+        first_available(
+            "req-0", sub("sub-0", cls="class-a", allocationMode="All"), sub("sub-1", cls="class-a", count=2)
+        ),
+        exactly("req-1", cls="class-b", count=2),
+    )
+    got = allocator.allocate(NODE, [the_claim])
+    assert got is not None
+    assert [f"{r['request']}={r['pool']}/{r['device']}" for r in got[0]["devices"]["results"]] == [
+        "req-0/sub-1=pool-1/device-0",
+        "req-0/sub-1=pool-1/device-1",
+        "req-1=pool-2/device-0",
+        "req-1=pool-2/device-1",
+    ]
+    # Upstream's "prioritized-list-max-allocation-allocation-mode-all" case: 42 allocateOne calls.
+    assert allocator.search_steps == 42

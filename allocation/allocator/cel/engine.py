@@ -13,8 +13,9 @@ After type-checking, the checked AST is edited (:mod:`.rewrite`) and loaded back
   unknown attribute inside a domain stays a "no such key" error;
 * ``quantity("…")``/``semver("…")``/``ip("…")``/``cidr("…")`` literals are folded into constants;
 * ``string(x)`` on those values goes to the Kubernetes conversion (error for Quantity/Semver as upstream);
-* Kubernetes' checks cel-cpp lacks are applied: homogeneous list/map literals, and no ``<``/``>`` on
-  Quantity or Semver (they are bytes here, which would otherwise compare).
+* Kubernetes' checks cel-cpp lacks are applied: homogeneous list/map literals, valid duration,
+  timestamp and regex literals, and no ``<``/``>`` on Kubernetes values (they are bytes here, which
+  would otherwise compare).
 Mixed-number ordering (``1 < 2.5``, Kubernetes' CrossTypeNumericComparisons) is missing from cel-cpp's
 checker but present in its runtime, so such expressions are compiled unchecked.
 
@@ -24,13 +25,13 @@ Known differences from upstream:
 unknown domains default to an empty map only for lookups on ``device.attributes``/``device.capacity``
 or a ``cel.bind`` name for them, not on other copies (``[device.attributes][0]["x"]``);
 ``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
-invalid duration/timestamp/regex *literals* fail at evaluation instead of compilation; the URL,
-format, image and authz libraries are not provided.
+the URL, format, image and authz libraries are not provided.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -201,10 +202,34 @@ class CelExprEngine:
         self.compile_count += 1
         serialized = checked.serialize()
         rewritten = rewrite_checked_expr(serialized)
-        if rewritten.problems:
-            raise CelError("compilation failed: " + "; ".join(rewritten.problems))
+        problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
+        if problems:
+            raise CelError("compilation failed: " + "; ".join(problems))
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
+
+    def _literal_problem(self, literal: tuple[str, str]) -> str | None:
+        """Validate a literal the way Kubernetes' AST validators do, using cel-cpp itself where it decides."""
+        kind, text = literal
+        if kind == "python-regex":  # find/findAll run on Python's re (see library.py)
+            try:
+                re.compile(text)
+            except re.error as exc:
+                return f"invalid regex literal {text!r}: {exc}"
+            return None
+        probe = {
+            "duration": f"duration({json.dumps(text)}) == duration({json.dumps(text)})",
+            "timestamp": f"timestamp({json.dumps(text)}) == timestamp({json.dumps(text)})",
+            "re2": f'"".matches({json.dumps(text)})',
+        }[kind]
+        try:
+            result = self._env.compile(probe).eval()
+        except RuntimeError as exc:
+            return f"invalid {kind} literal {text!r}: {_compile_message(str(exc))}"
+        if result.type() == cel.Type.ERROR:
+            what = "regex" if kind == "re2" else kind
+            return f"invalid {what} literal {text!r}: {_runtime_message(str(result.value()))}"
+        return None
 
     def _thread_key(self) -> tuple[int, int]:
         key = (id(self), next(self._slots))

@@ -131,6 +131,13 @@ def to_node(expr: w.Message) -> Node:
 
 
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
+_LITERAL_ARGUMENTS = {
+    "duration": "duration",
+    "timestamp": "timestamp",
+    "matches": "re2",
+    "find": "python-regex",
+    "findAll": "python-regex",
+}
 
 
 class _Rewriter:
@@ -139,6 +146,7 @@ class _Rewriter:
         self.aliases: frozenset[str] = frozenset()  # names bound to device.attributes/capacity (cel.bind)
         self.node_types = node_types  # the checker's type per node id (serialized cel.expr.Type)
         self.problems: list[str] = []
+        self.literals: list[tuple[str, str]] = []
         self.next_id = next_id
         self.references: dict[int, bytes] = {}
         self.types: dict[int, bytes] = {}
@@ -154,6 +162,7 @@ class _Rewriter:
         expr_id = message.int_of(_ID) or 0
         self._check_ordering(expr_id, message)
         self._check_homogeneous_literal(message)
+        self._collect_literal(message)
         out = w.Message()
         for f in message.fields:
             if f.number in (_SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION) and isinstance(f.value, bytes):
@@ -185,6 +194,22 @@ class _Rewriter:
             f"found no matching overload for '{call.string_of(2)}' applied to Kubernetes values "
             "(Quantity, Semver, IP, CIDR); use compareTo(), isLessThan() or isGreaterThan()"
         )
+
+    def _collect_literal(self, message: w.Message) -> None:
+        """Literal durations, timestamps and regexes, which Kubernetes validates at compile time."""
+        call = message.message_of(_CALL)
+        if call is None:
+            return
+        name = call.string_of(2) or ""
+        kind = _LITERAL_ARGUMENTS.get(name)
+        if kind is None:
+            return
+        args = [to_node(w.decode(a.value)) for a in call.get_all(3) if isinstance(a.value, bytes)]
+        # duration("…")/timestamp("…"): the first argument; matches/find/findAll: the pattern, last of
+        # the receiver-style arguments (global `matches(s, re)` has two args, member forms one or two).
+        index = 0 if kind in ("duration", "timestamp") else (1 if call.first(1) is None else 0)
+        if index < len(args) and args[index].kind == "const" and isinstance(args[index].value, str):
+            self.literals.append((kind, str(args[index].value)))
 
     def _route_tagged_string(self, expr_id: int, message: w.Message) -> None:
         """`string(x)` on bytes: cel-cpp owns that overload; Kubernetes values need their own conversion."""
@@ -437,6 +462,7 @@ class Rewritten:
     serialized: bytes | None  # the edited AST, or None when nothing changed
     root: Node  # the (edited) expression tree, for the cost estimator
     problems: list[str]  # compile-time errors found while walking (reported as CelError by the engine)
+    literals: list[tuple[str, str]]  # (kind, text) of literal arguments the engine validates at compile time
 
 
 _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
@@ -499,7 +525,7 @@ def rewrite_checked_expr(serialized: bytes) -> Rewritten:
     new_expr = rewriter.expr(expr)
     root = to_node(new_expr)
     if not rewriter.changed:
-        return Rewritten(None, root, rewriter.problems)
+        return Rewritten(None, root, rewriter.problems, rewriter.literals)
     new_container = w.Message()
     for f in container.fields:
         if f.number == expr_field:
@@ -529,4 +555,4 @@ def rewrite_checked_expr(serialized: bytes) -> Rewritten:
     new_any = w.Message(
         [f if f.number != 2 else w.length_field(2, new_container) for f in any_message.fields]
     )
-    return Rewritten(w.encode(new_any), root, rewriter.problems)
+    return Rewritten(w.encode(new_any), root, rewriter.problems, rewriter.literals)
