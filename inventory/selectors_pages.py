@@ -112,6 +112,7 @@ class NodeLayout:
     numa: list[tuple[str, list[Device]]]  # (NUMA label, devices), "no NUMA node" last
     device_count: int
     labels: dict[str, str]
+    uid: str = ""
 
 
 def node_layouts(*, names: list[str]) -> list[NodeLayout]:
@@ -133,10 +134,10 @@ def node_layouts(*, names: list[str]) -> list[NodeLayout]:
     )
     for device in Device.objects.filter(node_name__in=names).only(*fields).order_by("driver", "name"):
         by_node[device.node_name][device.numa_node].append(device)
-    labels = {
-        o.name: ((o.raw.get("metadata") or {}).get("labels") or {})
-        for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "raw")
+    node_objs = {
+        o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "uid", "raw")
     }
+    labels = {name: ((o.raw.get("metadata") or {}).get("labels") or {}) for name, o in node_objs.items()}
     out = []
     for name in names:
         groups = by_node[name]
@@ -149,6 +150,7 @@ def node_layouts(*, names: list[str]) -> list[NodeLayout]:
                 numa=numa,
                 device_count=sum(len(v) for v in groups.values()),
                 labels=labels.get(name, {}),
+                uid=node_objs[name].uid if name in node_objs else "",
             )
         )
     return out

@@ -31,6 +31,12 @@
     a.href = d.url;
     return a;
   }
+  function pool(cell) {
+    const d = cell.getRow().getData();
+    const box = el("span", null, d.pool);
+    if (!d.poolComplete) box.appendChild(el("span", "badge warn", "incomplete", "not all ResourceSlices of this pool are present"));
+    return box;
+  }
   function state(cell) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
@@ -83,7 +89,7 @@
         { title: "Device", field: "device", formatter: deviceLink, width: 90 },
         { title: "Node", field: "node", width: 110 },
         { title: "NUMA", field: "numa", width: 64, hozAlign: "right" },
-        { title: "Pool", field: "pool", width: 110 },
+        { title: "Pool", field: "pool", width: 110, formatter: pool },
         { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, width: 150 },
         { title: "Taints", field: "taints", formatter: taints, minWidth: 220, widthGrow: 3, cssClass: "wrap" },
         { title: "State", field: "state", formatter: state, width: 92 },
