@@ -728,6 +728,176 @@ CASES: list[Case] = [
         ],
         expect=Error("unknown node selector operator 'Near'"),
     ),
+    Case(
+        "constraints_backtrack_until_all_of_them_hold",
+        [
+            claim(
+                "c",
+                exactly("a"),
+                exactly("b"),
+                constraints=[
+                    {"requests": ["a"], "matchAttribute": f"{DRIVER}/version"},
+                    {"matchAttribute": f"{DRIVER}/flavor"},
+                ],
+            )
+        ],
+        slices=[
+            resource_slice(
+                "s",
+                [
+                    device("d1", attrs={"version": {"version": "1.0.0"}, "flavor": "a"}),
+                    device("d2", attrs={"version": {"version": "2.0.0"}, "flavor": "b"}),
+                    device("d3", attrs={"version": {"version": "3.0.0"}, "flavor": "b"}),
+                ],
+            )
+        ],
+        expect=[["a=d2", "b=d3"]],
+    ),
+    Case(
+        "small_and_large_requests_backtrack_by_capacity",
+        [
+            claim(
+                "c",
+                exactly(
+                    "small",
+                    selectors=(f'device.capacity["{DRIVER}"].memory.compareTo(quantity("1Gi")) >= 0',),
+                ),
+                exactly(
+                    "large",
+                    selectors=(f'device.capacity["{DRIVER}"].memory.compareTo(quantity("2Gi")) >= 0',),
+                ),
+            )
+        ],
+        slices=[
+            resource_slice(
+                "s", [device("big", capacity={"memory": "2Gi"}), device("little", capacity={"memory": "1Gi"})]
+            )
+        ],
+        expect=[["small=little", "large=big"]],
+    ),
+    Case(
+        "admin_access_may_share_a_device_another_claim_is_getting",
+        [claim("plain", exactly("gpu")), claim("admin", exactly("gpu", adminAccess=True))],
+        expect=[["gpu=gpu-0"], ["gpu=gpu-0"]],
+    ),
+    Case(
+        "admin_access_all_mode_cannot_reuse_a_device_of_its_own_claim",
+        [
+            claim(
+                "c", exactly("one", adminAccess=True), exactly("all", adminAccess=True, allocationMode="All")
+            )
+        ],
+        expect=None,
+    ),
+    Case(
+        "counters_from_two_counter_sets_must_all_fit",
+        [claim("c", exactly("a"), exactly("b"))],
+        slices=[
+            resource_slice(
+                "counters",
+                [],
+                node=None,
+                count=2,
+                sharedCounters=[
+                    {"name": "cs1", "counters": {"cpus": {"value": "8"}, "memory": {"value": "18Gi"}}},
+                    {"name": "cs2", "counters": {"cpus": {"value": "12"}, "memory": {"value": "18Gi"}}},
+                ],
+            ),
+            resource_slice(
+                "parts",
+                [
+                    device(
+                        name,
+                        consumesCounters=[
+                            {
+                                "counterSet": "cs1",
+                                "counters": {"memory": {"value": m1}, "cpus": {"value": c1}},
+                            },
+                            {
+                                "counterSet": "cs2",
+                                "counters": {"cpus": {"value": c2}, "memory": {"value": m2}},
+                            },
+                        ],
+                    )
+                    for name, m1, c1, c2, m2 in (
+                        ("d1", "4Gi", "6", "4", "2Gi"),
+                        ("d2", "6Gi", "4", "6", "6Gi"),
+                        ("d3", "4Gi", "4", "4", "4Gi"),
+                    )
+                ],
+                count=2,
+            ),
+        ],
+        expect=[["a=d2", "b=d3"]],
+    ),
+    Case(
+        "counters_already_overdrawn_block_the_whole_pool",
+        [claim("c", exactly("gpu"))],
+        slices=[
+            resource_slice(
+                "counters",
+                [],
+                node=None,
+                count=2,
+                sharedCounters=[{"name": "cs", "counters": {"memory": {"value": "18Gi"}}}],
+            ),
+            resource_slice(
+                "parts",
+                [
+                    device(
+                        "small",
+                        consumesCounters=[{"counterSet": "cs", "counters": {"memory": {"value": "4Gi"}}}],
+                    ),
+                    device(
+                        "huge",
+                        consumesCounters=[{"counterSet": "cs", "counters": {"memory": {"value": "20Gi"}}}],
+                    ),
+                ],
+                count=2,
+            ),
+        ],
+        allocated=[allocated("old", result("huge"))],
+        expect=None,
+    ),
+    Case(
+        "node_selector_is_the_union_of_network_attached_devices",
+        [claim("c", exactly("gpu", count=3))],
+        slices=[
+            resource_slice(
+                "r",
+                devices("in-region"),
+                pool="region",
+                nodeSelector={
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                    ]
+                },
+            ),
+            resource_slice("everywhere", devices("anywhere"), pool="shared", allNodes=True),
+            resource_slice(
+                "named", devices("by-name"), pool="z-named", nodeSelector=node_name_selector("node-1")
+            ),
+        ],
+        expect=[
+            {
+                "devices": {
+                    "results": [
+                        result("in-region", request="gpu", pool="region"),
+                        result("anywhere", request="gpu", pool="shared"),
+                        result("by-name", request="gpu", pool="z-named"),
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}],
+                            "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}],
+                        }
+                    ]
+                },
+            }
+        ],
+    ),
     # ---------------------------------------------------------------- admin access
     Case(
         "admin_access_ignores_devices_in_use",
