@@ -546,6 +546,8 @@ class SimServer:
             remaining = len(entries) - limit
             entries = entries[:limit]
             continue_token = _encode_continue(snapshot_rv, _entry_key(entries[-1]))
+            if matcher is not None:
+                remaining = None  # like kube: unknown once a selector filters the rest
         if _wants_table(request):
             return _json_response(
                 tables.table(
@@ -560,7 +562,8 @@ class SimServer:
         meta: Obj = {"resourceVersion": str(snapshot_rv)}
         if continue_token:
             meta["continue"] = continue_token
-            meta["remainingItemCount"] = remaining
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
         head = dumps({"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": meta})
         body = head[:-1] + b',"items":[' + b",".join(e.raw for e in entries) + b"]}"
         return _json_response(body)
