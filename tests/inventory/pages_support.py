@@ -50,7 +50,7 @@ def device(
     if numa is not None:
         attributes["resource.kubernetes.io/numaNode"] = {"int": numa}
     return Device.objects.create(
-        slice_uid=f"slice-{driver}-{pool}",
+        slice_uid=f"slice-{driver}-{pool}".replace("/", "-"),
         slice_name=f"{pool}-{driver}",
         driver=driver,
         pool=pool,

@@ -190,3 +190,43 @@ def test_it_uses_as_many_queries_for_many_rows_as_for_few(
         device(f"gpu-{i + 10}", node=f"node-{3 + i % 5}", numa=i % 2)
         Claim.objects.create(uid=f"uid-c{i}", namespace="ml", name=f"c{i}", state="pending")
     assert _query_count(client_in, url, {"size": 100}) == few
+
+
+def test_it_explains_an_invalid_filter_naming_the_field(client_in: Client, world: dict[str, Any]) -> None:
+    response = client_in.get(reverse("inventory:devices-data"), {"taint": "Sometimes"})
+    assert response.status_code == 400
+    assert "taint" in response.json()["errors"]
+    page = client_in.get(reverse("inventory:devices"), {"taint": "Sometimes"}).content.decode()
+    assert "taint:" in page and "Select a valid choice" in page
+
+
+def test_it_filters_devices_by_attribute(client_in: Client, world: dict[str, Any]) -> None:
+    from tests.inventory.pages_support import device
+
+    device("gpu-9", node="node-3", attributes={"model": {"string": "b200"}})
+    data = client_in.get(reverse("inventory:devices-data"), {"attribute": "model=b200"}).json()
+    assert [r["device"] for r in data["data"]] == ["gpu-9"]
+
+
+def test_it_escapes_and_caps_what_the_cluster_says(
+    client_in: Client, world: dict[str, Any], settings: Any
+) -> None:
+    from tests.inventory.pages_support import device, taint, taint_fields
+
+    settings.DRADASH_MAX_STRING = 100
+    hostile = taint("<script>alert(1)</script>", "NoSchedule", value="x" * 5000)
+    device("gpu-7", node="node-3", **taint_fields(hostile))
+    html = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-3", "gpu-7"])
+    ).content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "x" * 200 not in html and "x" * 99 + "…" in html
+
+
+def test_it_links_a_device_whose_pool_name_has_slashes(client_in: Client, world: dict[str, Any]) -> None:
+    from tests.inventory.pages_support import device
+
+    device("gpu-0", node="node-4", pool="rack-1/node-4")
+    url = reverse("inventory:device-detail", args=[DRIVER, "rack-1/node-4", "gpu-0"])
+    assert client_in.get(url).status_code == 200
