@@ -46,6 +46,8 @@ def load_world(store: Store, topology_name: str | None, *, controllers: bool, op
     controllers_module = _import_or_log("simcluster.controllers")
     start_all = getattr(controllers_module, "start_all", None)
     if controllers and start_all is not None:
+        # A simulated kubelet runs among the controllers: deleting a running pod becomes graceful.
+        store.graceful_pod_deletion = True
         return start_all(store, topology, options)
     if topology is not None:
         driver_module = _import_or_log("simcluster.driver")
