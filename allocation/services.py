@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from allocation.models import RunKind, RunState, WhatIfRun
@@ -277,7 +277,6 @@ def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None)
 
     from allocation.allocator import AllocationError
 
-    close_old_connections()
     now = timezone.now()
     if not WhatIfRun.objects.filter(pk=run_id, state=RunState.PENDING).update(
         state=RunState.RUNNING, started_at=now, heartbeat_at=now, phase="reading the inventory", percent=0

@@ -1,0 +1,70 @@
+"""Live progress of a run over its websocket: the current state on connect, then every change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser, User
+
+from allocation.routing import websocket_urlpatterns
+from allocation.services import whatif_run_create
+from allocation.worker import start_embedded_worker, stop_embedded_worker
+from tests.allocation import whatif_objects as o
+from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def worker(shared_db: str) -> Iterator[None]:  # noqa: F811
+    yield
+    stop_embedded_worker()
+
+
+def communicator(run_id: Any, user: Any) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/whatif/{run_id}/")
+    comm.scope["user"] = user
+    return comm
+
+
+@database_sync_to_async
+def create_run() -> tuple[User, str]:
+    o.store(*o.small_cluster().values())
+    user = User.objects.create_user("wanda")
+    run = whatif_run_create(
+        kind="headroom", input={"source": "class", "deviceClassName": o.DRIVER}, user=user
+    )
+    return user, str(run.id)
+
+
+async def test_it_streams_a_runs_progress_from_pending_to_succeeded(worker: None) -> None:
+    user, run_id = await create_run()
+    comm = communicator(run_id, user)
+    connected, _ = await comm.connect()
+    assert connected
+    first = json.loads(await comm.receive_from(timeout=10))["run"]
+    assert first["state"] == "pending"  # the state at connect time, before any worker has it
+    await database_sync_to_async(start_embedded_worker)()
+    seen = [first]
+    while not seen[-1]["finished"]:
+        seen.append(json.loads(await comm.receive_from(timeout=20))["run"])
+    await comm.disconnect()
+    assert seen[-1]["state"] == "succeeded"
+    assert seen[-1]["percent"] == 100
+    running = [s for s in seen if s["state"] == "running"]
+    assert running and running[0]["phase"] == "reading the inventory"
+    assert "placing copies node by node" in {s["phase"] for s in running}
+
+
+async def test_it_refuses_a_websocket_without_login() -> None:
+    _, run_id = await create_run()
+    comm = communicator(run_id, AnonymousUser())
+    connected, code = await comm.connect()
+    assert not connected
+    assert code == 4401

@@ -1,0 +1,102 @@
+"""The what-if pages: three forms, and a run page whose answer explains itself."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from allocation.models import RunState, WhatIfRun
+from allocation.services import whatif_run_execute
+from tests.allocation import whatif_objects as o
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client_in() -> Client:
+    client = Client()
+    client.force_login(User.objects.create_user("vic"))
+    return client
+
+
+def answered(client: Client, form: dict[str, str]) -> str:
+    """Post a form, run the queued run as a worker would, and return the run page."""
+    response = client.post("/whatif/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run = WhatIfRun.objects.get()
+    assert response["Location"] == f"/whatif/{run.id}/"
+    whatif_run_execute(run_id=str(run.id))
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_it_shows_the_three_forms_with_inventory_objects_to_pick(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    page = client_in.get("/whatif/").content.decode()
+    for form_id in ("form-feasibility", "form-headroom", "form-taint"):
+        assert f'id="{form_id}"' in page
+    assert 'value="ResourceClaimTemplate|default/one-gpu"' in page
+    assert 'value="Pod|default/train-0"' in page
+
+
+def test_it_redirects_anonymous_users_to_login() -> None:
+    assert Client().get("/whatif/")["Location"].startswith("/accounts/login/")
+
+
+def test_it_shows_which_nodes_fit_with_devices_and_why_others_do_not(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    yaml_text = "kind: ResourceClaim\nmetadata: {name: two}\nspec:\n  devices:\n    requests:\n" + (
+        "    - {name: gpu, exactly: {deviceClassName: gpu.example.com, count: 2}}\n"
+    )
+    page = answered(client_in, {"kind": "feasibility", "source": "yaml", "yaml": yaml_text})
+    assert "Yes: fits on 1 of 2 nodes" in page
+    assert "<code>gpu.example.com/node-b/gpu-1</code>" in page
+    assert "<strong>node-a</strong>: already in use (1)" in page
+    assert "<td><code>node-a/gpu-0</code></td><td>gpu</td><td>already in use</td>" in page
+
+
+def test_it_shows_headroom_per_node_and_per_class(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    page = answered(
+        client_in, {"kind": "headroom", "source": "class", "deviceClassName": o.DRIVER, "count": "1"}
+    )
+    assert "3 more copies fit" in page
+    assert "<tr><td>node-b</td><td>2</td>" in page
+
+
+def test_it_shows_evictions_and_broken_budgets_for_a_proposed_taint(client_in: Client) -> None:
+    objs = o.small_cluster()
+    o.store(*objs.values(), o.pdb("train", {"app": "train"}, current=1, desired=1))
+    page = answered(
+        client_in,
+        {"kind": "taint_impact", "pool": "node-a", "key": "example.com/broken", "effect": "NoExecute"},
+    )
+    assert "<strong>1 evicted</strong>" in page
+    assert "PodDisruptionBudget <code>default/train</code> would be broken" in page
+    assert "fits on node node-b" in page
+
+
+def test_it_re_renders_the_form_with_the_field_error(client_in: Client) -> None:
+    response = client_in.post(
+        "/whatif/", {"kind": "taint_impact", "pool": "p", "key": "", "effect": "NoExecute"}
+    )
+    assert response.status_code == 400
+    assert "<code>input.taint.key</code>: is required" in response.content.decode()
+    assert not WhatIfRun.objects.exists()
+
+
+def test_it_shows_live_progress_while_running_and_a_cancel_button(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    client_in.post("/whatif/", {"kind": "headroom", "source": "class", "deviceClassName": o.DRIVER})
+    run = WhatIfRun.objects.get()
+    page = client_in.get(f"/whatif/{run.id}/").content.decode()
+    assert f"/ws/whatif/{run.id}/" in page
+    assert 'hx-trigger="every 2s"' in page
+    assert 'id="cancel-form"' in page
+    client_in.post(f"/whatif/{run.id}/cancel/")
+    run.refresh_from_db()
+    assert run.state == RunState.CANCELLED
+    status = client_in.get(f"/whatif/{run.id}/status/")
+    assert status["HX-Refresh"] == "true"

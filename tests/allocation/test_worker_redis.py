@@ -1,0 +1,86 @@
+"""With REDIS_URL, runs go through Redis to a separate `celery -A dradash worker` process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+
+from allocation.models import RunState, WhatIfRun
+from allocation.services import whatif_run_create
+from dradash.celery import app
+from tests.allocation import whatif_objects as o
+from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def redis_url() -> str:
+    """The suite's Redis (its own database number), or database 11 of the local server."""
+    configured = os.environ.get("REDIS_URL")
+    return configured or "redis://127.0.0.1:6379/11"
+
+
+@pytest.fixture
+def separate_worker(shared_db: str, tmp_path: Path) -> Iterator[str]:  # noqa: F811
+    url = redis_url()
+    try:
+        redis.Redis.from_url(url).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.fail(f"Redis is not reachable at {urlparse(url).netloc}; start it (scripts/services)")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dradash.test_settings",
+        "DATABASE_URL": shared_db,
+        "REDIS_URL": url,
+        "DRADASH_CELERY_BROKER_URL": url,
+    }
+    log = (tmp_path / "worker.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "dradash", "worker", "--pool=solo", "--loglevel=INFO",
+         "--without-mingle", "--without-gossip", "-n", f"whatif-test-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_it_runs_a_what_if_in_a_separate_worker_process_through_redis(
+    separate_worker: str, tmp_path: Path
+) -> None:
+    o.store(*o.small_cluster().values(), versions={"resourceslices": "7"})
+    with app.connection_for_write(separate_worker) as conn:
+        run = whatif_run_create(
+            kind="headroom",
+            input={"source": "class", "deviceClassName": o.DRIVER},
+            user=User.objects.create_user("rita"),
+            producer=conn.Producer(),
+        )
+    deadline = time.monotonic() + 60
+    while not (run := WhatIfRun.objects.get(pk=run.pk)).is_finished:
+        if time.monotonic() > deadline:
+            log = (tmp_path / "worker.log").read_text()[-3000:]
+            raise AssertionError(f"run still {run.state} after 60 s; worker log:\n{log}")
+        time.sleep(0.05)
+    assert run.state == RunState.SUCCEEDED, run.error
+    assert run.result is not None and run.result["total"] == 3
+    assert run.snapshot_versions == {"resourceslices": "7"}
+    assert run.started_at is not None and run.heartbeat_at is not None
