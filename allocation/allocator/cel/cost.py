@@ -20,7 +20,7 @@ cost limit was exceeded, so the allocator aborts as upstream does at runtime.
 
 from __future__ import annotations
 
-from .rewrite import Node
+from .checked_ast import Node
 
 COST_LIMIT = 1_000_000
 DEFAULT_LIST_SIZE = 64  # upstream: max(attribute value length 64, list attribute values 48)

@@ -1,0 +1,185 @@
+"""A read-only view of cel-expr-python's serialized AST (``cel.expr.CheckedExpr`` / ``ParsedExpr``).
+
+Field numbers follow ``cel/expr/checked.proto`` and ``syntax.proto``; messages are read with the small
+wire codec in :mod:`._wire`.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from . import _wire as w
+
+# cel.expr.Expr field numbers
+ID, CONST, IDENT, SELECT, CALL, LIST, STRUCT, COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
+# cel.expr.CheckedExpr field numbers
+REFERENCE_MAP, TYPE_MAP, EXPR = 2, 3, 4
+# cel.expr.ParsedExpr field number of its expression
+PARSED_EXPR = 2
+
+DYN_TYPE = w.encode(w.Message([w.length_field(1, b"")]))
+STRING_TYPE = w.encode(w.Message([w.varint_field(3, 5)]))
+MAP_DYN_DYN_TYPE = w.encode(
+    w.Message([w.length_field(7, w.Message([w.length_field(1, DYN_TYPE), w.length_field(2, DYN_TYPE)]))])
+)
+
+
+@dataclass
+class Node:
+    """A read-only view of one CEL expression node (enough for cost estimation)."""
+
+    kind: str  # const | ident | select | call | list | map | comprehension
+    name: str = ""  # ident name, select field, call function, comprehension iter var
+    value: object = None  # constant value
+    children: list[Node] = field(default_factory=list)  # call: [target?] + args; list/map: items
+    has_target: bool = False
+    test_only: bool = False
+    # comprehension parts
+    iter_range: Node | None = None
+    accu_init: Node | None = None
+    loop_condition: Node | None = None
+    loop_step: Node | None = None
+    result: Node | None = None
+
+
+def const_value(message: w.Message) -> object:
+    f = message.fields[0] if message.fields else None
+    if f is None:
+        return None
+    if f.number == 1:
+        return None
+    if f.number == 2:
+        return bool(f.value)
+    if f.number in (3, 4):
+        assert isinstance(f.value, int)
+        return f.value - (1 << 64) if f.number == 3 and f.value >= 1 << 63 else f.value
+    if f.number == 5:
+        assert isinstance(f.value, bytes)
+        return struct.unpack("<d", f.value)[0]
+    if f.number == 6:
+        assert isinstance(f.value, bytes)
+        return f.value.decode("utf-8")
+    return f.value
+
+
+def _optional_node(body: w.Message, number: int) -> Node | None:
+    sub = body.message_of(number)
+    return to_node(sub) if sub is not None else None
+
+
+def to_node(expr: w.Message) -> Node:
+    for f in expr.fields:
+        if f.number == ID or not isinstance(f.value, bytes):
+            continue
+        body = w.decode(f.value)
+        if f.number == CONST:
+            return Node("const", value=const_value(body))
+        if f.number == IDENT:
+            return Node("ident", name=body.string_of(1) or "")
+        if f.number == SELECT:
+            operand = body.message_of(1)
+            return Node(
+                "select",
+                name=body.string_of(2) or "",
+                children=[to_node(operand)] if operand is not None else [],
+                test_only=bool(body.int_of(3)),
+            )
+        if f.number == CALL:
+            target = body.message_of(1)
+            children = [to_node(target)] if target is not None else []
+            children += [to_node(w.decode(a.value)) for a in body.get_all(3) if isinstance(a.value, bytes)]
+            return Node(
+                "call", name=body.string_of(2) or "", children=children, has_target=target is not None
+            )
+        if f.number == LIST:
+            return Node(
+                "list",
+                children=[to_node(w.decode(e.value)) for e in body.get_all(1) if isinstance(e.value, bytes)],
+            )
+        if f.number == STRUCT:
+            items: list[Node] = []
+            for entry_field in body.get_all(2):
+                assert isinstance(entry_field.value, bytes)
+                entry = w.decode(entry_field.value)
+                for entry_part in (entry.message_of(3), entry.message_of(4)):
+                    if entry_part is not None:
+                        items.append(to_node(entry_part))
+            return Node("map", name=body.string_of(1) or "", children=items)
+        if f.number == COMPREHENSION:
+            return Node(
+                "comprehension",
+                name=body.string_of(1) or "",
+                value=body.string_of(3) or "@result",
+                iter_range=_optional_node(body, 2),
+                accu_init=_optional_node(body, 4),
+                loop_condition=_optional_node(body, 5),
+                loop_step=_optional_node(body, 6),
+                result=_optional_node(body, 7),
+            )
+    return Node("const", value=None)
+
+
+NESTED_EXPRS = {SELECT: (1,), CALL: (1, 3), LIST: (1,), COMPREHENSION: (2, 4, 5, 6, 7)}
+
+
+def max_expr_id(expr: w.Message) -> int:
+    highest = expr.int_of(ID) or 0
+    for f in expr.fields:
+        if not isinstance(f.value, bytes):
+            continue
+        if f.number in NESTED_EXPRS:
+            body = w.decode(f.value)
+            for g in body.fields:
+                if g.number in NESTED_EXPRS[f.number] and isinstance(g.value, bytes):
+                    highest = max(highest, max_expr_id(w.decode(g.value)))
+        elif f.number == STRUCT:
+            for entry_field in w.decode(f.value).get_all(2):
+                if isinstance(entry_field.value, bytes):
+                    entry = w.decode(entry_field.value)
+                    highest = max(highest, entry.int_of(1) or 0)
+                    for part in (entry.message_of(3), entry.message_of(4)):
+                        if part is not None:
+                            highest = max(highest, max_expr_id(part))
+    return highest
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_TYPE_KINDS = {1: "dyn", 2: "null", 6: "list", 7: "map", 9: "message", 11: "type", 12: "error"}
+
+
+def type_name(serialized: bytes) -> str:
+    message = w.decode(serialized)
+    first = message.fields[0] if message.fields else None
+    if first is None:
+        return "unknown"
+    if first.number == 3 and isinstance(first.value, int):
+        return _PRIMITIVES.get(first.value, "primitive")
+    if first.number == 4 and isinstance(first.value, int):
+        return {1: "any", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}.get(
+            first.value, "wrapper"
+        )
+    if first.number == 5 and isinstance(first.value, int):
+        return {1: "google.protobuf.Any", 2: "timestamp", 3: "duration"}.get(first.value, "well-known")
+    return _TYPE_KINDS.get(first.number, "type")
+
+
+def node_types(container: w.Message) -> dict[int, bytes]:
+    types: dict[int, bytes] = {}
+    for f in container.get_all(TYPE_MAP):
+        if isinstance(f.value, bytes):
+            entry = w.decode(f.value)
+            types[entry.int_of(1) or 0] = entry.bytes_of(2) or b""
+    return types
+
+
+def overload_choices(container: w.Message) -> dict[int, list[str]]:
+    choices: dict[int, list[str]] = {}
+    for f in container.get_all(REFERENCE_MAP):
+        if isinstance(f.value, bytes):
+            entry = w.decode(f.value)
+            reference = entry.message_of(2)
+            if reference is not None:
+                ids = [g.value.decode() for g in reference.get_all(3) if isinstance(g.value, bytes)]
+                choices[entry.int_of(1) or 0] = ids
+    return choices
