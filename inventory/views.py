@@ -285,6 +285,14 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
     reserved = [r | {"pod": pods.get(r.get("uid", ""))} for r in status.get("reservedFor") or []]
     devices = {(d.driver, d.pool, d.name): d for d in detail.devices}
     results = [r | {"row": devices.get((r["driver"], r["pool"], r["device"]))} for r in detail.results]
+    # The scheduler's extended-resource claim: which container asked for which resource name (pod status).
+    mappings = [
+        m | {"pod": p.name}
+        for p in detail.pods
+        if ((p.raw.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        == detail.obj.name
+        for m in p.raw["status"]["extendedResourceClaimStatus"].get("requestMappings") or []
+    ]
     context = {
         "claim": detail.claim,
         "obj": detail.obj,
@@ -292,6 +300,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
         "allocation": status.get("allocation") or {},
         "reserved": reserved,
         "results": results,
+        "extended_mappings": mappings,
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(
