@@ -15,6 +15,8 @@ from typing import Any, Final
 
 from simcluster.schema import Causes, child, key_path
 
+Obj = dict[str, Any]
+
 # ---------------------------------------------------------------------------------------------------------
 # name formats (apimachinery's IsDNS1123Subdomain & co, re-expressed)
 
@@ -34,6 +36,7 @@ _SEMVER_RE: Final = re.compile(
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
+_UUID_RE: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _CONDITION_REASON_RE: Final = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 
 DNS1123_LABEL_MSG: Final = (
@@ -202,28 +205,27 @@ def device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool 
 
 
 def _device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool) -> None:
-    domain, sep, ident = value.rpartition("/")
-    if not sep:
-        if fully:
-            causes.required(path, "a fully qualified name must be a domain and a name separated by a slash")
-        ident = value
-    else:
-        if not domain:
-            causes.required(path, "the domain must not be empty")
-        else:
-            if len(domain) > DEVICE_DOMAIN_MAX:
-                causes.too_long(path, DEVICE_DOMAIN_MAX)
-            if not _SUBDOMAIN_RE.match(domain):
-                causes.invalid(path, value, DNS1123_SUBDOMAIN_MSG)
-    if not ident:
-        causes.required(path, "the name must not be empty")
+    parts = value.split("/")
+    if len(parts) > 2:
+        causes.invalid(path, value, "must not contain more than one slash")
         return
-    if len(ident) > DEVICE_ID_MAX:
-        causes.too_long(path, DEVICE_ID_MAX)
-    if not _C_IDENTIFIER_RE.match(ident):
-        causes.invalid(path, value, C_IDENTIFIER_MSG)
-
-
+    if len(parts) == 2:
+        domain, ident = parts
+        if not domain:
+            causes.invalid(path, "", "the domain must not be empty")
+        else:
+            driver_name(causes, path, domain)
+    else:
+        ident = value
+    if not ident:
+        causes.invalid(path, "", "the name must not be empty")
+    else:
+        if len(ident) > DEVICE_ID_MAX:
+            causes.too_long(path, DEVICE_ID_MAX)
+        if not _C_IDENTIFIER_RE.match(ident):
+            causes.invalid(path, ident, C_IDENTIFIER_MSG)
+    if fully and len(parts) == 1:
+        causes.invalid(path, value, "a fully qualified name must be a domain and a name separated by a slash")
 def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -240,14 +242,19 @@ def max_items(causes: Causes, path: str, value: Any, limit: int) -> bool:
     return True
 
 
-def exactly_one(causes: Causes, path: str, obj: dict[str, Any], fields: list[str]) -> list[str]:
-    present = [f for f in fields if obj.get(f) not in (None, False)]
-    names = ", ".join(f"`{f}`" for f in fields)
+def exactly_one(
+    causes: Causes, path: str, obj: dict[str, Any], fields: list[str], *, detail: str | None = None
+) -> list[str]:
+    """A union: report none or several of ``fields`` set (``False`` and ``""`` count as unset)."""
+    present = [f for f in fields if obj.get(f) not in (None, False, "")]
+    quoted = [f"`{f}`" for f in fields]
+    names = " or ".join(quoted) if len(fields) == 2 else ", ".join(quoted)
+    rule = detail or f"exactly one of {names} is required"
     if not present:
-        causes.required(path, f"exactly one of {names} is required")
+        causes.required(path, rule)
     elif len(present) > 1:
         shown = "{" + ", ".join(f"`{f}`" for f in present) + "}"
-        causes.invalid(path, shown, f"exactly one of {names} is required, but multiple fields are set")
+        causes.invalid(path, shown, rule if detail else f"{rule}, but multiple fields are set")
     return present
 
 
@@ -288,7 +295,9 @@ def check_selectors(causes: Causes, path: str, selectors: Any, stored: frozenset
                 causes.too_long(expr_path, CEL_MAX_LEN)
             elif expression not in stored:
                 problem = cel_problem(expression)
-                if problem:
+                if problem == COST_EXCEEDED:
+                    causes.forbidden(expr_path, problem)
+                elif problem:
                     causes.invalid(expr_path, expression, problem)
 
 
@@ -318,12 +327,13 @@ def _cel_engine() -> Any:
     """The allocator's CEL engine (cel-cpp), so the pretend cluster refuses what the scheduler cannot run."""
     try:
         from allocation.allocator.cel import default_engine
-    except ImportError:  # the allocator is optional for the simulator; fall back to a syntax check
+    except Exception:  # noqa: BLE001 - without a working allocator the simulator still runs: syntax check only
         return None
     return default_engine()
 
 
 CEL_COST_LIMIT: Final = 1_000_000
+COST_EXCEEDED: Final = "too complex, exceeds cost limit"
 
 
 def cel_problem(expression: str) -> str | None:
@@ -337,7 +347,7 @@ def cel_problem(expression: str) -> str | None:
         return str(error)
     cost = getattr(compiled, "estimated_cost", 0)
     if isinstance(cost, int) and cost > CEL_COST_LIMIT:
-        return f"estimated cost {cost} exceeds the budget of {CEL_COST_LIMIT} for one selector evaluation"
+        return COST_EXCEEDED
     return None
 
 
@@ -371,7 +381,9 @@ def cel_syntax_problem(expression: str) -> str | None:
     return None
 
 
-def check_opaque_config(causes: Causes, path: str, configs: Any, limit: int = 32) -> None:
+def check_opaque_config(
+    causes: Causes, path: str, configs: Any, limit: int = 32, *, stored: bool = False
+) -> None:
     if not max_items(causes, path, configs, limit):
         return
     for index, config in enumerate(_items(configs)):
@@ -382,12 +394,18 @@ def check_opaque_config(causes: Causes, path: str, configs: Any, limit: int = 32
             continue
         opaque_path = child(entry, "opaque")
         driver_name(causes, child(opaque_path, "driver"), opaque.get("driver"))
-        params = opaque.get("parameters")
-        params_path = child(opaque_path, "parameters")
-        if params is None:
-            causes.required(params_path)
-        elif len(json.dumps(params, separators=(",", ":")).encode()) > OPAQUE_PARAMETERS_MAX:
-            causes.too_long(params_path, OPAQUE_PARAMETERS_MAX)
+        check_raw_object(causes, child(opaque_path, "parameters"), opaque.get("parameters"), stored=stored)
+
+
+def check_raw_object(causes: Causes, path: str, value: Any, *, stored: bool = False) -> None:
+    """Opaque JSON (driver parameters, device status data): a JSON object of at most 10 KiB."""
+    if value is None:
+        causes.required(path)
+    elif not stored and len(json.dumps(value, separators=(",", ":")).encode()) > OPAQUE_PARAMETERS_MAX:
+        # Only new data is size-checked: parameters stored before the limit existed are grandfathered.
+        causes.too_long(path, OPAQUE_PARAMETERS_MAX)
+    elif not isinstance(value, dict):
+        causes.invalid(path, "<value omitted>", "must be a valid JSON object")
 
 
 def check_tolerations(causes: Causes, path: str, tolerations: Any) -> None:
@@ -403,11 +421,10 @@ def check_tolerations(causes: Causes, path: str, tolerations: Any) -> None:
         if operator not in ("Equal", "Exists"):
             causes.not_supported(child(entry, "operator"), operator, ["Equal", "Exists"])
         elif operator == "Exists" and tol.get("value"):
-            causes.invalid(
-                child(entry, "value"), tol["value"], "value must be empty when `operator` is 'Exists'"
-            )
+            causes.invalid(child(entry, "value"), tol["value"], "must be empty for operator `Exists`")
         elif operator == "Equal":
             if not key:
+                # The API documents this (an empty key matches all keys only with Exists).
                 causes.invalid(
                     child(entry, "operator"),
                     operator,
@@ -415,8 +432,8 @@ def check_tolerations(causes: Causes, path: str, tolerations: Any) -> None:
                 )
             label_value(causes, child(entry, "value"), tol.get("value"))
         effect = tol.get("effect") or ""
-        if effect and effect not in TOLERATION_EFFECTS:
-            causes.not_supported(child(entry, "effect"), effect, TOLERATION_EFFECTS)
+        if effect and effect not in TAINT_EFFECTS:
+            causes.not_supported(child(entry, "effect"), effect, TAINT_EFFECTS)
 
 
 def check_conditions(causes: Causes, path: str, conditions: Any, limit: int) -> None:
@@ -483,14 +500,14 @@ _LIST_ATTRIBUTE_FIELDS: Final = ["bools", "ints", "strings", "versions"]
 _ATTRIBUTE_FIELDS: Final = frozenset(_SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS)
 
 
-def _old_device_taint_effects(old: dict[str, Any] | None) -> dict[tuple[str, str], str]:
-    effects: dict[tuple[str, str], str] = {}
+def _old_devices(old: dict[str, Any] | None) -> dict[str, Obj]:
+    """The stored devices by name: unchanged taints and capacities are not validated again."""
+    devices: dict[str, Obj] = {}
     for device in _items(_map(_map(old).get("spec")).get("devices")):
-        for taint in _items(_map(device).get("taints")):
-            effect = _map(taint).get("effect")
-            if isinstance(effect, str):
-                effects[(str(_map(device).get("name")), str(_map(taint).get("key")))] = effect
-    return effects
+        name = _map(device).get("name")
+        if isinstance(name, str):
+            devices[name] = _map(device)
+    return devices
 
 
 def _node_selector(causes: Causes, path: str, selector: Any) -> None:
@@ -509,47 +526,102 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
         causes.required("spec.pool")
         pool = {}
     pool_name(causes, "spec.pool.name", pool.get("name"))
+    count = pool.get("resourceSliceCount")
+    if not isinstance(count, int) or count <= 0:
+        causes.invalid("spec.pool.resourceSliceCount", count or 0, "must be greater than zero")
     generation = pool.get("generation")
     if isinstance(generation, int) and generation < 0:
         causes.invalid("spec.pool.generation", generation, "must be greater than or equal to zero")
-    count = pool.get("resourceSliceCount")
-    if not isinstance(count, int) or count <= 0:
-        causes.invalid("spec.pool.resourceSliceCount", count, "must be greater than zero")
+    if old is not None:
+        old_spec = _map(old.get("spec"))
+        _immutable(causes, "spec.pool.name", pool.get("name"), _map(old_spec.get("pool")).get("name"))
+        _immutable(causes, "spec.driver", spec.get("driver"), old_spec.get("driver"))
+        _immutable(causes, "spec.nodeName", spec.get("nodeName"), old_spec.get("nodeName"))
 
-    chosen = exactly_one(causes, "spec", spec, _NODE_SELECTION)
-    if spec.get("nodeName"):
+    if spec.get("nodeName") == "":
+        causes.invalid("spec.nodeName", "", "must be either unset or set to a non-empty string")
+    elif spec.get("nodeName") is not None:
         dns_subdomain(causes, "spec.nodeName", spec["nodeName"])
+    for flag in ("allNodes", "perDeviceNodeSelection"):
+        if spec.get(flag) is False:
+            causes.invalid(f"spec.{flag}", False, "must be either unset or set to true")
+    chosen = exactly_one(causes, "spec", spec, _NODE_SELECTION)
     if "nodeSelector" in chosen:
         _node_selector(causes, "spec.nodeSelector", spec["nodeSelector"])
     per_device = spec.get("perDeviceNodeSelection") is True
-    if spec.get("partitionTypeAttribute"):
-        device_qualified_name(
-            causes, "spec.partitionTypeAttribute", str(spec["partitionTypeAttribute"]), fully=True
-        )
 
     devices = _items(spec.get("devices"))
-    counter_sets = spec.get("sharedCounters")
-    if devices and counter_sets:
-        causes.forbidden("spec", "only one of `sharedCounters` or `devices` is allowed")
-    _check_shared_counters(causes, counter_sets)
-
-    advanced = False
-    names: set[str] = set()
-    old_effects = _old_device_taint_effects(old)
-    for index, device in enumerate(devices):
-        advanced |= _check_device(
-            causes, f"spec.devices[{index}]", _map(device), per_device, names, old_effects
-        )
+    if spec.get("devices") is not None and spec.get("sharedCounters") is not None:
+        causes.invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed")
+    advanced = any(
+        _map(d).get("taints")
+        or _map(d).get("consumesCounters")
+        or any(f in _map(a) for a in _map(_map(d).get("attributes")).values() for f in _LIST_ATTRIBUTE_FIELDS)
+        for d in devices
+    )
     limit = 64 if advanced else 128
     if len(devices) > limit:
         causes.too_many("spec.devices", len(devices), limit)
-
-    if old is not None:
-        old_spec = _map(old.get("spec"))
-        _immutable(causes, "spec.driver", spec.get("driver"), old_spec.get("driver"))
-        _immutable(causes, "spec.pool.name", pool.get("name"), _map(old_spec.get("pool")).get("name"))
-        _immutable(causes, "spec.nodeName", spec.get("nodeName"), old_spec.get("nodeName"))
+    else:
+        names: set[str] = set()
+        old_devices = _old_devices(old)
+        for index, device in enumerate(devices):
+            path = f"spec.devices[{index}]"
+            name = _map(device).get("name")
+            _check_device(causes, path, _map(device), per_device, old_devices.get(str(name)))
+            if isinstance(name, str):
+                if name in names:
+                    causes.duplicate(path, name)
+                names.add(name)
+    _check_shared_counters(causes, spec.get("sharedCounters"))
+    if spec.get("partitionTypeAttribute") is not None:
+        _check_partition_type_attribute(causes, spec, devices)
+    check_skip_node_operations(causes, "spec.skipNodeOperations", spec.get("skipNodeOperations"))
     return []
+
+
+def _check_partition_type_attribute(causes: Causes, spec: dict[str, Any], devices: list[Any]) -> None:
+    name = str(spec["partitionTypeAttribute"])
+    consuming = [(i, _map(d)) for i, d in enumerate(devices) if _map(d).get("consumesCounters")]
+    if not consuming:
+        causes.invalid(
+            "spec.partitionTypeAttribute",
+            name,
+            "may only be set on a slice which declares devices that consume counters",
+        )
+        return
+    probe = Causes()
+    device_qualified_name(probe, "spec.partitionTypeAttribute", name, fully=True)
+    if probe:
+        causes.items.extend(probe.items)
+        return
+    # An attribute in the driver's own domain may also be declared without the domain.
+    bare = name.removeprefix(f"{spec.get('driver')}/") if name.startswith(f"{spec.get('driver')}/") else ""
+    for index, device in consuming:
+        attributes = _map(device.get("attributes"))
+        attribute = attributes.get(name, attributes.get(bare) if bare else None)
+        path = f"spec.devices[{index}].attributes[{name}]"
+        if attribute is None:
+            causes.required(
+                path,
+                "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set",
+            )
+        elif _map(attribute).get("string") is None:
+            causes.invalid(
+                path,
+                attribute,
+                "must be a string value because `partitionTypeAttribute` names this attribute",
+            )
+
+
+def check_skip_node_operations(causes: Causes, path: str, operations: Any) -> None:
+    skipped = set(_items(operations))
+    if "NodePrepareResources" in skipped and not skipped & {"NodeUnprepareResources", "*"}:
+        causes.invalid(
+            path,
+            "array",
+            "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped",
+        )
 
 
 def _check_shared_counters(causes: Causes, counter_sets: Any) -> None:
@@ -560,94 +632,120 @@ def _check_shared_counters(causes: Causes, counter_sets: Any) -> None:
         path = f"spec.sharedCounters[{index}]"
         name = _map(counter_set).get("name")
         dns_label(causes, child(path, "name"), name)
-        if isinstance(name, str):
-            if name in seen:
-                causes.duplicate(child(path, "name"), name)
-            seen.add(name)
         counters = _map(counter_set).get("counters")
         if not counters:
             causes.required(child(path, "counters"))
         elif max_items(causes, child(path, "counters"), counters, 32):
             for counter in _map(counters):
-                dns_label(causes, key_path(child(path, "counters"), counter), counter)
+                dns_label(causes, child(path, "counters"), counter)
+        if isinstance(name, str):
+            if name in seen:
+                causes.duplicate(path, name)
+            seen.add(name)
 
 
 def _check_device(
-    causes: Causes,
-    path: str,
-    device: dict[str, Any],
-    per_device: bool,
-    names: set[str],
-    old_effects: dict[tuple[str, str], str],
-) -> bool:
-    """Check one device; True when it uses a feature that lowers the per-slice device limit."""
-    name = device.get("name")
-    dns_label(causes, child(path, "name"), name)
-    if isinstance(name, str):
-        if name in names:
-            causes.duplicate(child(path, "name"), name)
-        names.add(name)
-    advanced = False
-
+    causes: Causes, path: str, device: dict[str, Any], per_device: bool, old_device: Obj | None
+) -> None:
+    dns_label(causes, child(path, "name"), device.get("name"))
     attributes = _map(device.get("attributes"))
     capacity = _map(device.get("capacity"))
     combined = len(attributes) + len(capacity)
     if combined > 32:
-        causes.too_many(path, combined, 32)
+        causes.invalid(path, combined, "the total number of attributes and capacities must not exceed 32")
     values = 0
     attrs_path = path + ".attributes"
     for attr_name, attribute in attributes.items():
         attr_path = f"{attrs_path}[{attr_name}]"
-        device_qualified_name(causes, attr_path, attr_name)
-        count, is_list = _check_attribute(causes, attr_path, _map(attribute))
-        values += count
-        advanced |= is_list
+        device_qualified_name(causes, attrs_path, attr_name)
+        values += _check_attribute(causes, attr_path, _map(attribute))
     if values > 48:
-        causes.too_many(child(path, "attributes"), values, 48)
-    for cap_name, cap in capacity.items():
-        cap_path = key_path(child(path, "capacity"), cap_name)
-        device_qualified_name(causes, cap_path, cap_name)
-        if _map(cap).get("value") is None:
-            causes.required(child(cap_path, "value"))
-        policy = _map(cap).get("requestPolicy")
-        if policy is not None:
-            if not device.get("allowMultipleAllocations"):
-                causes.forbidden(
-                    child(cap_path, "requestPolicy"), "allowed only when `allowMultipleAllocations` is true"
-                )
-            _check_request_policy(
-                causes, child(cap_path, "requestPolicy"), _map(policy), _map(cap).get("value")
-            )
+        causes.invalid(path, values, "the total number of attribute values must not exceed 48")
 
-    consumes = device.get("consumesCounters")
-    if consumes:
-        advanced = True
-        _check_consumes_counters(causes, child(path, "consumesCounters"), consumes)
+    if old_device is None or old_device.get("capacity") != device.get("capacity"):
+        for cap_name, cap in capacity.items():
+            cap_path = key_path(child(path, "capacity"), cap_name)
+            device_qualified_name(causes, child(path, "capacity"), cap_name)
+            policy = _map(cap).get("requestPolicy")
+            if policy is None:
+                continue
+            if not device.get("allowMultipleAllocations"):
+                causes.forbidden(child(cap_path, "requestPolicy"), "allowMultipleAllocations must be true")
+            else:
+                _check_request_policy(
+                    causes, child(cap_path, "requestPolicy"), _map(policy), _map(cap).get("value")
+                )
 
     taints = device.get("taints")
-    if taints:
-        advanced = True
-        if max_items(causes, child(path, "taints"), taints, 16):
-            for index, taint in enumerate(_items(taints)):
-                old_effect = old_effects.get((str(name), str(_map(taint).get("key"))))
-                check_taint(causes, f"{path}.taints[{index}]", taint, old_effect)
+    # Unchanged taints are not validated again: a stored effect from a later release stays valid.
+    changed = old_device is None or old_device.get("taints") != taints
+    if changed and max_items(causes, child(path, "taints"), taints, 16):
+        for index, taint in enumerate(_items(taints)):
+            check_taint(causes, f"{path}.taints[{index}]", taint, None)
 
-    for field in ("bindingConditions", "bindingFailureConditions"):
-        conditions = device.get(field)
-        if conditions and max_items(causes, child(path, field), conditions, 4):
-            for index, condition in enumerate(_items(conditions)):
-                qualified_name(causes, f"{child(path, field)}[{index}]", condition)
+    _check_consumes_counters(causes, child(path, "consumesCounters"), device.get("consumesCounters"))
+    check_binding_conditions(causes, path, device)
 
-    present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) not in (None, False)]
+    present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) is not None]
     if per_device:
-        exactly_one(causes, path, device, _DEVICE_NODE_SELECTION)
-        if device.get("nodeName"):
+        if device.get("nodeName") == "":
+            causes.invalid(child(path, "nodeName"), "", "must not be empty")
+        elif device.get("nodeName") is not None:
             dns_subdomain(causes, child(path, "nodeName"), device["nodeName"])
-        if "nodeSelector" in present:
+        if device.get("allNodes") is False:
+            causes.invalid(child(path, "allNodes"), False, "must be either unset or set to true")
+        exactly_one(
+            causes,
+            path,
+            device,
+            _DEVICE_NODE_SELECTION,
+            detail="exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+        )
+        if device.get("nodeSelector") is not None:
             _node_selector(causes, child(path, "nodeSelector"), device["nodeSelector"])
     elif present:
-        causes.forbidden(child(path, present[0]), "allowed only when `spec.perDeviceNodeSelection` is true")
-    return advanced
+        causes.invalid(
+            path,
+            None,
+            "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set "
+            "to true in the ResourceSlice spec",
+        )
+
+
+def check_binding_conditions(causes: Causes, path: str, holder: dict[str, Any]) -> None:
+    """Binding conditions of a device (or an allocation result): ≤ 4 each, unique, disjoint, both or none."""
+    conditions = _items(holder.get("bindingConditions"))
+    failures = _items(holder.get("bindingFailureConditions"))
+    for field, values in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        field_path = child(path, field)
+        if not max_items(causes, field_path, values, 4):
+            continue
+        seen: set[Any] = set()
+        for index, value in enumerate(values):
+            qualified_name(causes, f"{field_path}[{index}]", value)
+            if value in seen:
+                causes.duplicate(f"{field_path}[{index}]", value)
+            seen.add(value)
+    for index, value in enumerate(failures):
+        if value in conditions:
+            causes.invalid(
+                f"{path}.bindingFailureConditions[{index}]",
+                value,
+                "bindingFailureConditions must not overlap with bindingConditions",
+            )
+    if failures and not conditions:
+        causes.invalid(
+            child(path, "bindingConditions"),
+            "array",
+            "bindingConditions are required to use bindingFailureConditions",
+        )
+    if conditions and not failures:
+        causes.invalid(
+            child(path, "bindingFailureConditions"),
+            "array",
+            "bindingFailureConditions are required to use bindingConditions",
+        )
 
 
 _QUANTITY_SUFFIXES: Final = {
@@ -695,73 +793,123 @@ def _check_request_policy(causes: Causes, path: str, policy: dict[str, Any], cap
     valid_values = _items(policy.get("validValues"))
     valid_range = policy.get("validRange")
     if valid_values and valid_range is not None:
-        causes.forbidden(path, "only one of `validValues` or `validRange` may be set")
-    if (valid_values or valid_range is not None) and policy.get("default") is None:
-        causes.required(child(path, "default"), "required when `validValues` or `validRange` is set")
-    if default is not None and total is not None and default > total:
-        causes.invalid(child(path, "default"), policy.get("default"), "must not exceed the capacity value")
-    if max_items(causes, child(path, "validValues"), valid_values, 10) and valid_values:
+        causes.forbidden(
+            path,
+            'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time',
+        )
+        return
+    if valid_values:
+        if policy.get("default") is None:
+            causes.required(child(path, "default"), "required when validValues is defined")
+            return
+        values_path = child(path, "validValues")
         numbers = [quantity_value(v) for v in valid_values]
-        known = [n for n in numbers if n is not None]
-        if known != sorted(set(known)):
+        for index in range(len(numbers) - 1):
+            low, high = numbers[index], numbers[index + 1]
+            if low is not None and high is not None and low > high:
+                causes.invalid(
+                    f"{values_path}[{index + 1}]",
+                    valid_values[index + 1],
+                    "values must be sorted in ascending order",
+                )
+        if not max_items(causes, values_path, valid_values, 10):
+            return
+        seen: set[Decimal] = set()
+        for index, (raw, number) in enumerate(zip(valid_values, numbers, strict=True)):
+            if number is None:
+                continue
+            if total is not None and number > total:
+                causes.invalid(
+                    f"{values_path}[{index}]", raw, f"option is larger than capacity value: {capacity}"
+                )
+            if number in seen:
+                causes.duplicate(f"{values_path}[{index}]", raw)
+            seen.add(number)
+        if default not in seen:
             causes.invalid(
-                child(path, "validValues"), "array", "must be sorted in ascending order without duplicates"
+                values_path,
+                policy.get("default"),
+                "default value is not valid according to the requestPolicy",
             )
-        if default is not None and default not in known:
-            causes.invalid(child(path, "default"), policy.get("default"), "must be one of `validValues`")
-    if isinstance(valid_range, dict):
+    elif isinstance(valid_range, dict):
+        if policy.get("default") is None:
+            causes.required(child(path, "default"), "required when validRange is defined")
+            return
         range_path = child(path, "validRange")
-        low = quantity_value(valid_range.get("min"))
-        high = quantity_value(valid_range.get("max"))
-        step = quantity_value(valid_range.get("step"))
-        if low is not None and low < 0:
+        raw_min, raw_max, raw_step = valid_range.get("min"), valid_range.get("max"), valid_range.get("step")
+        low, high, step = quantity_value(raw_min), quantity_value(raw_max), quantity_value(raw_step)
+        if low is None:
+            causes.required(child(range_path, "min"), "required when validRange is defined")
+            return
+        if total is not None and low > total:
             causes.invalid(
-                child(range_path, "min"), valid_range.get("min"), "must be greater than or equal to zero"
+                child(range_path, "min"), raw_min, f"min is larger than capacity value: {capacity}"
             )
-        if low is not None and high is not None and high < low:
+        if default is not None and default < low:
             causes.invalid(
-                child(range_path, "max"), valid_range.get("max"), "must be greater than or equal to `min`"
+                child(range_path, "default"), policy.get("default"), f"default is less than min: {raw_min}"
             )
-        if high is not None and total is not None and high > total:
-            causes.invalid(
-                child(range_path, "max"), valid_range.get("max"), "must not exceed the capacity value"
-            )
-        if step is not None and step <= 0:
-            causes.invalid(child(range_path, "step"), valid_range.get("step"), "must be greater than zero")
-        if default is not None and (
-            (low is not None and default < low) or (high is not None and default > high)
-        ):
-            causes.invalid(child(path, "default"), policy.get("default"), "must be within `validRange`")
+        if high is not None:
+            if low > high:
+                causes.invalid(child(range_path, "max"), raw_min, f"min is larger than max: {raw_max}")
+            if total is not None and high > total:
+                causes.invalid(
+                    child(range_path, "max"), raw_max, f"max is larger than capacity value: {capacity}"
+                )
+            if default is not None and default > high:
+                causes.invalid(
+                    child(range_path, "default"),
+                    policy.get("default"),
+                    f"default is more than max: {raw_max}",
+                )
+        if step is not None:
+            step_path = child(range_path, "step")
+            if step <= 0:
+                causes.invalid(step_path, raw_step, "must be greater than zero")
+                return
+            if total is not None and low + step > total:
+                causes.invalid(
+                    step_path, raw_step, f"one step {low + step} is larger than capacity value: {capacity}"
+                )
+            for raw, value in ((policy.get("default"), default), (raw_max, high)):
+                if value is not None and (value - low) % step != 0:
+                    causes.invalid(
+                        step_path,
+                        raw,
+                        f"value is not a multiple of a given step ({raw_step}) from ({raw_min})",
+                    )
 
 
-def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> tuple[int, bool]:
-    """Check one DeviceAttribute; returns (values it holds towards the 48 per device, is a list attribute)."""
+def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> int:
+    """Check one DeviceAttribute; returns how many values it holds (towards the 48 per device)."""
     set_fields = [f for f, v in attribute.items() if v is not None and f in _ATTRIBUTE_FIELDS]
+    values = 0
+    for field in set_fields:
+        value = attribute[field]
+        if field in _LIST_ATTRIBUTE_FIELDS:
+            elements = _items(value)
+            if not elements:
+                causes.invalid(child(path, field), "array", "must not be empty if specified")
+            for index, element in enumerate(elements):
+                _check_attribute_scalar(causes, f"{child(path, field)}[{index}]", field[:-1], element)
+            values += len(elements)
+        else:
+            if field in ("string", "version"):
+                _check_attribute_scalar(causes, child(path, field), field, value)
+            values += 1
     if not set_fields:
-        causes.required(path, "exactly one value must be specified")
-        return 0, False
-    if len(set_fields) > 1:
+        causes.invalid(path, "", "exactly one value must be specified")
+    elif len(set_fields) > 1:
         causes.invalid(path, attribute, "exactly one value must be specified")
-    field = set_fields[0]
-    value = attribute[field]
-    if field in _LIST_ATTRIBUTE_FIELDS:
-        elements = _items(value)
-        if not elements:
-            causes.required(child(path, field), "must not be empty")
-        for index, element in enumerate(elements):
-            _check_attribute_scalar(causes, f"{child(path, field)}[{index}]", field[:-1], element)
-        return len(elements), True
-    if field in ("string", "version"):
-        _check_attribute_scalar(causes, child(path, field), field, value)
-    return 1, False
+    return max(values, 1)
 
 
 def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) -> None:
     if kind in ("string", "version") and isinstance(value, str):
-        if len(value) > 64:
-            causes.too_long(path, 64)
         if kind == "version" and not _SEMVER_RE.match(value):
             causes.invalid(path, value, "must be a string compatible with semver.org spec 2.0.0")
+        if len(value) > 64:
+            causes.too_long(path, 64)
 
 
 def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
@@ -772,24 +920,24 @@ def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
         entry_path = f"{path}[{index}]"
         counter_set = _map(entry).get("counterSet")
         dns_label(causes, child(entry_path, "counterSet"), counter_set)
-        if isinstance(counter_set, str):
-            if counter_set in seen:
-                causes.duplicate(child(entry_path, "counterSet"), counter_set)
-            seen.add(counter_set)
         counters = _map(entry).get("counters")
         if not counters:
             causes.required(child(entry_path, "counters"))
         elif max_items(causes, child(entry_path, "counters"), counters, 32):
             for counter in _map(counters):
-                dns_label(causes, key_path(child(entry_path, "counters"), counter), counter)
+                dns_label(causes, child(entry_path, "counters"), counter)
         groups = _map(entry).get("compatibilityGroups")
-        if max_items(causes, child(entry_path, "compatibilityGroups"), groups, 2):
-            group_seen: set[str] = set()
+        groups_path = child(entry_path, "compatibilityGroups")
+        if max_items(causes, groups_path, groups, 2):
+            group_seen: set[Any] = set()
             for group_index, group in enumerate(_items(groups)):
-                group_path = f"{child(entry_path, 'compatibilityGroups')}[{group_index}]"
                 if group in group_seen:
-                    causes.duplicate(group_path, group)
+                    causes.duplicate(f"{groups_path}[{group_index}]", group)
                 group_seen.add(group)
+        if isinstance(counter_set, str):
+            if counter_set in seen:
+                causes.duplicate(entry_path, counter_set)
+            seen.add(counter_set)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -798,72 +946,77 @@ def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
 
 def check_device_class(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
     spec = _map(obj.get("spec"))
-    stored = selector_expressions(_map(old).get("spec"), ("selectors",)) if old is not None else frozenset()
+    old_spec = _map(_map(old).get("spec")) if old is not None else None
+    # Selectors (and configs) exactly as stored are not compiled (checked) again; any change checks all.
+    selectors_stored = old_spec is not None and old_spec.get("selectors") == spec.get("selectors")
+    stored = selector_expressions(spec, ("selectors",)) if selectors_stored else frozenset()
     check_selectors(causes, "spec.selectors", spec.get("selectors"), stored)
-    check_opaque_config(causes, "spec.config", spec.get("config"))
+    config_stored = old_spec is not None and old_spec.get("config") == spec.get("config")
+    check_opaque_config(causes, "spec.config", spec.get("config"), stored=config_stored)
     name = spec.get("extendedResourceName")
-    if name is not None:
-        extended_resource_name(
-            causes, "spec.extendedResourceName", name, str(_map(obj.get("metadata")).get("name"))
-        )
+    if name is not None and not is_extended_resource_name(name):
+        causes.invalid("spec.extendedResourceName", name, "must be a valid extended resource name")
     return []
 
 
-IMPLICIT_CLASS_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
-
-
 def extended_resource_name(causes: Causes, path: str, value: Any, class_name: str) -> None:
-    if not isinstance(value, str) or not value:
-        causes.required(path)
-        return
-    if "/" not in value:
-        causes.invalid(
-            path, value, "must be a fully qualified extended resource name (e.g. 'example.com/gpu')"
-        )
-        return
-    domain = value.split("/", 1)[0]
-    if (
-        domain == "kubernetes.io"
-        or domain.endswith(".kubernetes.io")
-        and not value.startswith(IMPLICIT_CLASS_PREFIX)
-    ):
-        causes.invalid(path, value, "must not be in the kubernetes.io namespace")
-        return
-    if value.startswith(IMPLICIT_CLASS_PREFIX) and value != IMPLICIT_CLASS_PREFIX + class_name:
-        causes.invalid(
-            path, value, f"the prefix {IMPLICIT_CLASS_PREFIX!r} is reserved for the class's own implicit name"
-        )
-        return
-    probe = Causes()
-    qualified_name(probe, path, "requests." + value)
-    if probe:
-        causes.invalid(
-            path, value, "must be a valid extended resource name: 'requests.' + name must be a qualified name"
-        )
+    """Kept for callers outside this module; the rule is ``is_extended_resource_name``."""
+    if not is_extended_resource_name(value):
+        causes.invalid(path, value, "must be a valid extended resource name")
 
 
 # ---------------------------------------------------------------------------------------------------------
 # ResourceClaim and ResourceClaimTemplate
 
 
+def is_extended_resource_name(value: Any) -> bool:
+    """Domain-prefixed, outside ``kubernetes.io/``, and a qualified name after ``requests.``."""
+    if not isinstance(value, str) or "/" not in value or "kubernetes.io/" in value:
+        return False
+    if value.startswith("requests."):
+        return False
+    probe = Causes()
+    qualified_name(probe, "", "requests." + value)
+    return not probe
+
+
 def check_claim_spec(causes: Causes, path: str, spec: dict[str, Any]) -> None:
     devices = _map(spec.get("devices"))
     devices_path = child(path, "devices")
     requests = devices.get("requests")
-    known: set[str] = set()
+    constraints = devices.get("constraints")
+    known = request_references(requests)
+    constrained = _constraint_attributes(constraints)
     request_path = child(devices_path, "requests")
     if max_items(causes, request_path, requests, 32):
+        names: set[str] = set()
         for index, request in enumerate(_items(requests)):
-            known |= _check_request(causes, f"{request_path}[{index}]", _map(request), known)
+            entry = f"{request_path}[{index}]"
+            _check_request(causes, entry, _map(request), constrained)
+            name = _map(request).get("name")
+            if isinstance(name, str) and name:
+                if name in names:
+                    causes.duplicate(entry, name)
+                names.add(name)
 
-    constraints = devices.get("constraints")
     constraint_path = child(devices_path, "constraints")
     if max_items(causes, constraint_path, constraints, 32):
         for index, constraint in enumerate(_items(constraints)):
             entry = f"{constraint_path}[{index}]"
             con = _map(constraint)
             _check_request_refs(causes, child(entry, "requests"), con.get("requests"), known)
-            chosen = exactly_one(causes, entry, con, ["matchAttribute", "distinctAttribute"])
+            chosen = [f for f in ("matchAttribute", "distinctAttribute") if con.get(f) is not None]
+            if not chosen:
+                causes.required(
+                    entry,
+                    'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set',
+                )
+            elif len(chosen) > 1:
+                causes.invalid(
+                    entry,
+                    None,
+                    'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set',
+                )
             for field in chosen:
                 if isinstance(con[field], str):
                     device_qualified_name(causes, child(entry, field), con[field], fully=True)
@@ -871,61 +1024,97 @@ def check_claim_spec(causes: Causes, path: str, spec: dict[str, Any]) -> None:
     configs = devices.get("config")
     config_path = child(devices_path, "config")
     check_opaque_config(causes, config_path, configs)
-    for index, config in enumerate(_items(configs)):
-        _check_request_refs(causes, f"{config_path}[{index}].requests", _map(config).get("requests"), known)
+    if max_items(causes, config_path, configs, 32):
+        for index, config in enumerate(_items(configs)):
+            _check_request_refs(
+                causes, f"{config_path}[{index}].requests", _map(config).get("requests"), known
+            )
+
+
+def request_references(requests: Any) -> set[str]:
+    """What constraints, configs and results may name: ``req`` and, for prioritized lists, ``req/sub``."""
+    known: set[str] = set()
+    for request in _items(requests):
+        name = _map(request).get("name")
+        if not isinstance(name, str):
+            continue
+        known.add(name)
+        for sub in _items(_map(request).get("firstAvailable")):
+            known.add(f"{name}/{_map(sub).get('name')}")
+    return known
+
+
+def _constraint_attributes(constraints: Any) -> dict[str, set[str]]:
+    """Attribute names used by constraints, per targeted request ("" = every request)."""
+    used: dict[str, set[str]] = {}
+    for constraint in _items(constraints):
+        con = _map(constraint)
+        attribute = con.get("matchAttribute") or con.get("distinctAttribute")
+        if not isinstance(attribute, str):
+            continue
+        for target in _items(con.get("requests")) or [""]:
+            used.setdefault(str(target), set()).add(attribute)
+    return used
 
 
 def _check_request_refs(causes: Causes, path: str, refs: Any, known: set[str]) -> None:
     if not max_items(causes, path, refs, 32):
         return
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for index, ref in enumerate(_items(refs)):
         ref_path = f"{path}[{index}]"
+        _check_request_ref(causes, ref_path, ref, known)
         if ref in seen:
             causes.duplicate(ref_path, ref)
         seen.add(ref)
-        if ref not in known:
-            causes.invalid(
-                ref_path,
-                ref,
-                "must be the name of a request in the claim or the name of a request and a subrequest "
-                "separated by '/'",
-            )
 
 
-def _check_request(causes: Causes, path: str, request: dict[str, Any], known: set[str]) -> set[str]:
-    """Check one DeviceRequest; returns the names it makes referable (``req`` and ``req/sub``)."""
+def _check_request_ref(causes: Causes, path: str, ref: Any, known: set[str]) -> None:
+    if not isinstance(ref, str) or ref.count("/") > 1 or ref not in known:
+        causes.invalid(
+            path,
+            ref,
+            "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+        )
+
+
+def _check_request(
+    causes: Causes, path: str, request: dict[str, Any], constrained: dict[str, set[str]]
+) -> None:
     name = request.get("name")
     dns_label(causes, child(path, "name"), name)
-    refs: set[str] = set()
-    if isinstance(name, str) and name:
-        if name in known:
-            causes.duplicate(child(path, "name"), name)
-        refs.add(name)
-    chosen = exactly_one(causes, path, request, ["exactly", "firstAvailable"])
-    if "exactly" in chosen:
-        _check_exact(causes, child(path, "exactly"), _map(request["exactly"]), allow_admin=True)
-    if "firstAvailable" in chosen:
+    has_exactly = request.get("exactly") is not None
+    has_first = bool(request.get("firstAvailable"))
+    if not has_exactly and not has_first:
+        causes.required(path, "exactly one of `exactly` or `firstAvailable` is required")
+    elif has_exactly and has_first:
+        causes.invalid(
+            path,
+            None,
+            "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
+        )
+    elif has_exactly:
+        _check_exact(causes, child(path, "exactly"), _map(request["exactly"]), str(name), constrained)
+    else:
         subs = request["firstAvailable"]
         sub_path = child(path, "firstAvailable")
-        if isinstance(subs, list) and not subs:
-            causes.required(sub_path)
         if max_items(causes, sub_path, subs, 8):
             sub_names: set[str] = set()
             for index, sub in enumerate(_items(subs)):
                 entry = f"{sub_path}[{index}]"
                 sub_name = _map(sub).get("name")
                 dns_label(causes, child(entry, "name"), sub_name)
+                _check_exact(causes, entry, _map(sub), f"{name}/{sub_name}", constrained)
                 if isinstance(sub_name, str) and sub_name:
                     if sub_name in sub_names:
-                        causes.duplicate(child(entry, "name"), sub_name)
+                        causes.duplicate(entry, sub_name)
                     sub_names.add(sub_name)
-                    refs.add(f"{name}/{sub_name}")
-                _check_exact(causes, entry, _map(sub), allow_admin=False)
-    return refs
 
 
-def _check_exact(causes: Causes, path: str, request: dict[str, Any], *, allow_admin: bool) -> None:
+def _check_exact(
+    causes: Causes, path: str, request: dict[str, Any], reference: str, constrained: dict[str, set[str]]
+) -> None:
+    """An ExactDeviceRequest or a DeviceSubRequest (``reference`` is ``req`` or ``req/sub``)."""
     dns_subdomain(causes, child(path, "deviceClassName"), request.get("deviceClassName"))
     check_selectors(causes, child(path, "selectors"), request.get("selectors"))
     mode = request.get("allocationMode") or "ExactCount"
@@ -936,96 +1125,118 @@ def _check_exact(causes: Causes, path: str, request: dict[str, Any], *, allow_ad
         causes.invalid(child(path, "count"), count, "must not be specified when allocationMode is 'All'")
     elif mode == "ExactCount" and isinstance(count, int) and count <= 0:
         causes.invalid(child(path, "count"), count, "must be greater than zero")
-    if not allow_admin and request.get("adminAccess") is not None:
-        causes.forbidden(child(path, "adminAccess"), "not supported in subrequests")
     check_tolerations(causes, child(path, "tolerations"), request.get("tolerations"))
     capacity = _map(_map(request.get("capacity")).get("requests"))
     for cap_name in capacity:
-        device_qualified_name(
-            causes, key_path(child(child(path, "capacity"), "requests"), cap_name), cap_name
-        )
+        device_qualified_name(causes, child(child(path, "capacity"), "requests"), cap_name)
     derived = request.get("derivedAttributes")
-    if max_items(causes, child(path, "derivedAttributes"), derived, 32):
+    derived_path = child(path, "derivedAttributes")
+    parent = reference.split("/", 1)[0]
+    usable = constrained.get("", set()) | constrained.get(reference, set()) | constrained.get(parent, set())
+    if max_items(causes, derived_path, derived, 32):
+        seen: set[Any] = set()
         for index, attribute in enumerate(_items(derived)):
-            entry = f"{child(path, 'derivedAttributes')}[{index}]"
+            entry = f"{derived_path}[{index}]"
             attr_name = _map(attribute).get("name")
             if not attr_name:
                 causes.required(child(entry, "name"))
             elif isinstance(attr_name, str):
                 device_qualified_name(causes, child(entry, "name"), attr_name, fully=True)
-            if not _map(attribute).get("expression"):
+                if attr_name not in usable:
+                    causes.invalid(
+                        child(entry, "name"),
+                        attr_name,
+                        "must be referenced by at least one matchAttribute or distinctAttribute constraint "
+                        "targeting this request",
+                    )
+            expression = _map(attribute).get("expression")
+            if not expression:
                 causes.required(child(entry, "expression"))
+            elif isinstance(expression, str) and len(expression.encode()) > CEL_MAX_LEN:
+                causes.too_long(child(entry, "expression"), CEL_MAX_LEN)
+            if attr_name in seen:
+                causes.duplicate(entry, attr_name)
+            seen.add(attr_name)
 
 
 def check_resource_claim(
     causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
 ) -> list[str]:
     spec = _map(obj.get("spec"))
-    if old is None or subresource != "status":
+    if old is None:
         check_claim_spec(causes, "spec", spec)
-    if old is not None and subresource != "status" and spec != _map(old.get("spec")):
+    elif subresource != "status" and spec != _map(old.get("spec")):
+        # The spec is immutable: on update only that is reported, the old content is not re-judged.
         causes.immutable("spec", spec)
-    _check_claim_status(causes, obj, old)
+    if old is not None or obj.get("status"):
+        _check_claim_status(causes, obj, old)
     return []
 
 
-def _allocated_devices(allocation: dict[str, Any]) -> set[tuple[Any, Any, Any]]:
+def _allocated_devices(allocation: dict[str, Any]) -> set[tuple[Any, Any, Any, Any]]:
     results = _items(_map(allocation.get("devices")).get("results"))
-    return {(_map(r).get("driver"), _map(r).get("pool"), _map(r).get("device")) for r in results}
+    return {
+        (_map(r).get("driver"), _map(r).get("pool"), _map(r).get("device"), _map(r).get("shareID"))
+        for r in results
+    }
 
 
 def _check_claim_status(causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     status = _map(obj.get("status"))
+    old_status = _map(_map(old).get("status"))
     allocation = status.get("allocation")
-    old_allocation = _map(_map(old).get("status")).get("allocation") if old is not None else None
-    if allocation is not None and old_allocation is not None and allocation != old_allocation:
-        causes.immutable("status.allocation", allocation)
-    if isinstance(allocation, dict) and allocation != old_allocation:
-        _check_allocation(causes, allocation, _map(obj.get("spec")))
+    old_allocation = old_status.get("allocation")
 
     reserved = status.get("reservedFor")
-    if reserved and not allocation:
-        causes.forbidden("status.reservedFor", "may not be specified when `allocated` is not set")
     if max_items(causes, "status.reservedFor", reserved, 256):
-        uids: set[str] = set()
+        uids: set[Any] = set()
         for index, consumer in enumerate(_items(reserved)):
             entry = f"status.reservedFor[{index}]"
             ref = _map(consumer)
-            resource = ref.get("resource")
-            if not resource:
-                causes.required(child(entry, "resource"))
-            name = ref.get("name")
-            if not name:
-                causes.required(child(entry, "name"))
+            for field in ("resource", "name", "uid"):
+                if not ref.get(field):
+                    causes.required(child(entry, field))
             uid = ref.get("uid")
-            if not uid:
-                causes.required(child(entry, "uid"))
-            elif uid in uids:
-                causes.duplicate(child(entry, "uid"), uid)
-            else:
-                uids.add(uid)
+            if uid in uids:
+                causes.duplicate(entry, uid)
+            uids.add(uid)
 
     allocated = _allocated_devices(_map(allocation))
-    device_statuses = status.get("devices")
     seen: set[tuple[Any, ...]] = set()
-    for index, device_status in enumerate(_items(device_statuses)):
+    for index, device_status in enumerate(_items(status.get("devices"))):
         entry = f"status.devices[{index}]"
         ds = _map(device_status)
-        key = (ds.get("driver"), ds.get("pool"), ds.get("device"))
+        key = (ds.get("driver"), ds.get("pool"), ds.get("device"), ds.get("shareID"))
         driver_name(causes, child(entry, "driver"), ds.get("driver"))
         pool_name(causes, child(entry, "pool"), ds.get("pool"))
         dns_label(causes, child(entry, "device"), ds.get("device"))
-        if all(key) and key not in allocated:
-            causes.invalid(entry, "/".join(str(k) for k in key), "must be an allocated device in the claim")
-        full_key = (*key, ds.get("shareID"))
-        if full_key in seen:
-            causes.duplicate(entry, "/".join(str(k) for k in key))
-        seen.add(full_key)
+        shown = "/".join(str(k) for k in key[:3]) + (f"/{key[3]}" if key[3] else "")
+        if key not in allocated:
+            causes.invalid(entry, shown, "must be an allocated device in the claim")
+        if key in seen:
+            causes.duplicate(entry, shown)
+        seen.add(key)
         check_conditions(causes, child(entry, "conditions"), ds.get("conditions"), 8)
-        data = ds.get("data")
-        if data is not None and len(json.dumps(data, separators=(",", ":")).encode()) > OPAQUE_PARAMETERS_MAX:
-            causes.too_long(child(entry, "data"), OPAQUE_PARAMETERS_MAX)
+        if ds.get("data") is not None:
+            check_raw_object(causes, child(entry, "data"), ds.get("data"))
         _check_network_data(causes, child(entry, "networkData"), ds.get("networkData"))
+
+    if reserved:
+        if allocation is None:
+            causes.forbidden("status.reservedFor", "may not be specified when `allocated` is not set")
+        elif _map(obj.get("metadata")).get("deletionTimestamp"):
+            before = {json.dumps(r, sort_keys=True) for r in _items(old_status.get("reservedFor"))}
+            if any(json.dumps(r, sort_keys=True) not in before for r in _items(reserved)):
+                causes.forbidden(
+                    "status.reservedFor",
+                    "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set",
+                )
+
+    if old_allocation is not None and allocation is not None:
+        if allocation != old_allocation:
+            causes.immutable("status.allocation", allocation)
+    elif isinstance(allocation, dict):
+        _check_allocation(causes, allocation, _map(obj.get("spec")))
 
 
 def _check_network_data(causes: Causes, path: str, network: Any) -> None:
@@ -1056,39 +1267,48 @@ def _check_network_data(causes: Causes, path: str, network: Any) -> None:
 
 
 def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str, Any]) -> None:
-    requests = _items(_map(spec.get("devices")).get("requests"))
-    names: set[str] = set()
-    for request in requests:
-        name = _map(request).get("name")
-        names.add(str(name))
-        for sub in _items(_map(request).get("firstAvailable")):
-            names.add(f"{name}/{_map(sub).get('name')}")
+    known = request_references(_map(spec.get("devices")).get("requests"))
     devices = _map(allocation.get("devices"))
     results = devices.get("results")
-    if max_items(causes, "status.allocation.devices.results", results, 32):
+    results_path = "status.allocation.devices.results"
+    if max_items(causes, results_path, results, 32):
         for index, result in enumerate(_items(results)):
-            entry = f"status.allocation.devices.results[{index}]"
+            entry = f"{results_path}[{index}]"
             res = _map(result)
-            request = res.get("request")
-            if not request:
-                causes.required(child(entry, "request"))
-            elif request not in names:
-                causes.invalid(child(entry, "request"), request, "must be the name of a request in the claim")
+            _check_request_ref(causes, child(entry, "request"), res.get("request"), known)
             driver_name(causes, child(entry, "driver"), res.get("driver"))
             pool_name(causes, child(entry, "pool"), res.get("pool"))
             dns_label(causes, child(entry, "device"), res.get("device"))
+            check_binding_conditions(causes, entry, res)
             check_tolerations(causes, child(entry, "tolerations"), res.get("tolerations"))
-    configs = devices.get("config")
-    if max_items(causes, "status.allocation.devices.config", configs, 64):
-        for index, config in enumerate(_items(configs)):
-            source = _map(config).get("source")
-            if source not in ("FromClass", "FromClaim"):
-                causes.not_supported(
-                    f"status.allocation.devices.config[{index}].source", source, ["FromClaim", "FromClass"]
+            share_id = res.get("shareID")
+            if share_id is not None and not _UUID_RE.match(str(share_id)):
+                causes.invalid(
+                    child(entry, "shareID"),
+                    share_id,
+                    "uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase "
+                    "hexadecimal characters",
                 )
+            check_skip_node_operations(
+                causes, child(entry, "skipNodeOperations"), res.get("skipNodeOperations")
+            )
+    configs = devices.get("config")
+    config_path = "status.allocation.devices.config"
+    if max_items(causes, config_path, configs, 64):
+        for index, config in enumerate(_items(configs)):
+            entry = f"{config_path}[{index}]"
+            source = _map(config).get("source")
+            if not source:
+                causes.required(child(entry, "source"))
+            elif source not in ("FromClass", "FromClaim"):
+                causes.not_supported(child(entry, "source"), source, ["FromClaim", "FromClass"])
+            _check_request_refs(causes, child(entry, "requests"), _map(config).get("requests"), known)
+        check_opaque_config(causes, config_path, configs, 64)
     node_selector = allocation.get("nodeSelector")
     if isinstance(node_selector, dict) and not _items(node_selector.get("nodeSelectorTerms")):
-        causes.required("status.allocation.nodeSelector.nodeSelectorTerms")
+        causes.required(
+            "status.allocation.nodeSelector.nodeSelectorTerms", "must have at least one node selector term"
+        )
 
 
 def check_resource_claim_template(
