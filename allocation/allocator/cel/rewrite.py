@@ -47,6 +47,8 @@ from .semver import Semver
 from .tagged import TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
 
 _DOMAIN_MAPS = ("attributes", "capacity")
+DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
+_DEVICE_SHADOWED = "#device"  # in aliases: a comprehension variable named `device` hides the real one
 
 
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
@@ -80,6 +82,7 @@ class _Rewriter:
         """Rewrite children first, then this node."""
         expr_id = message.int_of(ID) or 0
         self._check_ordering(expr_id, message)
+        self._check_device_field(message)
         self._check_homogeneous_literal(message)
         self._collect_literal(message)
         out = w.Message()
@@ -97,6 +100,22 @@ class _Rewriter:
             return out
         map_operand, key = domain_lookup
         return self._optional_lookup(expr_id, map_operand, key)
+
+    def _check_device_field(self, message: w.Message) -> None:
+        """`device` is an object type upstream (kubernetes.DRADevice): unknown fields fail to compile."""
+        select = message.message_of(SELECT)
+        operand = select.message_of(1) if select is not None else None
+        ident = operand.message_of(IDENT) if operand is not None else None
+        if (
+            select is None
+            or ident is None
+            or ident.string_of(1) != "device"
+            or _DEVICE_SHADOWED in self.aliases
+        ):
+            return
+        name = select.string_of(2) or ""
+        if name not in DEVICE_FIELDS:
+            self.problems.append(f"undefined field '{name}' (device has {', '.join(DEVICE_FIELDS)})")
 
     def _check_ordering(self, expr_id: int, message: w.Message) -> None:
         """Quantity and Semver travel as bytes, so `<` would silently work on them; upstream has no such overload."""
@@ -242,6 +261,8 @@ class _Rewriter:
         """
         bound = {body.string_of(n) for n in (1, 3, 8)} - {None}
         aliases = self.aliases - bound
+        if "device" in bound:
+            aliases |= {_DEVICE_SHADOWED}
         iter_range, accu_init = body.message_of(2), body.message_of(4)
         empty_range = (
             iter_range is not None
