@@ -100,3 +100,36 @@ def test_it_falls_back_to_polling_when_the_socket_is_not_used(
     assert result.returncode == 0, result.stderr
 
     expect(page.locator("#taint-rules-body")).to_contain_text("e2e-maintenance", timeout=15_000)
+
+
+CLAIM_YAML = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: e2e-claim
+  namespace: ml
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+"""
+
+
+def test_it_shows_a_new_claim_on_the_open_claims_page(
+    simcluster: Any, mirror: MirrorHandle, viewer: User, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username)
+    page.goto(f"{asgi_server}/claims/?namespace=ml")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
+    expect(page.locator("#claims-table")).not_to_contain_text("e2e-claim")
+    page.evaluate("window.__sameDocument = true")
+
+    result = run_kubectl(simcluster.kubeconfig_path, "apply", "-f", "-", input_text=CLAIM_YAML)
+    assert result.returncode == 0, result.stderr
+
+    expect(page.locator("#claims-table")).to_contain_text("e2e-claim", timeout=10_000)
+    assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
