@@ -226,6 +226,8 @@ def _device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool
             causes.invalid(path, ident, C_IDENTIFIER_MSG)
     if fully and len(parts) == 1:
         causes.invalid(path, value, "a fully qualified name must be a domain and a name separated by a slash")
+
+
 def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -498,6 +500,7 @@ _DEVICE_NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes"]
 _SCALAR_ATTRIBUTE_FIELDS: Final = ["bool", "int", "string", "version"]
 _LIST_ATTRIBUTE_FIELDS: Final = ["bools", "ints", "strings", "versions"]
 _ATTRIBUTE_FIELDS: Final = frozenset(_SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS)
+_LIST_FIELDS: Final = frozenset(_LIST_ATTRIBUTE_FIELDS)
 
 
 def _old_devices(old: dict[str, Any] | None) -> dict[str, Obj]:
@@ -553,12 +556,7 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
     devices = _items(spec.get("devices"))
     if spec.get("devices") is not None and spec.get("sharedCounters") is not None:
         causes.invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed")
-    advanced = any(
-        _map(d).get("taints")
-        or _map(d).get("consumesCounters")
-        or any(f in _map(a) for a in _map(_map(d).get("attributes")).values() for f in _LIST_ATTRIBUTE_FIELDS)
-        for d in devices
-    )
+    advanced = any(_uses_advanced_features(_map(d)) for d in devices)
     limit = 64 if advanced else 128
     if len(devices) > limit:
         causes.too_many("spec.devices", len(devices), limit)
@@ -578,6 +576,16 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
         _check_partition_type_attribute(causes, spec, devices)
     check_skip_node_operations(causes, "spec.skipNodeOperations", spec.get("skipNodeOperations"))
     return []
+
+
+def _uses_advanced_features(device: dict[str, Any]) -> bool:
+    """Taints, counter consumption or list attributes lower the slice's device limit to 64."""
+    if device.get("taints") or device.get("consumesCounters"):
+        return True
+    attributes = device.get("attributes")
+    if not isinstance(attributes, dict):
+        return False
+    return any(isinstance(a, dict) and not _LIST_FIELDS.isdisjoint(a) for a in attributes.values())
 
 
 def _check_partition_type_attribute(causes: Causes, spec: dict[str, Any], devices: list[Any]) -> None:
@@ -647,7 +655,12 @@ def _check_shared_counters(causes: Causes, counter_sets: Any) -> None:
 def _check_device(
     causes: Causes, path: str, device: dict[str, Any], per_device: bool, old_device: Obj | None
 ) -> None:
-    dns_label(causes, child(path, "name"), device.get("name"))
+    name = device.get("name")
+    if not (isinstance(name, str) and ("lbl", name) in _KNOWN_GOOD):
+        before = len(causes)
+        dns_label(causes, path + ".name", name)
+        if len(causes) == before and isinstance(name, str):
+            _remember("lbl", name)
     attributes = _map(device.get("attributes"))
     capacity = _map(device.get("capacity"))
     combined = len(attributes) + len(capacity)
@@ -656,9 +669,8 @@ def _check_device(
     values = 0
     attrs_path = path + ".attributes"
     for attr_name, attribute in attributes.items():
-        attr_path = f"{attrs_path}[{attr_name}]"
         device_qualified_name(causes, attrs_path, attr_name)
-        values += _check_attribute(causes, attr_path, _map(attribute))
+        values += _check_attribute(causes, attrs_path, attr_name, attribute)
     if values > 48:
         causes.invalid(path, values, "the total number of attribute values must not exceed 48")
 
@@ -679,11 +691,12 @@ def _check_device(
     taints = device.get("taints")
     # Unchanged taints are not validated again: a stored effect from a later release stays valid.
     changed = old_device is None or old_device.get("taints") != taints
-    if changed and max_items(causes, child(path, "taints"), taints, 16):
+    if taints and changed and max_items(causes, child(path, "taints"), taints, 16):
         for index, taint in enumerate(_items(taints)):
             check_taint(causes, f"{path}.taints[{index}]", taint, None)
 
-    _check_consumes_counters(causes, child(path, "consumesCounters"), device.get("consumesCounters"))
+    if device.get("consumesCounters"):
+        _check_consumes_counters(causes, child(path, "consumesCounters"), device["consumesCounters"])
     check_binding_conditions(causes, path, device)
 
     present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) is not None]
@@ -717,6 +730,8 @@ def check_binding_conditions(causes: Causes, path: str, holder: dict[str, Any]) 
     """Binding conditions of a device (or an allocation result): ≤ 4 each, unique, disjoint, both or none."""
     conditions = _items(holder.get("bindingConditions"))
     failures = _items(holder.get("bindingFailureConditions"))
+    if not conditions and not failures:
+        return
     for field, values in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
         field_path = child(path, field)
         if not max_items(causes, field_path, values, 4):
@@ -880,9 +895,14 @@ def _check_request_policy(causes: Causes, path: str, policy: dict[str, Any], cap
                     )
 
 
-def _check_attribute(causes: Causes, path: str, attribute: dict[str, Any]) -> int:
+def _check_attribute(causes: Causes, attrs_path: str, name: str, attribute: Any) -> int:
     """Check one DeviceAttribute; returns how many values it holds (towards the 48 per device)."""
+    if not isinstance(attribute, dict):
+        attribute = {}
     set_fields = [f for f, v in attribute.items() if v is not None and f in _ATTRIBUTE_FIELDS]
+    if len(set_fields) == 1 and set_fields[0] in ("int", "bool"):
+        return 1  # the common case; the schema already checked the type
+    path = f"{attrs_path}[{name}]"
     values = 0
     for field in set_fields:
         value = attribute[field]
@@ -913,7 +933,7 @@ def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) ->
 
 
 def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
-    if not max_items(causes, path, consumes, 2):
+    if not consumes or not max_items(causes, path, consumes, 2):
         return
     seen: set[str] = set()
     for index, entry in enumerate(_items(consumes)):
