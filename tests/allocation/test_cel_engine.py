@@ -181,3 +181,15 @@ def test_it_takes_a_custom_cost_limit() -> None:
     assert CelExprEngine().compile(expression).matches(device)
     with pytest.raises(CelError, match="cost limit exceeded"):
         CelExprEngine(cost_limit=10).compile(expression).matches(device)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("1 < 2.0 ? optional.of(1) : optional.none()", "type optional could not be converted to bool"),
+        ('[duration("1m"), duration("1s")].sum() == duration("61s")', "sum() needs a list of numbers"),
+    ],
+)
+def test_it_turns_every_evaluation_failure_into_cel_error(expression: str, message: str) -> None:
+    with pytest.raises(CelError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        CelExprEngine().compile(expression).matches(device_input_from_api("d", {"name": "d"}))

@@ -97,7 +97,10 @@ class CelExprSelector:
         activation = device._activations.get(key)
         if activation is None:
             activation = engine.activation(device)
-        return self._program.eval(activation)
+        try:
+            return self._program.eval(activation)
+        except RuntimeError as exc:  # cel-expr-python raises (rather than returns) a few internal errors
+            raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
 
     def evaluate(self, device: DeviceInput) -> object:
         """The expression's value as Python data (Quantity/Semver objects, lists, dicts); CelError on error.
@@ -106,9 +109,13 @@ class CelExprSelector:
         ``compile_value`` (no bool check).
         """
         result = self._eval(device)
+        try:
+            plain = result.plain_value()
+        except (RuntimeError, TypeError) as exc:  # optional values have no Python form
+            raise CelError("CEL result of type optional cannot be used; unwrap it with orValue()") from exc
         if result.type() == cel.Type.ERROR:
-            raise CelError(f"CEL runtime error: {_runtime_message(str(result.value()))}")
-        return from_cel_value(result.plain_value())
+            raise CelError(f"CEL runtime error: {_runtime_message(str(plain))}")
+        return from_cel_value(plain)
 
     def matches(self, device: DeviceInput) -> bool:
         if self._over_limit:
@@ -121,13 +128,22 @@ class CelExprSelector:
         activation = device._activations.get(key)
         if activation is None:
             activation = engine.activation(device)
-        result = self._program.eval(activation)
-        value = result.value()
+        try:
+            result = self._program.eval(activation)
+        except RuntimeError as exc:  # cel-expr-python raises (rather than returns) a few internal errors
+            raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
+        try:
+            value = result.value()
+        except (RuntimeError, TypeError):  # e.g. an optional value has no Python form
+            value = None
         if value is True or value is False:  # only a CEL bool converts to a Python bool
             return value
         kind = result.type()
         if kind == cel.Type.ERROR:
-            raise CelError(f"CEL runtime error: {_runtime_message(str(result.value()))}")
+            # cel-expr-python also reports optional values as ERROR; only real errors carry a message.
+            if isinstance(value, str):
+                raise CelError(f"CEL runtime error: {_runtime_message(value)}")
+            raise CelError("CEL result of type optional could not be converted to bool")
         raise CelError(f"CEL result of type {kind.name().lower()} could not be converted to bool")
 
     def __repr__(self) -> str:

@@ -157,6 +157,7 @@ def _sum(items: list[Any]) -> Any:
         return 0
     _check_homogeneous(items)
     if not all(isinstance(i, int | float) and not isinstance(i, bool) for i in items):
+        # Durations too upstream; cel-expr-python cannot return a duration from Python.
         raise LibraryError("no such overload: sum() needs a list of numbers")
     total = sum(items)
     if isinstance(total, int) and not -(2**63) <= total < 2**63:
