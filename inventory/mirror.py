@@ -272,7 +272,10 @@ class BatchWriter:
                 gone_slices.add(uid)
             else:
                 pool_keys.add(index_key("resourceslices", obj))
-        rebuilt = derive.recompute_pools(pool_keys, gone_slices, ctx)  # fills taints, classes, allocations
+        fresh = {uid: obj for uid, obj in slices.items() if obj is not None}
+        rebuilt = derive.recompute_pools(
+            pool_keys, gone_slices, ctx, fresh=fresh
+        )  # fills taints, classes, allocations
 
         if "devicetaintrules" in by_kind:
             selectors = list(old["rule_selectors"])
@@ -442,8 +445,18 @@ class Mirror:
             )
         return self.writer.apply(ops)
 
-    def start(self, stop_event: threading.Event | None = None) -> MirrorHandle:
+    def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
+        """Start one reflector thread per served kind and the writer.
+
+        resume=True watches from the resourceVersions stored in WatchState (written in the same
+        transaction as the data), skipping the initial list; a 410 falls back to a re-list.
+        """
         stop = stop_event or threading.Event()
+        resume_from: dict[str, str] = {}
+        if resume:
+            resume_from = dict(
+                WatchState.objects.exclude(resource_version="").values_list("kind", "resource_version")
+            )
         q: queue.Queue[Op] = queue.Queue()
         sink = QueueSink(q)
         try:
@@ -463,6 +476,7 @@ class Mirror:
                 sink=sink,
                 stop=stop,
                 watch_timeout_seconds=self.watch_timeout_seconds,
+                resume_from=resume_from.get(kind, ""),
             )
             for kind in served
         ]

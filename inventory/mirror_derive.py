@@ -7,7 +7,6 @@ event its pool. Only a DeviceClass change re-evaluates every device (classes cha
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import defaultdict
@@ -178,7 +177,7 @@ class _CelClassMatcher:
             value = values.get(f"{domain}/{name}")
             if value is None and domain == driver:
                 value = values.get(name)
-            key.append(json.dumps(value, sort_keys=True))
+            key.append(str(value))  # a cheap exact key: equal text means equal JSON values
         return tuple(key)
 
     def __call__(self, driver: str, device: JSON) -> bool:
@@ -249,15 +248,28 @@ def node_selection(spec: Mapping[str, Any]) -> tuple[str, str]:
     return "", ""
 
 
-def recompute_pools(pool_keys: set[str], gone_slice_uids: set[str], ctx: Context) -> set[DeviceKey]:
+def recompute_pools(
+    pool_keys: set[str], gone_slice_uids: set[str], ctx: Context, *, fresh: dict[str, JSON] | None = None
+) -> set[DeviceKey]:
     """Rebuild Pool rows and their Device rows from the pools' slices; returns device keys now present."""
     if not pool_keys:
         return set()
     slices_by_pool: dict[str, list[JSON]] = defaultdict(list)
+    fresh = fresh or {}
+    to_load: list[str] = []
     for batch in chunks(sorted(pool_keys)):
-        for index_key, raw in KubeObject.objects.filter(
-            kind="resourceslices", index_key__in=batch
-        ).values_list("index_key", "raw"):
+        rows = KubeObject.objects.filter(kind="resourceslices", index_key__in=batch).values_list(
+            "uid", "index_key"
+        )
+        for uid, index_key in rows:
+            if uid in fresh:  # written in this batch: no need to read it back
+                slices_by_pool[index_key].append(fresh[uid])
+            else:
+                to_load.append(uid)
+    for batch in chunks(to_load):
+        for index_key, raw in KubeObject.objects.filter(kind="resourceslices", uid__in=batch).values_list(
+            "index_key", "raw"
+        ):
             slices_by_pool[index_key].append(raw)
 
     all_slice_uids = set(gone_slice_uids)
@@ -554,8 +566,8 @@ def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
             Allocation.objects.filter(claim_uid__in=batch).values_list("driver", "pool", "device")
         )
         Allocation.objects.filter(claim_uid__in=batch).delete()
-    new_rows: list[Allocation] = []
-    summaries: list[Claim] = []
+    new_rows: list[SimpleNamespace] = []
+    summaries: list[SimpleNamespace] = []
     gone: list[str] = []
     for uid, claim in changed.items():
         if claim is None:
@@ -579,7 +591,7 @@ def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
             key = (str(result.get("driver", "")), str(result.get("pool", "")), str(result.get("device", "")))
             entry = device_status.get((*key, result.get("shareID") or ""))
             new_rows.append(
-                Allocation(
+                SimpleNamespace(
                     claim_uid=uid,
                     claim_namespace=str(meta.get("namespace", "")),
                     claim_name=str(meta.get("name", "")),
@@ -600,7 +612,7 @@ def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
             affected.add(key)
         requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
         summaries.append(
-            Claim(
+            SimpleNamespace(
                 uid=uid,
                 namespace=str(meta.get("namespace", "")),
                 name=str(meta.get("name", "")),
@@ -617,28 +629,41 @@ def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
                 created=str(meta.get("creationTimestamp", "")),
             )
         )
-    Allocation.objects.bulk_create(new_rows, batch_size=CHUNK)
+    mirror_sql.insert(Allocation, new_rows, fields=ALLOCATION_ROW_FIELDS)
     for batch in chunks(gone):
         Claim.objects.filter(uid__in=batch).delete()
-    Claim.objects.bulk_create(
-        summaries,
-        batch_size=CHUNK,
-        update_conflicts=True,
-        unique_fields=["uid"],
-        update_fields=[
-            "namespace",
-            "name",
-            "state",
-            "request_count",
-            "device_count",
-            "reserved_for",
-            "extended_resource",
-            "owner_pod",
-            "device_classes",
-            "created",
-        ],
-    )
+    mirror_sql.upsert(Claim, summaries, fields=CLAIM_FIELDS, conflict=["uid"])
     return affected
+
+
+ALLOCATION_ROW_FIELDS = [
+    "claim_uid",
+    "claim_namespace",
+    "claim_name",
+    "request",
+    "driver",
+    "pool",
+    "device",
+    "admin_access",
+    "share_id",
+    "consumed_capacity",
+    "pods",
+    "status",
+    "extended_resource",
+]
+CLAIM_FIELDS = [
+    "uid",
+    "namespace",
+    "name",
+    "state",
+    "request_count",
+    "device_count",
+    "reserved_for",
+    "extended_resource",
+    "owner_pod",
+    "device_classes",
+    "created",
+]
 
 
 def refresh_allocations(keys: set[DeviceKey]) -> None:
@@ -684,13 +709,20 @@ def refresh_taints(selectors: list[JSON | None], ctx: Context) -> None:
 
 def refresh_classes(ctx: Context, *, skip: set[DeviceKey]) -> None:
     """Re-evaluate every device against every class (after a DeviceClass changed); `skip` was just rebuilt."""
-    devices = [
-        d
-        for d in Device.objects.only("pk", "driver", "pool", "name", "slice_uid", *CLASS_FIELDS)
-        if (d.driver, d.pool, d.name) not in skip
+    wanted = [
+        pk
+        for pk, *key in Device.objects.values_list("pk", "driver", "pool", "name")
+        if tuple(key) not in skip
     ]
-    if not devices:
+    if not wanted:
         return
+    devices: list[Device] = []
+    for batch in chunks(wanted):
+        devices.extend(
+            Device.objects.filter(pk__in=batch).only(
+                "pk", "driver", "pool", "name", "slice_uid", *CLASS_FIELDS
+            )
+        )
     slice_uids = sorted({d.slice_uid for d in devices})
     slices: dict[str, JSON] = {}
     for batch in chunks(slice_uids):

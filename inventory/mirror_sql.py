@@ -19,9 +19,16 @@ CHUNK = 2000
 
 def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
     if isinstance(field, models.JSONField):
-        return lambda value: (
-            None if value is None and field.null else json.dumps(value, separators=(",", ":"))
-        )
+        dumps = json.JSONEncoder(separators=(",", ":")).encode
+
+        def convert(value: Any) -> Any:
+            if value is None and field.null:
+                return None
+            if not value and isinstance(value, list | dict):  # most derived columns are empty
+                return "[]" if isinstance(value, list) else "{}"
+            return dumps(value)
+
+        return convert
     if isinstance(field, models.BooleanField | models.CharField | models.TextField | models.IntegerField):
         return lambda value: value
     return lambda value: field.get_db_prep_save(value, connection)

@@ -150,7 +150,9 @@ class Device(models.Model):
     health_reports = models.JSONField(default=dict, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["driver", "pool", "name"], name="device_driver_pool_name_uniq")]
+        constraints = [
+            models.UniqueConstraint(fields=["driver", "pool", "name"], name="device_driver_pool_name_uniq")
+        ]
         indexes = [
             models.Index(fields=["allocation_state"], name="device_alloc_state"),
             models.Index(fields=["max_taint_effect"], name="device_max_taint"),

@@ -15,7 +15,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,6 +87,7 @@ class Reflector:
         backoff: Backoff | None = None,
         watch_timeout_seconds: int = 300,
         rng: random.Random | None = None,
+        resume_from: str = "",
     ) -> None:
         self.kind = kind
         self._list = list_fn
@@ -100,14 +101,19 @@ class Reflector:
         self._watch_timeout = watch_timeout_seconds
         self._rng = rng or random.Random()
         self.health = Health(kind=kind)
-        self.resource_version = ""
+        # resume_from: a resourceVersion the sink already holds (e.g. persisted with the data it
+        # describes); the first watch starts there instead of listing. A 410 still re-lists.
+        self.resource_version = resume_from
 
     # ------------------------------------------------------------------ public
 
     def run(self) -> None:
         """List, then watch until stopped."""
         try:
-            if not self._list_until_done():
+            if self.resource_version:
+                self.health.resource_version = self.resource_version
+                self._set_health(SYNCED)
+            elif not self._list_until_done():
                 return
             while not self.stop_event.is_set():
                 self._watch_once()
@@ -206,8 +212,3 @@ class Reflector:
             self._sink.health(self.kind, self.health)
         except Exception:  # health reporting must never kill the watch
             log.exception("health callback for %s failed", self.kind)
-
-
-def events_of(items: Iterable[tuple[str, JSON]]) -> Iterator[tuple[str, JSON]]:
-    """Helper for tests and adapters: pass events through unchanged."""
-    yield from items

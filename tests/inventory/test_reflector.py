@@ -38,7 +38,9 @@ class RecordingSink:
 class Script:
     """Fake server: each list call pops a (items, rv); each watch call pops a step list and records its rv."""
 
-    def __init__(self, lists: list[tuple[list[JSON], str]], watches: list[list[Any]], reflector_stop: Any = None):
+    def __init__(
+        self, lists: list[tuple[list[JSON], str]], watches: list[list[Any]], reflector_stop: Any = None
+    ):
         self.lists = lists
         self.watches = watches
         self.watch_rvs: list[str] = []
@@ -200,3 +202,24 @@ def test_it_stops_when_asked_and_reports_stopped() -> None:
     reflector.run()
 
     assert sink.states[-1] == "stopped"
+
+
+def test_it_resumes_from_a_stored_resource_version_without_listing() -> None:
+    script = Script(lists=[], watches=[[("ADDED", obj("a", 21))]])
+    sink = RecordingSink()
+    reflector = Reflector(
+        kind="pods",
+        list_fn=script.list_fn,
+        watch_fn=script.watch_fn,
+        sink=sink,
+        resume_from="20",
+        wait=lambda s: False,
+        rng=random.Random(1),
+    )
+    script.reflector = reflector
+
+    reflector.run()
+
+    assert script.list_calls == 0
+    assert script.watch_rvs[0] == "20"
+    assert sink.calls[0] == ("ADDED", "a", "21")
