@@ -334,6 +334,15 @@ class SimServer:
         return request.query.get("includeObject", "Metadata")
 
     @staticmethod
+    def _field_manager(request: web.Request) -> str:
+        """The fieldManager parameter, else the User-Agent's program name, as kube defaults it."""
+        manager = request.query.get("fieldManager")
+        if manager:
+            return manager
+        agent = request.headers.get("User-Agent", "").split("/", 1)[0].strip()
+        return agent[:128] or "unknown"
+
+    @staticmethod
     def _dry_run(request: web.Request, body: Obj | None = None) -> bool:
         values = request.query.getall("dryRun", [])
         if body and isinstance(body.get("dryRun"), list):
@@ -390,7 +399,11 @@ class SimServer:
     ) -> web.Response:
         body = self._check_kind(resource, await self._read_body(request))
         obj, warnings = self.store.create_with_warnings(
-            resource.plural, body, namespace=namespace, dry_run=self._dry_run(request)
+            resource.plural,
+            body,
+            namespace=namespace,
+            dry_run=self._dry_run(request),
+            field_manager=self._field_manager(request),
         )
         return self._warned(_json_response(obj, 201), warnings)
 
@@ -413,7 +426,12 @@ class SimServer:
         if namespace:
             meta["namespace"] = namespace
         obj, warnings = self.store.update_with_warnings(
-            resource.plural, body, subresource=sub, dry_run=self._dry_run(request), namespace=namespace
+            resource.plural,
+            body,
+            subresource=sub,
+            dry_run=self._dry_run(request),
+            namespace=namespace,
+            field_manager=self._field_manager(request),
         )
         return self._warned(_json_response(obj), warnings)
 
@@ -445,7 +463,9 @@ class SimServer:
             content_type=ctype,
             namespace=namespace,
             subresource=sub,
-            field_manager=request.query.get("fieldManager"),
+            field_manager=request.query.get("fieldManager")
+            if ctype == "application/apply-patch+yaml"
+            else self._field_manager(request),
             force=_flag(request.query.get("force")),
             dry_run=self._dry_run(request),
         )

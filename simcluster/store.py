@@ -376,7 +376,13 @@ class Store:
         return self.create_with_warnings(plural, obj, namespace=namespace, dry_run=dry_run)[0]
 
     def create_with_warnings(
-        self, plural: str, obj: Obj, *, namespace: str | None = None, dry_run: bool = False
+        self,
+        plural: str,
+        obj: Obj,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if not isinstance(obj, dict):
@@ -426,6 +432,9 @@ class Store:
         self._prepare_create(resource, new)
         defaulting.apply_defaults(plural, new, None, now)
         warnings = self._validate(resource, new, None, None)
+        if field_manager:
+            new = _record_manager(resource, None, new, field_manager, None)
+            meta = new["metadata"]
         with self._lock:
             key = self._key(resource, name, meta.get("namespace"))
             if resource.namespaced and ("", key[0]) not in self._table("namespaces"):
@@ -469,6 +478,7 @@ class Store:
         subresource: str | None = None,
         dry_run: bool = False,
         namespace: str | None = None,
+        field_manager: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if subresource is not None and subresource not in resource.subresources:
@@ -485,7 +495,15 @@ class Store:
             current = self._table(plural).get(key)
             if current is None:
                 raise not_found(resource, name)
-            return self._update_locked(resource, key, current, obj, subresource=subresource, dry_run=dry_run)
+            return self._update_locked(
+                resource,
+                key,
+                current,
+                obj,
+                subresource=subresource,
+                dry_run=dry_run,
+                field_manager=field_manager,
+            )
 
     def _update_locked(
         self,
@@ -497,6 +515,7 @@ class Store:
         subresource: str | None,
         dry_run: bool,
         owned: bool = False,
+        field_manager: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         """`owned`: `incoming` is a fresh object nobody else holds, so it need not be copied."""
         name = key[1]
@@ -557,6 +576,8 @@ class Store:
         warnings = self._validate(resource, new, old, subresource)
         if _reorder(new) == old:
             return _decode(current.raw), warnings  # no-op: no new resourceVersion, no event
+        if field_manager:
+            new = _record_manager(resource, old, new, field_manager, subresource)
         if dry_run:
             return _reorder(new), warnings
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
@@ -643,7 +664,15 @@ class Store:
                 )
             patched["metadata"]["name"] = name
             return self._update_locked(
-                resource, key, current, patched, subresource=subresource, dry_run=dry_run, owned=True
+                resource,
+                key,
+                current,
+                patched,
+                subresource=subresource,
+                dry_run=dry_run,
+                owned=True,
+                # apply records its own managedFields; other patch types record an Update entry
+                field_manager=None if is_apply else field_manager,
             )
 
     # ------------------------------------------------------------------ delete
@@ -761,6 +790,18 @@ class Store:
 # ---------------------------------------------------------------------- patching
 
 
+def _record_manager(
+    resource: ResourceDef, old: Obj | None, new: Obj, field_manager: str, subresource: str | None
+) -> Obj:
+    """Give `field_manager` the fields this non-apply write set (managedFields, operation Update)."""
+    module = _load_optional("simcluster.patching")
+    record = getattr(module, "record_update", None)
+    if record is None:
+        return new
+    result: Obj = record(resource, old, new, field_manager=field_manager, subresource=subresource)
+    return result
+
+
 def _apply(
     resource: ResourceDef,
     current: Obj,
@@ -788,11 +829,19 @@ def _apply(
         raise
     except Exception as error:
         if error_type is not None and isinstance(error, error_type):
+            causes = getattr(error, "causes", None)
+            details: Obj | None = None
+            if causes:
+                details = {"name": str((current.get("metadata") or {}).get("name", ""))}
+                if resource.group:
+                    details["group"] = resource.group
+                details["kind"] = resource.plural
+                details["causes"] = list(causes)
             raise ApiError(
                 int(getattr(error, "status", 422)),
                 str(getattr(error, "reason", "")),
                 str(getattr(error, "message", str(error))),
-                getattr(error, "details", None),
+                details,
             ) from error
         raise
     return result

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -141,3 +143,26 @@ def test_it_honours_dry_run_on_patch(rules: client.ResourceV1Api) -> None:
     )
     assert patched.spec.taint.effect == "NoExecute"
     assert rules.read_device_taint_rule("drain-node-a").spec.taint.effect == "None"
+
+
+def test_it_reports_apply_conflicts_with_fields_another_writer_set(api: client.ApiClient) -> None:
+    resource_api = client.ResourceV1Api(api)
+    resource_api.create_device_taint_rule(sample("devicetaintrules"), field_manager="dashboard")
+    changed = sample("devicetaintrules")
+    changed["spec"]["taint"]["effect"] = "NoExecute"
+    with pytest.raises(ApiException) as raised:
+        resource_api.patch_device_taint_rule(
+            "drain-node-a", changed, field_manager="other", _content_type="application/apply-patch+yaml"
+        )
+    assert raised.value.status == 409
+    status = json.loads(raised.value.body)
+    assert status["message"].startswith('Apply failed with 1 conflict: conflict with "dashboard"')
+    assert status["details"]["causes"][0]["field"] == ".spec.taint.effect"
+    forced = resource_api.patch_device_taint_rule(
+        "drain-node-a",
+        changed,
+        field_manager="other",
+        force=True,
+        _content_type="application/apply-patch+yaml",
+    )
+    assert forced.spec.taint.effect == "NoExecute"
