@@ -121,6 +121,7 @@ class SimServer:
         self.port = port
         self.options = options or ServerOptions()
         self.latency_ms = 0
+        self.restarts = 0
         self._runner: web.AppRunner | None = None
         self._watches: set[_ActiveWatch] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -162,6 +163,7 @@ class SimServer:
         await self.stop()
         await asyncio.sleep(self.options.restart_pause)
         await self.start()
+        self.restarts += 1
 
     def drop_watches(self) -> int:
         """End every open watch stream (clients see the stream close and reconnect)."""
