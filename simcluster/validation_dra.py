@@ -1390,26 +1390,50 @@ def check_pool_status_request(
     causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
 ) -> list[str]:
     spec = _map(obj.get("spec"))
-    driver_name(causes, "spec.driver", spec.get("driver"))
-    pool_name(causes, "spec.poolName", spec.get("poolName"), required=False)
-    limit = spec.get("limit")
-    if limit is not None and isinstance(limit, int) and not 1 <= limit <= 1000:
-        causes.invalid("spec.limit", limit, "must be between 1 and 1000, inclusive")
-    attribute = spec.get("defaultPartitionTypeAttribute")
-    if isinstance(attribute, str) and attribute:
-        device_qualified_name(causes, "spec.defaultPartitionTypeAttribute", attribute, fully=True)
-    if old is not None and subresource != "status" and spec != _map(old.get("spec")):
-        causes.immutable("spec", spec)
+    if old is not None:
+        if subresource != "status" and spec != _map(old.get("spec")):
+            causes.immutable("spec", spec)
+        old_status = old.get("status")
+        if subresource == "status" and old_status is not None:
+            # A filled status is the complete answer: delete and recreate the request to refresh it.
+            if obj.get("status") != old_status:
+                causes.immutable("status", obj.get("status"))
+            return []
+    if old is None or subresource != "status":
+        driver = spec.get("driver")
+        if not driver:
+            causes.required("spec.driver", "driver name is required")
+        else:
+            driver_name(causes, "spec.driver", driver)
+        if spec.get("poolName") == "":
+            causes.invalid("spec.poolName", "", "must not be empty when specified")
+        elif spec.get("poolName") is not None:
+            pool_name(causes, "spec.poolName", spec["poolName"])
+        limit = spec.get("limit")
+        if isinstance(limit, int) and limit < 1:
+            causes.invalid("spec.limit", limit, "must be at least 1")
+        if isinstance(limit, int) and limit > 1000:
+            causes.invalid("spec.limit", limit, "must not exceed 1000")
+        attribute = spec.get("defaultPartitionTypeAttribute")
+        if isinstance(attribute, str) and attribute:
+            device_qualified_name(causes, "spec.defaultPartitionTypeAttribute", attribute, fully=True)
     status = obj.get("status")
     if isinstance(status, dict):
         count = status.get("poolCount")
         if isinstance(count, int) and count < 0:
-            causes.invalid("status.poolCount", count, "must be greater than or equal to zero")
+            causes.invalid("status.poolCount", count, "must be non-negative")
         pools = status.get("pools")
         if max_items(causes, "status.pools", pools, 1000):
             for index, pool in enumerate(_items(pools)):
+                entry = f"status.pools[{index}]"
+                driver_name(causes, child(entry, "driver"), _map(pool).get("driver"))
+                pool_name(causes, child(entry, "poolName"), _map(pool).get("poolName"))
+                for field in ("totalDevices", "allocatedDevices", "availableDevices", "unavailableDevices"):
+                    value = _map(pool).get(field)
+                    if isinstance(value, int) and value < 0:
+                        causes.invalid(child(entry, field), value, "must be non-negative")
                 error = _map(pool).get("validationError")
                 if isinstance(error, str) and len(error.encode()) > 256:
-                    causes.too_long(f"status.pools[{index}].validationError", 256)
+                    causes.too_long(child(entry, "validationError"), 256)
         check_conditions(causes, "status.conditions", status.get("conditions"), 10)
     return []

@@ -951,7 +951,7 @@ CASES = [
         _set("spec.limit", 0),
         "spec.limit",
         "FieldValueInvalid",
-        "must be between 1 and 1000, inclusive",
+        "Invalid value: 0: must be at least 1",
     ),
     Case(
         "pool request limit too high",
@@ -959,7 +959,7 @@ CASES = [
         _set("spec.limit", 1001),
         "spec.limit",
         "FieldValueInvalid",
-        "must be between 1 and 1000, inclusive",
+        "Invalid value: 1001: must not exceed 1000",
     ),
     # Pod ----------------------------------------------------------------------------------------------------
     Case(

@@ -276,3 +276,42 @@ def test_it_refuses_renaming_an_object() -> None:
     new = copy.deepcopy(old)
     new["metadata"]["name"] = "other"
     assert fields(validate(RULE, new, old)[0]) == {"metadata.name"}
+
+
+def test_it_freezes_a_pool_status_request_once_answered() -> None:
+    request = a_pool_request()
+    answered = copy.deepcopy(request)
+    answered["status"] = {"poolCount": 1, "pools": []}
+    assert validate(POOL_REQUEST, answered, request, subresource="status")[0] == []
+    changed = copy.deepcopy(answered)
+    changed["status"]["poolCount"] = 2
+    causes, _ = validate(POOL_REQUEST, changed, answered, subresource="status")
+    assert causes == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "object": field is immutable',
+            "field": "status",
+        }
+    ]
+
+
+def test_it_refuses_new_reservations_on_a_claim_being_deleted() -> None:
+    old = allocated(a_claim())
+    old["metadata"]["deletionTimestamp"] = "2026-09-01T10:00:00Z"
+    old["status"]["reservedFor"] = [{"resource": "pods", "name": "p1", "uid": "u1"}]
+    dropped = copy.deepcopy(old)
+    dropped["status"]["reservedFor"] = []
+    assert validate(CLAIM, dropped, old, subresource="status")[0] == []
+    added = copy.deepcopy(old)
+    added["status"]["reservedFor"].append({"resource": "pods", "name": "p2", "uid": "u2"})
+    causes, _ = validate(CLAIM, added, old, subresource="status")
+    assert [c["reason"] for c in causes] == ["FieldValueForbidden"]
+    assert "new entries may not be added" in causes[0]["message"]
+
+
+def test_it_checks_share_ids_of_new_results() -> None:
+    claim = a_claim()
+    new = allocated(claim)
+    new["status"]["allocation"]["devices"]["results"][2]["shareID"] = "NOT-A-UUID"
+    causes, _ = validate(CLAIM, new, claim, subresource="status")
+    assert fields(causes) == {"status.allocation.devices.results[2].shareID"}
