@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
+from simcluster.controllers.common import read_all
 from simcluster.topology import PoolSpec, Topology
 
 log = logging.getLogger("simcluster.driver")
@@ -284,8 +285,8 @@ class Driver:
         from simcluster.store import ApiError
 
         retry = False
-        for claim in self.store.list("resourceclaims"):
-            status = claim.get("status") or {}
+        for committed in read_all(self.store, "resourceclaims"):
+            status = committed.get("status") or {}
             results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
             ours = [r for r in results if r.get("driver") in self.drivers]
             existing = status.get("devices") or []
@@ -296,6 +297,7 @@ class Driver:
                 continue
             if not status.get("allocation"):
                 continue  # the claim controller clears device status together with the allocation
+            claim = copy.deepcopy(committed)
             others = [d for d in existing if d.get("driver") not in self.drivers]
             claim.setdefault("status", {})["devices"] = others + [self._device_status(claim, r) for r in ours]
             try:

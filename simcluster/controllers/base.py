@@ -83,9 +83,11 @@ class Loop:
     """A worker thread running `reconcile` when poked. `reconcile` returns the seconds until it wants to
     run again by itself (None: only when poked)."""
 
-    def __init__(self, name: str, reconcile: Callable[[], float | None]) -> None:
+    def __init__(self, name: str, reconcile: Callable[[], float | None], *, batch_delay: float = 0.0) -> None:
         self.name = name
         self._reconcile = reconcile
+        # Wait this long after the first poke so that a burst of store events makes one pass, not many.
+        self.batch_delay = batch_delay
         self._cond = threading.Condition()
         self._dirty = True
         self._busy = False
@@ -93,6 +95,7 @@ class Loop:
         self._wake_at: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"simcluster-{name}", daemon=True)
         self.passes = 0
+        self.busy_seconds = 0.0
         self.last_error: BaseException | None = None
 
     def start(self) -> None:
@@ -138,10 +141,15 @@ class Loop:
                     self._cond.wait(max(wait, 0.0))
                 if self._stopped:
                     return
+                if self.batch_delay and self._dirty:
+                    self._cond.wait(self.batch_delay)
+                    if self._stopped:
+                        return
                 self._dirty = False
                 self._busy = True
                 self._wake_at = None
             delay: float | None
+            started = time.monotonic()
             try:
                 delay = self._reconcile()
                 self.last_error = None
@@ -151,6 +159,7 @@ class Loop:
                 delay = _ERROR_RETRY
             finally:
                 self.passes += 1
+                self.busy_seconds += time.monotonic() - started
             with self._cond:
                 self._busy = False
                 if delay is not None:

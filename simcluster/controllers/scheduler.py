@@ -104,7 +104,14 @@ class _World:
     templates: dict[tuple[str, str], JSON]
     claims: dict[tuple[str, str], JSON]
     pods_per_node: Counter[str] = field(default_factory=Counter)
-    allocator: Any = None  # allocation.allocator.Allocator over this world, built on first use
+    # (slices, classes, rules) as (count, newest resourceVersion): the allocator is rebuilt when it changes
+    signature: tuple[tuple[int, int], ...] = ()
+    # pod uid → keys of the claims it owns (generated and extended-resource claims)
+    owned: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def own(self, claim: JSON) -> None:
+        for ref in meta(claim).get("ownerReferences") or []:
+            self.owned.setdefault(str(ref.get("uid")), []).append((namespace_of(claim), name_of(claim)))
 
     def allocated_claims(self, excluding: set[tuple[str, str]]) -> list[JSON]:
         return [
@@ -136,6 +143,9 @@ class Scheduler:
         self.features = features
         self._next_node = 0
         self.scheduled = 0
+        self._allocator: Any = None
+        self._allocator_signature: tuple[tuple[int, int], ...] | None = None
+        self._tracked: dict[tuple[str, str], JSON] = {}  # claims recorded in the allocator's state
 
     # --- the pass --------------------------------------------------------------------------------------
 
@@ -149,11 +159,18 @@ class Scheduler:
         if not pending:
             return None
         pending.sort(key=lambda p: (creation_time(p), namespace_of(p), name_of(p)))
+        signature: list[tuple[int, int]] = []
+        inputs: dict[str, list[JSON]] = {}
+        for plural in ("resourceslices", "deviceclasses", "devicetaintrules"):
+            entries: list[Any] = list(self.store.snapshot(plural)[1])
+            signature.append((len(entries), max((e.rv for e in entries), default=0)))
+            inputs[plural] = [e.obj for e in entries]
         world = _World(
             nodes=sorted(read_all(self.store, "nodes"), key=name_of),
-            classes=read_all(self.store, "deviceclasses"),
-            slices=read_all(self.store, "resourceslices"),
-            rules=read_all(self.store, "devicetaintrules"),
+            classes=inputs["deviceclasses"],
+            slices=inputs["resourceslices"],
+            rules=inputs["devicetaintrules"],
+            signature=tuple(signature),
             templates={
                 (namespace_of(t), name_of(t)): t for t in read_all(self.store, "resourceclaimtemplates")
             },
@@ -164,6 +181,8 @@ class Scheduler:
                 if (p.get("spec") or {}).get("nodeName") and not is_terminal(p)
             ),
         )
+        for claim in world.claims.values():
+            world.own(claim)
         retry = False
         for pod in pending:
             try:
@@ -229,33 +248,25 @@ class Scheduler:
     def _drop_leftover_extended_claims(self, pod: JSON, world: _World) -> None:
         """An unallocated extended-resource claim left by an earlier failed attempt is deleted, as the
         scheduler's PostFilter does, so the next attempt starts clean."""
-        ns, uid = namespace_of(pod), uid_of(pod)
-        for key, claim in list(world.claims.items()):
-            annotations = meta(claim).get("annotations") or {}
-            owners = meta(claim).get("ownerReferences") or []
+        for key in list(world.owned.get(uid_of(pod), [])):
+            claim = world.claims.get(key)
             if (
-                key[0] == ns
-                and annotations.get(EXTENDED_RESOURCE_CLAIM) == "true"
-                and any(o.get("uid") == uid for o in owners)
+                claim is not None
+                and (meta(claim).get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM) == "true"
                 and (claim.get("status") or {}).get("allocation") is None
             ):
-                self.store.delete("resourceclaims", key[1], namespace=ns, uid=uid_of(claim))
+                self.store.delete("resourceclaims", key[1], namespace=key[0], uid=uid_of(claim))
                 del world.claims[key]
 
     def _generated_claim(
         self, pod: JSON, entry: str, generated: Mapping[str, str], world: _World
     ) -> JSON | None:
-        ns, uid = namespace_of(pod), uid_of(pod)
+        ns = namespace_of(pod)
         if entry in generated and (ns, generated[entry]) in world.claims:
             return world.claims[(ns, generated[entry])]
-        for (claim_ns, _), claim in world.claims.items():
-            annotations = meta(claim).get("annotations") or {}
-            owners = meta(claim).get("ownerReferences") or []
-            if (
-                claim_ns == ns
-                and annotations.get(POD_CLAIM_NAME) == entry
-                and any(o.get("uid") == uid for o in owners)
-            ):
+        for key in world.owned.get(uid_of(pod), []):
+            claim = world.claims.get(key)
+            if claim is not None and (meta(claim).get("annotations") or {}).get(POD_CLAIM_NAME) == entry:
                 return claim
         return None
 
@@ -285,6 +296,7 @@ class Scheduler:
         }
         created = self.store.create("resourceclaims", claim)
         world.claims[(ns, name_of(created))] = created
+        world.own(created)
         return created
 
     def _write_claim_statuses(self, pod: JSON, generated: Mapping[str, str]) -> None:
@@ -362,19 +374,50 @@ class Scheduler:
                 taint_rules=world.rules,
                 features=self.features,
             )
-        # The allocator caches pools, compiled CEL and selector results: one per pass, kept current.
-        if world.allocator is None:
-            from allocation.allocator import AllocatedState, Allocator
+        result: list[JSON] | None = self._allocator_for(world).allocate(node, claims)
+        return result
 
-            world.allocator = Allocator(
+    def _allocator_for(self, world: _World) -> Any:
+        """The allocator caches pools, compiled CEL and selector results, so it lives as long as slices,
+        classes and rules stay the same; its allocated state follows the claims incrementally."""
+        from allocation.allocator import AllocatedState, AllocationError, Allocator
+
+        if self._allocator is None or self._allocator_signature != world.signature:
+            self._allocator = Allocator(
                 classes=world.classes,
                 slices=world.slices,
-                state=AllocatedState.from_claims(world.allocated_claims(set())),
+                state=AllocatedState(),
                 taint_rules=world.rules,
                 features=self.features,
             )
-        result: list[JSON] | None = world.allocator.allocate(node, claims)
-        return result
+            self._allocator_signature = world.signature
+            self._tracked = {}
+        state = self._allocator.state
+        current = {
+            k: c for k, c in world.claims.items() if (c.get("status") or {}).get("allocation") is not None
+        }
+        try:
+            for key, old in list(self._tracked.items()):
+                new = current.get(key)
+                if new is old:
+                    continue
+                if (
+                    new is None
+                    or uid_of(new) != uid_of(old)
+                    or new["status"]["allocation"] != old["status"]["allocation"]
+                ):
+                    state.remove_claim(old)
+                    del self._tracked[key]
+                else:
+                    self._tracked[key] = new
+            for key, claim in current.items():
+                if key not in self._tracked:
+                    state.add_claim(claim)
+                    self._tracked[key] = claim
+        except AllocationError:  # out of step: start over from the claims as they are
+            self._allocator = None
+            return self._allocator_for(world)
+        return self._allocator
 
     @staticmethod
     def _node_unfit(pod: JSON, node: JSON, world: _World) -> str | None:
@@ -456,6 +499,7 @@ class Scheduler:
             del body["metadata"]["name"], body["metadata"]["uid"]
             created = self.store.create("resourceclaims", body)
             world.claims[(ns, name_of(created))] = created
+            world.own(created)
             allocations[(ns, name_of(created))] = results[len(pending)]
             plan.pod_claims.append(("", created))
             extended_status = {
@@ -468,8 +512,6 @@ class Scheduler:
         for _, claim in plan.pod_claims:
             key = (namespace_of(claim), name_of(claim))
             world.claims[key] = self._reserve(claim, pod, allocations.get(key))
-            if allocations.get(key) is not None and world.allocator is not None:
-                world.allocator.state.add_claim(world.claims[key])
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
         self._mark_running(bound, node, plan, extended_status)
