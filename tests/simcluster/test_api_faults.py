@@ -92,3 +92,20 @@ def test_it_adds_latency_to_every_answer(cluster: SimCluster, http: Http) -> Non
     assert http.get(CLASSES)[0] == 200
     cluster.faults.set_latency(0)
     assert cluster.server.latency_ms == 0
+
+
+def test_it_keeps_a_python_client_watch_going_across_a_restart(
+    cluster: SimCluster, api: client.ApiClient
+) -> None:
+    resource_api = client.ResourceV1Api(api)
+    cluster.store.create("deviceclasses", sample("deviceclasses", name="first"))
+    stream = watch.Watch()
+    seen = []
+    for event in stream.stream(resource_api.list_device_class):
+        seen.append((event["type"], event["object"].metadata.name))
+        if event["object"].metadata.name == "first":
+            cluster.faults.restart()
+            cluster.store.create("deviceclasses", sample("deviceclasses", name="second"))
+        else:
+            stream.stop()
+    assert seen == [("ADDED", "first"), ("ADDED", "second")]
