@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from simcluster import validation_dra as dra
-from simcluster.schema import Causes, child, key_path, schema_causes
+from simcluster.schema import Causes, child, schema_causes
 
 
 class ResourceDef(Protocol):
@@ -88,9 +88,10 @@ def _check_metadata(
     elif namespace:
         causes.forbidden("metadata.namespace", "not allowed on this type")
 
+    # kube reports label keys and values (and finalizers) at the map's path, not per key.
     for key, value in _map(meta.get("labels")).items():
         dra.qualified_name(causes, "metadata.labels", key)
-        dra.label_value(causes, key_path("metadata.labels", key), value)
+        dra.label_value(causes, "metadata.labels", value)
     annotations = _map(meta.get("annotations"))
     total = 0
     for key, value in annotations.items():
@@ -98,8 +99,12 @@ def _check_metadata(
         total += len(key) + len(value if isinstance(value, str) else "")
     if total > ANNOTATIONS_MAX_BYTES:
         causes.too_long("metadata.annotations", ANNOTATIONS_MAX_BYTES)
-    for index, finalizer in enumerate(_items(meta.get("finalizers"))):
-        dra.qualified_name(causes, f"metadata.finalizers[{index}]", finalizer)
+    finalizers: set[Any] = set()
+    for finalizer in _items(meta.get("finalizers")):
+        dra.qualified_name(causes, "metadata.finalizers", finalizer)
+        if finalizer in finalizers:
+            causes.duplicate("metadata.finalizers", finalizer)
+        finalizers.add(finalizer)
     for index, owner in enumerate(_items(meta.get("ownerReferences"))):
         entry = f"metadata.ownerReferences[{index}]"
         for field in ("apiVersion", "kind", "name", "uid"):
