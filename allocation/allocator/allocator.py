@@ -192,7 +192,6 @@ class Allocator:
         self.search_steps = 0
         #: identifies this allocator in `PreparedClaim.plans` without keeping it alive
         self._token = object()
-        self._node_dicts: dict[Any, tuple[Json, NodeView]] = {}
         self._claim_dicts: OrderedDict[int, tuple[Json, PreparedClaim]] = OrderedDict()
         self._counters_version = -1
         self._available_counters: dict[PoolID, dict[tuple[str, str], Fraction]] = {}
@@ -338,16 +337,10 @@ class Allocator:
         if node is None or isinstance(node, Node):
             return self.node_view(node)
         meta = node.get("metadata") or {}
-        name = meta.get("name")
-        # Same dict as last time for this node name: reuse without comparing labels (inputs
-        # must not be mutated while in use). Keyed by name, so the cache stays bounded.
-        known = self._node_dicts.get(name)
-        if known is not None and known[0] is node:
-            return known[1]
-        view = self._views.get(name)
+        # Compare labels every time: cheap, and safe if a caller updates node dicts in place.
+        view = self._views.get(meta.get("name"))
         if view is None or view.node is None or view.node.labels != (meta.get("labels") or {}):
             view = self.node_view(parse_node(node))
-        self._node_dicts[name] = (node, view)
         return view
 
     def _prepared(self, claim: Json) -> PreparedClaim:

@@ -52,7 +52,7 @@ class Message:
         return raw.decode("utf-8") if raw is not None else None
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     result = 0
     shift = 0
     while True:
@@ -83,15 +83,15 @@ def decode(data: bytes) -> Message:
     pos = 0
     end = len(data)
     while pos < end:
-        key, pos = _read_varint(data, pos)
+        key, pos = read_varint(data, pos)
         number, wire_type = key >> 3, key & 7
         value: int | bytes
         if wire_type == VARINT:
-            value, pos = _read_varint(data, pos)
+            value, pos = read_varint(data, pos)
         elif wire_type == FIXED64:
             value, pos = data[pos : pos + 8], pos + 8
         elif wire_type == LENGTH:
-            length, pos = _read_varint(data, pos)
+            length, pos = read_varint(data, pos)
             value, pos = data[pos : pos + length], pos + length
         elif wire_type == FIXED32:
             value, pos = data[pos : pos + 4], pos + 4

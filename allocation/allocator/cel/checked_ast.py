@@ -6,6 +6,7 @@ wire codec in :mod:`._wire`.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 
@@ -183,3 +184,24 @@ def overload_choices(container: w.Message) -> dict[int, list[str]]:
                 ids = [g.value.decode() for g in reference.get_all(3) if isinstance(g.value, bytes)]
                 choices[entry.int_of(1) or 0] = ids
     return choices
+
+
+@functools.lru_cache(maxsize=1024)
+def contains_optional(serialized: bytes) -> bool:
+    """Whether a serialized cel.expr.Type is, or contains, ``optional_type``."""
+    message = w.decode(serialized)
+    for f in message.fields:
+        if not isinstance(f.value, bytes):
+            continue
+        if f.number == 14:  # abstract_type {name, parameter_types}
+            abstract = w.decode(f.value)
+            if abstract.string_of(1) == "optional_type":
+                return True
+            return any(contains_optional(p.value) for p in abstract.get_all(2) if isinstance(p.value, bytes))
+        if f.number == 6:  # list_type {elem_type}
+            elem = w.decode(f.value).bytes_of(1)
+            return elem is not None and contains_optional(elem)
+        if f.number == 7:  # map_type {key_type, value_type}
+            entry = w.decode(f.value)
+            return any(contains_optional(part) for part in (entry.bytes_of(1), entry.bytes_of(2)) if part)
+    return False

@@ -165,6 +165,7 @@ class CelExprEngine:
                 cel.CelExtension("kubernetes", library.function_decls()),
             ],
         )
+        self._python_functions = library.python_function_names()
         self._cache: OrderedDict[tuple[str, bool], CelExprSelector] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -218,7 +219,7 @@ class CelExprEngine:
                 raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
         self.compile_count += 1
         serialized = checked.serialize()
-        rewritten = rewrite_checked_expr(serialized)
+        rewritten = rewrite_checked_expr(serialized, self._python_functions)
         problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
         if problems:
             raise CelError("compilation failed: " + "; ".join(problems))

@@ -256,6 +256,15 @@ def _overload(
 
 def function_decls() -> list[cel.FunctionDecl]:
     """Every Kubernetes library function, declared with types so the checker rejects misuse."""
+    return [cel.FunctionDecl(name, overloads) for name, overloads in _declarations().items()]
+
+
+def python_function_names() -> frozenset[str]:
+    """Functions implemented in Python: optional values must never reach them (cel-expr-python crashes)."""
+    return frozenset(_declarations())
+
+
+def _declarations() -> dict[str, list[cel.Overload]]:
     q = TAGGED
     decls: dict[str, list[cel.Overload]] = {
         # quantity
@@ -332,7 +341,7 @@ def function_decls() -> list[cel.FunctionDecl]:
     decls[TAGGED_STRING_FUNCTION] = [
         _overload("kubernetes_tagged_to_string", _STRING, [q], _tagged_to_string, member=False)
     ]
-    return [cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
+    return decls
 
 
 def _tagged_to_string(value: Any) -> str:

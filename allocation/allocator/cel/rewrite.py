@@ -36,6 +36,7 @@ from .checked_ast import (
     STRUCT,
     TYPE_MAP,
     Node,
+    contains_optional,
     max_expr_id,
     node_types,
     overload_choices,
@@ -48,7 +49,19 @@ from .tagged import TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
 
 _DOMAIN_MAPS = ("attributes", "capacity")
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
-_DEVICE_SHADOWED = "#device"  # in aliases: a comprehension variable named `device` hides the real one
+_DEVICE_SHADOWED = "#device"
+_OPTIONAL_CONSTRUCTS = frozenset(
+    {
+        "_?._",
+        "_[?_]",
+        "of",
+        "none",
+        "ofNonZeroValue",
+        "optional.of",
+        "optional.none",
+        "optional.ofNonZeroValue",
+    }
+)  # in aliases: a comprehension variable named `device` hides the real one
 
 
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
@@ -62,7 +75,16 @@ _LITERAL_ARGUMENTS = {
 
 
 class _Rewriter:
-    def __init__(self, next_id: int, overloads: dict[int, list[str]], node_types: dict[int, bytes]) -> None:
+    def __init__(
+        self,
+        next_id: int,
+        overloads: dict[int, list[str]],
+        node_types: dict[int, bytes],
+        python_functions: frozenset[str],
+        checked: bool,
+    ) -> None:
+        self.python_functions = python_functions
+        self.checked = checked
         self.overloads = overloads  # the checker's overload choices per call id
         self.aliases: frozenset[str] = frozenset()  # names bound to device.attributes/capacity (cel.bind)
         self.node_types = node_types  # the checker's type per node id (serialized cel.expr.Type)
@@ -83,6 +105,7 @@ class _Rewriter:
         expr_id = message.int_of(ID) or 0
         self._check_ordering(expr_id, message)
         self._check_device_field(message)
+        self._check_optional_flow(expr_id, message)
         self._check_homogeneous_literal(message)
         self._collect_literal(message)
         out = w.Message()
@@ -100,6 +123,38 @@ class _Rewriter:
             return out
         map_operand, key = domain_lookup
         return self._optional_lookup(expr_id, map_operand, key)
+
+    def _check_optional_flow(self, expr_id: int, message: w.Message) -> None:
+        """Keep optional values away from Python: cel-expr-python crashes the process converting them.
+
+        Checked expressions: an optional-typed value may not be an argument of a Python-implemented
+        function or of ``dyn()``, nor be hidden inside a ternary or literal whose type is not optional.
+        Unchecked expressions (see the engine's cross-type fallback) have no types, so optional
+        constructs are refused outright there.
+        """
+        call = message.message_of(CALL)
+        name = call.string_of(2) if call is not None else None
+        if not self.checked:
+            if name in _OPTIONAL_CONSTRUCTS:
+                self.problems.append(
+                    "optional values cannot be combined with int/double comparisons such as 1 < 2.5 "
+                    "(cel-expr-python limitation); compare numbers of one type"
+                )
+            return
+        children = _child_ids(message)
+        if not any(contains_optional(self.node_types.get(child, b"")) for child in children):
+            return
+        if call is not None and (name in self.python_functions or name == "dyn"):
+            self.problems.append(
+                f"an optional value cannot be passed to {name}(); unwrap it first with .orValue(default)"
+            )
+            return
+        hides = (call is not None and name == "_?_:_") or message.message_of(LIST) is not None
+        hides = hides or message.message_of(STRUCT) is not None
+        if hides and not contains_optional(self.node_types.get(expr_id, b"")):
+            self.problems.append(
+                "an optional value is mixed with other values here; unwrap it first with .orValue(default)"
+            )
 
     def _check_device_field(self, message: w.Message) -> None:
         """`device` is an object type upstream (kubernetes.DRADevice): unknown fields fail to compile."""
@@ -389,7 +444,45 @@ class Rewritten:
     literals: list[tuple[str, str]]  # (kind, text) of literal arguments the engine validates at compile time
 
 
-def rewrite_checked_expr(serialized: bytes) -> Rewritten:
+def _child_ids(message: w.Message) -> list[int]:
+    """Ids of a call's target and arguments, a list's elements, a map's keys and values.
+
+    Optional list elements (``[?x]``) and map entries (``{?k: v}``) are skipped: they are unwrapped.
+    """
+    ids: list[int] = []
+    call = message.message_of(CALL)
+    if call is not None:
+        for f in call.fields:
+            if f.number in (1, 3) and isinstance(f.value, bytes):
+                ids.append(w.decode(f.value).int_of(ID) or 0)
+        return ids
+    listed = message.message_of(LIST)
+    if listed is not None:
+        optional_indices: set[int] = set()
+        for f in listed.get_all(2):  # optional_indices: packed or one per field
+            if isinstance(f.value, int):
+                optional_indices.add(f.value)
+            else:
+                data, pos = f.value, 0
+                while pos < len(data):
+                    value, pos = w.read_varint(data, pos)
+                    optional_indices.add(value)
+        elements = [w.decode(e.value) for e in listed.get_all(1) if isinstance(e.value, bytes)]
+        return [e.int_of(ID) or 0 for i, e in enumerate(elements) if i not in optional_indices]
+    built = message.message_of(STRUCT)
+    if built is not None:
+        for entry_field in built.get_all(2):
+            if isinstance(entry_field.value, bytes):
+                entry = w.decode(entry_field.value)
+                if entry.int_of(5):
+                    continue
+                for part in (entry.message_of(3), entry.message_of(4)):
+                    if part is not None:
+                        ids.append(part.int_of(ID) or 0)
+    return ids
+
+
+def rewrite_checked_expr(serialized: bytes, python_functions: frozenset[str] = frozenset()) -> Rewritten:
     """Edit the AST: fold constant constructors, default unknown domains, find ordering misuse.
 
     Accepts a serialized ``CheckedExpr`` (normal case) or ``ParsedExpr`` (expressions compiled without
@@ -400,11 +493,16 @@ def rewrite_checked_expr(serialized: bytes) -> Rewritten:
     expr_field = EXPR if checked_form else PARSED_EXPR
     container = w.decode(any_message.bytes_of(2) or b"")
     expr = container.message_of(expr_field) or w.Message()
+    types = node_types(container) if checked_form else {}
     rewriter = _Rewriter(
         max_expr_id(expr),
         overload_choices(container) if checked_form else {},
-        node_types(container) if checked_form else {},
+        types,
+        python_functions,
+        checked_form,
     )
+    if contains_optional(types.get(expr.int_of(ID) or 0, b"")):
+        rewriter.problems.append("the result is an optional value; unwrap it with .orValue(default)")
     new_expr = rewriter.expr(expr)
     root = to_node(new_expr)
     if not rewriter.changed:
