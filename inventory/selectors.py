@@ -278,6 +278,10 @@ class ClaimDetail:
     # consumedCapacity, tolerations, status: {conditions, networkData, data} | None}
     results: list[JSON]
     requests: list[JSON]
+    # For the scheduler's extended-resource claim: the owning pod and, from its
+    # status.extendedResourceClaimStatus, which container's extended resource each request serves.
+    owner_pod: KubeObject | None = None
+    extended_resources: list[JSON] = field(default_factory=list)
 
 
 def claim_detail(*, namespace: str, name: str) -> ClaimDetail:
@@ -314,7 +318,33 @@ def claim_detail(*, namespace: str, name: str) -> ClaimDetail:
     pod_uids = [r.get("uid") for r in status.get("reservedFor") or [] if r.get("resource") == "pods"]
     pods = list(KubeObject.objects.filter(kind="pods", uid__in=pod_uids))
     requests = list(((obj.raw.get("spec") or {}).get("devices") or {}).get("requests") or [])
-    return ClaimDetail(claim=claim, obj=obj, devices=devices, pods=pods, results=results, requests=requests)
+    owner = (
+        KubeObject.objects.filter(kind="pods", namespace=namespace, name=claim.owner_pod).first()
+        if claim.owner_pod
+        else None
+    )
+    extended: list[JSON] = []
+    if owner is not None:
+        mapping = (owner.raw.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        if mapping.get("resourceClaimName") == name:
+            extended = [
+                {
+                    "containerName": clip(m.get("containerName"), 253),
+                    "resourceName": clip(m.get("resourceName"), 316),
+                    "requestName": clip(m.get("requestName"), 253),
+                }
+                for m in mapping.get("requestMappings") or []
+            ]
+    return ClaimDetail(
+        claim=claim,
+        obj=obj,
+        devices=devices,
+        pods=pods,
+        results=results,
+        requests=requests,
+        owner_pod=owner,
+        extended_resources=extended,
+    )
 
 
 def device_status_view(entry: Mapping[str, Any]) -> JSON:

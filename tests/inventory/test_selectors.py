@@ -258,9 +258,34 @@ def test_it_recognises_extended_resource_claims_and_their_pod() -> None:
         )
     )
 
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": f.meta("pod-a", namespace="default"),
+        "spec": {},
+        "status": {
+            "extendedResourceClaimStatus": {
+                "resourceClaimName": "pod-a-extended-resources-x1",
+                "requestMappings": [
+                    {
+                        "containerName": "main",
+                        "resourceName": "example.com/gpu",
+                        "requestName": "container-0-request-0",
+                    }
+                ],
+            }
+        },
+    }
+    f.write(("pods", pod))
+
     claim = Claim.objects.get()
+    detail = selectors.claim_detail(namespace="default", name="pod-a-extended-resources-x1")
 
     assert claim.extended_resource and claim.owner_pod == "pod-a"
+    assert detail.owner_pod is not None and detail.owner_pod.name == "pod-a"
+    assert detail.extended_resources == [
+        {"containerName": "main", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+    ]
 
 
 def test_it_reports_extended_resource_names_and_resolves_conflicts_newest_first_then_by_name() -> None:
