@@ -329,7 +329,8 @@ class _Compiler:
                 elif value_checker:
                     value_checker[0](item, path, f"[{key}]", causes)
                 elif closed:
-                    causes.add("FieldValueInvalid", child(path, key), f'unknown field "{child(path, key)}"')
+                    unknown = child(path, key)
+                    causes.add("FieldValueInvalid", unknown, UNKNOWN_FIELD_MESSAGE.format(path=unknown))
 
         return check
 
@@ -441,3 +442,48 @@ def iter_list_fields(node: dict[str, Any]) -> Iterator[tuple[str, ListMeta]]:
     for name, sub in resolve(node).get("properties", {}).items():
         if "array" in _types(sub)[0]:
             yield name, list_meta(sub)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# unknown fields (fieldValidation=Warn/Ignore drop them; Strict refuses the request)
+
+UNKNOWN_FIELD_MESSAGE: Final = 'unknown field "{path}"'
+
+
+def is_unknown_field_cause(cause: dict[str, str]) -> bool:
+    """True for the causes ``schema_causes`` reports for fields the v1.37 schema does not declare."""
+    return cause.get("message", "").startswith('unknown field "')
+
+
+def drop_unknown_fields(group: str, version: str, kind: str, obj: dict[str, Any]) -> list[str]:
+    """Remove undeclared fields from ``obj`` in place (kube's non-strict decoding); returns their paths.
+
+    A server answering ``fieldValidation=Warn`` (the default) sends each path back as a
+    ``Warning: unknown field "<path>"`` header; ``Strict`` refuses the write with 400 instead.
+    """
+    root = kind_schema(group, version, kind)
+    dropped: list[str] = []
+    if root is not None:
+        _drop(obj, root, "", dropped)
+    return dropped
+
+
+def _drop(value: Any, node: dict[str, Any], path: str, dropped: list[str]) -> None:
+    node = resolve(node)
+    if isinstance(value, dict):
+        props = node.get("properties")
+        additional = node.get("additionalProperties")
+        for key in list(value):
+            sub_path = child(path, key) if props or additional is False else key_path(path, key)
+            if props and key in props:
+                _drop(value[key], props[key], sub_path, dropped)
+            elif isinstance(additional, dict):
+                _drop(value[key], additional, key_path(path, key), dropped)
+            elif additional is False:
+                del value[key]
+                dropped.append(sub_path)
+    elif isinstance(value, list):
+        items = node.get("items")
+        if isinstance(items, dict):
+            for index, item in enumerate(value):
+                _drop(item, items, f"{path}[{index}]", dropped)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from simcluster.schema import drop_unknown_fields, is_unknown_field_cause
 from simcluster.validation import validate
 from tests.simcluster.test_validation_dra import (
     CLAIM,
@@ -150,3 +151,16 @@ def test_it_accepts_timestamps_in_both_z_and_offset_forms() -> None:
     assert validate(RULE, rule, None)[0] == []
     rule["spec"]["taint"]["timeAdded"] = "yesterday"
     assert [c["field"] for c in validate(RULE, rule, None)[0]] == ["spec.taint.timeAdded"]
+
+
+def test_it_can_drop_unknown_fields_for_non_strict_field_validation() -> None:
+    claim = a_claim()
+    claim["spec"]["devices"]["requests"][1]["exactly"]["deviceClass"] = "gpu"
+    claim["metadata"]["labels"] = {"colour": "blue"}
+    claim["spek"] = {}
+    causes, _ = validate(CLAIM, claim, None)
+    assert all(is_unknown_field_cause(c) for c in causes) and len(causes) == 2
+    dropped = drop_unknown_fields("resource.k8s.io", "v1", "ResourceClaim", claim)
+    assert sorted(dropped) == ["spec.devices.requests[1].exactly.deviceClass", "spek"]
+    assert validate(CLAIM, claim, None)[0] == []
+    assert claim["metadata"]["labels"] == {"colour": "blue"}
