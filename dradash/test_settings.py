@@ -12,3 +12,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# SQLite: test on a file, not pytest-django's shared-cache in-memory database. In shared-cache mode a
+# reader that meets another thread's write fails at once with "database table is locked", while the
+# product (mirror, worker and web threads on one file in WAL mode) waits for the lock, as here.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    (BASE_DIR / "var").mkdir(exist_ok=True)  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}  # noqa: F405

@@ -130,7 +130,10 @@ class MaintenancePreviewView(APIView):
 
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-        run = maintenance_preview_start(maintenance=maintenance, user=request.user)
+        try:
+            run = maintenance_preview_start(maintenance=maintenance, user=request.user)
+        except MaintenanceError as error:
+            return _error(error)
         return Response({"run": str(run.pk), "url": f"/api/whatif/runs/{run.pk}/"}, status=202)
 
 

@@ -56,7 +56,11 @@ def preview_run(*, maintenance: Maintenance) -> Any:
 def preview_summary(*, maintenance: Maintenance) -> dict[str, Any]:
     """The blast radius from the latest preview run, restated on the enforce confirmation."""
     run = preview_run(maintenance=maintenance)
-    summary: dict[str, Any] = {"run": run, "ready": False}
+    summary: dict[str, Any] = {
+        "run": run,
+        "ready": False,
+        "done": run is not None and run.state not in ("pending", "running"),
+    }
     if run is None or run.state != "succeeded" or not isinstance(run.result, dict):
         return summary
     result = run.result

@@ -349,15 +349,15 @@ def _record_failure(
 def maintenance_preview_start(*, maintenance: Maintenance, user: Any) -> Any:
     """Start the taint-impact what-if for this maintenance's selection (runs in a worker)."""
     from allocation.services import whatif_run_create
+    from allocation.whatif_common import WhatIfInputError
 
-    run = whatif_run_create(
-        kind="taint_impact",
-        input={
-            "selectors": [r["selector"] for r in maintenance.rules],
-            "taint": {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"},
-        },
-        user=user,
-    )
+    selectors_ = [r["selector"] for r in maintenance.rules]
+    taint = {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"}
+    subject = {"selector": selectors_[0]} if len(selectors_) == 1 else {"selectors": selectors_}
+    try:
+        run = whatif_run_create(kind="taint_impact", input={**subject, "taint": taint}, user=user)
+    except WhatIfInputError as error:
+        raise MaintenanceError([FieldError(error.field, error.message)]) from error
     maintenance.preview_run_id = str(run.pk)
     maintenance.save(update_fields=["preview_run_id", "updated_at"])
     return run

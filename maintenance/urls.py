@@ -10,6 +10,7 @@ urlpatterns = [
     path("maintenance/audit/", views.audit, name="audit"),
     path("maintenance/<str:maintenance_id>/", views.detail, name="detail"),
     path("maintenance/<str:maintenance_id>/preview/", views.preview, name="preview"),
+    path("maintenance/<str:maintenance_id>/preview-panel/", views.preview_panel, name="preview-panel"),
     path("maintenance/<str:maintenance_id>/apply/", views.apply, name="apply"),
     path("maintenance/<str:maintenance_id>/undo/", views.undo, name="undo"),
     path("maintenance/<str:maintenance_id>/progress.json", views.progress_json, name="progress-json"),

@@ -116,10 +116,22 @@ def detail(request: HttpRequest, maintenance_id: str) -> HttpResponse:
 
 
 @login_required
+def preview_panel(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+    """The preview panel alone: htmx polls it every second while the preview run is working."""
+    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
+    context = {"m": maintenance, "preview": selectors.preview_summary(maintenance=maintenance), "oob": True}
+    return render(request, "maintenance/_preview.html", context)
+
+
+@login_required
 @require_POST
 def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)  # viewers may run previews
-    maintenance_preview_start(maintenance=maintenance, user=request.user)
+    try:
+        maintenance_preview_start(maintenance=maintenance, user=request.user)
+    except MaintenanceError as error:
+        context = _detail_context(request, maintenance, errors=error.errors)
+        return render(request, "maintenance/detail.html", context, status=error.status)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
