@@ -109,6 +109,18 @@
     };
   }
 
+  // A live region whose re-fetch failed (server busy, brief outage) tries once more a little later,
+  // so one lost response does not leave a stale fragment until the next change (the swapped-in
+  // element starts without the flag, so a region that keeps failing stops after one retry).
+  body.addEventListener("htmx:responseError", function (ev) {
+    const el = ev.detail && ev.detail.elt;
+    if (!el || !el.dataset || !el.dataset.liveKinds || el.dataset.liveRetried) return;
+    el.dataset.liveRetried = "1";
+    window.setTimeout(function () {
+      el.dispatchEvent(new CustomEvent("live-refresh", { detail: { kinds: null } }));
+    }, 1500);
+  });
+
   window.dradashLive = {
     refresh: refresh,
     version: function () { return version; },
