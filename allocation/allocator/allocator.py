@@ -857,7 +857,7 @@ class _Run:
             node_name, selector = (
                 (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
             )
-            if node_name or (d.binds_to_node and self.a.binding):
+            if node_name or (d.binds_to_node and self.a.binding and node is not None):
                 name = node.name if node is not None else node_name
                 return {
                     "nodeSelectorTerms": [
