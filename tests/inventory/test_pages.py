@@ -230,3 +230,21 @@ def test_it_links_a_device_whose_pool_name_has_slashes(client_in: Client, world:
     device("gpu-0", node="node-4", pool="rack-1/node-4")
     url = reverse("inventory:device-detail", args=[DRIVER, "rack-1/node-4", "gpu-0"])
     assert client_in.get(url).status_code == 200
+
+
+def test_it_warns_when_two_classes_claim_the_same_extended_resource(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    from tests.inventory.pages_support import kube
+
+    for name, created in (("gpu-old", "2026-11-01T10:00:00Z"), ("gpu-new", "2026-11-05T10:00:00Z")):
+        kube(
+            "deviceclasses",
+            name,
+            {"metadata": {"creationTimestamp": created}, "spec": {"extendedResourceName": "example.com/gpu"}},
+        )
+    html = client_in.get(reverse("inventory:classes")).content.decode()
+    assert 'data-testid="class-conflict"' in html
+    warning = html.split('data-testid="class-conflict"')[1].split("</div>")[0]
+    assert "gpu-new wins" in warning and "gpu-old" in warning
+    assert "lost conflict" in html
