@@ -222,7 +222,7 @@ class CelExprEngine:
         rewritten = rewrite_checked_expr(serialized, self._python_functions)
         problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
         if problems:
-            raise CelError("compilation failed: " + "; ".join(problems))
+            raise CelError("compilation failed: " + "; ".join(dict.fromkeys(problems)))
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
 
