@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 from kubernetes import client, watch
@@ -185,3 +186,13 @@ def test_it_filters_watches_by_field_and_namespace(cluster: SimCluster, http: Ht
     assert [(e["object"]["metadata"]["namespace"], e["object"]["metadata"]["name"]) for e in events] == [
         ("team-a", "gpu-claim")
     ]
+
+
+def test_it_sends_periodic_bookmarks_while_the_watch_stays_open(cluster: SimCluster) -> None:
+    cluster.store.create("deviceclasses", sample("deviceclasses"))
+    rv = cluster.store.resource_version
+    url = f"{cluster.url}{CLASSES}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true"  # no timeoutSeconds
+    with urllib.request.urlopen(url, timeout=30) as response:  # the fixture's interval is 0.3 s
+        first = json.loads(response.readline())
+    assert first["type"] == "BOOKMARK"
+    assert first["object"]["metadata"]["resourceVersion"] == str(rv)
