@@ -299,3 +299,14 @@ def test_it_explains_dra_fields(kubectl: Kubectl) -> None:
     out = _ok(kubectl("explain", "devicetaintrule.spec.taint.effect"))
     assert "KIND:       DeviceTaintRule" in out
     assert "effect" in out
+
+
+def test_it_shows_the_empty_selector_warning_in_kubectl(kubectl: Kubectl) -> None:
+    everything = TAINT_RULE.replace(
+        "  deviceSelector:\n    driver: gpu.example.com\n    pool: worker-07\n    device: gpu-0\n",
+        "  deviceSelector: {}\n",
+    )
+    result = kubectl("apply", "-f", "-", input_text=everything)
+    assert result.returncode == 0, result.stderr
+    warning = result.stderr.splitlines()[0]
+    assert warning.startswith("Warning: ") and "deviceSelector" in warning
