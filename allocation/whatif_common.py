@@ -64,14 +64,16 @@ def node_names(snapshot: Snapshot) -> list[str]:
 
 @dataclass
 class AllocatorView:
-    """One allocator over the snapshot, reused for every node and every copy (pools per node and
-    selector results are cached inside it), with the allocated state kept current as copies are
-    placed. Also indexes which pools are bound to one node by name and which are shared (allNodes,
-    nodeSelector, per-device selection), and the allocated claims per pool (headroom's fingerprints).
+    """Allocators over the snapshot, reused for every copy, with one allocated state kept current as
+    copies are placed. Also indexes which pools are bound to one node by name and which are shared
+    (allNodes, nodeSelector, per-device selection), and the allocated claims per pool.
+
+    When every pool is bound to one node, each node gets an allocator built from its own pools only,
+    on first use: parsing all 10,000 devices of a large cluster costs more than answering for the few
+    nodes a question usually needs. With shared pools one allocator over everything serves all nodes.
     """
 
     snapshot: Snapshot
-    allocator: Any
     state: Any
     slices_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     local_pools: dict[str, list[PoolKey]] = field(default_factory=dict)
@@ -79,6 +81,7 @@ class AllocatorView:
     claims_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     nodes: dict[str, Obj] = field(default_factory=dict)
     taint_rules: list[Obj] = field(default_factory=list)
+    _allocators: dict[str | None, Any] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -88,7 +91,7 @@ class AllocatorView:
         exclude_claim_uids: Iterable[str] = (),
         extra_taint_rules: Sequence[Obj] = (),
     ) -> AllocatorView:
-        from allocation.allocator import AllocatedState, Allocator
+        from allocation.allocator import AllocatedState
 
         excluded = set(exclude_claim_uids)
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
@@ -107,13 +110,6 @@ class AllocatorView:
         state = AllocatedState.from_claims(allocated)
         view = cls(
             snapshot=snapshot,
-            allocator=Allocator(
-                classes=snapshot.classes,
-                slices=snapshot.slices,
-                state=state,
-                taint_rules=rules,
-                features=snapshot.features,
-            ),
             state=state,
             slices_by_pool=dict(by_pool),
             local_pools=dict(local),
@@ -124,6 +120,27 @@ class AllocatorView:
         for claim in allocated:
             view._index(claim)
         return view
+
+    def allocator_for(self, node: str) -> Any:
+        from allocation.allocator import Allocator
+
+        key = None if self.shared_pools else node
+        allocator = self._allocators.get(key)
+        if allocator is None:
+            slices = (
+                self.snapshot.slices
+                if key is None
+                else [s for pool in self.local_pools.get(node, ()) for s in self.slices_by_pool[pool]]
+            )
+            allocator = Allocator(
+                classes=self.snapshot.classes,
+                slices=slices,
+                state=self.state,
+                taint_rules=self.taint_rules,
+                features=self.snapshot.features,
+            )
+            self._allocators[key] = allocator
+        return allocator
 
     def _index(self, claim: Obj) -> set[PoolKey]:
         keys = {(str(r.get("driver", "")), str(r.get("pool", ""))) for r in allocation_results(claim)}
@@ -141,7 +158,7 @@ class AllocatorView:
 
 
 def allocate_on(view: AllocatorView, *, node: str, claims: Sequence[Obj]) -> list[dict[str, Any]] | None:
-    result: list[dict[str, Any]] | None = view.allocator.allocate(view.node_obj(node), list(claims))
+    result: list[dict[str, Any]] | None = view.allocator_for(node).allocate(view.node_obj(node), list(claims))
     return result
 
 

@@ -40,7 +40,7 @@ def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[st
         allocated_claims=(),
         claim=claim,
         node=view.node_obj(node),
-        allocator=view.allocator,
+        allocator=view.allocator_for(node),
     )
     return [verdict_json(v) for v in verdicts]
 

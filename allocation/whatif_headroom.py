@@ -45,7 +45,47 @@ def _request_classes(claim: Obj) -> dict[str, str]:
     return out
 
 
-def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool) -> str:
+# CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.
+_ATTRIBUTE_WILDCARDS = (
+    "exists",
+    "all(",
+    "map(",
+    "filter(",
+    "size(",
+    "in device.attributes",
+    "device.attributes)",
+)
+
+
+def _attribute_filter(snapshot: Snapshot, claims: list[Obj]) -> Any:
+    """A function dropping device attributes no selector or constraint of this question can read
+    (serial numbers, bus ids …), so that otherwise identical nodes share one answer; or None."""
+    texts: list[str] = []
+    for cls in snapshot.classes:
+        texts += [
+            str((sel.get("cel") or {}).get("expression", ""))
+            for sel in (cls.get("spec") or {}).get("selectors") or []
+        ]
+    for claim in claims:
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        for req in devices.get("requests") or []:
+            for part in [req.get("exactly") or {}, *(req.get("firstAvailable") or [])]:
+                texts += [
+                    str((sel.get("cel") or {}).get("expression", "")) for sel in part.get("selectors") or []
+                ]
+        for constraint in devices.get("constraints") or []:
+            texts += [str(constraint.get("matchAttribute", "")), str(constraint.get("distinctAttribute", ""))]
+    blob = "\n".join(texts)
+    if any(w in blob for w in _ATTRIBUTE_WILDCARDS):
+        return None
+
+    def keep(attributes: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attributes.items() if k.rsplit("/", 1)[-1] in blob}
+
+    return keep
+
+
+def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool, keep_attributes: Any = None) -> str:
     """What the allocator can see of `node`'s own pools, with their names replaced by their rank."""
     pools = view.local_pools.get(node, [])
     rank = {key: i for i, key in enumerate(sorted(pools))}
@@ -57,6 +97,11 @@ def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool) -> str:
             spec.pop("nodeName", None)
             pool = dict(spec.pop("pool", None) or {})
             pool.pop("name", None)
+            if keep_attributes is not None:
+                spec["devices"] = [
+                    {**d, "attributes": keep_attributes(d.get("attributes") or {})}
+                    for d in spec.get("devices") or []
+                ]
             parts.append(["slice", rank[key], order, pool, spec])
             for device in spec.get("devices") or []:
                 rules = [
@@ -88,15 +133,22 @@ def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool) -> str:
 
 
 def headroom(
-    *, snapshot: Snapshot, subject: Subject, max_per_node: int, progress: Progress = no_progress
+    *,
+    snapshot: Snapshot,
+    subject: Subject,
+    max_per_node: int,
+    progress: Progress = no_progress,
+    memo: bool = True,
 ) -> dict[str, Any]:
+    """`memo=False` computes every node (benchmarks compare the two; answers are the same)."""
     from allocation.allocator import AllocationError
 
     view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
     nodes = node_names(snapshot)
     shared = set(view.shared_pools)
     request_classes = [_request_classes(c) for c in subject.claims]
-    memo: dict[tuple[str, int], tuple[int, dict[str, int], bool]] = {}
+    seen: dict[tuple[str, int], tuple[int, dict[str, int], bool]] = {}
+    keep_attributes = _attribute_filter(snapshot, subject.claims)
     shared_version = 0
     per_node: list[dict[str, Any]] = []
     per_class: Counter[str] = Counter()
@@ -104,9 +156,14 @@ def headroom(
     errors: list[str] = []
     for done, node in enumerate(nodes):
         progress("placing copies node by node", done, len(nodes))
-        key = (_fingerprint(view, node, with_labels=bool(shared)), shared_version)
-        if key in memo:
-            count, classes, capped = memo[key]
+        key = (
+            _fingerprint(view, node, with_labels=bool(shared), keep_attributes=keep_attributes)
+            if memo
+            else node,
+            shared_version,
+        )
+        if key in seen:
+            count, classes, capped = seen[key]
             per_node.append(
                 {
                     "node": node,
@@ -145,7 +202,7 @@ def headroom(
         if touched_shared:
             shared_version += 1
         else:
-            memo[key] = (count, dict(classes_used), capped)
+            seen[key] = (count, dict(classes_used), capped)
         per_node.append(
             {
                 "node": node,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import yaml
 
 from allocation.services import whatif_answer
 from allocation.snapshot import snapshot_load
@@ -74,3 +75,18 @@ def test_it_respects_taints_when_counting_headroom() -> None:
     o.store(*objs.values(), rule)
     result = ask({"source": "class", "deviceClassName": o.DRIVER})
     assert copies(result) == {"node-a": 1, "node-b": 1}
+
+
+def test_it_ignores_serial_numbers_no_selector_reads_but_not_ones_a_selector_names() -> None:
+    objs = o.small_cluster()
+    extra = [o.node("node-c"), o.gpu_slice("node-c", "H100")]
+    for s in [objs["slice-a"], objs["slice-b"], extra[1]]:
+        for d in s["spec"]["devices"]:
+            d["attributes"]["uuid"] = {"string": f"{s['spec']['nodeName']}-{d['name']}"}
+    o.store(*objs.values(), *extra)
+    result = ask({"source": "class", "deviceClassName": o.DRIVER})
+    assert (result["total"], result["computed_nodes"]) == (5, 2)
+    pasted = o.claim("picky", selector='device.attributes["gpu.example.com"].uuid != "node-c-gpu-0"')
+    picky = ask({"source": "yaml", "yaml": yaml.safe_dump(pasted)})
+    assert copies(picky) == {"node-a": 1, "node-b": 2, "node-c": 1}
+    assert picky["computed_nodes"] == 3

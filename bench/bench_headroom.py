@@ -1,0 +1,144 @@
+"""Headroom of the `large` topology (1,000 nodes × (8 GPUs + 2 NICs) = 10,000 devices). Target: < 2 s.
+
+Scenarios: the empty cluster, and one with a GPU in use on every other node (two kinds of node).
+Anchor, measured in the same run: one JSON round trip of the topology's ResourceSlices — the least
+any answer costs that reads the inventory once. Run: `.venv/bin/python bench/bench_headroom.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from allocation.snapshot import Snapshot, snapshot_from_objects  # noqa: E402
+from allocation.whatif_headroom import headroom  # noqa: E402
+from allocation.whatif_inputs import resolve_subject  # noqa: E402
+from simcluster.driver import build_pool_slices  # noqa: E402
+from simcluster.topology import load_topology  # noqa: E402
+
+REPEATS = 3
+TARGET_SECONDS = 2.0
+
+
+def large_objects(*, busy_every: int = 0) -> dict[str, list[dict[str, Any]]]:
+    topology = load_topology("large", workload_pods=0)
+    slices: list[dict[str, Any]] = []
+    for pool in topology.pools:
+        for i, s in enumerate(
+            build_pool_slices(
+                driver=pool.driver,
+                node=pool.node,
+                pool=pool.pool_name,
+                devices=pool.devices,
+                counter_sets=pool.counter_sets,
+                generation=1,
+            )
+        ):
+            name = f"{pool.node}-{pool.driver}-{i}"
+            s["metadata"] = {**s["metadata"], "name": name, "uid": f"uid-{name}"}
+            slices.append(s)
+    claims = []
+    if busy_every:
+        for n, node in enumerate(topology.nodes[::busy_every]):
+            node_name = node["metadata"]["name"]
+            claims.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": f"busy-{n}", "namespace": "default", "uid": f"busy-{n}"},
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                        }
+                    },
+                    "status": {
+                        "allocation": {
+                            "devices": {
+                                "results": [
+                                    {
+                                        "request": "gpu",
+                                        "driver": "gpu.example.com",
+                                        "pool": node_name,
+                                        "device": "gpu-0",
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                }
+            )
+    return {
+        "nodes": list(topology.nodes),
+        "deviceclasses": list(topology.device_classes),
+        "resourceslices": slices,
+        "resourceclaims": claims,
+    }
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    rows = []
+    anchor_s = 0.0
+    for label, busy_every in (("empty", 0), ("1 GPU busy on every other node", 2)):
+        objects = large_objects(busy_every=busy_every)
+        snapshot: Snapshot = snapshot_from_objects(objects)
+        devices = sum(len(s["spec"].get("devices") or []) for s in snapshot.slices)
+        anchor_s, _ = timed(lambda s=snapshot: json.loads(json.dumps(s.slices)))
+        subject = resolve_subject(
+            {"source": "class", "deviceClassName": "gpu.example.com", "count": 1}, snapshot
+        )
+        for memo in (True, False):
+            seconds, result = timed(
+                lambda s=snapshot, j=subject, m=memo: headroom(
+                    snapshot=s, subject=j, max_per_node=256, memo=m
+                )
+            )
+            rows.append((label, devices, memo, seconds, result["total"], result["computed_nodes"], anchor_s))
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"## bench_headroom.py — {now}",
+        "",
+        f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at end (other sessions share the machine), median of {REPEATS}. "
+        "Headroom of 1 GPU (DeviceClass gpu.example.com) on `large`: copies placed node by node until none fits. "
+        "Anchor: one JSON round trip of the topology's ResourceSlices, same run.",
+        "",
+        "| scenario | devices | nodes alike share an answer | copies | nodes computed | time | target < 2 s | × anchor |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, devices, memo, seconds, total, computed, anchor in rows:
+        lines.append(
+            f"| {label} | {devices:,} | {'yes' if memo else 'no'} | {total:,} | {computed:,} | {seconds:.2f} s | "
+            f"{'met' if seconds < TARGET_SECONDS else 'MISSED'} | {seconds / anchor:.1f}× ({anchor * 1000:.0f} ms) |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with (ROOT / "bench" / "RESULTS.md").open("a") as out:
+        out.write("\n" + text)
+
+
+if __name__ == "__main__":
+    main()
