@@ -10,6 +10,7 @@ import csv
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -145,9 +146,13 @@ def devices_data(request: HttpRequest) -> JsonResponse:
     qs = filterset.qs.order_by("driver", "pool", "name")
     total = qs.count()
     last_page = max(1, -(-total // size))
-    rows = [sp.device_row(d) for d in qs[(page - 1) * size : page * size]]
+    rows = list(sp.device_rows(qs[(page - 1) * size : page * size]))
+    base = reverse("inventory:devices")
     for row in rows:
-        row["url"] = reverse("inventory:device-detail", args=[row["driver"], row["pool"], row["device"]])
+        # The device-detail URL, built without a reverse() per row (same shape as its urls.py pattern).
+        row["url"] = (
+            f"{base}{quote(row['driver'], safe='')}/{quote(row['pool'], safe='/')}/{quote(row['device'], safe='')}/"
+        )
     return JsonResponse(
         {"last_page": last_page, "last_row": total, "data": rows, "version": sp.live_version()}
     )
@@ -170,8 +175,7 @@ EXPORT_COLUMNS = [
 
 def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
     filterset = _device_filters(request)
-    for device in filterset.qs.order_by("driver", "pool", "name").iterator(chunk_size=2000):
-        yield sp.device_row(device)
+    yield from sp.device_rows(filterset.qs.order_by("driver", "pool", "name"))
 
 
 @login_required

@@ -230,6 +230,8 @@ def test_it_links_a_device_whose_pool_name_has_slashes(client_in: Client, world:
     device("gpu-0", node="node-4", pool="rack-1/node-4")
     url = reverse("inventory:device-detail", args=[DRIVER, "rack-1/node-4", "gpu-0"])
     assert client_in.get(url).status_code == 200
+    row = client_in.get(reverse("inventory:devices-data"), {"pool": "rack-1/node-4"}).json()["data"][0]
+    assert row["url"] == url
 
 
 def test_it_warns_when_two_classes_claim_the_same_extended_resource(
