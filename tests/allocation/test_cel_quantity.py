@@ -144,3 +144,13 @@ def test_it_builds_from_integers_and_millis() -> None:
     assert Quantity.from_int(3) == Quantity.parse("3")
     assert Quantity.from_milli(250) == Quantity.parse("250m")
     assert hash(Quantity.parse("1Gi")) == hash(Quantity.parse("1024Mi"))
+
+
+def test_it_refuses_absurdly_large_quantities_with_a_clear_error() -> None:
+    assert Quantity.parse("1e3000").sign() == 1
+    with pytest.raises(QuantityError, match="too large"):
+        Quantity.parse("1e5000")
+    with pytest.raises(QuantityError, match="too large"):
+        Quantity.parse("1" * 4100)
+    with pytest.raises(QuantityError, match="too large"):
+        Quantity.parse("1" * 5000)

@@ -16,6 +16,9 @@ from typing import Literal
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
 _NANO = 10**9
+# Python refuses int<->str conversions beyond 4300 digits; no real quantity comes near this bound.
+_MAX_DIGITS = 4000
+_MAX_BITS = 13_287  # 4000 decimal digits
 _INT64_MAX = 2**63 - 1
 _INT64_MIN = -(2**63)
 
@@ -226,6 +229,8 @@ def _parse_cached(text: str) -> Quantity:
     fraction = fraction or ""
     if not whole and not fraction:
         raise QuantityError(f"quantity {text!r}: must start with a number")
+    if len(whole) + len(fraction) > _MAX_DIGITS:
+        raise QuantityError(f"quantity {text[:20]!r}...: too large (more than {_MAX_DIGITS} digits)")
     mantissa = Fraction(int(whole or "0") * 10 ** len(fraction) + int(fraction or "0"), 10 ** len(fraction))
     fmt: Format
     if suffix in _DECIMAL_SUFFIXES:
@@ -239,11 +244,13 @@ def _parse_cached(text: str) -> Quantity:
         if exp_match is None:
             raise QuantityError(f"quantity {text!r}: unable to parse quantity's suffix {suffix!r}")
         exponent = int(exp_match.group(1))
-        if abs(exponent) > 10_000:
+        if abs(exponent) > 2 * _MAX_DIGITS:
             raise QuantityError(f"quantity {text!r}: exponent out of range")
         fmt = "DecimalExponent"
         value = mantissa * Fraction(10) ** exponent
     nanos = _round_up_to_nanos(value)
+    if nanos.bit_length() > _MAX_BITS:
+        raise QuantityError(f"quantity {text!r}: too large (more than {_MAX_DIGITS} digits)")
     if fmt == "BinarySI" and nanos > _INT64_MAX * _NANO:
         nanos = _INT64_MAX * _NANO  # upstream caps binary quantities at the int64 maximum
     if fmt == "BinarySI" and 0 < nanos < _NANO:
