@@ -66,3 +66,9 @@ def test_it_normalizes_when_asked(text: str, normalized: str) -> None:
 def test_it_refuses_prerelease_on_short_versions_even_when_normalizing() -> None:
     with pytest.raises(SemverError, match="short version"):
         Semver.parse("1.0-rc", normalize=True)
+
+
+@pytest.mark.parametrize("text", ["18446744073709551616.0.0", "1" * 5000 + ".0.0", "1.0.0-" + "9" * 5000])
+def test_it_refuses_numbers_beyond_uint64(text: str) -> None:
+    with pytest.raises(SemverError, match="exceeds uint64"):
+        Semver.parse(text)

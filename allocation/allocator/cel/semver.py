@@ -128,11 +128,14 @@ def _parse_cached(text: str, normalize: bool) -> Semver:
     match = _SEMVER_RE.fullmatch(candidate)
     if match is None:
         raise SemverError(f"version {text!r}: not a semantic version (semver 2.0.0, e.g. 1.2.3)")
+    # Length first: int() of a huge digit string is slow and refused by Python beyond 4300 digits.
+    if any(len(g) > 20 for g in match.group(1, 2, 3)):
+        raise SemverError(f"version {text[:40]!r}: version number exceeds uint64")
     major, minor, patch = (int(g) for g in match.group(1, 2, 3))
     if max(major, minor, patch) > _UINT64_MAX:
         raise SemverError(f"version {text!r}: version number exceeds uint64")
     prerelease = tuple(match.group(4).split(".")) if match.group(4) else ()
-    if any(part.isdigit() and int(part) > _UINT64_MAX for part in prerelease):
+    if any(part.isdigit() and (len(part) > 20 or int(part) > _UINT64_MAX) for part in prerelease):
         raise SemverError(f"version {text!r}: numeric pre-release identifier exceeds uint64")
     build = tuple(match.group(5).split(".")) if match.group(5) else ()
     return Semver(major, minor, patch, prerelease, build)
