@@ -687,7 +687,8 @@ def server_side_apply(
     root = schema.kind_schema(resource.group, resource.version, resource.kind)
     owned = _owned_paths(applied, root)
     base: dict[str, Any] = copy.deepcopy(current) if current is not None else {}
-    entries = [dict(e) for e in base.get("metadata", {}).get("managedFields") or [] if isinstance(e, dict)]
+    base_meta = base.get("metadata")
+    entries = _managed_entries(base_meta) if isinstance(base_meta, dict) else []
     entry_sub = subresource or ""
 
     def is_mine(entry: dict[str, Any]) -> bool:
@@ -765,6 +766,11 @@ def server_side_apply(
     return dict(result)
 
 
+def _managed_entries(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = metadata.get("managedFields")
+    return [dict(e) for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
 def record_update(
     resource: ResourceDef,
     old: dict[str, Any] | None,
@@ -785,7 +791,9 @@ def record_update(
     changed = {p for p in new_paths if p not in old_paths or _lookup(new, p) != _lookup(old or {}, p)}
     result = copy.deepcopy(new)
     metadata = result.setdefault("metadata", {})
-    entries = [dict(e) for e in (metadata.get("managedFields") or []) if isinstance(e, dict)]
+    if not isinstance(metadata, dict):
+        return result  # validation refuses such an object; nothing to record
+    entries = _managed_entries(metadata)
     api_version = resource.version if not resource.group else f"{resource.group}/{resource.version}"
     kept: list[dict[str, Any]] = []
     mine_paths: set[Path] = set()

@@ -102,9 +102,9 @@ def _check_metadata(
     finalizers: set[Any] = set()
     for finalizer in _items(meta.get("finalizers")):
         dra.qualified_name(causes, "metadata.finalizers", finalizer)
-        if finalizer in finalizers:
+        if dra.hashable(finalizer) in finalizers:
             causes.duplicate("metadata.finalizers", finalizer)
-        finalizers.add(finalizer)
+        finalizers.add(dra.hashable(finalizer))
     for index, owner in enumerate(_items(meta.get("ownerReferences"))):
         entry = f"metadata.ownerReferences[{index}]"
         for field in ("apiVersion", "kind", "name", "uid"):
@@ -224,7 +224,7 @@ def _check_pod(
                 claim_name = _map(claim).get("name")
                 if not claim_name:
                     causes.required(claim_path)
-                elif claim_name not in claim_names:
+                elif dra.hashable(claim_name) not in claim_names:
                     causes.not_supported(claim_path, claim_name, sorted(claim_names))
     if spec.get("nodeName"):
         dra.dns_subdomain(causes, "spec.nodeName", spec["nodeName"])

@@ -228,6 +228,15 @@ def _device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool
         causes.invalid(path, value, "a fully qualified name must be a domain and a name separated by a slash")
 
 
+def hashable(value: Any) -> Any:
+    """A set key for any JSON value (lists and objects of bad input are unhashable as they come)."""
+    try:
+        hash(value)
+    except TypeError:
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
 def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -451,9 +460,9 @@ def check_conditions(causes: Causes, path: str, conditions: Any, limit: int) -> 
             causes.required(child(entry, "type"))
         else:
             qualified_name(causes, child(entry, "type"), ctype)
-            if ctype in seen:
+            if hashable(ctype) in seen:
                 causes.duplicate(child(entry, "type"), ctype)
-            seen.add(ctype)
+            seen.add(hashable(ctype))
         status = cond.get("status")
         if not status:
             causes.required(child(entry, "status"))
@@ -623,7 +632,7 @@ def _check_partition_type_attribute(causes: Causes, spec: dict[str, Any], device
 
 
 def check_skip_node_operations(causes: Causes, path: str, operations: Any) -> None:
-    skipped = set(_items(operations))
+    skipped = {hashable(op) for op in _items(operations)}
     if "NodePrepareResources" in skipped and not skipped & {"NodeUnprepareResources", "*"}:
         causes.invalid(
             path,
@@ -739,9 +748,9 @@ def check_binding_conditions(causes: Causes, path: str, holder: dict[str, Any]) 
         seen: set[Any] = set()
         for index, value in enumerate(values):
             qualified_name(causes, f"{field_path}[{index}]", value)
-            if value in seen:
+            if hashable(value) in seen:
                 causes.duplicate(f"{field_path}[{index}]", value)
-            seen.add(value)
+            seen.add(hashable(value))
     for index, value in enumerate(failures):
         if value in conditions:
             causes.invalid(
@@ -951,9 +960,9 @@ def _check_consumes_counters(causes: Causes, path: str, consumes: Any) -> None:
         if max_items(causes, groups_path, groups, 2):
             group_seen: set[Any] = set()
             for group_index, group in enumerate(_items(groups)):
-                if group in group_seen:
+                if hashable(group) in group_seen:
                     causes.duplicate(f"{groups_path}[{group_index}]", group)
-                group_seen.add(group)
+                group_seen.add(hashable(group))
         if isinstance(counter_set, str):
             if counter_set in seen:
                 causes.duplicate(entry_path, counter_set)
@@ -1084,9 +1093,9 @@ def _check_request_refs(causes: Causes, path: str, refs: Any, known: set[str]) -
     for index, ref in enumerate(_items(refs)):
         ref_path = f"{path}[{index}]"
         _check_request_ref(causes, ref_path, ref, known)
-        if ref in seen:
+        if hashable(ref) in seen:
             causes.duplicate(ref_path, ref)
-        seen.add(ref)
+        seen.add(hashable(ref))
 
 
 def _check_request_ref(causes: Causes, path: str, ref: Any, known: set[str]) -> None:
@@ -1174,9 +1183,9 @@ def _check_exact(
                 causes.required(child(entry, "expression"))
             elif isinstance(expression, str) and len(expression.encode()) > CEL_MAX_LEN:
                 causes.too_long(child(entry, "expression"), CEL_MAX_LEN)
-            if attr_name in seen:
+            if hashable(attr_name) in seen:
                 causes.duplicate(entry, attr_name)
-            seen.add(attr_name)
+            seen.add(hashable(attr_name))
 
 
 def check_resource_claim(
@@ -1193,10 +1202,10 @@ def check_resource_claim(
     return []
 
 
-def _allocated_devices(allocation: dict[str, Any]) -> set[tuple[Any, Any, Any, Any]]:
+def _allocated_devices(allocation: dict[str, Any]) -> set[Any]:
     results = _items(_map(allocation.get("devices")).get("results"))
     return {
-        (_map(r).get("driver"), _map(r).get("pool"), _map(r).get("device"), _map(r).get("shareID"))
+        hashable((_map(r).get("driver"), _map(r).get("pool"), _map(r).get("device"), _map(r).get("shareID")))
         for r in results
     }
 
@@ -1217,9 +1226,9 @@ def _check_claim_status(causes: Causes, obj: dict[str, Any], old: dict[str, Any]
                 if not ref.get(field):
                     causes.required(child(entry, field))
             uid = ref.get("uid")
-            if uid in uids:
+            if hashable(uid) in uids:
                 causes.duplicate(entry, uid)
-            uids.add(uid)
+            uids.add(hashable(uid))
 
     allocated = _allocated_devices(_map(allocation))
     seen: set[tuple[Any, ...]] = set()
@@ -1231,11 +1240,11 @@ def _check_claim_status(causes: Causes, obj: dict[str, Any], old: dict[str, Any]
         pool_name(causes, child(entry, "pool"), ds.get("pool"))
         dns_label(causes, child(entry, "device"), ds.get("device"))
         shown = "/".join(str(k) for k in key[:3]) + (f"/{key[3]}" if key[3] else "")
-        if key not in allocated:
+        if hashable(key) not in allocated:
             causes.invalid(entry, shown, "must be an allocated device in the claim")
-        if key in seen:
+        if hashable(key) in seen:
             causes.duplicate(entry, shown)
-        seen.add(key)
+        seen.add(hashable(key))
         check_conditions(causes, child(entry, "conditions"), ds.get("conditions"), 8)
         if ds.get("data") is not None:
             check_raw_object(causes, child(entry, "data"), ds.get("data"))
@@ -1273,9 +1282,9 @@ def _check_network_data(causes: Causes, path: str, network: Any) -> None:
     seen: set[str] = set()
     for index, ip in enumerate(_items(ips)):
         ip_path = f"{child(path, 'ips')}[{index}]"
-        if ip in seen:
+        if hashable(ip) in seen:
             causes.duplicate(ip_path, ip)
-        seen.add(ip)
+        seen.add(hashable(ip))
         try:
             ipaddress.ip_interface(str(ip))
             if "/" not in str(ip):
