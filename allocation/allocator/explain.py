@@ -6,12 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .allocator import Allocator, Candidate, RequestData, _Run
+from .allocator import Allocator
 from .constraints import lookup_attribute
 from .errors import AllocationError
 from .features import DEFAULT_FEATURES
 from .model import Json, PreparedClaim, node_matches, parse_node, prepare_claim
+from .plan import Candidate, RequestData
 from .pools import Pool
+from .search import Search
 from .selectors import SelectorBackend
 from .state import AllocatedState
 
@@ -72,7 +74,7 @@ def _constraint_name(is_match: bool, attribute: str) -> str:
     return f"{'matchAttribute' if is_match else 'distinctAttribute'} {attribute}"
 
 
-def _verdict(run: _Run, rd: RequestData, cand: Candidate, on_node: bool) -> tuple[str, str]:
+def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tuple[str, str]:
     a = run.a
     pool, device = cand.pool, cand.device
     if pool.incomplete:
@@ -153,7 +155,7 @@ def explain(
     prepared = claim if isinstance(claim, PreparedClaim) else prepare_claim(claim)
     node_obj = parse_node(node)
     view = alloc.node_view(node_obj)
-    run = _Run(alloc, view, [alloc.plan(prepared)])
+    run = Search(alloc, view, [alloc.plan(prepared)])
     datas = [rd for per_request in run.requests[0] for rd in per_request]
     verdicts = []
     for pool in view.pools:
