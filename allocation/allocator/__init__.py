@@ -70,7 +70,16 @@ What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incub
 Deliberate differences from upstream: ``distinctAttribute`` compares every device, not one
 value per request name (an upstream quirk); counters taken for a device that is then
 rejected (taint, constraint) are given back (upstream leaks them within the attempt); a
-claim config naming several requests is copied once, not once per request.
+claim config naming several requests is copied once, not once per request. Where upstream
+returns a node-local error ("invalid resource pools were encountered") this returns ``None``
+(explain shows ``pool invalid``). Quantities use this package's exact `quantity` module,
+not the CEL Quantity type.
+
+Modules: ``model`` (JSON to frozen dataclasses, strict for claims), ``pools`` (gathering),
+``state`` (allocated devices), ``allocator`` (caches and claim plans), ``search`` (the
+depth-first search), ``results`` (result JSON), ``capacity``, ``constraints``, ``explain``.
+Tests: ``tests/allocation/test_allocator*.py`` (named cases, upstream step counts, and a
+brute-force oracle over random cases); benchmark: ``bench/bench_allocator.py``.
 
 Explanations for what-if: `explain` returns a `DeviceVerdict` per (device reachable from
 the node, request or subrequest) with one reason from `REASONS`: ``usable``, ``pool
