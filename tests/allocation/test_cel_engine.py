@@ -76,6 +76,10 @@ def test_it_places_unprefixed_names_under_the_drivers_domain() -> None:
         ({"attributes": {"v": {"version": "1.2"}}}, "attributes[v].version"),
         ({"attributes": {"n": {"int": "3"}}}, "attributes[n].int"),
         ({"attributes": {"n": {"ints": 3}}}, "attributes[n].ints: must be a list"),
+        (
+            {"attributes": {"n": {"int": 2**63}}},
+            "attributes[n].int: 9223372036854775808 is outside the int64 range",
+        ),
         ({"capacity": {"memory": {}}}, "capacity[memory].value: required"),
         ({"capacity": {"memory": {"value": "lots"}}}, "capacity[memory].value"),
     ],
