@@ -101,7 +101,7 @@ def _attribute_value(name: str, attribute: Mapping[str, Any]) -> object:
     for item in values:
         if not isinstance(item, expected) or (expected is int and isinstance(item, bool)):
             raise CelError(f"attributes[{name}].{kind}: {item!r} is not a {expected.__name__}")
-        if expected is int and not -(2**63) <= item < 2**63:
+        if isinstance(item, int) and not -(2**63) <= item < 2**63:
             raise CelError(f"attributes[{name}].{kind}: {item} is outside the int64 range")
     return list(raw) if kind in _LIST_KINDS else raw
 
