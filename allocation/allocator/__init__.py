@@ -90,6 +90,8 @@ the ResourceSlice or which DeviceTaintRule put it there), ``counters exhausted``
 ``capacity short`` or ``constraint unmet``. It is slower than `allocate` and meant for
 one claim at a time; pass ``allocator=`` to reuse an `Allocator` (then ``classes``,
 ``slices``, ``allocated_claims``, ``taint_rules`` and ``features`` are ignored).
+`summarize(claim, verdicts)` condenses them per request: needed, usable, blocked counts per
+reason and one sentence ("gpu: needs 2, only 1 usable (3 already in use)").
 
 CEL selectors go through `allocation.allocator.cel` (imported on first use); tests may pass
 another `SelectorBackend`.
@@ -103,7 +105,7 @@ from typing import Any
 
 from .allocator import Allocator
 from .errors import AllocationError
-from .explain import REASONS, DeviceVerdict, explain
+from .explain import REASONS, DeviceVerdict, RequestSummary, explain, summarize
 from .features import DEFAULT_FEATURES
 from .model import Json, PreparedClaim, prepare_claim
 from .selectors import SelectorBackend
@@ -117,10 +119,12 @@ __all__ = [
     "Allocator",
     "DeviceVerdict",
     "PreparedClaim",
+    "RequestSummary",
     "SelectorBackend",
     "allocate",
     "explain",
     "prepare_claim",
+    "summarize",
 ]
 
 

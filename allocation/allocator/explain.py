@@ -165,3 +165,52 @@ def explain(
                 reason, detail = _verdict(run, rd, cand, on_node)
                 verdicts.append(DeviceVerdict(d.driver, d.pool, d.name, rd.name, reason, detail))
     return verdicts
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSummary:
+    """How many devices one request (or subrequest) needs and how many could serve it."""
+
+    request: str
+    #: devices asked for; None for allocationMode All (every matching device)
+    needed: int | None
+    usable: int
+    #: reason -> number of devices, for the devices that cannot serve it
+    blocked: dict[str, int]
+    #: one sentence for people
+    message: str
+
+
+def summarize(claim: Json | PreparedClaim, verdicts: Iterable[DeviceVerdict]) -> list[RequestSummary]:
+    """Per request or subrequest, in claim order, from `explain`'s verdicts.
+
+    Enough usable devices for every request while `allocate` still says no means the
+    devices cannot be combined: constraints, counters or capacity shared between requests,
+    or devices wanted by several requests.
+    """
+    prepared = claim if isinstance(claim, PreparedClaim) else prepare_claim(claim)
+    by_request: dict[str, list[DeviceVerdict]] = {}
+    for v in verdicts:
+        by_request.setdefault(v.request, []).append(v)
+    out = []
+    for request in prepared.requests:
+        specs = [(request.name, request.exact)] if request.exact is not None else []
+        specs += [(f"{request.name}/{s.name}", s) for s in request.first_available]
+        for name, spec in specs:
+            assert spec is not None
+            rows = by_request.get(name, [])
+            usable = sum(1 for v in rows if v.reason == USABLE)
+            blocked: dict[str, int] = {}
+            for v in rows:
+                if v.reason != USABLE:
+                    blocked[v.reason] = blocked.get(v.reason, 0) + 1
+            needed = spec.count if spec.mode == "ExactCount" else None
+            why = ", ".join(f"{n} {reason}" for reason, n in sorted(blocked.items(), key=lambda kv: -kv[1]))
+            if needed is None:
+                text = f"{name}: asks for all matching devices; {usable} usable"
+            elif usable >= needed:
+                text = f"{name}: needs {needed}, {usable} usable"
+            else:
+                text = f"{name}: needs {needed}, only {usable} usable"
+            out.append(RequestSummary(name, needed, usable, blocked, f"{text} ({why})" if why else text))
+    return out

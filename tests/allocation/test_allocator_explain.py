@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allocation.allocator import DEFAULT_FEATURES, DeviceVerdict, explain
+from allocation.allocator import DEFAULT_FEATURES, DeviceVerdict, explain, summarize
 from tests.allocation.allocator_cases import (
     DRIVER,
     GPU_CLASS,
@@ -170,3 +170,19 @@ def test_it_turns_cel_errors_into_verdicts() -> None:
     verdicts = _explain(the_claim, [resource_slice("s", devices("gpu-0"))])
     assert [v.reason for v in verdicts] == ["selector error"]
     assert "CEL runtime error" in verdicts[0].detail
+
+
+def test_it_summarizes_what_each_request_lacks() -> None:
+    the_claim = claim(
+        "c", exactly("gpu", count=2), first_available("nic", sub("fast", count=1), sub("slow", count=3))
+    )
+    verdicts = _explain(
+        the_claim,
+        [resource_slice("s", devices("gpu-0", "gpu-1", "gpu-2"))],
+        allocated_claims=[allocated("a", result("gpu-0")), allocated("b", result("gpu-1"))],
+    )
+    summaries = {s.request: s for s in summarize(the_claim, verdicts)}
+    assert list(summaries) == ["gpu", "nic/fast", "nic/slow"]
+    assert summaries["gpu"].message == "gpu: needs 2, only 1 usable (2 already in use)"
+    assert summaries["nic/fast"].usable == 1 and summaries["nic/fast"].needed == 1
+    assert summaries["nic/slow"].blocked == {"already in use": 2}
