@@ -676,6 +676,9 @@ def server_side_apply(
             f"apply patch must set apiVersion {api_version!r} and kind {resource.kind!r} "
             f"(got {applied.get('apiVersion')!r}, {applied.get('kind')!r})",
         )
+    applied_meta = applied.get("metadata")
+    if isinstance(applied_meta, dict) and applied_meta.get("managedFields"):
+        raise PatchError(400, "BadRequest", "metadata.managedFields must be nil")
     applied = _strip_nulls(applied)
     if subresource == "status":
         applied = {k: v for k, v in applied.items() if k in ("apiVersion", "kind", "metadata", "status")}

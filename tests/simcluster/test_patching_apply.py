@@ -249,3 +249,11 @@ def test_it_refuses_bad_apply_requests(body: str, manager: str | None, status: i
     with pytest.raises(PatchError) as raised:
         apply_patch(RULE, None, body.encode(), APPLY, field_manager=manager)
     assert raised.value.status == status
+
+
+def test_it_refuses_an_applied_configuration_that_carries_managed_fields() -> None:
+    config = yaml.safe_load(RULE_YAML)
+    config["metadata"]["managedFields"] = [{"manager": "me", "operation": "Apply", "fieldsType": "FieldsV1"}]
+    with pytest.raises(PatchError) as raised:
+        apply(None, config)
+    assert (raised.value.status, raised.value.message) == (400, "metadata.managedFields must be nil")
