@@ -238,9 +238,9 @@ def _check_pod(
         if _pod_spec_without_mutable(spec) != _pod_spec_without_mutable(old_spec):
             causes.forbidden(
                 "spec",
-                "pod updates may not change fields other than `spec.containers[*].image`,"
-                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
-                "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                "pod updates may not change fields other than `spec.containers[*].image`, "
+                "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` "
+                "(only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` "
                 "(allow it to be set to 1 if it was previously negative)",
             )
         old_tolerations = _items(old_spec.get("tolerations"))
