@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes import client, config  # noqa: E402
 
-from simcluster.store import Store, _load_optional  # noqa: E402
+from simcluster.app import load_optional  # noqa: E402
+from simcluster.store import Store  # noqa: E402
 from simcluster.testing import run_simcluster  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -121,7 +122,7 @@ def main() -> int:
     parser.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     args = parser.parse_args()
 
-    topology = "large" if _load_optional("simcluster.topology") is not None else None
+    topology = "large" if load_optional("simcluster.topology") is not None else None
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         with run_simcluster(topology=topology, kubeconfig_path=kubeconfig, controllers=False) as cluster:

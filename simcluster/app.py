@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from simcluster.errors import ApiError
 from simcluster.faults import Faults
 from simcluster.kubeconfig import write_kubeconfig
 from simcluster.server import ServerOptions, SimServer
-from simcluster.store import Store, _load_optional
+from simcluster.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ def load_world(store: Store, topology_name: str | None, *, controllers: bool, op
     if not topology_name or topology_name == "none":
         topology = None
     else:
-        topology_module = _load_optional("simcluster.topology")
+        topology_module = _import_or_log("simcluster.topology")
         if topology_module is None:
             log.warning("simcluster.topology is not available; starting with an empty cluster")
             return None
@@ -56,10 +59,20 @@ def load_world(store: Store, topology_name: str | None, *, controllers: bool, op
     return None
 
 
+def load_optional(name: str) -> ModuleType | None:
+    """Import a sibling module another room owns, or None when it does not exist."""
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    return importlib.import_module(name)
+
+
 def _import_or_log(name: str) -> Any:
     """Another room's module, or None (logged) while it is missing or does not import."""
     try:
-        return _load_optional(name)
+        return load_optional(name)
     except ImportError:
         log.exception("cannot import %s; continuing without it", name)
         return None

@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -22,7 +20,8 @@ from simcluster.errors import ApiError, bad_request, expired, invalid, method_no
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
-from simcluster.store import Entry, Store, WatchEvent, dumps
+from simcluster.store import Entry, Store, dumps
+from simcluster.watch import WatchStream, parse_watch_params
 
 log = logging.getLogger(__name__)
 
@@ -43,26 +42,6 @@ class ServerOptions:
     #: Real servers close a watch after 30-60 min when the client gives no timeoutSeconds.
     default_watch_timeout: float = 1800.0
     restart_pause: float = 0.2
-
-
-@dataclass(frozen=True)
-class _Close:
-    """Queue sentinel: end this watch now."""
-
-
-@dataclass(frozen=True)
-class _Bookmark:
-    rv: int
-
-
-@dataclass(eq=False)
-class _ActiveWatch:
-    queue: asyncio.Queue[WatchEvent | _Close | _Bookmark]
-    loop: asyncio.AbstractEventLoop
-    closed: bool = field(default=False)
-
-    def push(self, item: WatchEvent | _Close | _Bookmark) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
 
 
 def _json_response(body: Any, status: int = 200, *, content_type: str = JSON_TYPE) -> web.Response:
@@ -106,10 +85,6 @@ def _wants_table(request: web.Request) -> bool:
     return "as=Table" in first
 
 
-def _event_line(event_type: str, raw: bytes) -> bytes:
-    return b'{"type":"' + event_type.encode() + b'","object":' + raw + b"}\n"
-
-
 class SimServer:
     """The aiohttp application plus its listening socket; restartable on the same port."""
 
@@ -123,7 +98,7 @@ class SimServer:
         self.latency_ms = 0
         self.restarts = 0
         self._runner: web.AppRunner | None = None
-        self._watches: set[_ActiveWatch] = set()
+        self._watches: set[WatchStream] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -169,7 +144,7 @@ class SimServer:
         """End every open watch stream (clients see the stream close and reconnect)."""
         watches = list(self._watches)
         for watch in watches:
-            watch.push(_Close())
+            watch.close()
         return len(watches)
 
     @property
@@ -595,159 +570,17 @@ class SimServer:
     async def _watch(
         self, request: web.Request, resource: ResourceDef, namespace: str | None
     ) -> web.StreamResponse:
-        query = request.query
-        matcher = self._matcher(request, resource)
-        bookmarks = _flag(query.get("allowWatchBookmarks"))
-        rv_param = query.get("resourceVersion", "")
-        rv_match = query.get("resourceVersionMatch", "")
-        send_initial_raw = query.get("sendInitialEvents")
-        send_initial = _flag(send_initial_raw)
-        if send_initial_raw is not None and (rv_match != "NotOlderThan" or not bookmarks):
-            raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "sendInitialEvents",
-                                          "message": "Forbidden: sendInitialEvents is forbidden for watch unless "
-                                          "the WatchList feature gate is enabled and resourceVersionMatch is set "
-                                          "to NotOlderThan and allowWatchBookmarks is true"}])  # fmt: skip
-        if rv_match and rv_match != "NotOlderThan":
-            raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
-                                          "message": f'Unsupported value: "{rv_match}": supported values: "NotOlderThan"'}])  # fmt: skip
-        since: int | None
-        if send_initial or rv_param in ("", "0"):
-            since = None
-        else:
-            try:
-                since = int(rv_param)
-            except ValueError as error:
-                raise bad_request(f'invalid resource version "{rv_param}"') from error
-        if send_initial_raw is not None and not send_initial and rv_param in ("", "0"):
-            since = self.store.resource_version  # "from now, no initial state"
+        params = parse_watch_params(
+            request.query,
+            resource,
+            current_rv=self.store.resource_version,
+            default_timeout=self.options.default_watch_timeout,
+            matcher=self._matcher(request, resource),
+            as_table=_wants_table(request),
+        )
+        stream = WatchStream(self.store, resource, namespace, params)
+        self._watches.add(stream)
         try:
-            timeout = float(query.get("timeoutSeconds") or self.options.default_watch_timeout)
-        except ValueError as error:
-            raise bad_request("timeoutSeconds must be a number") from error
-        as_table = _wants_table(request)
-        include = self._include(request)
-
-        loop = asyncio.get_running_loop()
-        watch = _ActiveWatch(asyncio.Queue(), loop)
-
-        def deliver(event: WatchEvent) -> None:
-            watch.push(event)
-
-        response = web.StreamResponse(status=200, headers={"Content-Type": JSON_TYPE})
-        response.enable_chunked_encoding()
-        try:
-            start_rv, initial, backlog, unsubscribe = self.store.open_watch(
-                resource.plural, namespace=namespace, since_rv=since, deliver=deliver
-            )
-        except ApiError as error:
-            if error.status != 410:
-                raise
-            await response.prepare(request)
-            await response.write(_event_line("ERROR", dumps(error.to_status())))
-            await response.write_eof()
-            return response
-        self._watches.add(watch)
-        first_table = [True]
-
-        def render(event_type: str, entry_obj: Obj, raw: bytes) -> bytes:
-            if not as_table:
-                return _event_line(event_type, raw)
-            doc = tables.table(resource, [entry_obj], include_object=include, with_columns=first_table[0])
-            first_table[0] = False
-            return _event_line(event_type, dumps(doc))
-
-        def bookmark(rv: int, *, initial_end: bool = False) -> bytes:
-            meta: Obj = {"resourceVersion": str(rv)}
-            if initial_end:
-                meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-            return _event_line("BOOKMARK", dumps({"kind": resource.kind, "apiVersion": resource.api_version,
-                                                  "metadata": meta}))  # fmt: skip
-
-        def translate(event: WatchEvent) -> bytes:
-            if matcher is None:
-                return render(event.type, event.entry.obj, event.entry.raw)
-            new_match = matcher(event.entry.obj)
-            old_match = event.old is not None and matcher(event.old.obj)
-            if event.type == "ADDED":
-                return render("ADDED", event.entry.obj, event.entry.raw) if new_match else b""
-            if event.type == "DELETED":
-                return (
-                    render("DELETED", event.entry.obj, event.entry.raw) if (old_match or new_match) else b""
-                )
-            if new_match and old_match:
-                return render("MODIFIED", event.entry.obj, event.entry.raw)
-            if new_match:
-                return render("ADDED", event.entry.obj, event.entry.raw)
-            if old_match:
-                return render("DELETED", event.entry.obj, event.entry.raw)
-            return b""
-
-        def request_bookmark() -> None:
-            # Read the RV under the store lock and queue the marker behind every event already
-            # handed to the loop, so the bookmark never claims an event the client has not seen.
-            with self.store.lock:
-                rv = self.store.resource_version
-                loop.call_soon(watch.queue.put_nowait, _Bookmark(rv))
-
-        try:
-            await response.prepare(request)
-            chunks: list[bytes] = []
-            for entry in initial:
-                if matcher is None or matcher(entry.obj):
-                    chunks.append(render("ADDED", entry.obj, entry.raw))
-            if send_initial:
-                chunks.append(bookmark(start_rv, initial_end=True))
-            chunks.extend(translate(e) for e in backlog)
-            data = b"".join(chunks)
-            if data:
-                await response.write(data)
-            deadline = time.monotonic() + timeout
-            next_bookmark = time.monotonic() + self.options.bookmark_interval
-            bookmark_pending = False
-            closing = False
-            while True:
-                now = time.monotonic()
-                if now >= deadline and not closing:
-                    closing = True
-                    if not bookmarks:
-                        break
-                    request_bookmark()
-                wait = max(0.0, min(deadline, next_bookmark) - now) if not closing else 5.0
-                try:
-                    item = await asyncio.wait_for(watch.queue.get(), timeout=wait)
-                except TimeoutError:
-                    if closing:
-                        break
-                    if bookmarks and time.monotonic() >= next_bookmark and not bookmark_pending:
-                        request_bookmark()
-                        bookmark_pending = True
-                    next_bookmark = time.monotonic() + self.options.bookmark_interval
-                    continue
-                chunks = []
-                stop = False
-                while True:
-                    if isinstance(item, _Close):
-                        stop = True
-                    elif isinstance(item, _Bookmark):
-                        bookmark_pending = False
-                        chunks.append(bookmark(item.rv))
-                        if closing:
-                            stop = True
-                    else:
-                        chunks.append(translate(item))
-                    if stop or watch.queue.empty():
-                        break
-                    item = watch.queue.get_nowait()
-                data = b"".join(chunks)
-                if data:
-                    await response.write(data)
-                if stop:
-                    break
-            with contextlib.suppress(ConnectionResetError, RuntimeError):
-                await response.write_eof()
-        except ConnectionResetError:
-            pass  # the client went away; nothing to tell it
+            return await stream.serve(request, bookmark_interval=self.options.bookmark_interval)
         finally:
-            unsubscribe()
-            self._watches.discard(watch)
-        return response
+            self._watches.discard(stream)

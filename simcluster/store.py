@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import importlib
-import importlib.util
 import json
 import logging
 import secrets
@@ -22,10 +20,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from types import ModuleType
 from typing import Any
 
-from simcluster import defaulting
+from simcluster import defaulting, patching, validation
 from simcluster.errors import (
     ApiError,
     already_exists,
@@ -154,16 +151,6 @@ def _qos_class(pod: Obj) -> str:
             if any(k in ("cpu", "memory") for k in resources.get(section) or {}):
                 return "Burstable"
     return "BestEffort"
-
-
-def _load_optional(name: str) -> ModuleType | None:
-    """Import a sibling module another room owns, or None while it does not exist yet."""
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module(name)
 
 
 class Store:
@@ -360,10 +347,7 @@ class Store:
     def _validate(
         self, resource: ResourceDef, obj: Obj, old: Obj | None, subresource: str | None
     ) -> builtins.list[str]:
-        module = _load_optional("simcluster.validation")
-        if module is None:
-            return []
-        causes, warnings = module.validate(resource, obj, old, subresource=subresource)
+        causes, warnings = validation.validate(resource, obj, old, subresource=subresource)
         if causes:
             raise invalid(resource, str((obj.get("metadata") or {}).get("name", "")), list(causes))
         return list(warnings)
@@ -794,12 +778,7 @@ def _record_manager(
     resource: ResourceDef, old: Obj | None, new: Obj, field_manager: str, subresource: str | None
 ) -> Obj:
     """Give `field_manager` the fields this non-apply write set (managedFields, operation Update)."""
-    module = _load_optional("simcluster.patching")
-    record = getattr(module, "record_update", None)
-    if record is None:
-        return new
-    result: Obj = record(resource, old, new, field_manager=field_manager, subresource=subresource)
-    return result
+    return patching.record_update(resource, old, new, field_manager=field_manager, subresource=subresource)
 
 
 def _apply(
@@ -811,12 +790,8 @@ def _apply(
     force: bool,
     subresource: str | None,
 ) -> Obj:
-    module = _load_optional("simcluster.patching")
-    if module is None:
-        return _fallback_patch(current, body, content_type)
-    error_type = getattr(module, "PatchError", None)
     try:
-        result: Obj = module.apply_patch(
+        return patching.apply_patch(
             resource,
             current,
             body,
@@ -825,103 +800,12 @@ def _apply(
             force=force,
             subresource=subresource,
         )
-    except ApiError:
-        raise
-    except Exception as error:
-        if error_type is not None and isinstance(error, error_type):
-            causes = getattr(error, "causes", None)
-            details: Obj | None = None
-            if causes:
-                details = {"name": str((current.get("metadata") or {}).get("name", ""))}
-                if resource.group:
-                    details["group"] = resource.group
-                details["kind"] = resource.plural
-                details["causes"] = list(causes)
-            raise ApiError(
-                int(getattr(error, "status", 422)),
-                str(getattr(error, "reason", "")),
-                str(getattr(error, "message", str(error))),
-                details,
-            ) from error
-        raise
-    return result
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return clone(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
-def _fallback_patch(current: Obj, body: bytes, content_type: str) -> Obj:
-    """Until simcluster.patching exists: merge semantics for every patch type but JSON patch."""
-    try:
-        if content_type == "application/apply-patch+yaml":
-            import yaml
-
-            parsed = yaml.safe_load(body)
-        else:
-            parsed = json.loads(body)
-    except Exception as error:
-        raise bad_request(f"error decoding patch: {error}") from error
-    if content_type == "application/json-patch+json":
-        return _json_patch(current, parsed)
-    result: Obj = merge_patch(current, parsed)
-    return result
-
-
-def _json_patch(current: Obj, operations: Any) -> Obj:
-    doc: Any = clone(current)
-    if not isinstance(operations, list):
-        raise bad_request("json patch must be a list of operations")
-
-    def walk(path: str) -> tuple[Any, str]:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
-        node = doc
-        for part in parts[:-1]:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        return node, parts[-1]
-
-    for op in operations:
-        try:
-            parent, last = walk(op["path"])
-            kind = op["op"]
-            if kind in ("add", "replace"):
-                if isinstance(parent, list):
-                    index = len(parent) if last == "-" else int(last)
-                    if kind == "add":
-                        parent.insert(index, op["value"])
-                    else:
-                        parent[index] = op["value"]
-                else:
-                    if kind == "replace" and last not in parent:
-                        raise KeyError(last)
-                    parent[last] = op["value"]
-            elif kind == "remove":
-                if isinstance(parent, list):
-                    parent.pop(int(last))
-                else:
-                    del parent[last]
-            elif kind == "test":
-                value = parent[int(last)] if isinstance(parent, list) else parent.get(last)
-                if value != op.get("value"):
-                    raise ApiError(
-                        422,
-                        "Invalid",
-                        f"the server rejected our request due to an error in our request: testing value {op['path']} failed",
-                    )
-            else:
-                raise bad_request(f"unexpected patch operation {kind!r}")
-        except (KeyError, IndexError, ValueError, TypeError) as error:
-            raise ApiError(
-                422, "Invalid", f"the server rejected our request due to an error in our request: {error}"
-            ) from error
-    result: Obj = doc
-    return result
+    except patching.PatchError as error:
+        details: Obj | None = None
+        if error.causes:
+            details = {"name": str((current.get("metadata") or {}).get("name", ""))}
+            if resource.group:
+                details["group"] = resource.group
+            details["kind"] = resource.plural
+            details["causes"] = list(error.causes)
+        raise ApiError(error.status, error.reason, error.message, details) from error

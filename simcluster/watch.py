@@ -1,0 +1,260 @@
+"""One open watch: query parameters, the queue the store feeds, and the wire lines it writes.
+
+The store calls `deliver` from whatever thread commits a change, under the store lock; the event is
+handed to the event loop with `call_soon_threadsafe`, so events reach the queue in commit order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from simcluster import tables
+from simcluster.errors import ApiError, bad_request, invalid
+from simcluster.resources import ResourceDef
+from simcluster.selectors import Matcher
+from simcluster.store import Store, WatchEvent, dumps
+
+Obj = dict[str, Any]
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+def event_line(event_type: str, raw: bytes) -> bytes:
+    """`{"type":…,"object":…}` on one line: clients split the stream on newlines."""
+    return b'{"type":"' + event_type.encode() + b'","object":' + raw + b"}\n"
+
+
+@dataclass(frozen=True)
+class _Close:
+    """Queue sentinel: end this watch now."""
+
+
+@dataclass(frozen=True)
+class _Bookmark:
+    rv: int
+
+
+@dataclass(frozen=True)
+class WatchParams:
+    since: int | None  # None: start with ADDED for every current object
+    send_initial: bool
+    bookmarks: bool
+    timeout: float
+    matcher: Matcher | None
+    as_table: bool
+    include_object: str
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+def parse_watch_params(
+    query: Mapping[str, str],
+    resource: ResourceDef,
+    *,
+    current_rv: int,
+    default_timeout: float,
+    matcher: Matcher | None,
+    as_table: bool,
+) -> WatchParams:
+    bookmarks = _flag(query.get("allowWatchBookmarks"))
+    rv_param = query.get("resourceVersion", "")
+    rv_match = query.get("resourceVersionMatch", "")
+    send_initial_raw = query.get("sendInitialEvents")
+    send_initial = _flag(send_initial_raw)
+    if send_initial_raw is not None and (rv_match != "NotOlderThan" or not bookmarks):
+        raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "sendInitialEvents",
+                                      "message": "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                                      "WatchList feature gate is enabled and resourceVersionMatch is set to "
+                                      "NotOlderThan and allowWatchBookmarks is true"}])  # fmt: skip
+    if rv_match and rv_match != "NotOlderThan":
+        raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
+                                      "message": f'Unsupported value: "{rv_match}": supported values: "NotOlderThan"'}])  # fmt: skip
+    since: int | None
+    if send_initial or rv_param in ("", "0"):
+        since = None
+    else:
+        try:
+            since = int(rv_param)
+        except ValueError as error:
+            raise bad_request(f'invalid resource version "{rv_param}"') from error
+    if send_initial_raw is not None and not send_initial and rv_param in ("", "0"):
+        since = current_rv  # sendInitialEvents=false: from now on, without the current state
+    try:
+        timeout = float(query.get("timeoutSeconds") or default_timeout)
+    except ValueError as error:
+        raise bad_request("timeoutSeconds must be a number") from error
+    return WatchParams(
+        since=since,
+        send_initial=send_initial,
+        bookmarks=bookmarks,
+        timeout=timeout,
+        matcher=matcher,
+        as_table=as_table,
+        include_object=query.get("includeObject", "Metadata"),
+    )
+
+
+class WatchStream:
+    """Streams one watch response until its timeout, a drop, or the client going away."""
+
+    def __init__(
+        self, store: Store, resource: ResourceDef, namespace: str | None, params: WatchParams
+    ) -> None:
+        self.store = store
+        self.resource = resource
+        self.namespace = namespace
+        self.params = params
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[WatchEvent | _Close | _Bookmark] = asyncio.Queue()
+        self._columns_sent = False
+
+    # -- feeding (any thread) -------------------------------------------------------------------------
+
+    def deliver(self, event: WatchEvent) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, _Close())
+
+    def request_bookmark(self) -> None:
+        """Queue a bookmark behind every event already handed to the loop (called on the loop).
+
+        The RV is read under the store lock, and every commit up to it has already queued its
+        `call_soon_threadsafe`, so the bookmark never claims an event the client has not seen.
+        """
+        with self.store.lock:
+            rv = self.store.resource_version
+            self.loop.call_soon(self.queue.put_nowait, _Bookmark(rv))
+
+    # -- rendering ------------------------------------------------------------------------------------
+
+    def render(self, event_type: str, obj: Obj, raw: bytes) -> bytes:
+        if not self.params.as_table:
+            return event_line(event_type, raw)
+        doc = tables.table(
+            self.resource,
+            [obj],
+            include_object=self.params.include_object,
+            with_columns=not self._columns_sent,
+        )
+        self._columns_sent = True
+        return event_line(event_type, dumps(doc))
+
+    def bookmark(self, rv: int, *, initial_end: bool = False) -> bytes:
+        meta: Obj = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        body = {"kind": self.resource.kind, "apiVersion": self.resource.api_version, "metadata": meta}
+        return event_line("BOOKMARK", dumps(body))
+
+    def translate(self, event: WatchEvent) -> bytes:
+        """The line for a store event; selector transitions become ADDED/DELETED like the watch cache."""
+        entry = event.entry
+        matcher = self.params.matcher
+        if matcher is None:
+            return self.render(event.type, entry.obj, entry.raw)
+        new_match = matcher(entry.obj)
+        old_match = event.old is not None and matcher(event.old.obj)
+        if event.type == "ADDED":
+            return self.render("ADDED", entry.obj, entry.raw) if new_match else b""
+        if event.type == "DELETED":
+            return self.render("DELETED", entry.obj, entry.raw) if (old_match or new_match) else b""
+        if new_match and old_match:
+            return self.render("MODIFIED", entry.obj, entry.raw)
+        if new_match:
+            return self.render("ADDED", entry.obj, entry.raw)
+        if old_match:
+            return self.render("DELETED", entry.obj, entry.raw)
+        return b""
+
+    # -- serving --------------------------------------------------------------------------------------
+
+    async def serve(self, request: web.Request, *, bookmark_interval: float) -> web.StreamResponse:
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        try:
+            start_rv, initial, backlog, unsubscribe = self.store.open_watch(
+                self.resource.plural,
+                namespace=self.namespace,
+                since_rv=self.params.since,
+                deliver=self.deliver,
+            )
+        except ApiError as error:
+            if error.status != 410:
+                raise
+            # Too old: like kube, a 200 stream whose only event is an ERROR carrying the 410 Status.
+            await response.prepare(request)
+            await response.write(event_line("ERROR", dumps(error.to_status())))
+            await response.write_eof()
+            return response
+        try:
+            await response.prepare(request)
+            matcher = self.params.matcher
+            chunks = [
+                self.render("ADDED", e.obj, e.raw) for e in initial if matcher is None or matcher(e.obj)
+            ]
+            if self.params.send_initial:
+                chunks.append(self.bookmark(start_rv, initial_end=True))
+            chunks.extend(self.translate(e) for e in backlog)
+            if any(chunks):
+                await response.write(b"".join(chunks))
+            await self._pump(response, bookmark_interval)
+            with contextlib.suppress(ConnectionResetError, RuntimeError):
+                await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away; nothing to tell it
+        finally:
+            unsubscribe()
+        return response
+
+    async def _pump(self, response: web.StreamResponse, bookmark_interval: float) -> None:
+        """Write queued events in batches until the timeout (ending with a bookmark) or a drop."""
+        bookmarks = self.params.bookmarks
+        deadline = time.monotonic() + self.params.timeout
+        next_bookmark = time.monotonic() + bookmark_interval
+        bookmark_pending = False
+        closing = False
+        while True:
+            now = time.monotonic()
+            if now >= deadline and not closing:
+                if not bookmarks:
+                    return
+                closing = True
+                self.request_bookmark()  # a last bookmark before closing, as kube sends
+            wait = 5.0 if closing else max(0.0, min(deadline, next_bookmark) - now)
+            try:
+                item = await asyncio.wait_for(self.queue.get(), timeout=wait)
+            except TimeoutError:
+                if closing:
+                    return
+                if bookmarks and time.monotonic() >= next_bookmark and not bookmark_pending:
+                    self.request_bookmark()
+                    bookmark_pending = True
+                next_bookmark = time.monotonic() + bookmark_interval
+                continue
+            chunks: list[bytes] = []
+            stop = False
+            while True:
+                if isinstance(item, _Close):
+                    stop = True
+                elif isinstance(item, _Bookmark):
+                    bookmark_pending = False
+                    chunks.append(self.bookmark(item.rv))
+                    stop = closing
+                else:
+                    chunks.append(self.translate(item))
+                if stop or self.queue.empty():
+                    break
+                item = self.queue.get_nowait()
+            if any(chunks):
+                await response.write(b"".join(chunks))
+            if stop:
+                return
