@@ -87,7 +87,8 @@ incomplete``, ``pool invalid``, ``node mismatch``, ``binding conditions not supp
 ``class selector false``, ``request selector false``, ``selector error``, ``already in
 use`` (names the claims), ``taint not tolerated`` (names key, value, effect and whether
 the ResourceSlice or which DeviceTaintRule put it there), ``counters exhausted``,
-``capacity short`` or ``constraint unmet``. It is slower than `allocate` and meant for
+``capacity short`` or ``constraint unmet`` (the device lacks the attribute, or too few
+usable devices share its matchAttribute value). It is slower than `allocate` and meant for
 one claim at a time; pass ``allocator=`` to reuse an `Allocator` (then ``classes``,
 ``slices``, ``allocated_claims``, ``taint_rules`` and ``features`` are ignored).
 `summarize(claim, verdicts)` condenses them per request: needed, usable, blocked counts per

@@ -10,7 +10,7 @@ from .allocator import Allocator
 from .constraints import lookup_attribute
 from .errors import AllocationError
 from .features import DEFAULT_FEATURES
-from .model import Json, PreparedClaim, node_matches, parse_node, prepare_claim
+from .model import Device, Json, PreparedClaim, node_matches, parse_node, prepare_claim
 from .plan import Candidate, RequestData
 from .pools import Pool
 from .search import Search
@@ -139,8 +139,9 @@ def explain(
     """One verdict per (device reachable from the node, request or subrequest of the claim).
 
     Devices come in allocation order; requests in claim order. Checks run in the order the
-    allocator applies them and the first failing one is reported. ``constraint unmet`` only
-    says the device lacks a constrained attribute; whether a whole combination satisfies
+    allocator applies them and the first failing one is reported. ``constraint unmet`` says
+    the device lacks a constrained attribute, or (matchAttribute) too few usable devices
+    share its value for some constrained request; whether a whole combination satisfies
     the constraints is what `allocate` answers. CEL errors become ``selector error`` verdicts
     instead of aborting. Invalid input still raises `AllocationError`.
     """
@@ -157,14 +158,66 @@ def explain(
     view = alloc.node_view(node_obj)
     run = Search(alloc, view, [alloc.plan(prepared)])
     datas = [rd for per_request in run.requests[0] for rd in per_request]
-    verdicts = []
+    rows: list[tuple[Device, RequestData, str, str]] = []
     for pool in view.pools:
         for cand, on_node in _device_rows(alloc, pool, node_obj):
-            d = cand.device
             for rd in datas:
                 reason, detail = _verdict(run, rd, cand, on_node)
-                verdicts.append(DeviceVerdict(d.driver, d.pool, d.name, rd.name, reason, detail))
-    return verdicts
+                rows.append((cand.device, rd, reason, detail))
+    rows = _match_attribute_shortfalls(run, datas, rows)
+    return [
+        DeviceVerdict(d.driver, d.pool, d.name, rd.name, reason, detail) for d, rd, reason, detail in rows
+    ]
+
+
+def _enough(counts: dict[int, dict[Any, int]], rd: RequestData, value: Any) -> bool:
+    """Unconstrained requests always have enough; constrained ones need `num_devices`."""
+    return id(rd) not in counts or counts[id(rd)].get(value, 0) >= rd.num_devices
+
+
+def _match_attribute_shortfalls(
+    run: Search, datas: list[RequestData], rows: list[tuple[Device, RequestData, str, str]]
+) -> list[tuple[Device, RequestData, str, str]]:
+    """Mark usable devices whose matchAttribute value too few usable devices share.
+
+    All devices of the constrained requests carry one common value, so a value that fewer
+    usable devices have than a constrained request needs cannot be it (a necessary
+    condition only: devices wanted by two requests are not counted twice).
+    """
+    lists = run.a.list_attributes
+    for index, (is_match, attribute) in enumerate(run.plans[0].constraints):
+        if not is_match:
+            continue
+        constrained = [rd for rd in datas if index in rd.constraint_ids and not rd.all_mode]
+        counts: dict[int, dict[Any, int]] = {id(rd): {} for rd in constrained}
+        for device, rd, reason, _ in rows:
+            if reason == USABLE and id(rd) in counts:
+                attr = lookup_attribute(device, attribute, lists)
+                if attr is not None and attr[0] in ("int", "bool", "string", "version"):
+                    counts[id(rd)][attr] = counts[id(rd)].get(attr, 0) + 1
+        alternatives: dict[str, list[RequestData]] = {}
+        for rd in datas:
+            alternatives.setdefault(rd.parent or rd.name, []).append(rd)
+
+        for i, (device, rd, reason, _) in enumerate(rows):
+            if reason != USABLE or id(rd) not in counts:
+                continue
+            attr = lookup_attribute(device, attribute, lists)
+            if attr is None or attr[0] not in ("int", "bool", "string", "version"):
+                continue
+            short = [] if _enough(counts, rd, attr) else [rd.name]
+            for base, alts in alternatives.items():
+                if base != (rd.parent or rd.name) and not any(_enough(counts, alt, attr) for alt in alts):
+                    short.append(base)
+            if short:
+                rows[i] = (
+                    device,
+                    rd,
+                    CONSTRAINT_UNMET,
+                    f"matchAttribute {attribute}: too few usable devices with value {attr[1]!r} for "
+                    + ", ".join(short),
+                )
+    return rows
 
 
 @dataclass(frozen=True, slots=True)

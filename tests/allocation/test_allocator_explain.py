@@ -186,3 +186,29 @@ def test_it_summarizes_what_each_request_lacks() -> None:
     assert summaries["gpu"].message == "gpu: needs 2, only 1 usable (2 already in use)"
     assert summaries["nic/fast"].usable == 1 and summaries["nic/fast"].needed == 1
     assert summaries["nic/slow"].blocked == {"already in use": 2}
+
+
+def test_it_reports_devices_whose_match_attribute_value_too_few_devices_share() -> None:
+    slices = [
+        resource_slice(
+            "s", [device(f"gpu-{i}", attrs={"resource.kubernetes.io/numaNode": i % 2}) for i in range(4)]
+        )
+    ]
+    the_claim = claim(
+        "c",
+        exactly("gpu", count=2),
+        exactly("nic"),
+        constraints=[{"matchAttribute": "resource.kubernetes.io/numaNode"}],
+    )
+    verdicts = _explain(the_claim, slices, allocated_claims=[allocated("old", result("gpu-2"))])
+    reasons = _reasons(verdicts)
+    assert reasons[("gpu-0", "gpu")] == "constraint unmet"
+    assert reasons[("gpu-1", "gpu")] == "usable"
+    # The NIC request needs one device, but it must share the value with two GPUs.
+    assert reasons[("gpu-0", "nic")] == "constraint unmet"
+    assert reasons[("gpu-3", "nic")] == "usable"
+    detail = next(v.detail for v in verdicts if v.device == "gpu-0" and v.request == "nic")
+    assert (
+        detail
+        == "matchAttribute resource.kubernetes.io/numaNode: too few usable devices with value 0 for gpu"
+    )
