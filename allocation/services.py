@@ -62,14 +62,25 @@ class RunTimedOut(RunStopped):
 
 
 def taint_impact(
-    *, selector: dict[str, str], taint: dict[str, Any], now: datetime, snapshot: Snapshot | None = None
+    *,
+    selector: dict[str, str] | None = None,
+    selectors: list[dict[str, str]] | None = None,
+    taint: dict[str, Any],
+    now: datetime,
+    snapshot: Snapshot | None = None,
 ) -> TaintImpact:
-    """What a proposed device taint would do (maintenance's preview). `TaintImpact.to_json()` is
-    JSON-serialisable. Raises WhatIfInputError for a bad selector or taint."""
-    data = normalize_input("taint_impact", {"selector": selector, "taint": taint})
+    """What a proposed device taint would do (maintenance's preview): one `selector`, or several
+    `selectors` (one DeviceTaintRule each). `TaintImpact.to_json()` is JSON-serialisable. Raises
+    WhatIfInputError for a bad selector or taint."""
+    raw: dict[str, Any] = {"taint": taint}
+    if selectors is not None:
+        raw["selectors"] = selectors
+    elif selector is not None:
+        raw["selector"] = selector
+    data = normalize_input("taint_impact", raw)
     return taint_impact_compute(
         snapshot=snapshot if snapshot is not None else snapshot_load(),
-        selector=data["selector"],
+        selectors=data["selectors"],
         taint=data["taint"],
         now=now,
     )
@@ -81,7 +92,7 @@ def whatif_answer(
     """Answer a stored (normalized) what-if input against `snapshot`."""
     if kind == RunKind.TAINT_IMPACT:
         return taint_impact_compute(
-            snapshot=snapshot, selector=input["selector"], taint=input["taint"], now=now, progress=progress
+            snapshot=snapshot, selectors=input["selectors"], taint=input["taint"], now=now, progress=progress
         ).to_json()
     subject = resolve_subject(input, snapshot)
     if kind == RunKind.FEASIBILITY:
@@ -128,6 +139,12 @@ def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None) -> None:
     """
     from allocation.tasks import run_whatif
 
+    if settings.DRADASH_EMBEDDED_WORKER and producer is None:
+        # Normally started with the server; this makes sure a run never waits for a worker that
+        # nobody started (idempotent, and quick once running).
+        from allocation.worker import start_embedded_worker
+
+        start_embedded_worker()
     options: dict[str, Any] = {"task_id": str(run.id)}
     if not str(settings.CELERY_BROKER_URL).startswith("memory://"):
         # Separate (prefork) workers enforce these with signals; the cooperative deadline fires first.

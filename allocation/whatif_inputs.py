@@ -114,15 +114,30 @@ def normalize_input(kind: str, data: Any) -> dict[str, Any]:
     return out
 
 
-def _normalize_taint(data: dict[str, Any]) -> dict[str, Any]:
-    selector = data.get("selector")
+MAX_SELECTORS = 10_000
+
+
+def _normalize_selector(selector: Any, field_name: str) -> dict[str, str]:
     if not isinstance(selector, dict):
-        raise WhatIfInputError("input.selector", "is required: an object with driver, pool and/or device")
+        raise WhatIfInputError(field_name, "must be an object with driver, pool and/or device")
     unknown = set(selector) - {"driver", "pool", "device"}
     if unknown:
-        raise WhatIfInputError("input.selector", f"unknown field(s) {', '.join(sorted(unknown))}")
-    sel = {k: _str(selector, k, f"input.selector.{k}", required=False) for k in ("driver", "pool", "device")}
-    sel = {k: v for k, v in sel.items() if v}
+        raise WhatIfInputError(field_name, f"unknown field(s) {', '.join(sorted(unknown))}")
+    sel = {k: _str(selector, k, f"{field_name}.{k}", required=False) for k in ("driver", "pool", "device")}
+    return {k: v for k, v in sel.items() if v}
+
+
+def _normalize_taint(data: dict[str, Any]) -> dict[str, Any]:
+    """One `selector`, or `selectors` (one DeviceTaintRule each, as maintenance writes them)."""
+    if "selectors" in data:
+        raw = data["selectors"]
+        if not isinstance(raw, list) or not raw or len(raw) > MAX_SELECTORS:
+            raise WhatIfInputError("input.selectors", f"must be a list of 1 to {MAX_SELECTORS} selectors")
+        selectors = [_normalize_selector(s, f"input.selectors[{i}]") for i, s in enumerate(raw)]
+    elif "selector" in data:
+        selectors = [_normalize_selector(data["selector"], "input.selector")]
+    else:
+        raise WhatIfInputError("input.selector", "is required: an object with driver, pool and/or device")
     taint = data.get("taint")
     if not isinstance(taint, dict):
         raise WhatIfInputError("input.taint", "is required: an object with key, value and effect")
@@ -133,7 +148,7 @@ def _normalize_taint(data: dict[str, Any]) -> dict[str, Any]:
     effect = _str(taint, "effect", "input.taint.effect", max_len=16)
     if effect not in EFFECTS:
         raise WhatIfInputError("input.taint.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
-    return {"selector": sel, "taint": {"key": key, "value": value, "effect": effect}}
+    return {"selectors": selectors, "taint": {"key": key, "value": value, "effect": effect}}
 
 
 def check_pick_exists(data: dict[str, Any], snapshot_find: Any) -> None:

@@ -68,7 +68,7 @@ class BrokenBudget:
 
 @dataclass
 class TaintImpact:
-    selector: dict[str, str]
+    selectors: list[dict[str, str]]
     taint: dict[str, Any]
     devices: list[str] = field(default_factory=list)
     claims: list[AffectedClaim] = field(default_factory=list)
@@ -95,11 +95,11 @@ class TaintImpact:
         return data
 
 
-def proposed_rule(*, selector: dict[str, str], taint: dict[str, Any], now: datetime) -> Obj:
+def proposed_rule(*, selector: dict[str, str], taint: dict[str, Any], now: datetime, index: int = 0) -> Obj:
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceTaintRule",
-        "metadata": {"name": PROPOSED_RULE_NAME, "uid": "whatif-proposed"},
+        "metadata": {"name": f"{PROPOSED_RULE_NAME}-{index}", "uid": f"whatif-proposed-{index}"},
         "spec": {
             "deviceSelector": dict(selector),
             "taint": {**taint, "timeAdded": now.isoformat().replace("+00:00", "Z")},
@@ -140,7 +140,7 @@ def _is_pending(pod: Obj) -> bool:
 def taint_impact_compute(
     *,
     snapshot: Snapshot,
-    selector: dict[str, str],
+    selectors: list[dict[str, str]],
     taint: dict[str, Any],
     now: datetime,
     progress: Progress = no_progress,
@@ -148,12 +148,12 @@ def taint_impact_compute(
     from allocation.allocator import AllocationError
 
     effect = taint.get("effect")
-    rule = proposed_rule(selector=selector, taint=taint, now=now)
-    impact = TaintImpact(selector=dict(selector), taint=dict(rule["spec"]["taint"]))
-    if not selector:
+    rules = [proposed_rule(selector=sel, taint=taint, now=now, index=i) for i, sel in enumerate(selectors)]
+    impact = TaintImpact(selectors=[dict(s) for s in selectors], taint=dict(rules[0]["spec"]["taint"]))
+    if any(not sel for sel in selectors):
         impact.notes.append("an empty selector selects every device")
     progress("selecting devices", 0, 4)
-    tainted = {d for d in _current_devices(snapshot) if rule_selects(selector, *d)}
+    tainted = {d for d in _current_devices(snapshot) if any(rule_selects(sel, *d) for sel in selectors)}
     impact.devices = ["/".join(d) for d in sorted(tainted)]
 
     pods = _pods_by_uid(snapshot)
@@ -266,7 +266,7 @@ def taint_impact_compute(
 
     progress("re-allocating evicted pods' claims", 3, 4)
     evicted_claim_uids = {u for p in impact.evicted_pods for u in evict_at_by_pod[p.uid][2]}
-    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=[rule])
+    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=rules)
     nodes = node_names(snapshot)
     for i, pod_entry in enumerate(impact.evicted_pods):
         progress("re-allocating evicted pods' claims", 3, 4)
@@ -288,7 +288,7 @@ def taint_impact_compute(
 
     progress("checking pending pods", 3, 4)
     view_before = AllocatorView.build(snapshot)
-    view_after = AllocatorView.build(snapshot, extra_taint_rules=[rule])
+    view_after = AllocatorView.build(snapshot, extra_taint_rules=rules)
     for pod in snapshot.pods:
         if not _is_pending(pod):
             continue

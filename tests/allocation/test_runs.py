@@ -234,3 +234,11 @@ def test_it_times_out_a_run_stuck_in_one_step_past_its_limit_even_with_a_heartbe
     WhatIfRun.objects.filter(pk=run.pk).update(heartbeat_at=later)
     assert services.whatif_reap_stale(now=later) == 1
     assert WhatIfRun.objects.get(pk=run.pk).state == RunState.TIMED_OUT
+
+
+def test_it_documents_the_what_if_api_in_the_openapi_schema(api: APIClient) -> None:
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert {"/api/whatif/runs/", "/api/whatif/runs/{id}/", "/api/whatif/runs/{id}/cancel/"} <= set(
+        schema["paths"]
+    )
+    assert "post" in schema["paths"]["/api/whatif/runs/"]

@@ -134,3 +134,18 @@ def test_it_rejects_an_unknown_effect_naming_the_field() -> None:
     with pytest.raises(WhatIfInputError) as info:
         taint_impact(selector={"pool": "x"}, taint={"key": "k", "effect": "Evict"}, now=NOW)
     assert info.value.field == "input.taint.effect"
+
+
+def test_it_accepts_several_selectors_as_maintenance_writes_one_rule_per_device() -> None:
+    cluster_with_two_trainers()
+    impact = taint_impact(
+        selectors=[
+            {"driver": o.DRIVER, "pool": "node-a", "device": "gpu-1"},
+            {"pool": "node-b", "device": "gpu-0"},
+        ],
+        taint=NO_EXECUTE,
+        now=NOW,
+    )
+    assert impact.devices == ["gpu.example.com/node-a/gpu-1", "gpu.example.com/node-b/gpu-0"]
+    assert [(p.name, p.evicted) for p in impact.pods] == [("train-1", True)]
+    assert impact.pods[0].reallocation == "fits on node node-b"  # node-b/gpu-1 is left
