@@ -212,3 +212,18 @@ def test_it_reports_devices_whose_match_attribute_value_too_few_devices_share() 
         detail
         == "matchAttribute resource.kubernetes.io/numaNode: too few usable devices with value 0 for gpu"
     )
+
+
+def test_it_reports_invalid_pools_and_binding_conditions_without_the_feature() -> None:
+    slices = [
+        resource_slice("a-1", devices("twin"), pool="a", count=2),
+        resource_slice("a-2", devices("twin"), pool="a", count=2),
+        resource_slice("b", [device("waits", bindingConditions=["Attached"])], pool="b"),
+    ]
+    verdicts = _explain(
+        claim("c", exactly("gpu")), slices, features=DEFAULT_FEATURES - {"DeviceBindingAndStatus"}
+    )
+    by_device = {v.device: v for v in verdicts}
+    assert by_device["twin"].reason == "pool invalid"
+    assert by_device["twin"].detail == "duplicate device name twin"
+    assert by_device["waits"].reason == "binding conditions not supported"

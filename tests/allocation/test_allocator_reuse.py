@@ -20,6 +20,7 @@ from tests.allocation.allocator_cases import (
     NODE,
     NODE_2,
     claim,
+    device,
     device_class,
     devices,
     exactly,
@@ -246,3 +247,23 @@ def test_it_gives_up_on_an_all_subrequest_that_would_exceed_32_results_like_upst
     ]
     # Upstream's "prioritized-list-max-allocation-allocation-mode-all" case: 42 allocateOne calls.
     assert allocator.search_steps == 42
+
+
+def test_it_returns_shared_capacity_when_a_claim_is_released() -> None:
+    nic = resource_slice(
+        "nics", [device("nic-0", allowMultipleAllocations=True, capacity={"bandwidth": {"value": "10G"}})]
+    )
+    state = AllocatedState()
+    allocator = Allocator(classes=[GPU_CLASS], slices=[nic], state=state, features=DEFAULT_FEATURES)
+
+    def ask(name: str) -> dict[str, Any]:
+        return claim(name, exactly("nic", capacity={"requests": {"bandwidth": "6G"}}))
+
+    first = ask("first")
+    got = allocator.allocate(NODE, [first])
+    assert got is not None
+    first["status"] = {"allocation": got[0]}
+    state.add_claim(first)
+    assert allocator.allocate(NODE, [ask("second")]) is None  # 6G + 6G > 10G
+    state.remove_claim(first)
+    assert allocator.allocate(NODE, [ask("third")]) is not None
