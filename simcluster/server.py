@@ -562,7 +562,17 @@ class SimServer:
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
         head = dumps({"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": meta})
-        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in entries) + b"]}"
+        # Like kube, list items carry no kind/apiVersion (the list has them); slice them off the cached JSON.
+        type_meta = (
+            b'{"kind":"'
+            + resource.kind.encode()
+            + b'","apiVersion":"'
+            + resource.api_version.encode()
+            + b'",'
+        )
+        cut = len(type_meta)
+        items = b",".join(b"{" + e.raw[cut:] if e.raw.startswith(type_meta) else e.raw for e in entries)
+        body = head[:-1] + b',"items":[' + items + b"]}"
         return _json_response(body)
 
     # ------------------------------------------------------------------ watch

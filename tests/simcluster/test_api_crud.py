@@ -32,6 +32,7 @@ def test_it_creates_reads_updates_patches_and_deletes_every_kind(http: Http, plu
     assert status == 200
     assert listed["kind"] == resource.list_kind
     assert name in [item["metadata"]["name"] for item in listed["items"]]
+    assert all("kind" not in item and "apiVersion" not in item for item in listed["items"])  # as kube lists
 
     fetched["metadata"].setdefault("labels", {})["touched"] = "yes"
     status, _, updated = http.request("PUT", object_path(resource, name), fetched)
