@@ -194,6 +194,8 @@ def worker(args: argparse.Namespace) -> None:
     report["events"] = count
     report["events_seconds"] = time.perf_counter() - started
     report["batches"] = handle.applied_batches
+    if not report["batches"]:
+        raise SystemExit("no batch was applied: the measurement is void")
     report["relists"] = sum(r.health.relists for r in handle.reflectors)
     handle.stop()
     print("RESULT " + json.dumps(report), flush=True)
@@ -202,7 +204,7 @@ def worker(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------------------ parent
 
 
-def run_backend(cluster: Any, kubeconfig: str, url: str, events: int) -> dict[str, Any]:
+def run_backend(cluster: Any, kubeconfig: str, url: str, events: int, run: int) -> dict[str, Any]:
     proc = subprocess.Popen(
         [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--database-url", url],
         stdin=subprocess.PIPE,
@@ -221,11 +223,15 @@ def run_backend(cluster: Any, kubeconfig: str, url: str, events: int) -> dict[st
     last = None
     for i in range(events):
         pod = pods[i % len(pods)]
+        # A label value unique to this run: re-applying an equal value would not change the object.
+        tick = f"{run}-{i}"
         last = cluster.store.patch(
-            "pods", pod["metadata"]["name"], {"metadata": {"labels": {"tick": str(i)}}}, namespace="default"
+            "pods", pod["metadata"]["name"], {"metadata": {"labels": {"tick": tick}}}, namespace="default"
         )
     produced = time.time() - t0
     assert last is not None
+    if int(last["metadata"]["resourceVersion"]) <= int(cluster.store.resource_version) - events:
+        raise SystemExit("the pod updates did not change the objects; events would not be measured")
     proc.stdin.write(f"GO {last['metadata']['resourceVersion']} {events}\n")
     proc.stdin.flush()
     report: dict[str, Any] = {}
@@ -270,9 +276,9 @@ def main() -> None:
             flush=True,
         )
         rows = []
-        for url in args.database_urls or DEFAULT_DBS:
+        for run, url in enumerate(args.database_urls or DEFAULT_DBS):
             backend = "PostgreSQL" if url.startswith("postgres") else "SQLite"
-            report = run_backend(cluster, kubeconfig, url, args.events)
+            report = run_backend(cluster, kubeconfig, url, args.events, run)
             ratio = report["sync_seconds"] / kubectl_seconds
             rate = report["events"] / report["events_seconds"]
             print(

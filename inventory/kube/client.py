@@ -417,12 +417,15 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeCl
     """A client from a kubeconfig file (and context), or the in-cluster service account when none is given."""
     configuration = k8s_client.Configuration()
     if kubeconfig:
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig,
-            context=context or None,
-            client_configuration=configuration,
-            persist_config=False,
-        )
+        try:
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig,
+                context=context or None,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+        except (k8s_config.ConfigException, OSError, ValueError, TypeError) as exc:
+            raise KubeError(0, "ConfigError", f"kubeconfig {kubeconfig}: {exc}") from exc
     else:
         try:
             k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]

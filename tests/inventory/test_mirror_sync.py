@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from inventory.kube import connect
 from inventory.mirror import Mirror
@@ -47,3 +49,18 @@ def test_it_deletes_what_is_gone_when_listing_again(simcluster: Any) -> None:
     assert not KubeObject.objects.filter(kind="deviceclasses", name=victim).exists()
     names = set(KubeObject.objects.filter(kind="deviceclasses").values_list("name", flat=True))
     assert names == {c["metadata"]["name"] for c in simcluster.store.list("deviceclasses")}
+
+
+def test_it_mirrors_once_from_the_management_command(simcluster: Any) -> None:
+    out = StringIO()
+
+    call_command("mirror", "--once", "--kubeconfig", str(simcluster.kubeconfig_path), stdout=out)
+
+    assert "mirrored" in out.getvalue()
+    assert Device.objects.count() > 0
+    assert KubeObject.objects.filter(kind="nodes").count() == len(simcluster.store.list("nodes"))
+
+
+def test_it_fails_clearly_when_the_kubeconfig_does_not_exist(tmp_path: Any) -> None:
+    with pytest.raises(CommandError, match="cannot reach the cluster"):
+        call_command("mirror", "--once", "--kubeconfig", str(tmp_path / "missing"))

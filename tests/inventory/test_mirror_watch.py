@@ -142,3 +142,13 @@ def test_it_recovers_after_the_api_server_restarts(simcluster: Any, mirror: Mirr
         lambda: WatchState.objects.filter(kind="devicetaintrules", state="synced").exists(),
         what="the rule watch to report synced",
     )
+
+
+def test_it_stops_cleanly_and_reports_the_watches_stopped(simcluster: Any) -> None:
+    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
+    assert wait_for_sync(handle, timeout=30)
+
+    handle.stop(timeout=15)
+
+    assert not handle.is_alive()
+    assert set(WatchState.objects.values_list("state", flat=True)) <= {"stopped", "error"}
