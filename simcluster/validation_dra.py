@@ -1344,20 +1344,21 @@ def check_resource_claim_template(
     causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None
 ) -> list[str]:
     spec = _map(obj.get("spec"))
+    if old is not None:
+        # The spec is immutable: on update only that is reported.
+        if spec != _map(old.get("spec")):
+            causes.immutable("spec", spec)
+        return []
     meta = _map(spec.get("metadata"))
     for field in meta:
         if field not in ("labels", "annotations"):
-            causes.forbidden(f"spec.metadata.{field}", "only labels and annotations may be set")
+            causes.forbidden(f"spec.metadata.{field}", "cannot be set")
     for key, value in _map(meta.get("labels")).items():
         qualified_name(causes, "spec.metadata.labels", key)
-        label_value(causes, key_path("spec.metadata.labels", key), value)
+        label_value(causes, "spec.metadata.labels", value)
     for key in _map(meta.get("annotations")):
         qualified_name(causes, "spec.metadata.annotations", key.lower())
-    if spec.get("spec") is None:
-        causes.required("spec.spec")
     check_claim_spec(causes, "spec.spec", _map(spec.get("spec")))
-    if old is not None and spec != _map(old.get("spec")):
-        causes.immutable("spec", spec)
     return []
 
 

@@ -836,7 +836,7 @@ CASES = [
         _set("spec.metadata.name", "x"),
         "spec.metadata.name",
         "FieldValueForbidden",
-        "only labels and annotations",
+        "Forbidden: cannot be set",
     ),
     Case(
         "template request bad",
