@@ -10,7 +10,10 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from inventory.models import FREE, Claim, Device, KubeObject, Pool, WatchState
+from inventory.models import ALLOCATED, FREE, SHARED, Claim, Device, KubeObject, Pool, WatchState
+from inventory.selectors import ClassOverview, ClassSummary, pool_counters_left
+from inventory.selectors_derive import extended_resource_names
+from inventory.selectors_quantity import parse_quantity
 
 
 def live_version() -> str:
@@ -189,3 +192,75 @@ def node_names(*, q: str = "") -> list[str]:
 def claim_state_counts() -> dict[str, int]:
     counts = dict(Claim.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     return {state: counts.get(state, 0) for state in ("pending", "allocated", "reserved")}
+
+
+# ---- overview at scale ----
+
+
+def class_overview_counts() -> ClassOverview:
+    """`inventory.selectors.class_overview`, counted by the database instead of row by row in Python.
+
+    Same numbers (a test holds them equal); one GROUP BY query, plus a look at the free partitionable
+    devices only, whose shared counters may be used up. The overview page is re-rendered
+    on every live change, so this keeps it cheap at 10,000 devices.
+    """
+    objs = list(KubeObject.objects.filter(kind=CLASSES).order_by("name"))
+    served, warnings = extended_resource_names(o.raw for o in objs)
+    if not objs:
+        return ClassOverview(classes=[], warnings=warnings)
+    summaries = {
+        o.name: ClassSummary(name=o.name, obj=o, extended_resource_names=served.get(o.name, [])) for o in objs
+    }
+    # Devices with the same classes, state and taint flags are counted together: a few dozen groups.
+    groups = Device.objects.values_list(
+        "class_index", "allocation_state", "taint_none", "taint_no_schedule", "taint_no_execute"
+    ).annotate(n=Count("id"))
+    for class_index, state, t_none, t_ns, t_ne, n in groups:
+        for name in class_index.split():
+            summary = summaries.get(name)
+            if summary is None:
+                continue
+            summary.total += n
+            summary.allocated += n if state == ALLOCATED else 0
+            summary.shared += n if state == SHARED else 0
+            summary.free += n if state == FREE and not (t_ns or t_ne) else 0
+            summary.tainted_none += n if t_none else 0
+            summary.tainted_no_schedule += n if t_ns else 0
+            summary.tainted_no_execute += n if t_ne else 0
+    blocked, blocked_untainted = _counter_blocked_per_class()
+    for name, summary in summaries.items():
+        summary.blocked_by_counters = blocked.get(name, 0)
+        summary.free -= blocked_untainted.get(name, 0)
+    return ClassOverview(classes=list(summaries.values()), warnings=warnings)
+
+
+def _counter_blocked_per_class() -> tuple[dict[str, int], dict[str, int]]:
+    """Free partitionable devices whose pool has used up a counter they consume: per class, all and untainted."""
+    pools = list(Pool.objects.exclude(shared_counters={}))
+    if not pools:
+        return {}, {}
+    left = pool_counters_left(pools=pools)
+    exhausted: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for pool in pools:
+        for counter_set, counters in left.get(pool.pk, {}).items():
+            for counter, value in counters.items():
+                if parse_quantity(value) <= 0:
+                    exhausted.setdefault((pool.driver, pool.name), set()).add((counter_set, counter))
+    blocked: dict[str, int] = defaultdict(int)
+    untainted: dict[str, int] = defaultdict(int)
+    if not exhausted:
+        return blocked, untainted
+    candidates = Device.objects.filter(partitionable=True, allocation_state=FREE).values_list(
+        "classes", "driver", "pool", "consumes_counters", "taint_no_schedule", "taint_no_execute"
+    )
+    for classes, driver, pool_name, consumes, no_schedule, no_execute in candidates:
+        gone = exhausted.get((driver, pool_name))
+        if not gone or not any(
+            (c.get("counterSet"), name) in gone for c in consumes or [] for name in (c.get("counters") or {})
+        ):
+            continue
+        for name in classes or []:
+            blocked[name] += 1
+            if not (no_schedule or no_execute):
+                untainted[name] += 1
+    return blocked, untainted

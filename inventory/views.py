@@ -72,7 +72,7 @@ def live_state(request: HttpRequest) -> JsonResponse:
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    classes = sel.class_overview().classes
+    classes = sp.class_overview_counts().classes
     chart = {
         "labels": [c.name for c in classes],
         "allocated": [c.allocated + c.shared for c in classes],
@@ -317,7 +317,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
 
 @login_required
 def classes(request: HttpRequest) -> HttpResponse:
-    overview = sel.class_overview()
+    overview = sp.class_overview_counts()
     context = {
         "rows": overview.classes,
         "warnings": overview.warnings,

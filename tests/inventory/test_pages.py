@@ -250,3 +250,50 @@ def test_it_warns_when_two_classes_claim_the_same_extended_resource(
     warning = html.split('data-testid="class-conflict"')[1].split("</div>")[0]
     assert "gpu-new wins" in warning and "gpu-old" in warning
     assert "lost conflict" in html
+
+
+def test_it_counts_the_overview_like_the_shared_selector_including_used_up_counters(
+    world: dict[str, Any],
+) -> None:
+    from inventory.models import Pool
+    from inventory.selectors import class_overview
+    from inventory.selectors_pages import class_overview_counts
+    from tests.inventory.pages_support import device, kube, taint, taint_fields
+
+    kube("deviceclasses", "mig.example.com", {"spec": {}})
+    Pool.objects.create(
+        driver=DRIVER, name="node-5", generation=1, complete=True, shared_counters={"gpu-0": {"slices": "2"}}
+    )
+    uses_one = [{"counterSet": "gpu-0", "counters": {"slices": {"value": "1"}}}]
+    common = {
+        "node": "node-5",
+        "partitionable": True,
+        "consumes_counters": uses_one,
+        "classes": ["mig.example.com"],
+    }
+    device("mig-a", allocation_state="allocated", **common)
+    device("mig-b", allocation_state="allocated", **common)
+    device("mig-c", **common)  # free, but both slices are used: blocked
+    device("mig-d", **common, **taint_fields(taint("k", "NoExecute")))  # blocked and tainted
+
+    def numbers(overview: Any) -> list[tuple[Any, ...]]:
+        return [
+            (
+                c.name,
+                c.total,
+                c.allocated,
+                c.shared,
+                c.free,
+                c.tainted_none,
+                c.tainted_no_schedule,
+                c.tainted_no_execute,
+                c.blocked_by_counters,
+                c.extended_resource_names,
+            )
+            for c in overview.classes
+        ]
+
+    fast = numbers(class_overview_counts())
+    assert fast == numbers(class_overview())
+    mig = next(n for n in fast if n[0] == "mig.example.com")
+    assert mig[1:5] == (4, 2, 0, 0) and mig[8] == 2
