@@ -489,11 +489,7 @@ def node_detail(*, name: str) -> NodeDetail:
     for device in devices:
         groups[device.numa_node].append(device)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))
-    pods = [
-        p
-        for p in KubeObject.objects.filter(kind="pods").only("raw", "name", "namespace", "uid")
-        if (p.raw.get("spec") or {}).get("nodeName") == name
-    ]
+    pods = list(KubeObject.objects.filter(kind="pods", index_key=name).order_by("namespace", "name"))
     return NodeDetail(name=name, obj=obj, numa_groups=ordered, pods=pods)
 
 

@@ -486,3 +486,21 @@ def test_it_renders_an_object_as_yaml_without_managed_fields() -> None:
     text = selectors.object_yaml(obj=selectors.object_get(kind="devicetaintrules", name="maint"))
 
     assert "name: maint" in text and "managedFields" not in text
+
+
+def test_it_lists_the_pods_running_on_a_node() -> None:
+    def pod(name: str, node: str) -> dict[str, object]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": f.meta(name, namespace="ml"),
+            "spec": {"nodeName": node},
+        }
+
+    f.write(
+        ("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0", numa=0)])),
+        ("pods", pod("here", "node-0")),
+        ("pods", pod("there", "node-1")),
+    )
+
+    assert [p.name for p in selectors.node_detail(name="node-0").pods] == ["here"]
