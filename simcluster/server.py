@@ -97,6 +97,7 @@ class SimServer:
         self.options = options or ServerOptions()
         self.latency_ms = 0
         self.restarts = 0
+        self._background: set[asyncio.Future[None]] = set()
         self._runner: web.AppRunner | None = None
         self._watches: set[WatchStream] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -139,6 +140,10 @@ class SimServer:
         await asyncio.sleep(self.options.restart_pause)
         await self.start()
         self.restarts += 1
+
+    def _schedule_restart(self) -> None:
+        self._background.add(task := asyncio.ensure_future(self.restart()))
+        task.add_done_callback(self._background.discard)  # keep a reference until it is done
 
     def drop_watches(self) -> int:
         """End every open watch stream (clients see the stream close and reconnect)."""
@@ -254,7 +259,7 @@ class SimServer:
             return _json_response({"latencyMs": self.latency_ms})
         if action == "restart":
             loop = asyncio.get_running_loop()
-            loop.call_later(0.05, lambda: asyncio.ensure_future(self.restart()))
+            loop.call_later(0.05, self._schedule_restart)  # after this answer has been sent
             return _json_response({"restarting": True})
         raise resource_not_found()
 
