@@ -328,7 +328,7 @@ def classes(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def taint_rules(request: HttpRequest) -> HttpResponse:
-    context = {"rows": sel.taint_rule_list(), "fragment_url": _fragment_url(request, "body")}
+    context = {"rows": sp.taint_rule_counts(), "fragment_url": _fragment_url(request, "body")}
     return _page(
         request, "inventory/taint_rules.html", context, {"body": "inventory/partials/taint_rules_body.html"}
     )

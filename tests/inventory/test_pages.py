@@ -297,3 +297,30 @@ def test_it_counts_the_overview_like_the_shared_selector_including_used_up_count
     assert fast == numbers(class_overview())
     mig = next(n for n in fast if n[0] == "mig.example.com")
     assert mig[1:5] == (4, 2, 0, 0) and mig[8] == 2
+
+
+def test_it_counts_matched_devices_like_the_shared_selector(world: dict[str, Any]) -> None:
+    from inventory.selectors import taint_rule_list
+    from inventory.selectors_pages import taint_rule_counts
+    from tests.inventory.pages_support import kube
+
+    taint = {"key": "k", "effect": "None"}
+    kube("devicetaintrules", "all", {"spec": {"deviceSelector": {}, "taint": taint}})
+    kube("devicetaintrules", "none", {"spec": {"taint": taint}})
+    kube(
+        "devicetaintrules",
+        "nics",
+        {"spec": {"deviceSelector": {"driver": "nic.example.com"}, "taint": taint}},
+    )
+    kube(
+        "devicetaintrules",
+        "pool",
+        {"spec": {"deviceSelector": {"driver": DRIVER, "pool": "node-2"}, "taint": taint}},
+    )
+
+    def counts(rows: Any) -> dict[str, int]:
+        return {r.name: r.matched_devices for r in rows}
+
+    fast = counts(taint_rule_counts())
+    assert fast == counts(taint_rule_list())
+    assert fast == {"all": 6, "drain-gpu-1": 1, "nics": 2, "none": 0, "pool": 2}
