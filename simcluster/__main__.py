@@ -44,14 +44,18 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     host, port = args.listen
-    cluster = start_simcluster(
-        topology=args.topology,
-        kubeconfig_path=args.kubeconfig,
-        host=host,
-        port=port,
-        controllers=not args.no_controllers,
-        bookmark_interval=args.bookmark_interval,
-    )
+    try:
+        cluster = start_simcluster(
+            topology=args.topology,
+            kubeconfig_path=args.kubeconfig,
+            host=host,
+            port=port,
+            controllers=not args.no_controllers,
+            bookmark_interval=args.bookmark_interval,
+        )
+    except OSError as error:
+        print(f"simcluster: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
