@@ -19,15 +19,25 @@ ALLOCATION_FEATURES = frozenset(
         "ListTypeAttributes",
     }
 )
-#: Accepted (they are on in 1.37) but do not change what the allocator computes.
+#: Known 1.37 DRA gates accepted without changing what the allocator computes: on by
+#: default and irrelevant here, or alpha features it does not implement (their fields, like
+#: ``derivedAttributes``, are refused; compatibility groups and partition types are ignored).
 NEUTRAL_FEATURES = frozenset(
     {
+        "DynamicResourceAllocation",
         "ExtendedResource",
         "ResourceClaimDeviceStatus",
         "DeviceBindingConditions",
         "FractionalCapacityRange",
         "SchedulerFilterTimeout",
-        "DynamicResourceAllocation",
+        "ResourceClaimGranularStatusAuthorization",
+        "WorkloadResourceClaims",
+        "NodeAllocatableResources",
+        "ResourcePoolStatus",
+        "OptionalNodeOperations",
+        "DerivedAttributes",
+        "DeviceCompatibilityGroups",
+        "PartitionableDevicesType",
     }
 )
 
