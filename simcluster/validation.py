@@ -105,11 +105,20 @@ def _check_metadata(
         if dra.hashable(finalizer) in finalizers:
             causes.duplicate("metadata.finalizers", finalizer)
         finalizers.add(dra.hashable(finalizer))
-    for index, owner in enumerate(_items(meta.get("ownerReferences"))):
+    owners = _items(meta.get("ownerReferences"))
+    for index, owner in enumerate(owners):
         entry = f"metadata.ownerReferences[{index}]"
         for field in ("apiVersion", "kind", "name", "uid"):
             if not _map(owner).get(field):
                 causes.required(child(entry, field))
+    controllers = [_map(o) for o in owners if _map(o).get("controller") is True]
+    if len(controllers) > 1:
+        named = ", ".join(f"{o.get('kind')}/{o.get('name')}" for o in controllers)
+        causes.invalid(
+            "metadata.ownerReferences",
+            "array",
+            f'Only one reference can have Controller set to true. Found "true" in references for {named}',
+        )
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         causes.invalid("metadata.generation", generation, "must be greater than or equal to 0")

@@ -164,3 +164,14 @@ def test_it_can_drop_unknown_fields_for_non_strict_field_validation() -> None:
     assert sorted(dropped) == ["spec.devices.requests[1].exactly.deviceClass", "spek"]
     assert validate(CLAIM, claim, None)[0] == []
     assert claim["metadata"]["labels"] == {"colour": "blue"}
+
+
+def test_it_allows_only_one_controlling_owner() -> None:
+    claim = a_claim()
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "p1", "uid": "u1", "controller": True}
+    claim["metadata"]["ownerReferences"] = [owner, {**owner, "name": "p2", "uid": "u2"}]
+    causes, _ = validate(CLAIM, claim, None)
+    assert [c["field"] for c in causes] == ["metadata.ownerReferences"]
+    assert "Only one reference can have Controller set to true" in causes[0]["message"]
+    claim["metadata"]["ownerReferences"][1]["controller"] = False
+    assert validate(CLAIM, claim, None)[0] == []
