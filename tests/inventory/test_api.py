@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from tests.inventory import factories as f
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.inventory.api_urls")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -164,3 +164,11 @@ def test_it_shows_claim_detail_with_results(api: APIClient) -> None:
     assert detail["state"] == "allocated"
     assert detail["results"][0]["device"] == "gpu-1"
     assert detail["object"]["metadata"]["name"] == "c1"
+
+
+def test_it_publishes_an_openapi_schema_with_the_inventory_endpoints(api: APIClient) -> None:
+    response = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+
+    paths = response.json()["paths"]
+    assert {"/api/devices/", "/api/claims/", "/api/taint-rules/", "/api/watch-health/"} <= set(paths)
+    assert "taint" in {p["name"] for p in paths["/api/devices/"]["get"]["parameters"]}
