@@ -17,6 +17,7 @@ from allocation.whatif_common import (
     node_names,
     result_devices,
 )
+from allocation.whatif_fingerprint import attribute_filter, node_fingerprint
 from allocation.whatif_inputs import Subject
 
 # Per infeasible node and claim, at most this many device verdicts are listed (the counts cover all).
@@ -78,6 +79,9 @@ def feasibility(
     nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
     feasible: list[dict[str, Any]] = []
     infeasible: list[dict[str, Any]] = []
+    # A node that looks like one that did not fit is neither tried nor explained again: it gets a reference.
+    keep_attributes = attribute_filter(snapshot, subject.claims)
+    explained: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
     for done, node in enumerate(nodes):
         progress("trying each node", done, len(nodes))
         node_obj = view.node_obj(node)
@@ -92,28 +96,50 @@ def feasibility(
         if not claims:
             feasible.append({"node": node, "claims": [], "notes": [*notes, "nothing left to allocate"]})
             continue
-        try:
-            results = allocate_on(view, node=node, claims=claims)
-        except AllocationError as exc:
-            infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
-            continue
-        if results is not None:
-            feasible.append(
+        key = (
+            node_fingerprint(
+                view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes
+            ),
+            tuple(str(meta(c).get("name")) for c in claims),
+        )
+        if key in explained:  # looks like a node that did not fit: it does not either
+            results = None
+        else:
+            try:
+                results = allocate_on(view, node=node, claims=claims)
+            except AllocationError as exc:
+                infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
+                continue
+            if results is not None:
+                feasible.append(
+                    {
+                        "node": node,
+                        "notes": notes,
+                        "claims": [
+                            {
+                                "claim": meta(c).get("name"),
+                                "devices": result_devices(r),
+                                "nodeSelector": r.get("nodeSelector"),
+                            }
+                            for c, r in zip(claims, results, strict=True)
+                        ],
+                    }
+                )
+                continue
+        first = explained.get(key)
+        if first is not None:
+            infeasible.append(
                 {
                     "node": node,
+                    "reason": first["reason"],
+                    "same_as": first["node"],
+                    "claims": [],
                     "notes": notes,
-                    "claims": [
-                        {
-                            "claim": meta(c).get("name"),
-                            "devices": result_devices(r),
-                            "nodeSelector": r.get("nodeSelector"),
-                        }
-                        for c, r in zip(claims, results, strict=True)
-                    ],
                 }
             )
             continue
-        infeasible.append(_explain_node(view, node=node, claims=claims, notes=notes))
+        explained[key] = entry = _explain_node(view, node=node, claims=claims, notes=notes)
+        infeasible.append(entry)
     progress("done", len(nodes), len(nodes))
     reasons: Counter[str] = Counter()
     for entry in infeasible:

@@ -11,8 +11,6 @@ fingerprint keeps that order.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from typing import Any
 
@@ -23,13 +21,12 @@ from allocation.whatif_common import (
     Progress,
     allocate_on,
     allocation_results,
-    meta,
     no_progress,
     node_names,
-    rule_selects,
     with_allocation,
 )
 from allocation.whatif_feasibility import subject_summary
+from allocation.whatif_fingerprint import attribute_filter, node_fingerprint
 from allocation.whatif_inputs import Subject
 
 
@@ -43,93 +40,6 @@ def _request_classes(claim: Obj) -> dict[str, str]:
         for sub in r.get("firstAvailable") or []:
             out[f"{name}/{sub.get('name')}"] = str(sub.get("deviceClassName", ""))
     return out
-
-
-# CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.
-_ATTRIBUTE_WILDCARDS = (
-    "exists",
-    "all(",
-    "map(",
-    "filter(",
-    "size(",
-    "in device.attributes",
-    "device.attributes)",
-)
-
-
-def _attribute_filter(snapshot: Snapshot, claims: list[Obj]) -> Any:
-    """A function dropping device attributes no selector or constraint of this question can read
-    (serial numbers, bus ids …), so that otherwise identical nodes share one answer; or None."""
-    texts: list[str] = []
-    for cls in snapshot.classes:
-        texts += [
-            str((sel.get("cel") or {}).get("expression", ""))
-            for sel in (cls.get("spec") or {}).get("selectors") or []
-        ]
-    for claim in claims:
-        devices = (claim.get("spec") or {}).get("devices") or {}
-        for req in devices.get("requests") or []:
-            for part in [req.get("exactly") or {}, *(req.get("firstAvailable") or [])]:
-                texts += [
-                    str((sel.get("cel") or {}).get("expression", "")) for sel in part.get("selectors") or []
-                ]
-        for constraint in devices.get("constraints") or []:
-            texts += [str(constraint.get("matchAttribute", "")), str(constraint.get("distinctAttribute", ""))]
-    blob = "\n".join(texts)
-    if any(w in blob for w in _ATTRIBUTE_WILDCARDS):
-        return None
-
-    def keep(attributes: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in attributes.items() if k.rsplit("/", 1)[-1] in blob}
-
-    return keep
-
-
-def _fingerprint(view: AllocatorView, node: str, *, with_labels: bool, keep_attributes: Any = None) -> str:
-    """What the allocator can see of `node`'s own pools, with their names replaced by their rank."""
-    pools = view.local_pools.get(node, [])
-    rank = {key: i for i, key in enumerate(sorted(pools))}
-    parts: list[Any] = []
-    for key in sorted(pools):
-        slices = sorted(view.slices_by_pool.get(key, ()), key=lambda s: str(meta(s).get("name", "")))
-        for order, s in enumerate(slices):
-            spec = dict(s.get("spec") or {})
-            spec.pop("nodeName", None)
-            pool = dict(spec.pop("pool", None) or {})
-            pool.pop("name", None)
-            if keep_attributes is not None:
-                spec["devices"] = [
-                    {**d, "attributes": keep_attributes(d.get("attributes") or {})}
-                    for d in spec.get("devices") or []
-                ]
-            parts.append(["slice", rank[key], order, pool, spec])
-            for device in spec.get("devices") or []:
-                rules = [
-                    [meta(r).get("name"), (r.get("spec") or {}).get("taint")]
-                    for r in view.taint_rules
-                    if rule_selects(
-                        (r.get("spec") or {}).get("deviceSelector"), key[0], key[1], str(device.get("name"))
-                    )
-                ]
-                if rules:
-                    parts.append(["rules", rank[key], device.get("name"), rules])
-        for claim in view.claims_by_pool.get(key, ()):
-            for r in allocation_results(claim):
-                if (r.get("driver"), r.get("pool")) == key:
-                    parts.append(
-                        [
-                            "used",
-                            rank[key],
-                            r.get("device"),
-                            bool(r.get("shareID")),
-                            r.get("adminAccess"),
-                            r.get("consumedCapacity"),
-                        ]
-                    )
-    if with_labels:
-        parts.append(["labels", meta(view.node_obj(node)).get("labels") or {}])
-    parts.sort(key=lambda p: json.dumps(p, sort_keys=True, default=str))
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def headroom(
@@ -148,7 +58,7 @@ def headroom(
     shared = set(view.shared_pools)
     request_classes = [_request_classes(c) for c in subject.claims]
     seen: dict[tuple[str, int], tuple[int, dict[str, int], bool]] = {}
-    keep_attributes = _attribute_filter(snapshot, subject.claims)
+    keep_attributes = attribute_filter(snapshot, subject.claims)
     shared_version = 0
     per_node: list[dict[str, Any]] = []
     per_class: Counter[str] = Counter()
@@ -157,7 +67,7 @@ def headroom(
     for done, node in enumerate(nodes):
         progress("placing copies node by node", done, len(nodes))
         key = (
-            _fingerprint(view, node, with_labels=bool(shared), keep_attributes=keep_attributes)
+            node_fingerprint(view, node, with_labels=bool(shared), keep_attributes=keep_attributes)
             if memo
             else node,
             shared_version,
