@@ -325,6 +325,16 @@ class SimServer:
         return agent[:128] or "unknown"
 
     @staticmethod
+    def _field_validation(request: web.Request) -> str:
+        """Unknown-field handling: Strict, Warn (kube's default) or Ignore."""
+        value = request.query.get("fieldValidation") or "Warn"
+        if value not in ("Strict", "Warn", "Ignore"):
+            raise bad_request(
+                f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", "Strict", "Warn"'
+            )
+        return value
+
+    @staticmethod
     def _dry_run(request: web.Request, body: Obj | None = None) -> bool:
         values = request.query.getall("dryRun", [])
         if body and isinstance(body.get("dryRun"), list):
@@ -386,6 +396,7 @@ class SimServer:
             namespace=namespace,
             dry_run=self._dry_run(request),
             field_manager=self._field_manager(request),
+            field_validation=self._field_validation(request),
         )
         return self._warned(_json_response(obj, 201), warnings)
 
@@ -414,6 +425,7 @@ class SimServer:
             dry_run=self._dry_run(request),
             namespace=namespace,
             field_manager=self._field_manager(request),
+            field_validation=self._field_validation(request),
         )
         return self._warned(_json_response(obj), warnings)
 
@@ -450,6 +462,7 @@ class SimServer:
             else self._field_manager(request),
             force=_flag(request.query.get("force")),
             dry_run=self._dry_run(request),
+            field_validation=self._field_validation(request),
         )
         return self._warned(_json_response(obj, 200 if existed else 201), warnings)
 

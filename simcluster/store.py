@@ -345,12 +345,36 @@ class Store:
     # ------------------------------------------------------------------ validation hooks
 
     def _validate(
-        self, resource: ResourceDef, obj: Obj, old: Obj | None, subresource: str | None
+        self,
+        resource: ResourceDef,
+        obj: Obj,
+        old: Obj | None,
+        subresource: str | None,
+        field_validation: str | None = None,
     ) -> builtins.list[str]:
+        """Warnings for a valid object, else ApiError 422 (400 for unknown fields under Strict).
+
+        `field_validation` is the request's fieldValidation: Strict refuses unknown fields as a
+        decoding error, Warn drops them with a warning, Ignore drops them; None (in-process writers)
+        treats them as invalid, so a controller bug fails loudly.
+        """
         causes, warnings = validation.validate(resource, obj, old, subresource=subresource)
+        warnings = list(warnings)
+        unknown = [c for c in causes if str(c.get("message", "")).startswith('unknown field "')]
+        if unknown and field_validation is not None:
+            if field_validation == "Strict":
+                raise bad_request(
+                    f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+                    "strict decoding error: " + ", ".join(str(c["message"]) for c in unknown)
+                )
+            for cause in unknown:
+                drop_field(obj, str(cause.get("field", "")))
+            if field_validation == "Warn":
+                warnings = [str(c["message"]) for c in unknown] + warnings
+            causes = [c for c in causes if c not in unknown]
         if causes:
             raise invalid(resource, str((obj.get("metadata") or {}).get("name", "")), list(causes))
-        return list(warnings)
+        return warnings
 
     # ------------------------------------------------------------------ create
 
@@ -367,6 +391,7 @@ class Store:
         namespace: str | None = None,
         dry_run: bool = False,
         field_manager: str | None = None,
+        field_validation: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if not isinstance(obj, dict):
@@ -415,7 +440,7 @@ class Store:
         now = self.now()
         self._prepare_create(resource, new)
         defaulting.apply_defaults(plural, new, None, now)
-        warnings = self._validate(resource, new, None, None)
+        warnings = self._validate(resource, new, None, None, field_validation)
         if field_manager:
             new = _record_manager(resource, None, new, field_manager, None)
             meta = new["metadata"]
@@ -463,6 +488,7 @@ class Store:
         dry_run: bool = False,
         namespace: str | None = None,
         field_manager: str | None = None,
+        field_validation: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if subresource is not None and subresource not in resource.subresources:
@@ -487,6 +513,7 @@ class Store:
                 subresource=subresource,
                 dry_run=dry_run,
                 field_manager=field_manager,
+                field_validation=field_validation,
             )
 
     def _update_locked(
@@ -500,6 +527,7 @@ class Store:
         dry_run: bool,
         owned: bool = False,
         field_manager: str | None = None,
+        field_validation: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         """`owned`: `incoming` is a fresh object nobody else holds, so it need not be copied."""
         name = key[1]
@@ -557,7 +585,7 @@ class Store:
             if "generation" in meta and _spec_part(new) != _spec_part(old):
                 meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        warnings = self._validate(resource, new, old, subresource)
+        warnings = self._validate(resource, new, old, subresource, field_validation)
         if _reorder(new) == old:
             return _decode(current.raw), warnings  # no-op: no new resourceVersion, no event
         if field_manager:
@@ -609,6 +637,7 @@ class Store:
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: str | None = None,
     ) -> tuple[Obj, builtins.list[str]]:
         resource = self._resource(plural)
         if subresource is not None and subresource not in resource.subresources:
@@ -636,7 +665,13 @@ class Store:
                 if created["metadata"].get("name", name) != name:
                     raise bad_request("the name of the object does not match the name on the URL")
                 created["metadata"]["name"] = name
-                return self.create_with_warnings(plural, created, namespace=key[0] or None, dry_run=dry_run)
+                return self.create_with_warnings(
+                    plural,
+                    created,
+                    namespace=key[0] or None,
+                    dry_run=dry_run,
+                    field_validation=field_validation,
+                )
             patched = _apply(
                 resource, json.loads(current.raw), body, ctype, field_manager, force, subresource
             )
@@ -657,6 +692,7 @@ class Store:
                 owned=True,
                 # apply records its own managedFields; other patch types record an Update entry
                 field_manager=None if is_apply else field_manager,
+                field_validation=field_validation,
             )
 
     # ------------------------------------------------------------------ delete
@@ -769,6 +805,47 @@ class Store:
     def iter_plurals(self) -> Iterator[str]:
         with self._lock:
             return iter(list(self._objects))
+
+
+# ---------------------------------------------------------------------- unknown fields
+
+
+def _field_tokens(path: str) -> list[str]:
+    """`spec.devices[0].attributes[a.b/c].x` -> ["spec", "devices", "0", "attributes", "a.b/c", "x"]."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(path):
+        if path[i] == ".":
+            i += 1
+        elif path[i] == "[":
+            end = path.index("]", i)
+            tokens.append(path[i + 1 : end])
+            i = end + 1
+        else:
+            end = i
+            while end < len(path) and path[end] not in ".[":
+                end += 1
+            tokens.append(path[i:end])
+            i = end
+    return tokens
+
+
+def drop_field(obj: Obj, path: str) -> None:
+    """Remove the field at a kube-style field path, if it is there."""
+    try:
+        tokens = _field_tokens(path)
+    except ValueError:
+        return
+    node: Any = obj
+    for token in tokens[:-1]:
+        if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            return
+    if tokens and isinstance(node, dict):
+        node.pop(tokens[-1], None)
 
 
 # ---------------------------------------------------------------------- patching

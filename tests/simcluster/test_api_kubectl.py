@@ -310,3 +310,14 @@ def test_it_shows_the_empty_selector_warning_in_kubectl(kubectl: Kubectl) -> Non
     assert result.returncode == 0, result.stderr
     warning = result.stderr.splitlines()[0]
     assert warning.startswith("Warning: ") and "deviceSelector" in warning
+
+
+def test_it_refuses_unknown_fields_from_kubectl_as_strict_decoding_errors(kubectl: Kubectl) -> None:
+    result = kubectl(
+        "apply",
+        "-f",
+        "-",
+        input_text=TAINT_RULE.replace("    key: example", "    colour: red\n    key: example"),
+    )
+    assert result.returncode != 0
+    assert 'strict decoding error: unknown field "spec.taint.colour"' in result.stderr

@@ -166,3 +166,28 @@ def test_it_reports_apply_conflicts_with_fields_another_writer_set(api: client.A
         _content_type="application/apply-patch+yaml",
     )
     assert forced.spec.taint.effect == "NoExecute"
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "warned"),
+    [(None, 201, True), ("Warn", 201, True), ("Ignore", 201, False), ("Strict", 400, False)],
+)
+def test_it_handles_unknown_fields_by_field_validation(
+    http: Http, mode: str | None, status: int, warned: bool
+) -> None:
+    rule = sample("devicetaintrules")
+    rule["spec"]["taint"]["colour"] = "red"
+    query = f"?fieldValidation={mode}" if mode else ""
+    code, headers, body = http.request("POST", RULES + query, rule)
+    assert code == status, body
+    if status == 400:
+        assert body["message"] == (
+            'DeviceTaintRule in version "v1" cannot be handled as a DeviceTaintRule: strict decoding error: '
+            'unknown field "spec.taint.colour"'
+        )
+        assert http.get(f"{RULES}/drain-node-a")[0] == 404
+        return
+    assert "colour" not in body["spec"]["taint"]
+    assert bool(headers.get_all("Warning")) is warned
+    if warned:
+        assert headers.get_all("Warning") == ['299 - "unknown field \\"spec.taint.colour\\""']
