@@ -5,8 +5,8 @@ from __future__ import annotations
 import django_filters
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet, TextField
-from django.db.models.functions import Cast
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 
 from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
 
