@@ -101,16 +101,33 @@
     table.on("dataLoadError", function () {
       if (count) count.textContent = "Could not load devices.";
     });
-    holder.addEventListener("live-refresh", function () {
-      // Re-fetch the page the user is on (replaceData would jump back to page 1).
+    // One re-fetch at a time; a change that arrives meanwhile re-fetches once more when it ends.
+    let loading = false;
+    let again = false;
+    function reload() {
+      if (loading) { again = true; return; }
+      loading = true;
+      // Re-fetch the page the user is on (replaceData would jump back to page 1), keeping the scroll.
       const holderEl = holder.querySelector(".tabulator-tableholder");
       const scroll = holderEl ? holderEl.scrollTop : 0;
-      table.setPage(table.getPage() || 1).then(function () {
-        if (holderEl) holderEl.scrollTop = scroll;
-      }).catch(function () {
-        window.setTimeout(function () { table.setPage(table.getPage() || 1); }, 1500);
-      });
-    });
+      let retried = false;
+      function done() {
+        loading = false;
+        if (again) { again = false; reload(); }
+      }
+      function load() {
+        table.setPage(table.getPage() || 1).then(function () {
+          if (holderEl) holderEl.scrollTop = scroll;
+          done();
+        }).catch(function () {
+          if (retried) { done(); return; }
+          retried = true;
+          window.setTimeout(load, 1500);
+        });
+      }
+      load();
+    }
+    holder.addEventListener("live-refresh", reload);
     window.dradashDevicesTable = table;
   }
   if (document.readyState === "complete") start();

@@ -26,12 +26,50 @@
     el.textContent = text;
   }
 
+  // A region already re-fetching gets one more refresh when that request ends, never a dropped one
+  // (htmx would queue it on the element its own outerHTML swap then removes).
+  const inflight = new Set();
+  const pending = new Set();
+
+  function fire(el, kinds) {
+    if (el.id && inflight.has(el.id)) {
+      pending.add(el.id);
+      return;
+    }
+    el.dispatchEvent(new CustomEvent("live-refresh", { detail: { kinds: kinds } }));
+  }
+
+  body.addEventListener("htmx:beforeRequest", function (ev) {
+    const el = ev.detail && ev.detail.elt;
+    if (el && el.id && el.dataset && el.dataset.liveKinds) inflight.add(el.id);
+  });
+  function requester(ev) {
+    const cfg = ev.detail && ev.detail.requestConfig;
+    return (cfg && cfg.elt && cfg.elt.id) || "";
+  }
+  body.addEventListener("htmx:afterRequest", function (ev) {
+    const id = requester(ev);
+    if (!id || !inflight.delete(id)) return;
+    // Nothing was swapped in: refresh the same element again at once if a change came meanwhile.
+    if (!ev.detail.successful && pending.delete(id)) {
+      window.setTimeout(function () { const el = document.getElementById(id); if (el) fire(el, null); }, 0);
+    }
+  });
+  body.addEventListener("htmx:afterSettle", function (ev) {
+    // The swapped-in element is wired up by htmx only once it settles: re-fire on it now.
+    const id = requester(ev);
+    if (id && pending.delete(id)) {
+      const el = document.getElementById(id);
+      if (el) fire(el, null);
+    }
+  });
+
   function refresh(kinds) {
     const wanted = kinds ? new Set(kinds) : null;
     document.querySelectorAll("[data-live-kinds]").forEach(function (el) {
       const mine = (el.dataset.liveKinds || "*").split(/\s+/).filter(Boolean);
       const hit = wanted === null || mine.includes("*") || mine.some(function (k) { return wanted.has(k); });
-      if (hit) el.dispatchEvent(new CustomEvent("live-refresh", { detail: { kinds: kinds } }));
+      if (hit) fire(el, kinds);
     });
     body.dataset.liveVersion = version;
     body.dispatchEvent(new CustomEvent("live-updated", { detail: { kinds: kinds, version: version } }));
@@ -116,9 +154,7 @@
     const el = ev.detail && ev.detail.elt;
     if (!el || !el.dataset || !el.dataset.liveKinds || el.dataset.liveRetried) return;
     el.dataset.liveRetried = "1";
-    window.setTimeout(function () {
-      el.dispatchEvent(new CustomEvent("live-refresh", { detail: { kinds: null } }));
-    }, 1500);
+    window.setTimeout(function () { fire(el, null); }, 1500);
   });
 
   window.dradashLive = {
