@@ -233,7 +233,8 @@ class Store:
         self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
     ) -> tuple[int, builtins.list[Entry]]:
         """Entries in key order as of `at_rv` (default: now), rebuilt from history if older."""
-        self._resource(plural)
+        if not self._resource(plural).namespaced:
+            namespace = None  # cluster-scoped kinds ignore a namespace, as kube does
         with self._lock:
             table = self._table(plural)
             if at_rv is None or at_rv >= self._rv:
