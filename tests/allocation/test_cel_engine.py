@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 
 import pytest
@@ -197,3 +199,12 @@ def test_it_takes_a_custom_cost_limit() -> None:
 def test_it_turns_every_failure_into_cel_error(expression: str, message: str) -> None:
     with pytest.raises(CelError, match=message.replace("(", r"\(").replace(")", r"\)")):
         CelExprEngine().compile(expression).matches(device_input_from_api("d", {"name": "d"}))
+
+
+def test_it_pickles_and_copies_devices_that_were_already_evaluated() -> None:
+    device = device_input_from_api("gpu.example.com", GPU)
+    selector = default_engine().compile('device.attributes["gpu.example.com"].model == "h200"')
+    assert selector.matches(device)
+    for clone in (pickle.loads(pickle.dumps(device)), copy.deepcopy(device), copy.copy(device)):
+        assert clone == device
+        assert selector.matches(clone)

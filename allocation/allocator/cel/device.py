@@ -69,6 +69,15 @@ class DeviceInput:
             "allowMultipleAllocations": self.allow_multiple_allocations,
         }
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Activations are native, thread-bound objects: pickles and copies start without them.
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_activations", "cel_data")}
+        state["_activations"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
 
 def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
     domain, sep, ident = name.partition("/")
