@@ -231,7 +231,7 @@ class CelExprEngine:
         kind, text = literal
         if kind == "python-regex":  # find/findAll run on Python's re (see library.py)
             try:
-                re.compile(text)
+                re.compile(text, re.ASCII)
             except re.error as exc:
                 return f"invalid regex literal {text!r}: {exc}"
             return None

@@ -217,7 +217,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
     compiled = _REGEX_CACHE.get(pattern)
     if compiled is None:
         try:
-            compiled = re.compile(pattern)
+            compiled = re.compile(pattern, re.ASCII)  # RE2: \d, \w, \s are ASCII-only
         except re.error as exc:
             raise LibraryError(f"Illegal regex: {exc}") from exc
         if len(_REGEX_CACHE) > 1024:
