@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import AllocationError
-from .quantity import Qty, parse_quantity
+from .quantity import Qty, parse_quantity, parse_text
 
 Json = Mapping[str, Any]
 #: An attribute value tagged with its API type: ("int", 3), ("string", "a"), ("ints", (1, 2)) …
@@ -348,7 +348,8 @@ def device_key(driver: str, pool: str, device: str) -> str:
 
 
 def _parse_attr(raw: object, field: str) -> Attr | None:
-    raw = _as_map(raw, field)
+    if not isinstance(raw, Mapping):
+        raise AllocationError(f"{field}: must be an object")
     for kind in _SCALAR_ATTR_TYPES:
         if kind in raw:
             return (kind, raw[kind])
@@ -364,6 +365,11 @@ def _opt_qty(raw: Json, key: str, field: str) -> Qty | None:
 
 
 def _parse_capacity(raw: object, field: str) -> Capacity:
+    if type(raw) is dict and len(raw) == 1 and type(raw.get("value")) is str:
+        # The common case, a plain value: no policy to read, no field names to build.
+        qty = parse_text(raw["value"].strip())
+        if qty is not None:
+            return Capacity(value=qty, policy=None)
     raw = _as_map(raw, field)
     value = parse_quantity(raw.get("value"), field=f"{field}.value")
     policy = None
@@ -397,33 +403,60 @@ def _parse_counters(raw: object, field: str) -> dict[str, Fraction]:
 def _parse_device(
     raw: object, field: str, driver: str, pool: str, slice_name: str, rules: tuple[TaintRule, ...]
 ) -> Device:
-    raw = _as_map(raw, field)
+    # Hot path when converting large inventories: field names for messages are only built
+    # for the sections a device actually has.
+    if not isinstance(raw, Mapping):
+        raise AllocationError(f"{field}: must be an object")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise AllocationError(f"{field}.name: required")
     attributes: dict[str, Attr] = {}
-    for attr_name, attr_raw in _as_map(raw.get("attributes"), f"{field}.attributes").items():
-        attr = _parse_attr(attr_raw, f"{field}.attributes[{attr_name}]")
-        if attr is not None:
-            attributes[attr_name] = attr
-    capacity = {
-        cname: _parse_capacity(c, f"{field}.capacity[{cname}]")
-        for cname, c in _as_map(raw.get("capacity"), f"{field}.capacity").items()
-    }
-    consumes = tuple(
-        CounterConsumption(
-            counter_set=str(_as_map(c, f"{field}.consumesCounters[{i}]").get("counterSet", "")),
-            counters=_parse_counters(c.get("counters"), f"{field}.consumesCounters[{i}].counters"),
+    attrs_raw = raw.get("attributes")
+    if attrs_raw:
+        for attr_name, attr_raw in _as_map(attrs_raw, f"{field}.attributes").items():
+            if type(attr_raw) is dict and len(attr_raw) == 1:
+                kind, value = next(iter(attr_raw.items()))
+                if kind in _SCALAR_ATTR_TYPES:
+                    attributes[attr_name] = (kind, value)
+                    continue
+            attr = _parse_attr(attr_raw, f"{field}.attributes[{attr_name}]")
+            if attr is not None:
+                attributes[attr_name] = attr
+    capacity: dict[str, Capacity] = {}
+    capacity_raw = raw.get("capacity")
+    if capacity_raw:
+        for cname, c in _as_map(capacity_raw, f"{field}.capacity").items():
+            capacity[cname] = _parse_capacity(c, f"{field}.capacity[{cname}]")
+    consumes: tuple[CounterConsumption, ...] = ()
+    if raw.get("consumesCounters"):
+        consumes = tuple(
+            CounterConsumption(
+                counter_set=str(_as_map(c, f"{field}.consumesCounters[{i}]").get("counterSet", "")),
+                counters=_parse_counters(c.get("counters"), f"{field}.consumesCounters[{i}].counters"),
+            )
+            for i, c in enumerate(_as_list(raw["consumesCounters"], f"{field}.consumesCounters"))
         )
-        for i, c in enumerate(_as_list(raw.get("consumesCounters"), f"{field}.consumesCounters"))
-    )
-    taints = [
-        parse_taint(t, f"{field}.taints[{i}]", source="ResourceSlice")
-        for i, t in enumerate(_as_list(raw.get("taints"), f"{field}.taints"))
-    ]
-    taints.extend(rule.taint for rule in rules if rule.selects(driver, pool, name))
+    taints: list[Taint] = []
+    if raw.get("taints"):
+        taints = [
+            parse_taint(t, f"{field}.taints[{i}]", source="ResourceSlice")
+            for i, t in enumerate(_as_list(raw["taints"], f"{field}.taints"))
+        ]
+    if rules:
+        taints.extend(rule.taint for rule in rules if rule.selects(driver, pool, name))
+    node_selector = None
+    if raw.get("nodeSelector") is not None:
+        node_selector = parse_node_selector(raw["nodeSelector"], f"{field}.nodeSelector")
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    if raw.get("bindingConditions"):
+        binding_conditions = tuple(_as_list(raw["bindingConditions"], f"{field}.bindingConditions"))
+    if raw.get("bindingFailureConditions"):
+        binding_failure_conditions = tuple(
+            _as_list(raw["bindingFailureConditions"], f"{field}.bindingFailureConditions")
+        )
     return Device(
-        key=device_key(driver, pool, name),
+        key=f"{driver}/{pool}/{name}",
         name=name,
         driver=driver,
         pool=pool,
@@ -432,14 +465,12 @@ def _parse_device(
         capacity=capacity,
         consumes_counters=consumes,
         node_name=raw.get("nodeName") or None,
-        node_selector=parse_node_selector(raw.get("nodeSelector"), f"{field}.nodeSelector"),
+        node_selector=node_selector,
         all_nodes=bool(raw.get("allNodes")),
         taints=tuple(taints),
         binds_to_node=bool(raw.get("bindsToNode")),
-        binding_conditions=tuple(_as_list(raw.get("bindingConditions"), f"{field}.bindingConditions")),
-        binding_failure_conditions=tuple(
-            _as_list(raw.get("bindingFailureConditions"), f"{field}.bindingFailureConditions")
-        ),
+        binding_conditions=binding_conditions,
+        binding_failure_conditions=binding_failure_conditions,
         allow_multiple=bool(raw.get("allowMultipleAllocations")),
         raw=raw,
     )

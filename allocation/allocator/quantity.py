@@ -7,6 +7,7 @@ this small, dependency-free implementation.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -41,9 +42,18 @@ def parse_quantity(text: object, *, field: str) -> Qty:
     """Parse a Kubernetes quantity string such as ``80Gi``, ``500m`` or ``1e3``."""
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise AllocationError(f"{field}: quantity must be a string, got {text!r}")
-    match = _PATTERN.match(str(text).strip())
-    if match is None:
+    parsed = parse_text(str(text).strip())
+    if parsed is None:
         raise AllocationError(f"{field}: {text!r} is not a valid quantity")
+    return parsed
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_text(text: str) -> Qty | None:
+    # Inventories repeat a handful of quantities ("80Gi") thousands of times; Qty is immutable.
+    match = _PATTERN.match(text)
+    if match is None:
+        return None
     number, suffix = match.groups()
     mantissa = Fraction(number)
     if suffix in _BINARY:
