@@ -63,6 +63,11 @@ _METADATA_ORDER = (
     "managedFields",
 )
 _IMMUTABLE_SPEC = {"resourceclaims", "resourceclaimtemplates", "resourcepoolstatusrequests"}
+_IMMUTABLE_SPEC_CAUSE = {
+    "reason": "FieldValueInvalid",
+    "message": 'Invalid value: "object": field is immutable',
+    "field": "spec",
+}
 _STATUS_CLEARED_ON_CREATE = {
     "resourceclaims",
     "devicetaintrules",
@@ -571,22 +576,14 @@ class Store:
                 else:
                     new.pop("status", None)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
-            if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):
-                raise invalid(
-                    resource,
-                    name,
-                    [
-                        {
-                            "reason": "FieldValueInvalid",
-                            "message": 'Invalid value: "object": field is immutable',
-                            "field": "spec",
-                        }
-                    ],  # fmt: skip
-                )
-            if "generation" in meta and _spec_part(new) != _spec_part(old):
-                meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         warnings = self._validate(resource, new, old, subresource, field_validation)
+        if subresource is None:
+            # After validation, which may have dropped unknown fields (fieldValidation Warn/Ignore).
+            if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):
+                raise invalid(resource, name, [_IMMUTABLE_SPEC_CAUSE])
+            if "generation" in new["metadata"] and _spec_part(new) != _spec_part(old):
+                new["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
         if _reorder(new) == old:
             return _decode(current.raw), warnings  # no-op: no new resourceVersion, no event
         if field_manager:
