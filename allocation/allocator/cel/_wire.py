@@ -7,6 +7,7 @@ few messages we touch are read field by field. Unknown fields are kept verbatim.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 VARINT = 0
@@ -44,8 +45,9 @@ class Message:
         return f.value if f is not None and isinstance(f.value, int) else None
 
     def message_of(self, number: int) -> Message | None:
+        """The nested message in field ``number``, decoded once and shared: treat it as read-only."""
         raw = self.bytes_of(number)
-        return decode(raw) if raw is not None else None
+        return decode_shared(raw) if raw is not None else None
 
     def string_of(self, number: int) -> str | None:
         raw = self.bytes_of(number)
@@ -99,6 +101,12 @@ def decode(data: bytes) -> Message:
             raise ValueError(f"unsupported protobuf wire type {wire_type}")
         message.fields.append(Field(number, wire_type, value))
     return message
+
+
+@functools.lru_cache(maxsize=4096)
+def decode_shared(data: bytes) -> Message:
+    """``decode`` memoised by content, for read-only use (the AST walk looks at the same nodes often)."""
+    return decode(data)
 
 
 def encode(message: Message) -> bytes:
