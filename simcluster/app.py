@@ -160,7 +160,8 @@ def start_simcluster(
     default_watch_timeout: float = 1800.0,
     **controller_options: Any,
 ) -> SimCluster:
-    store = Store(history_size=history_size)
+    clock = controller_options.get("clock")  # a controllers Clock (e.g. FakeClock): the store shares it
+    store = Store(history_size=history_size, clock=clock.now if clock is not None else None)
     started = load_world(store, topology, controllers=controllers, options=controller_options)
     options = ServerOptions(bookmark_interval=bookmark_interval, default_watch_timeout=default_watch_timeout)
     try:
