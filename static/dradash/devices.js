@@ -107,12 +107,14 @@
     function reload() {
       if (loading) { again = true; return; }
       loading = true;
+      holder.dataset.liveBusy = "1";
       // Re-fetch the page the user is on (replaceData would jump back to page 1), keeping the scroll.
       const holderEl = holder.querySelector(".tabulator-tableholder");
       const scroll = holderEl ? holderEl.scrollTop : 0;
       let retried = false;
       function done() {
         loading = false;
+        delete holder.dataset.liveBusy;
         if (again) { again = false; reload(); }
       }
       function load() {

@@ -160,6 +160,10 @@
   window.dradashLive = {
     refresh: refresh,
     version: function () { return version; },
+    // True when no live region is re-fetching or waiting to (regions of their own set data-live-busy).
+    idle: function () {
+      return inflight.size === 0 && pending.size === 0 && !document.querySelector("[data-live-busy]");
+    },
     mode: function () { const el = document.getElementById("live-status"); return el ? el.dataset.state : ""; },
   };
   if (body.dataset.liveForcePolling === "true") startPolling();

@@ -58,6 +58,18 @@ def asgi_server(transactional_db: None) -> Iterator[str]:
 
 
 @pytest.fixture
+def viewer(transactional_db: None) -> Any:
+    """A user in the viewer role (password: browser_helpers.PASSWORD)."""
+    from django.contrib.auth.models import Group, User
+
+    from tests.e2e.browser_helpers import PASSWORD
+
+    user = User.objects.create_user(username="vera", password=PASSWORD)
+    user.groups.add(Group.objects.get(name="viewer"))
+    return user
+
+
+@pytest.fixture
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip("e2e needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")

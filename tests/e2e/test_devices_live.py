@@ -6,15 +6,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from inventory.kube import connect
 from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from tests.e2e.browser_helpers import log_in
 from tests.kubectl import run_kubectl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "e2e-password-1"
 RULE_YAML = """
 apiVersion: resource.k8s.io/v1
 kind: DeviceTaintRule
@@ -32,22 +32,6 @@ def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
     assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
     yield handle
     handle.stop()
-
-
-@pytest.fixture
-def viewer() -> User:
-    user = User.objects.create_user(username="vera", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="viewer"))
-    return user
-
-
-def log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/devices/")
-    assert "/accounts/login/" in page.url, "an anonymous visitor must land on the login page"
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/devices/")
 
 
 def test_it_shows_a_new_taint_rule_on_the_filtered_device_row_without_reload(

@@ -1,0 +1,16 @@
+"""Shared steps of the browser tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PASSWORD = "e2e-password-1"
+
+
+def log_in(page: Any, base: str, username: str, *, start: str = "/devices/") -> None:
+    page.goto(f"{base}{start}")
+    assert "/accounts/login/" in page.url, "an anonymous visitor must land on the login page"
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}{start}")

@@ -1,0 +1,31 @@
+"""live.js in a real browser: changes that arrive while a region is re-fetching are not lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.browser_helpers import log_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize(
+    ("path", "marker"), [("/claims/", "fragment=table"), ("/devices/", "/devices/data/")]
+)
+def test_it_refetches_once_more_for_changes_that_arrive_mid_refresh(
+    viewer: Any, asgi_server: str, browser: Any, path: str, marker: str
+) -> None:
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username, start=path)
+    page.wait_for_function("() => window.dradashLive && window.dradashLive.idle()")
+    if path == "/devices/":
+        page.wait_for_function("() => document.getElementById('device-count').textContent.includes('match')")
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if marker in r.url else None)
+
+    # Five changes in one tick: the first starts a re-fetch, the other four arrive while it runs.
+    page.evaluate("for (let i = 0; i < 5; i++) window.dradashLive.refresh(['resourceclaims'])")
+    page.wait_for_function("() => window.dradashLive.idle()", timeout=10_000)
+    assert len(requests) == 2, f"expected one re-fetch plus one catch-up, got {requests}"
