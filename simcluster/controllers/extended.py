@@ -55,24 +55,49 @@ class ExtendedRequest:
 
 
 def extended_requests(pod: Mapping[str, Any], mapping: Mapping[str, str]) -> list[ExtendedRequest]:
-    """One request per (container, DRA-backed extended resource), named `container-<i>-request-<j>`."""
+    """One mapping per (container, DRA-backed extended resource).
+
+    Requests are named `container-<i>-request-<j>`: `i` indexes init containers then containers, `j` the
+    resource among the container's sorted resource names. A plain init container (not a sidecar) runs
+    before the long-lived containers, so it reuses their request for the same resource; the claim then
+    asks for the larger of the counts (see `claim_requests`)."""
     spec = pod.get("spec") or {}
-    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
-    out: list[ExtendedRequest] = []
-    for i, container in enumerate(containers):
+    init = [(c, c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or []]
+    containers = init + [(c, True) for c in spec.get("containers") or []]
+    wanted: list[tuple[int, str, str, int, bool]] = []  # (index, container, resource, count, long-lived)
+    names: dict[tuple[int, str], str] = {}
+    for i, (container, long_lived) in enumerate(containers):
         resources = container.get("resources") or {}
         amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
         for j, resource in enumerate(sorted(amounts)):
-            if resource in mapping:
-                count = quantity_to_int(amounts[resource])
-                if count > 0:
-                    out.append(
-                        ExtendedRequest(
-                            container["name"],
-                            resource,
-                            f"container-{i}-request-{j}",
-                            mapping[resource],
-                            count,
-                        )
-                    )
-    return sorted(out, key=lambda r: r.request)
+            count = quantity_to_int(amounts[resource])
+            if resource in mapping and count > 0:
+                wanted.append((i, str(container["name"]), resource, count, long_lived))
+                names[(i, resource)] = f"container-{i}-request-{j}"
+    shared: dict[str, str] = {}
+    for i, _, resource, _, long_lived in wanted:
+        if long_lived:
+            shared.setdefault(resource, names[(i, resource)])
+    out = [
+        ExtendedRequest(
+            container,
+            resource,
+            names[(i, resource)] if long_lived else shared.get(resource, names[(i, resource)]),
+            mapping[resource],
+            count,
+        )
+        for i, container, resource, count, long_lived in wanted
+    ]
+    return sorted(out, key=lambda r: (r.request, r.container))
+
+
+def claim_requests(mappings: Sequence[ExtendedRequest]) -> list[JSON]:
+    """The claim's requests, sorted by name: one per request name, with the largest count asked for it."""
+    counts: dict[str, tuple[str, int]] = {}
+    for m in mappings:
+        device_class, count = counts.get(m.request, (m.device_class, 0))
+        counts[m.request] = (device_class, max(count, m.count))
+    return [
+        {"name": name, "exactly": {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count}}
+        for name, (cls, count) in sorted(counts.items())
+    ]

@@ -41,6 +41,7 @@ from simcluster.controllers.common import (
 )
 from simcluster.controllers.extended import (
     ExtendedRequest,
+    claim_requests,
     creation_time,
     extended_requests,
     extended_resource_classes,
@@ -460,21 +461,7 @@ class Scheduler:
                 "annotations": {EXTENDED_RESOURCE_CLAIM: "true"},
                 "ownerReferences": [owner_reference(pod)],
             },
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": r.request,
-                            "exactly": {
-                                "deviceClassName": r.device_class,
-                                "allocationMode": "ExactCount",
-                                "count": r.count,
-                            },
-                        }
-                        for r in served
-                    ]
-                }
-            },
+            "spec": {"devices": {"requests": claim_requests(served)}},
         }
         return claim, served
 

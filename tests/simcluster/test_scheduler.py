@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from simcluster.controllers.extended import extended_resource_classes, generated_claim_prefix
+from simcluster.controllers.extended import (
+    claim_requests,
+    extended_requests,
+    extended_resource_classes,
+    generated_claim_prefix,
+)
 from tests.simcluster.sim_helpers import (
     claim_template,
     claims_of,
@@ -289,3 +294,34 @@ def test_it_shortens_long_pod_and_claim_names_in_generated_claim_names() -> None
     prefix = generated_claim_prefix("p" * 60, "c" * 30)
     assert len(prefix) <= 59 and prefix.endswith("-")
     assert generated_claim_prefix("trainer-abc", "gpu") == "trainer-abc-gpu-"
+
+
+def test_it_lets_an_init_container_share_the_extended_resource_request_of_the_main_container() -> None:
+    mapping = {"example.com/gpu": "gpu.example.com"}
+    pod = {
+        "spec": {
+            "initContainers": [
+                {"name": "warmup", "resources": {"limits": {"example.com/gpu": "3"}}},
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "resources": {"limits": {"cpu": "1", "example.com/gpu": "1"}},
+                },
+            ],
+            "containers": [
+                {"name": "main", "resources": {"limits": {"example.com/gpu": "2", "memory": "1Gi"}}}
+            ],
+        }
+    }
+
+    mappings = extended_requests(pod, mapping)
+
+    assert [(m.container, m.request) for m in mappings] == [
+        ("proxy", "container-1-request-1"),
+        ("warmup", "container-1-request-1"),
+        ("main", "container-2-request-0"),
+    ]
+    assert [(r["name"], r["exactly"]["count"]) for r in claim_requests(mappings)] == [
+        ("container-1-request-1", 3),
+        ("container-2-request-0", 2),
+    ]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from simcluster.controllers import FakeClock
+from simcluster.controllers.pods import PodLifecycle
+from simcluster.store import Store
 from tests.simcluster.sim_helpers import condition, pods, running, settle, template_pod
 
 
@@ -67,3 +70,20 @@ def test_it_answers_a_resource_pool_status_request_once_with_device_counts() -> 
         assert node0["totalDevices"] == 4 and node0["unavailableDevices"] == 1
         assert node0["availableDevices"] == 4 - node0["allocatedDevices"] - 1
         assert status["conditions"][0]["type"] == "Complete"
+
+
+def test_it_finishes_a_graceful_pod_deletion_like_a_kubelet() -> None:
+    store = Store(graceful_pod_deletion=True)
+    lifecycle = PodLifecycle(store, clock=FakeClock())
+    pod = template_pod("bound", "none", namespace="default")
+    del pod["spec"]["resourceClaims"], pod["spec"]["containers"][0]["resources"]
+    pod["spec"]["nodeName"] = "node-0"
+    store.create("pods", pod)
+    lifecycle.reconcile()
+    assert store.get("pods", "bound", namespace="default")["status"]["phase"] == "Running"
+
+    store.delete("pods", "bound", namespace="default")
+    assert store.get("pods", "bound", namespace="default")["metadata"]["deletionTimestamp"]
+    lifecycle.reconcile()
+
+    assert [p["metadata"]["name"] for p in store.list("pods", namespace="default")] == []
