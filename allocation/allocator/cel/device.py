@@ -30,10 +30,13 @@ def to_cel_value(value: object) -> object:
 def from_cel_value(value: object) -> object:
     """CEL result data back to Python: tagged bytes become Quantity/Semver, containers recurse."""
     if isinstance(value, bytes | bytearray):
-        if is_quantity(value):
-            return decode_quantity(value)
-        if is_semver(value):
-            return decode_semver(value)
+        try:
+            if is_quantity(value):
+                return decode_quantity(value)
+            if is_semver(value):
+                return decode_semver(value)
+        except ValueError:  # bytes that merely start like a tag (e.g. built with bytes()) stay bytes
+            return bytes(value)
         return net_text(value) or bytes(value)
     if isinstance(value, list):
         return [from_cel_value(item) for item in value]

@@ -111,7 +111,7 @@ class CelExprSelector:
         result = self._eval(device)
         try:
             plain = result.plain_value()
-        except (RuntimeError, TypeError) as exc:  # optional values have no Python form
+        except Exception as exc:  # optional values have no Python form (TypeError, SystemError)
             raise CelError("CEL result of type optional cannot be used; unwrap it with orValue()") from exc
         if result.type() == cel.Type.ERROR:
             raise CelError(f"CEL runtime error: {_runtime_message(str(plain))}")
@@ -134,7 +134,7 @@ class CelExprSelector:
             raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
         try:
             value = result.value()
-        except (RuntimeError, TypeError):  # e.g. an optional value has no Python form
+        except Exception:  # e.g. an optional value has no Python form (TypeError, SystemError)
             value = None
         if value is True or value is False:  # only a CEL bool converts to a Python bool
             return value

@@ -65,6 +65,7 @@ _OPTIONAL_CONSTRUCTS = frozenset(
 
 
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
+_BYTES_OPERATORS = (*_ORDERING, "_+_")
 _LITERAL_ARGUMENTS = {
     "duration": "duration",
     "timestamp": "timestamp",
@@ -141,6 +142,7 @@ class _Rewriter:
                     "(cel-expr-python limitation); compare numbers of one type"
                 )
             return
+        self._check_hidden_optional_index(name, message)
         children = _child_ids(message)
         if not any(contains_optional(self.node_types.get(child, b"")) for child in children):
             return
@@ -155,6 +157,28 @@ class _Rewriter:
             self.problems.append(
                 "an optional value is mixed with other values here; unwrap it first with .orValue(default)"
             )
+
+    def _check_hidden_optional_index(self, name: str | None, message: w.Message) -> None:
+        """``x[?k]`` on a ``dyn`` x is typed ``dyn`` by the checker although it yields an optional.
+
+        Such a value may only be unwrapped right away (``.orValue()``, ``.hasValue()``, ``.value()``,
+        ``.or()``, or chained ``[?…]``/``.?``); anything else could carry it into Python.
+        """
+        for role, child in _direct_children(message):
+            child_call = child.message_of(CALL)
+            if child_call is None or child_call.string_of(2) != "_[?_]":
+                continue
+            if contains_optional(self.node_types.get(child.int_of(ID) or 0, b"")):
+                continue  # statically optional: the type-based checks cover it
+            unwrapped = (role == "target" and name in _OPTIONAL_CONSUMERS) or (
+                role == "arg0" and name in ("_?._", "_[?_]")
+            )
+            if not unwrapped:
+                self.problems.append(
+                    "an optional lookup x[?key] on a dynamic value must be unwrapped right away, "
+                    "e.g. x[?key].orValue(default)"
+                )
+                return
 
     def _check_device_field(self, message: w.Message) -> None:
         """`device` is an object type upstream (kubernetes.DRADevice): unknown fields fail to compile."""
@@ -173,9 +197,9 @@ class _Rewriter:
             self.problems.append(f"undefined field '{name}' (device has {', '.join(DEVICE_FIELDS)})")
 
     def _check_ordering(self, expr_id: int, message: w.Message) -> None:
-        """Quantity and Semver travel as bytes, so `<` would silently work on them; upstream has no such overload."""
+        """Kubernetes values travel as bytes, so `<` or `+` would silently work on them; upstream refuses."""
         call = message.message_of(CALL)
-        if call is None or call.string_of(2) not in _ORDERING:
+        if call is None or call.string_of(2) not in _BYTES_OPERATORS:
             return
         chosen = self.overloads.get(expr_id, [])
         if not chosen or not all(overload.endswith("_bytes") for overload in chosen):
@@ -183,9 +207,12 @@ class _Rewriter:
         args = [to_node(w.decode(a.value)) for a in call.get_all(3) if isinstance(a.value, bytes)]
         if all(a.kind == "const" and isinstance(a.value, bytes) for a in args):
             return  # genuine bytes literals
+        hint = (
+            "add() or sub()" if call.string_of(2) == "_+_" else "compareTo(), isLessThan() or isGreaterThan()"
+        )
         self.problems.append(
             f"found no matching overload for '{call.string_of(2)}' applied to Kubernetes values "
-            "(Quantity, Semver, IP, CIDR); use compareTo(), isLessThan() or isGreaterThan()"
+            f"(Quantity, Semver, IP, CIDR); use {hint}"
         )
 
     def _collect_literal(self, message: w.Message) -> None:
@@ -442,6 +469,44 @@ class Rewritten:
     root: Node  # the (edited) expression tree, for the cost estimator
     problems: list[str]  # compile-time errors found while walking (reported as CelError by the engine)
     literals: list[tuple[str, str]]  # (kind, text) of literal arguments the engine validates at compile time
+
+
+_OPTIONAL_CONSUMERS = frozenset({"orValue", "value", "hasValue", "or"})
+
+
+def _direct_children(message: w.Message) -> list[tuple[str, w.Message]]:
+    """Every direct sub-expression with its role: target, arg0 (first argument), or other."""
+    out: list[tuple[str, w.Message]] = []
+    call = message.message_of(CALL)
+    if call is not None:
+        target = call.message_of(1)
+        if target is not None:
+            out.append(("target", target))
+        for index, arg in enumerate(a for a in call.get_all(3) if isinstance(a.value, bytes)):
+            assert isinstance(arg.value, bytes)
+            out.append(("arg0" if index == 0 else "other", w.decode_shared(arg.value)))
+        return out
+    select = message.message_of(SELECT)
+    if select is not None:
+        operand = select.message_of(1)
+        return [("other", operand)] if operand is not None else []
+    listed = message.message_of(LIST)
+    if listed is not None:
+        return [("other", w.decode_shared(e.value)) for e in listed.get_all(1) if isinstance(e.value, bytes)]
+    built = message.message_of(STRUCT)
+    if built is not None:
+        for entry_field in built.get_all(2):
+            if isinstance(entry_field.value, bytes):
+                entry = w.decode_shared(entry_field.value)
+                out += [
+                    ("other", part) for part in (entry.message_of(3), entry.message_of(4)) if part is not None
+                ]
+        return out
+    comprehension = message.message_of(COMPREHENSION)
+    if comprehension is not None:
+        parts = (comprehension.message_of(n) for n in (2, 4, 5, 6, 7))
+        return [("other", part) for part in parts if part is not None]
+    return out
 
 
 def _child_ids(message: w.Message) -> list[int]:
