@@ -17,5 +17,9 @@ def run_whatif(run_id: str) -> None:
 
 @worker_ready.connect
 def _reap_on_worker_start(**kwargs: Any) -> None:
-    # A worker that starts may be the replacement of one that died mid-run.
+    # A worker that starts may be the replacement of one that died mid-run; while it lives, it keeps
+    # reaping, so a run whose worker died is marked failed even if nobody looks at it.
+    from allocation.worker import start_reaper
+
     whatif_reap_stale()
+    start_reaper()

@@ -36,7 +36,7 @@ def start_embedded_worker(*, loop: asyncio.AbstractEventLoop | None = None, wait
     `loop`: the server's event loop, for progress broadcasts over the in-memory channel layer; pass it
     when calling from the ASGI start-up (without it, the first websocket consumer registers it).
     """
-    global _worker, _thread, _reaper
+    global _worker, _thread
     if loop is not None:
         register_server_loop(loop)
     with _lock:
@@ -65,12 +65,21 @@ def start_embedded_worker(*, loop: asyncio.AbstractEventLoop | None = None, wait
         thread = threading.Thread(target=_run, args=(worker,), name="dradash-embedded-worker", daemon=True)
         _worker, _thread = worker, thread
         thread.start()
-        _stop_reaper.clear()
-        _reaper = threading.Thread(target=_reap_forever, name="dradash-whatif-reaper", daemon=True)
-        _reaper.start()
+    start_reaper()
     if not ready.wait(wait):
         log.warning("embedded Celery worker not ready after %.0f s", wait)
     return True
+
+
+def start_reaper() -> None:
+    """Reap stale runs every REAP_EVERY_SECONDS in a daemon thread of this process (idempotent)."""
+    global _reaper
+    with _lock:
+        if _reaper is not None and _reaper.is_alive():
+            return
+        _stop_reaper.clear()
+        _reaper = threading.Thread(target=_reap_forever, name="dradash-whatif-reaper", daemon=True)
+        _reaper.start()
 
 
 def _run(worker: Any) -> None:
