@@ -360,7 +360,14 @@ def test_it_starts_evicting_when_a_previewed_rule_is_switched_from_none_to_no_ex
         settle(cluster)
         assert [p for p in pods(cluster, app="trainer") if p["spec"]["nodeName"] == "node-1"]
 
-        cluster.store.patch("devicetaintrules", "drain", {"spec": {"taint": {"effect": "NoExecute"}}})
+        # The server stamps a new timeAdded from its own (real) clock unless one is given: use the test's.
+        switch = {
+            "spec": {
+                "taint": {"effect": "NoExecute", "timeAdded": format_time(clock.now() + timedelta(seconds=1))}
+            }
+        }
+        cluster.store.patch("devicetaintrules", "drain", switch)
+        clock.advance(1)
         settle(cluster)
 
         assert all(p["spec"]["nodeName"] != "node-1" for p in pods(cluster, app="trainer"))
