@@ -85,3 +85,9 @@ def short_time(value: Any) -> str:
     if len(text) >= 19 and text[10] == "T":
         return text[:10] + " " + text[11:19]
     return cap(text, 40)
+
+
+@register.filter
+def first_label(name: Any) -> str:
+    """ "gpu.example.com" → "gpu": a short tag for dense layouts (the full name is in the title)."""
+    return cap(str(name or "").split(".", 1)[0], 24)
