@@ -91,7 +91,18 @@ BINARY = [
     "sets.contains({}, {})",
     "1 < 2.5 && {} == {}",
 ]
-SEED, COUNT = 20261129, 600
+SEED, COUNT = 20261129, 1500
+# Expressions that crashed cel-expr-python before the engine refused them (found by this generator).
+KNOWN_CRASHERS = [
+    "optional.of(1).includes(1)",
+    "[optional.of(1)].sum() == 1",
+    "[1].indexOf(optional.of(1)) == 0",
+    "dyn(optional.of(1)).includes(1)",
+    "(true ? optional.of(1) : dyn(1)).includes(1)",
+    '{"k": dyn(device.attributes["gpu.example.com"][?"model"])}',
+    'cel.bind(o, device.attributes["gpu.example.com"][?"model"], o.includes("h"))',
+    '{"a": optional.of(1)}',
+]
 
 
 def generate(rng: random.Random, depth: int) -> str:
@@ -116,8 +127,7 @@ def run(seed: int, count: int) -> None:
     )
     engine = CelExprEngine(cache_size=32)
     rng = random.Random(seed)
-    for _ in range(count):
-        expression = generate(rng, 3)
+    for expression in KNOWN_CRASHERS + [generate(rng, 3) for _ in range(count)]:
         print(expression, flush=True)
         with contextlib.suppress(CelError):
             engine.compile(expression).matches(device)
