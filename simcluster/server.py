@@ -300,7 +300,7 @@ class SimServer:
         if method == "GET":
             entry = self.store.get_entry(resource.plural, name, namespace=namespace)
             if _wants_table(request):
-                return _json_response(tables.table(resource, [entry.obj], include_object=self._include(request),
+                return _json_response(tables.table(resource, [entry.obj], include_object=self._include(request), now=self.store.clock_now(),
                                                    resource_version=str(entry.rv)))  # fmt: skip
             return _json_response(entry.raw)
         if method == "PUT":
@@ -572,7 +572,8 @@ class SimServer:
                     resource_version=str(snapshot_rv),
                     continue_token=continue_token,
                     remaining=remaining,
-                )  # fmt: skip
+                    now=self.store.clock_now(),
+                )
             )
         meta: Obj = {"resourceVersion": str(snapshot_rv)}
         if continue_token:

@@ -202,6 +202,10 @@ class Store:
     def now(self) -> str:
         return format_time(self._clock())
 
+    def clock_now(self) -> datetime:
+        """The cluster's current time (a test's fake clock when one was given)."""
+        return self._clock()
+
     def _resource(self, plural: str) -> ResourceDef:
         resource = resource_for(plural)
         if resource is None:

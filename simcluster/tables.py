@@ -249,8 +249,10 @@ def table(
     continue_token: str = "",
     remaining: int | None = None,
     with_columns: bool = True,
+    now: datetime | None = None,
 ) -> Obj:
-    now = datetime.now(UTC)
+    """A Table of `objs`; ages are relative to `now` (the cluster's clock), default the wall clock."""
+    now = now or datetime.now(UTC)
     meta: Obj = {}
     if resource_version:
         meta["resourceVersion"] = resource_version

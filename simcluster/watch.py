@@ -144,6 +144,7 @@ class WatchStream:
             [obj],
             include_object=self.params.include_object,
             with_columns=not self._columns_sent,
+            now=self.store.clock_now(),
         )
         self._columns_sent = True
         return event_line(event_type, dumps(doc))
