@@ -230,7 +230,7 @@ def taint_impact_compute(
                 node=str(spec.get("nodeName", "")),
                 claims=claim_names,
                 evicted=evicted,
-                evict_at=(now + timedelta(seconds=delay)).isoformat()
+                evict_at=(now + timedelta(seconds=delay)).isoformat(timespec="seconds")
                 if evicted and delay is not None
                 else None,
                 delay_seconds=delay if evicted else None,
