@@ -168,3 +168,13 @@ def test_it_serves_from_the_command_line_and_stops_cleanly_on_sigterm(tmp_path: 
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(30) == 0
+
+
+def test_it_runs_the_tiny_world_for_the_shared_fixture(simcluster: SimCluster) -> None:
+    http = Http(simcluster.url)
+    _, _, slices = http.get("/apis/resource.k8s.io/v1/resourceslices")
+    assert slices["items"], "the driver published the topology's slices"
+    _, _, nodes = http.get("/api/v1/nodes")
+    assert {n["metadata"]["name"] for n in nodes["items"]} >= {"node-0", "node-1", "node-2"}
+    assert simcluster.controllers is not None
+    assert simcluster.kubeconfig_path is not None and simcluster.kubeconfig_path.exists()
