@@ -273,6 +273,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         "fragment_url": _fragment_url(request, "table"),
         "counts": sp.claim_state_counts(),
+        "errors": filterset.errors if not filterset.is_valid() else {},
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
 

@@ -324,3 +324,8 @@ def test_it_counts_matched_devices_like_the_shared_selector(world: dict[str, Any
     fast = counts(taint_rule_counts())
     assert fast == counts(taint_rule_list())
     assert fast == {"all": 6, "drain-gpu-1": 1, "nics": 2, "none": 0, "pool": 2}
+
+
+def test_it_explains_an_invalid_claim_filter(client_in: Client, world: dict[str, Any]) -> None:
+    html = client_in.get(reverse("inventory:claims"), {"state": "exploded"}).content.decode()
+    assert "state:" in html and "Select a valid choice" in html and "No claims match." in html
