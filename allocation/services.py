@@ -132,14 +132,14 @@ def whatif_run_create(*, kind: str, input: Any, user: Any, producer: Any = None)
     return run
 
 
-def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None) -> None:
+def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None, start_worker: bool = True) -> None:
     """Send the run to the workers; the task id is the run id (chosen here, so pages can subscribe first).
 
     `producer`: a kombu Producer for another broker than the configured one (tests of the Redis path).
     """
     from allocation.tasks import run_whatif
 
-    if settings.DRADASH_EMBEDDED_WORKER and producer is None:
+    if settings.DRADASH_EMBEDDED_WORKER and producer is None and start_worker:
         # Normally started with the server; this makes sure a run never waits for a worker that
         # nobody started (idempotent, and quick once running).
         from allocation.worker import start_embedded_worker
@@ -157,6 +157,19 @@ def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None) -> None:
     except Exception as exc:  # the broker is down: say so on the run instead of leaving it pending
         log.exception("could not queue what-if run %s", run.id)
         _finish(run.id, RunState.FAILED, expected=RunState.PENDING, error=f"could not queue the run: {exc}")
+
+
+def whatif_requeue_pending() -> int:
+    """Queue every pending run again: an in-memory broker loses its queue when the process restarts.
+
+    A run delivered twice runs once (the worker only starts runs that are still pending).
+    """
+    runs = list(
+        WhatIfRun.objects.filter(state=RunState.PENDING, created_at__gte=timezone.now() - PENDING_TIMEOUT)
+    )
+    for run in runs:
+        whatif_run_enqueue(run=run, start_worker=False)
+    return len(runs)
 
 
 def whatif_run_cancel(*, run: WhatIfRun) -> WhatIfRun:

@@ -68,7 +68,23 @@ def start_embedded_worker(*, loop: asyncio.AbstractEventLoop | None = None, wait
     start_reaper()
     if not ready.wait(wait):
         log.warning("embedded Celery worker not ready after %.0f s", wait)
+    if str(app.conf.broker_url).startswith("memory://"):
+        threading.Thread(target=_requeue, name="dradash-whatif-requeue", daemon=True).start()
     return True
+
+
+def _requeue() -> None:
+    # The in-memory queue died with the previous process; its pending runs are only in the database.
+    from django.db import connection
+
+    from allocation.services import whatif_requeue_pending
+
+    try:
+        whatif_requeue_pending()
+    except Exception:
+        log.warning("re-queueing pending what-if runs failed", exc_info=True)
+    finally:
+        connection.close()
 
 
 def start_reaper() -> None:

@@ -242,3 +242,18 @@ def test_it_documents_the_what_if_api_in_the_openapi_schema(api: APIClient) -> N
         schema["paths"]
     )
     assert "post" in schema["paths"]["/api/whatif/runs/"]
+
+
+@pytest.mark.usefixtures("shared_db")
+def test_it_runs_pending_runs_left_over_from_a_restart_when_the_embedded_worker_starts() -> None:
+    o.store(*o.small_cluster().values())
+    leftover = WhatIfRun.objects.create(
+        kind="headroom", input={"source": "class", "deviceClassName": o.DRIVER, "count": 1, "max_per_node": 8},
+        time_limit_seconds=120,
+    )  # fmt: skip
+    start_embedded_worker()
+    try:
+        run = wait_for(leftover.pk, lambda r: r.is_finished)
+    finally:
+        stop_embedded_worker()
+    assert (run.state, run.result["total"] if run.result else None) == (RunState.SUCCEEDED, 3)
