@@ -48,7 +48,9 @@ def _page(
     if fragment:
         if fragment not in fragments:
             return HttpResponse(
-                f"unknown fragment {fragment!r}; known: {', '.join(sorted(fragments))}", status=400
+                f"unknown fragment {fragment[:64]!r}; known: {', '.join(sorted(fragments))}",
+                status=400,
+                content_type="text/plain; charset=utf-8",  # never echo a query parameter as HTML
             )
         return render(request, fragments[fragment], context)
     return render(request, template, context)
