@@ -21,6 +21,8 @@ PARSED_EXPR = 2
 
 DYN_TYPE = w.encode(w.Message([w.length_field(1, b"")]))
 STRING_TYPE = w.encode(w.Message([w.varint_field(3, 5)]))
+BOOL_TYPE = w.encode(w.Message([w.varint_field(3, 1)]))
+BYTES_TYPE = w.encode(w.Message([w.varint_field(3, 6)]))
 MAP_DYN_DYN_TYPE = w.encode(
     w.Message([w.length_field(7, w.Message([w.length_field(1, DYN_TYPE), w.length_field(2, DYN_TYPE)]))])
 )

@@ -25,6 +25,7 @@ cost limit was exceeded, so the allocator aborts as upstream does at runtime.
 from __future__ import annotations
 
 from .checked_ast import Node
+from .tagged import EQUALITY_GUARD_FUNCTION
 
 COST_LIMIT = 1_000_000
 DEFAULT_LIST_SIZE = 64  # upstream: max(attribute value length 64, list attribute values 48)
@@ -89,6 +90,12 @@ class _Estimator:
         if kind == "select":
             return 1 + sum(self.cost(child, scope) for child in node.children)
         if kind == "call":
+            if (
+                node.name == "_?_:_"
+                and len(node.children) == 3
+                and node.children[0].name == EQUALITY_GUARD_FUNCTION
+            ):
+                return self.cost(node.children[1], scope)  # the engine's own guard is not the user's work
             extra = 0
             if node.name == "includes":
                 extra = INCLUDES_COST

@@ -20,6 +20,7 @@ from . import library_net
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
 from .tagged import (
+    EQUALITY_GUARD_FUNCTION,
     TAGGED_STRING_FUNCTION,
     TagError,
     decode_quantity,
@@ -338,10 +339,22 @@ def _declarations() -> dict[str, list[cel.Overload]]:
             for oid, result, params, impl, member in net_overloads
         ]
     # `string(x)` on a Kubernetes value; the AST rewrite routes bytes-typed string() calls here.
+    decls[EQUALITY_GUARD_FUNCTION] = [
+        _overload("kubernetes_equality_guard", _BOOL, [_DYN, _DYN], _equality_guard, member=False)
+    ]
     decls[TAGGED_STRING_FUNCTION] = [
         _overload("kubernetes_tagged_to_string", _STRING, [q], _tagged_to_string, member=False)
     ]
     return decls
+
+
+def _equality_guard(left: Any, right: Any) -> bool:
+    """Semver, IP and CIDR compare only with their own kind upstream; anything else is no such overload."""
+    if isinstance(left, bytes | bytearray) and left[:1] in (b"V", b"I", b"C"):
+        same_kind = isinstance(right, bytes | bytearray) and right[:1] == left[:1]
+        if not same_kind:
+            raise LibraryError(f"no such overload: {describe(left)} == {describe(right)}")
+    return True
 
 
 def _tagged_to_string(value: Any) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from . import _wire as w
 from . import library_net
 from .checked_ast import (
+    BOOL_TYPE,
+    BYTES_TYPE,
     CALL,
     COMPREHENSION,
     CONST,
@@ -29,6 +31,7 @@ from .checked_ast import (
     IDENT,
     LIST,
     MAP_DYN_DYN_TYPE,
+    NESTED_EXPRS,
     PARSED_EXPR,
     REFERENCE_MAP,
     SELECT,
@@ -45,7 +48,7 @@ from .checked_ast import (
 )
 from .quantity import Quantity
 from .semver import Semver
-from .tagged import TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
+from .tagged import EQUALITY_GUARD_FUNCTION, TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
 
 _DOMAIN_MAPS = ("attributes", "capacity")
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -83,8 +86,10 @@ class _Rewriter:
         node_types: dict[int, bytes],
         python_functions: frozenset[str],
         checked: bool,
+        raw_references: dict[int, bytes] | None = None,
     ) -> None:
         self.python_functions = python_functions
+        self.raw_references = raw_references or {}  # serialized cel.expr.Reference per node id
         self.checked = checked
         self.overloads = overloads  # the checker's overload choices per call id
         self.aliases: frozenset[str] = frozenset()  # names bound to device.attributes/capacity (cel.bind)
@@ -116,6 +121,9 @@ class _Rewriter:
             else:
                 out.fields.append(f)
         self._route_tagged_string(expr_id, out)
+        guarded = self._guard_equality(expr_id, out)
+        if guarded is not None:
+            return guarded
         folded = self._fold_constant_constructor(expr_id, out)
         if folded is not None:
             return folded
@@ -394,6 +402,123 @@ class _Rewriter:
                 return operand, key
         return None
 
+    def _guard_equality(self, expr_id: int, message: w.Message) -> w.Message | None:
+        """``a == b`` with a dynamic ``a``: upstream errors when ``a`` is a Semver, IP or CIDR and ``b`` is not.
+
+        cel-go calls ``a.Equal(b)``, and those types answer "no such overload" for a foreign ``b``
+        (Quantity answers false, like cel-cpp). cel-cpp would just say false, so the comparison becomes
+        ``kubernetes.equalityGuard(a, b) ? a == b : false``; the guard raises in exactly that case.
+        """
+        call = message.message_of(CALL)
+        if not self.checked or call is None or call.string_of(2) not in ("_==_", "_!=_") or call.first(1):
+            return None
+        args = [w.decode(a.value) for a in call.get_all(3) if isinstance(a.value, bytes)]
+        if len(args) != 2:
+            return None
+        left, right = (self.node_types.get(arg.int_of(ID) or 0, b"") for arg in args)
+        if contains_optional(left) or contains_optional(right):
+            return None  # never hand optionals to Python
+        if not (left == DYN_TYPE or (left == BYTES_TYPE and right == DYN_TYPE)):
+            return None
+        self.changed = True
+        guard_id, false_id, ternary_id = self.new_id(), self.new_id(), self.new_id()
+        guard = w.Message(
+            [
+                w.varint_field(ID, guard_id),
+                w.length_field(
+                    CALL,
+                    w.Message(
+                        [
+                            w.length_field(2, EQUALITY_GUARD_FUNCTION),
+                            w.length_field(3, self._clone(args[0])),
+                            w.length_field(3, self._clone(args[1])),
+                        ]
+                    ),
+                ),
+            ]
+        )
+        false = w.Message(
+            [w.varint_field(ID, false_id), w.length_field(CONST, w.Message([w.varint_field(2, 0)]))]
+        )
+        for node_id in (guard_id, false_id, ternary_id):
+            self.types[node_id] = BOOL_TYPE
+        self.references[guard_id] = _reference(EQUALITY_GUARD_FUNCTION, "kubernetes_equality_guard")
+        self.references[ternary_id] = _reference("_?_:_", "conditional")
+        return w.Message(
+            [
+                w.varint_field(ID, ternary_id),
+                w.length_field(
+                    CALL,
+                    w.Message(
+                        [
+                            w.length_field(2, "_?_:_"),
+                            w.length_field(3, guard),
+                            w.length_field(3, message),
+                            w.length_field(3, false),
+                        ]
+                    ),
+                ),
+            ]
+        )
+
+    def _clone(self, message: w.Message) -> w.Message:
+        """A copy of an expression with fresh node ids (ids must stay unique), types and references kept."""
+        old_id = message.int_of(ID) or 0
+        new_id = self.new_id()
+        node_type = self.types.get(old_id) or self.node_types.get(old_id)
+        if node_type:
+            self.types[new_id] = node_type
+        reference = self.references.get(old_id)
+        if reference is None and old_id not in self.dropped_references:
+            reference = self.raw_references.get(old_id)
+        if reference is not None:
+            self.references[new_id] = reference
+        out = w.Message()
+        for f in message.fields:
+            if f.number == ID:
+                out.fields.append(w.varint_field(ID, new_id))
+            elif f.number in NESTED_EXPRS and isinstance(f.value, bytes):
+                body = w.decode(f.value)
+                out.fields.append(
+                    w.length_field(
+                        f.number,
+                        w.Message(
+                            [
+                                w.length_field(g.number, self._clone(w.decode(g.value)))
+                                if g.number in NESTED_EXPRS[f.number] and isinstance(g.value, bytes)
+                                else g
+                                for g in body.fields
+                            ]
+                        ),
+                    )
+                )
+            elif f.number == STRUCT and isinstance(f.value, bytes):
+                entries = w.Message()
+                for g in w.decode(f.value).fields:
+                    if g.number == 2 and isinstance(g.value, bytes):
+                        entry = w.decode(g.value)
+                        entries.fields.append(
+                            w.length_field(
+                                2,
+                                w.Message(
+                                    [
+                                        w.varint_field(1, self.new_id())
+                                        if e.number == 1
+                                        else w.length_field(e.number, self._clone(w.decode(e.value)))
+                                        if e.number in (3, 4) and isinstance(e.value, bytes)
+                                        else e
+                                        for e in entry.fields
+                                    ]
+                                ),
+                            )
+                        )
+                    else:
+                        entries.fields.append(g)
+                out.fields.append(w.length_field(STRUCT, entries))
+            else:
+                out.fields.append(f)
+        return out
+
     def _optional_lookup(self, expr_id: int, map_operand: w.Message, key: w.Message) -> w.Message:
         self.changed = True
         inner_id, empty_id = self.new_id(), self.new_id()
@@ -509,6 +634,15 @@ def _direct_children(message: w.Message) -> list[tuple[str, w.Message]]:
     return out
 
 
+def _raw_references(container: w.Message) -> dict[int, bytes]:
+    references: dict[int, bytes] = {}
+    for f in container.get_all(REFERENCE_MAP):
+        if isinstance(f.value, bytes):
+            entry = w.decode(f.value)
+            references[entry.int_of(1) or 0] = entry.bytes_of(2) or b""
+    return references
+
+
 def _child_ids(message: w.Message) -> list[int]:
     """Ids of a call's target and arguments, a list's elements, a map's keys and values.
 
@@ -565,6 +699,7 @@ def rewrite_checked_expr(serialized: bytes, python_functions: frozenset[str] = f
         types,
         python_functions,
         checked_form,
+        _raw_references(container) if checked_form else {},
     )
     if contains_optional(types.get(expr.int_of(ID) or 0, b"")):
         rewriter.problems.append("the result is an optional value; unwrap it with .orValue(default)")

@@ -24,6 +24,8 @@ from .semver import Semver
 
 # The function that `string(<bytes>)` calls are routed to, so Kubernetes values convert properly.
 TAGGED_STRING_FUNCTION = "kubernetes.string"
+# The check the AST rewrite puts in front of `a == b` when `a` may be a Kubernetes value (see rewrite.py).
+EQUALITY_GUARD_FUNCTION = "kubernetes.equalityGuard"
 QUANTITY_PREFIX = b"Q"
 SEMVER_PREFIX = b"V"
 _COMPLEMENT = bytes.maketrans(b"0123456789", b"9876543210")
