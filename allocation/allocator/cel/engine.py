@@ -13,6 +13,8 @@ After type-checking, the checked AST is edited (:mod:`.rewrite`) and loaded back
   unknown attribute inside a domain stays a "no such key" error;
 * ``quantity("…")``/``semver("…")``/``ip("…")``/``cidr("…")`` literals are folded into constants;
 * ``string(x)`` on those values goes to the Kubernetes conversion (error for Quantity/Semver as upstream);
+* ``a == b`` with a dynamic ``a`` gets a guard that raises "no such overload" when ``a`` is a Semver, IP
+  or CIDR and ``b`` is not (cel-go asks the left operand; cel-cpp would answer false);
 * Kubernetes' checks cel-cpp lacks are applied: homogeneous list/map literals, valid duration,
   timestamp and regex literals, and no ``<``/``>`` on Kubernetes values (they are bytes here, which
   would otherwise compare).
@@ -24,7 +26,8 @@ Cost: a static worst-case estimate per expression (:mod:`.cost`), not cel-go's r
 Known differences from upstream:
 unknown domains default to an empty map only for lookups on ``device.attributes``/``device.capacity``
 or a ``cel.bind`` name for them, not on other copies (``[device.attributes][0]["x"]``);
-``type(quantity("1"))`` is ``bytes``; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
+``type(quantity("1"))`` is ``bytes``; ``in``, ``includes``, ``indexOf`` and ``sets.*`` compare a Semver
+with a foreign value as false where cel-go may raise "no such overload"; ``find``/``findAll`` use Python's ``re`` (RE2 in upstream; ``matches`` is RE2 here too);
 the URL, format, image and authz libraries are not provided; cel-cpp's parser refuses nesting deeper
 than 32 levels (e.g. 32 chained ``+``; ``&&``/``||`` chains are balanced and unaffected), cel-go allows 250.
 """
