@@ -71,9 +71,14 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
+        # The text index narrows cheaply (LIKE; case-insensitive on SQLite), the JSON lookup makes it exact.
         # Cast: without it SQLite compares JSON_EXTRACT(value) and "1" would never equal the stored "1".
         attr = Cast(KeyTextTransform(key, "attributes_flat"), TextField())
-        return queryset.alias(_attr=attr).filter(_attr=wanted)
+        return (
+            queryset.filter(attribute_index__contains=f"\n{key}={wanted}\n")
+            .alias(_attr=attr)
+            .filter(_attr=wanted)
+        )
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":

@@ -74,6 +74,7 @@ SLICE_FIELDS = [
     "pool_complete",
     "attributes",
     "attributes_flat",
+    "attribute_index",
     "capacity",
     "consumes_counters",
     "allow_multiple_allocations",
@@ -434,6 +435,7 @@ def fill_from_slice(
     attributes = device.get("attributes") or {}
     row.attributes = attributes
     row.attributes_flat = flat_attributes(row.driver, attributes)
+    row.attribute_index = "\n" + "".join(f"{k}={v}\n" for k, v in row.attributes_flat.items())
     row.capacity = device.get("capacity") or {}
     row.consumes_counters = device.get("consumesCounters") or []
     row.allow_multiple_allocations = bool(device.get("allowMultipleAllocations"))

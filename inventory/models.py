@@ -113,6 +113,8 @@ class Device(models.Model):
     attributes = models.JSONField(default=dict, blank=True)  # as in the slice
     # {qualified-name: value-as-text} plus short names for the driver's own domain; used by filters.
     attributes_flat = models.JSONField(default=dict, blank=True)
+    # The same as "\nkey=value\n" lines: a LIKE pre-filter that is ~10× cheaper than a JSON lookup per row.
+    attribute_index = models.TextField(blank=True, default="")
     capacity = models.JSONField(default=dict, blank=True)
     consumes_counters = models.JSONField(default=list, blank=True)
     allow_multiple_allocations = models.BooleanField(default=False)

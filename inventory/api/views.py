@@ -23,7 +23,12 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
 
     serializer_class = s.DeviceSerializer
     filterset_class = DeviceFilterSet
-    queryset = Device.objects.all().order_by("driver", "pool", "name")
+    # Columns only filters use are not loaded (each JSON column costs a json.loads per row).
+    queryset = (
+        Device.objects.all()
+        .defer("attributes_flat", "attribute_index", "class_index", "health_reports", "slice_taints")
+        .order_by("driver", "pool", "name")
+    )
 
 
 class PoolViewSet(viewsets.ReadOnlyModelViewSet[Pool]):
