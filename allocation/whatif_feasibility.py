@@ -4,6 +4,7 @@ and where it cannot, why — per device, from the allocator's own `explain`."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from typing import Any
 
@@ -82,6 +83,7 @@ def feasibility(
     # A node that looks like one that did not fit is neither tried nor explained again: it gets a reference.
     keep_attributes = attribute_filter(snapshot, subject.claims)
     explained: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    placed: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
     for done, node in enumerate(nodes):
         progress("trying each node", done, len(nodes))
         node_obj = view.node_obj(node)
@@ -102,6 +104,9 @@ def feasibility(
             ),
             tuple(str(meta(c).get("name")) for c in claims),
         )
+        if key in placed:  # looks like a node that fit: it fits the same way, on its own devices
+            feasible.append(_rebased(placed[key], view, node=node, notes=notes))
+            continue
         if key in explained:  # looks like a node that did not fit: it does not either
             results = None
         else:
@@ -111,20 +116,19 @@ def feasibility(
                 infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
                 continue
             if results is not None:
-                feasible.append(
-                    {
-                        "node": node,
-                        "notes": notes,
-                        "claims": [
-                            {
-                                "claim": meta(c).get("name"),
-                                "devices": result_devices(r),
-                                "nodeSelector": r.get("nodeSelector"),
-                            }
-                            for c, r in zip(claims, results, strict=True)
-                        ],
-                    }
-                )
+                placed[key] = entry = {
+                    "node": node,
+                    "notes": notes,
+                    "claims": [
+                        {
+                            "claim": meta(c).get("name"),
+                            "devices": result_devices(r),
+                            "nodeSelector": r.get("nodeSelector"),
+                        }
+                        for c, r in zip(claims, results, strict=True)
+                    ],
+                }
+                feasible.append(entry)
                 continue
         first = explained.get(key)
         if first is not None:
@@ -152,6 +156,36 @@ def feasibility(
         "feasible_nodes": feasible,
         "infeasible_nodes": infeasible,
         "reasons": dict(reasons.most_common()),
+    }
+
+
+def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: list[str]) -> dict[str, Any]:
+    """`entry` (the answer for a node that looks the same) moved to `node`: its own pools, same ranks."""
+    pools = dict(zip(view.local_pools.get(entry["node"], []), view.local_pools.get(node, []), strict=True))
+    old = entry["node"]
+
+    def move(d: dict[str, Any]) -> dict[str, Any]:
+        to = pools.get((str(d.get("driver")), str(d.get("pool"))))
+        return {**d, "pool": to[1]} if to else d
+
+    def move_selector(selector: Any) -> Any:
+        if not selector:
+            return selector
+        text = json.dumps(selector)
+        return json.loads(text.replace(json.dumps(old), json.dumps(node)))
+
+    return {
+        "node": node,
+        "notes": notes,
+        "same_as": old,
+        "claims": [
+            {
+                **c,
+                "devices": [move(d) for d in c["devices"]],
+                "nodeSelector": move_selector(c.get("nodeSelector")),
+            }
+            for c in entry["claims"]
+        ],
     }
 
 

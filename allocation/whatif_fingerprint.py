@@ -64,6 +64,9 @@ def node_fingerprint(
     parts: list[Any] = []
     for key in sorted(pools):
         slices = sorted(view.slices_by_pool.get(key, ()), key=lambda s: str(meta(s).get("name", "")))
+        if view.shared_pools:
+            # Pools are tried in (driver, name) order: keep where this pool falls among the shared ones.
+            parts.append(["order", rank[key], sum(1 for shared in view.shared_pools if shared < key)])
         for order, s in enumerate(slices):
             spec = dict(s.get("spec") or {})
             spec.pop("nodeName", None)

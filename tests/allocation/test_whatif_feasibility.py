@@ -148,3 +148,18 @@ def test_it_rejects_bad_input_naming_the_field(data: dict[str, Any], field: str)
     with pytest.raises(WhatIfInputError) as info:
         normalize_input("feasibility", data)
     assert info.value.field == field
+
+
+def test_it_answers_for_a_node_that_looks_like_one_that_fit_with_that_nodes_own_devices() -> None:
+    o.store(*o.small_cluster().values(), o.node("node-c"), o.gpu_slice("node-c", "H100"))
+    result = ask(pasted(o.claim("want-one")))
+    assert devices_by_node(result) == {
+        "node-a": ["node-a/gpu-1"],
+        "node-b": ["node-b/gpu-0"],
+        "node-c": ["node-c/gpu-0"],
+    }
+    node_c = result["feasible_nodes"][2]
+    assert node_c["same_as"] == "node-b"
+    assert node_c["claims"][0]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [
+        "node-c"
+    ]
