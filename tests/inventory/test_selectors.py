@@ -469,6 +469,7 @@ def test_it_filters_devices_by_attribute_with_short_or_qualified_names() -> None
     assert [d.name for d in selectors.device_list(filters={"attribute": "gpu.example.com/model=H100"})] == [
         "gpu-0"
     ]
+    assert not selectors.device_list(filters={"attribute": "model=h100"}).exists()  # values match exactly
 
 
 def test_it_refuses_an_unknown_filter_value_with_the_field_named() -> None:
