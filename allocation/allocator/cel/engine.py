@@ -102,7 +102,7 @@ class CelExprSelector:
             activation = engine.activation(device)
         try:
             return self._program.eval(activation)
-        except RuntimeError as exc:  # cel-expr-python raises (rather than returns) a few internal errors
+        except Exception as exc:  # cel-expr-python raises (rather than returns) a few internal errors
             raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
 
     def evaluate(self, device: DeviceInput) -> object:
@@ -133,7 +133,7 @@ class CelExprSelector:
             activation = engine.activation(device)
         try:
             result = self._program.eval(activation)
-        except RuntimeError as exc:  # cel-expr-python raises (rather than returns) a few internal errors
+        except Exception as exc:  # cel-expr-python raises (rather than returns) a few internal errors
             raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
         try:
             value = result.value()
