@@ -1,9 +1,9 @@
 """The Kubernetes CEL libraries DRA selectors use, as Python overloads for cel-expr-python.
 
-Quantity and Semver travel through CEL as tagged, order-preserving bytes (see :mod:`.tagged`). Both
-share one CEL type (``bytes``), so a member function such as ``compareTo`` has one overload that
-checks the tag in Python. Exceptions raised here come back
-from CEL as error values, which the engine turns into ``CelError``.
+Quantity and Semver (and IP/CIDR, :mod:`.library_net`) travel through CEL as tagged bytes (see
+:mod:`.tagged`). They share one CEL type (``bytes``), so a member function such as ``compareTo`` has
+one overload that checks the tag in Python. Exceptions raised here come back from CEL as error
+values, which the engine turns into ``CelError``.
 
 Upstream sources (semantics only): ``apiserver/pkg/cel/library/{quantity,semverlib,lists,regex}.go``.
 """
