@@ -52,7 +52,7 @@ from .tagged import EQUALITY_GUARD_FUNCTION, TAGGED_STRING_FUNCTION, encode_quan
 
 _DOMAIN_MAPS = ("attributes", "capacity")
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
-_DEVICE_SHADOWED = "#device"
+_DEVICE_SHADOWED = "#device"  # in aliases: a comprehension variable named `device` hides the real one
 _OPTIONAL_CONSTRUCTS = frozenset(
     {
         "_?._",
@@ -64,7 +64,7 @@ _OPTIONAL_CONSTRUCTS = frozenset(
         "optional.none",
         "optional.ofNonZeroValue",
     }
-)  # in aliases: a comprehension variable named `device` hides the real one
+)  # expressions that make optional values (refused in unchecked expressions)
 
 
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
