@@ -71,18 +71,27 @@ class InventoryConsumer(AsyncJsonWebsocketConsumer):
         if event.get("rv"):
             self.pending_rv = event["rv"]  # whatever the mirror sends (a string or {kind: rv})
         if self.flush_task is None:
-            window = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
-            wait = max(0.0, self.last_push + window - time.monotonic())
-            self.flush_task = asyncio.ensure_future(self._flush_after(wait))
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        window = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
+        wait = max(0.0, self.last_push + window - time.monotonic())
+        self.flush_task = asyncio.ensure_future(self._flush_after(wait))
 
     async def _flush_after(self, wait: float) -> None:
-        if wait > 0:
-            await asyncio.sleep(wait)
-        kinds = None if self.pending_all else sorted(self.pending_kinds)
-        rv = self.pending_rv
-        self.pending_kinds = set()
-        self.pending_all = False
-        self.flush_task = None
-        self.last_push = time.monotonic()
-        version = await database_sync_to_async(live_version)()
-        await self.send_json({"type": "changed", "kinds": kinds, "rv": rv, "version": version})
+        # flush_task stays set until the message is out, so disconnect() can cancel a flush mid-send;
+        # batches that arrive meanwhile are picked up by the next flush scheduled at the end.
+        try:
+            if wait > 0:
+                await asyncio.sleep(wait)
+            kinds = None if self.pending_all else sorted(self.pending_kinds)
+            rv = self.pending_rv
+            self.pending_kinds = set()
+            self.pending_all = False
+            self.last_push = time.monotonic()
+            version = await database_sync_to_async(live_version)()
+            await self.send_json({"type": "changed", "kinds": kinds, "rv": rv, "version": version})
+        finally:
+            self.flush_task = None
+        if self.pending_kinds or self.pending_all:
+            self._schedule_flush()
