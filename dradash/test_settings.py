@@ -4,6 +4,8 @@ DATABASE_URL and REDIS_URL still come from the environment, so the suite runs ag
 in-memory channels by default and against PostgreSQL + Redis when .ci/run sets them.
 """
 
+import os
+
 from dradash.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -18,4 +20,5 @@ STORAGES = {
 # product (mirror, worker and web threads on one file in WAL mode) waits for the lock, as here.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     (BASE_DIR / "var").mkdir(exist_ok=True)  # noqa: F405
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}  # noqa: F405
+    # One file per test process, so concurrent runs on one machine do not share (and corrupt) it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3")}  # noqa: F405
