@@ -98,6 +98,8 @@ RESOURCES: tuple[ResourceDef, ...] = (
     _def("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),
          field_selectors=("spec.nodeName", "status.phase", "spec.schedulerName", "spec.restartPolicy",
                           "status.nominatedNodeName")),
+    _def("", "v1", "services", "Service", namespaced=True, short_names=("svc",), status=True, categories=("all",),
+         field_selectors=("spec.clusterIP", "spec.type")),
     _def("", "v1", "events", "Event", namespaced=True, short_names=("ev",),
          field_selectors=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                           "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",

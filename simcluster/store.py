@@ -63,12 +63,32 @@ _METADATA_ORDER = (
     "managedFields",
 )
 _IMMUTABLE_SPEC = {"resourceclaims", "resourceclaimtemplates", "resourcepoolstatusrequests"}
+_KUBERNETES_SERVICE: Obj = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {
+        "name": "kubernetes",
+        "namespace": "default",
+        "labels": {"component": "apiserver", "provider": "kubernetes"},
+    },
+    "spec": {
+        "type": "ClusterIP",
+        "clusterIP": "10.96.0.1",
+        "clusterIPs": ["10.96.0.1"],
+        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+        "sessionAffinity": "None",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "internalTrafficPolicy": "Cluster",
+    },
+}
 _IMMUTABLE_SPEC_CAUSE = {
     "reason": "FieldValueInvalid",
     "message": 'Invalid value: "object": field is immutable',
     "field": "spec",
 }
 _STATUS_CLEARED_ON_CREATE = {
+    "services",
     "resourceclaims",
     "devicetaintrules",
     "resourcepoolstatusrequests",
@@ -182,6 +202,9 @@ class Store:
         self.graceful_pod_deletion = graceful_pod_deletion
         for name in SYSTEM_NAMESPACES:
             self.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        self.create(
+            "services", clone(_KUBERNETES_SERVICE)
+        )  # every cluster has it; kubectl cluster-info reads services
 
     # ------------------------------------------------------------------ basics
 

@@ -148,6 +148,15 @@ def _event_last_seen(obj: Obj, now: datetime) -> str:
     return human_duration((now - seen).total_seconds())
 
 
+def _service_ports(obj: Obj) -> str:
+    ports = [
+        f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+        for p in _get(obj, "spec", "ports") or []
+        if isinstance(p, dict)
+    ]
+    return ",".join(ports) or "<none>"
+
+
 def _or_none(value: Any) -> Any:
     return "<none>" if value is None or value == "" else value
 
@@ -168,6 +177,13 @@ PRINTERS: dict[str, Printer] = {
          _AGE_COLUMN, ("IP", "string", "", 1), ("Node", "string", "", 1), ("Nominated Node", "string", "", 1),
          ("Readiness Gates", "string", "", 1)],
         _pod_row,
+    ),
+    "services": (
+        [_NAME_COLUMN, ("Type", "string", "", 0), ("Cluster-IP", "string", "", 0), ("External-IP", "string", "", 0),
+         ("Port(s)", "string", "", 0), _AGE_COLUMN, ("Selector", "string", "", 1)],
+        lambda o, now: [_name(o), _get(o, "spec", "type") or "ClusterIP", _get(o, "spec", "clusterIP") or "<none>",
+                        "<none>", _service_ports(o), age(o, now),
+                        ",".join(f"{k}={v}" for k, v in (_get(o, "spec", "selector") or {}).items()) or "<none>"],
     ),
     "events": (
         [("Last Seen", "string", "", 0), ("Type", "string", "", 0), ("Reason", "string", "", 0),

@@ -124,7 +124,7 @@ def test_it_lists_the_dra_api_resources(kubectl: Kubectl) -> None:
 def test_it_knows_the_core_short_names(kubectl: Kubectl) -> None:
     out = _ok(kubectl("api-resources", "--api-group="))
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:]}
-    assert rows == {"events": "ev", "namespaces": "ns", "nodes": "no", "pods": "po"}
+    assert rows == {"events": "ev", "namespaces": "ns", "nodes": "no", "pods": "po", "services": "svc"}
     assert _ok(kubectl("get", "ns", "-o", "name")).split() == [
         "namespace/default",
         "namespace/kube-node-lease",
@@ -321,3 +321,11 @@ def test_it_refuses_unknown_fields_from_kubectl_as_strict_decoding_errors(kubect
     )
     assert result.returncode != 0
     assert 'strict decoding error: unknown field "spec.taint.colour"' in result.stderr
+
+
+def test_it_answers_kubectl_cluster_info(kubectl: Kubectl, cluster: SimCluster) -> None:
+    out = _ok(kubectl("cluster-info"))
+    assert f"Kubernetes control plane is running at {cluster.url}" in out
+    services = _ok(kubectl("get", "svc")).splitlines()
+    assert services[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+    assert services[1].split()[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
