@@ -23,6 +23,7 @@ from simcluster.store import Store, WatchEvent, dumps
 
 Obj = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+MAX_PENDING_EVENTS = 100_000
 
 
 def event_line(event_type: str, raw: bytes) -> bytes:
@@ -115,10 +116,19 @@ class WatchStream:
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[WatchEvent | _Close | _Bookmark] = asyncio.Queue()
         self._columns_sent = False
+        self._overflowed = False
 
     # -- feeding (any thread) -------------------------------------------------------------------------
 
     def deliver(self, event: WatchEvent) -> None:
+        if self._overflowed:
+            return
+        if self.queue.qsize() >= MAX_PENDING_EVENTS:
+            # The client cannot keep up: end its watch, as kube's watch cache does; it re-watches
+            # from the last resourceVersion it saw.
+            self._overflowed = True
+            self.close()
+            return
         self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
 
     def close(self) -> None:
