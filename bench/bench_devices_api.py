@@ -31,7 +31,7 @@ FILTERS: list[tuple[str, dict[str, str]]] = [
     ("first page (100)", {}),
     ("driver", {"driver": "gpu.example.com"}),
     ("state=allocated", {"state": "allocated"}),
-    ("state=free + class", {"state": "free", "device_class": "gpu.example.com"}),
+    ("state=free + class", {"state": "free", "device_class": "nic.example.com"}),
     ("taint=any", {"taint": "any"}),
     ("attribute model=H100", {"attribute": "model=H100"}),
     ("node", {"node": "node-0500"}),

@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 GROUP = "inventory"
+ANALYZE_AFTER = 2000
+ANALYZE_SQL = (
+    "ANALYZE inventory_kubeobject, inventory_device, inventory_pool, inventory_claim, inventory_allocation"
+)
 MAX_CHANGES_PER_MESSAGE = 500
 DEFAULT_KINDS = list(KIND)
 # Pages care about these; the rest (pdbs, templates) are mirrored for detail views and the what-if.
@@ -147,6 +151,11 @@ class BatchWriter:
             result = self._apply(ops)
             if result.changes:
                 broadcast(self.group, _message(result))
+        if len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
+            # A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for
+            # 8,000 and sorts whole rows on disk) until autovacuum comes by; refresh them now.
+            with connection.cursor() as cursor:
+                cursor.execute(ANALYZE_SQL)
         return result
 
     def _apply(self, ops: list[Op]) -> BatchResult:

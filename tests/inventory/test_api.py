@@ -172,3 +172,14 @@ def test_it_publishes_an_openapi_schema_with_the_inventory_endpoints(api: APICli
     paths = response.json()["paths"]
     assert {"/api/devices/", "/api/claims/", "/api/taint-rules/", "/api/watch-health/"} <= set(paths)
     assert "taint" in {p["name"] for p in paths["/api/devices/"]["get"]["parameters"]}
+
+
+def test_it_pages_devices_in_order_without_gaps_or_repeats(api: APIClient) -> None:
+    populate(30)
+
+    pages = [api.get("/api/devices/", {"limit": 7, "offset": o}).json() for o in range(0, 35, 7)]
+    names = [(d["pool"], d["name"]) for page in pages for d in page["results"]]
+
+    assert names == sorted(names) and len(names) == len(set(names)) == 30
+    assert pages[0]["count"] == 30 and pages[0]["next"]
+    assert api.get("/api/devices/", {"offset": 100}).json()["results"] == []
