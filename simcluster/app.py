@@ -142,7 +142,8 @@ def start_server_thread(
 
     thread = threading.Thread(target=run, name=f"simcluster-http-{port}", daemon=True)
     thread.start()
-    ready.wait(30)
+    if not ready.wait(60):
+        raise TimeoutError("simcluster: the HTTP server did not start within 60 s")
     if failure:
         raise failure[0]
     return server, loop, thread
