@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
+# Its own SQLite file, so the end-to-end row never touches a database someone else uses.
+_BENCH_DB = Path(tempfile.mkdtemp(prefix="bench-headroom-")) / "bench.sqlite3"
+os.environ["DATABASE_URL"] = f"sqlite:///{_BENCH_DB}"
 
 import django  # noqa: E402
 
@@ -101,6 +106,50 @@ def timed(fn: Any) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
+def end_to_end(objects: dict[str, list[dict[str, Any]]]) -> tuple[float, float, int]:
+    """Seconds to read the mirror (snapshot_load) and to answer, with the objects stored as the
+    mirror stores them (one KubeObject row each, SQLite)."""
+    from django.core.management import call_command
+
+    from allocation.snapshot import snapshot_load
+    from inventory.models import KubeObject, WatchState
+
+    call_command("migrate", verbosity=0)
+    KubeObject.objects.all().delete()
+    rows = [
+        KubeObject(
+            kind=kind,
+            uid=str(o["metadata"].get("uid") or f"{kind}-{o['metadata']['name']}"),
+            name=o["metadata"]["name"],
+            namespace=o["metadata"].get("namespace", ""),
+            raw=o,
+        )
+        for kind, objs in objects.items()
+        for o in objs
+    ]
+    KubeObject.objects.bulk_create(rows, batch_size=500)
+    WatchState.objects.update_or_create(kind="resourceslices", defaults={"resource_version": "1"})
+
+    def run() -> tuple[float, int]:
+        start = time.perf_counter()
+        snapshot = snapshot_load()
+        loaded = time.perf_counter() - start
+        subject = resolve_subject(
+            {"source": "class", "deviceClassName": "gpu.example.com", "count": 1}, snapshot
+        )
+        total = headroom(snapshot=snapshot, subject=subject, max_per_node=256)["total"]
+        return loaded, total
+
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        loaded, total = run()
+        times.append((time.perf_counter() - start, loaded))
+    times.sort()
+    whole, loaded = times[len(times) // 2]
+    return whole, loaded, total
+
+
 def main() -> None:
     rows = []
     feasibility_rows: list[tuple[str, str, int, float]] = []
@@ -155,6 +204,12 @@ def main() -> None:
             f"| {label} | {devices:,} | {'yes' if memo else 'no'} | {total:,} | {computed:,} | {seconds:.2f} s | "
             f"{('met' if seconds < TARGET_SECONDS else 'MISSED') if memo else 'comparison'} | {seconds / anchor:.1f}× ({anchor * 1000:.0f} ms) |"
         )
+    whole, loaded, total = end_to_end(large_objects(busy_every=2))
+    lines += [
+        "",
+        f"End to end as a run does it (busy scenario, SQLite mirror rows): read the mirror {loaded:.2f} s + answer = "
+        f"**{whole:.2f} s** for {total:,} copies ({'met' if whole < TARGET_SECONDS else 'MISSED'} the 2 s target).",
+    ]
     lines += [
         "",
         "Feasibility on the same snapshots (every node tried; nodes that look alike share an answer):",
@@ -175,4 +230,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        shutil.rmtree(_BENCH_DB.parent, ignore_errors=True)
