@@ -49,6 +49,9 @@ def device(
     attributes = fields.pop("attributes", {"model": {"string": "h200"}})
     if numa is not None:
         attributes["resource.kubernetes.io/numaNode"] = {"int": numa}
+    flat = {k.rpartition("/")[2]: str(next(iter(v.values()))) for k, v in attributes.items()} | {
+        k if "/" in k else f"{driver}/{k}": str(next(iter(v.values()))) for k, v in attributes.items()
+    }
     return Device.objects.create(
         slice_uid=f"slice-{driver}-{pool}".replace("/", "-"),
         slice_name=f"{pool}-{driver}",
@@ -58,8 +61,9 @@ def device(
         node_name=node,
         node_selection="node",
         attributes=attributes,
-        attributes_flat={k.rpartition("/")[2]: str(next(iter(v.values()))) for k, v in attributes.items()}
-        | {k if "/" in k else f"{driver}/{k}": str(next(iter(v.values()))) for k, v in attributes.items()},
+        attributes_flat=flat,
+        # As inventory.mirror_derive writes it: one "key=value" line per flat attribute.
+        attribute_index="\n" + "".join(f"{k}={v}\n" for k, v in flat.items()),
         capacity=fields.pop("capacity", {"memory": {"value": "141Gi"}}),
         numa_node=numa,
         classes=classes,
