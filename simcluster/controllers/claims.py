@@ -37,12 +37,15 @@ class ClaimController:
         self.deallocated = 0
 
     def reconcile(self) -> float | None:
+        # Claims first: a reservation or a generated claim always follows its pod's creation, so the
+        # pods read afterwards include every pod the claims name (the other order races the scheduler).
+        claims = read_all(self.store, "resourceclaims")
         live: dict[str, JSON] = {}
         for pod in read_all(self.store, "pods"):
             if not is_terminal(pod):
                 live[uid_of(pod)] = pod
         retry = False
-        for claim in read_all(self.store, "resourceclaims"):
+        for claim in claims:
             try:
                 self._release(claim, live)
             except ApiError as error:
@@ -80,7 +83,10 @@ class ClaimController:
                 self.deallocated += 1
             claim = self.store.update("resourceclaims", updated, subresource="status")
         unallocated = not kept and (claim.get("status") or {}).get("allocation") is None
-        if unallocated and DELETE_PROTECTION in (meta(claim).get("finalizers") or []):
+        # The scheduler adds the finalizer just before it allocates, so only a claim this pass released
+        # or one being deleted loses it; an unallocated claim may be about to be allocated.
+        releasing = deallocate or is_deleting(claim)
+        if unallocated and releasing and DELETE_PROTECTION in (meta(claim).get("finalizers") or []):
             updated = copy.deepcopy(claim)
             remaining = [f for f in meta(claim)["finalizers"] if f != DELETE_PROTECTION]
             if remaining:

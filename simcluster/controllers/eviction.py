@@ -97,6 +97,49 @@ def rule_matches(rule: Mapping[str, Any], device: DeviceKey) -> bool:
     )
 
 
+def published_devices(slices: Iterable[JSON]) -> tuple[dict[DeviceKey, list[JSON]], set[DeviceKey]]:
+    """Driver taints per device and the set of devices, from each pool's newest generation only."""
+    slices = list(slices)
+    newest: dict[tuple[str, str], int] = {}
+    for item in slices:
+        spec = item.get("spec") or {}
+        pool_key = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+        newest[pool_key] = max(newest.get(pool_key, 0), int((spec.get("pool") or {}).get("generation", 0)))
+    taints: dict[DeviceKey, list[JSON]] = {}
+    published: set[DeviceKey] = set()
+    for item in slices:
+        spec = item.get("spec") or {}
+        pool = spec.get("pool") or {}
+        driver, pool_name = str(spec.get("driver")), str(pool.get("name"))
+        if int(pool.get("generation", 0)) != newest[(driver, pool_name)]:
+            continue
+        for device in spec.get("devices") or []:
+            key = (driver, pool_name, str(device.get("name")))
+            published.add(key)
+            if device.get("taints"):
+                taints[key] = list(device["taints"])
+    return taints, published
+
+
+def untolerated_no_execute(
+    result: Mapping[str, Any], rules: Iterable[JSON], slice_taints: Mapping[DeviceKey, list[JSON]]
+) -> list[JSON]:
+    """NoExecute taints on an allocated device that the result's tolerations do not tolerate at all."""
+    key = (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
+    taints = [t for t in slice_taints.get(key, []) if t.get("effect") == "NoExecute"]
+    taints += [
+        (r.get("spec") or {}).get("taint") or {}
+        for r in rules
+        if ((r.get("spec") or {}).get("taint") or {}).get("effect") == "NoExecute" and rule_matches(r, key)
+    ]
+    tolerations = result.get("tolerations") or []
+    return [
+        t
+        for t in taints
+        if not any(tol.get("effect") in (None, "", "NoExecute") and tolerates(tol, t) for tol in tolerations)
+    ]
+
+
 def _plural(count: int, singular: str, plural: str) -> str:
     return singular if count == 1 else plural
 
@@ -208,27 +251,7 @@ class EvictionController:
         signature = (len(entries), max((e.rv for e in entries), default=0))
         if self._devices_cache is not None and self._devices_cache[0] == signature:
             return self._devices_cache[1], self._devices_cache[2]
-        slices = [e.obj for e in entries]
-        newest: dict[tuple[str, str], int] = {}
-        for item in slices:
-            spec = item.get("spec") or {}
-            pool_key = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
-            newest[pool_key] = max(
-                newest.get(pool_key, 0), int((spec.get("pool") or {}).get("generation", 0))
-            )
-        taints: dict[DeviceKey, list[JSON]] = {}
-        published: set[DeviceKey] = set()
-        for item in slices:
-            spec = item.get("spec") or {}
-            pool = spec.get("pool") or {}
-            driver, pool_name = str(spec.get("driver")), str(pool.get("name"))
-            if int(pool.get("generation", 0)) != newest[(driver, pool_name)]:
-                continue
-            for device in spec.get("devices") or []:
-                key = (driver, pool_name, str(device.get("name")))
-                published.add(key)
-                if device.get("taints"):
-                    taints[key] = list(device["taints"])
+        taints, published = published_devices([e.obj for e in entries])
         self._devices_cache = (signature, taints, published)
         return taints, published
 

@@ -15,6 +15,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     read_all,
+    set_condition,
     uid_of,
 )
 from simcluster.errors import ApiError
@@ -62,6 +63,17 @@ class PodLifecycle:
                 if error.status not in (404, 409):
                     raise
         return None
+
+    def complete(self, namespace: str, name: str, *, phase: str = "Succeeded") -> None:
+        """Finish a pod (Succeeded or Failed): pods never end by themselves in the simulation."""
+        now = format_time(self.clock.now())
+        current = self.store.get("pods", name, namespace=namespace)
+        conditions = (current.get("status") or {}).get("conditions") or []
+        for kind in ("Ready", "ContainersReady"):
+            done = {"type": kind, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
+            conditions = set_condition(conditions, done)
+        status = {"phase": phase, "conditions": conditions}
+        self.store.patch("pods", name, {"status": status}, namespace=namespace, subresource="status")
 
     @staticmethod
     def _started_elsewhere(pod: dict[str, object]) -> bool:

@@ -39,6 +39,7 @@ from simcluster.controllers.common import (
     set_condition,
     uid_of,
 )
+from simcluster.controllers.eviction import published_devices, untolerated_no_execute
 from simcluster.controllers.extended import (
     ExtendedRequest,
     claim_requests,
@@ -325,6 +326,9 @@ class Scheduler:
         pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
         pending_keys = {(namespace_of(c), name_of(c)) for c in pending}
         allocate_error = _allocation_error()
+        # A claim whose device must be evicted gets no new pods (dra-api §8.4).
+        joining = [c for c in allocated if not reserved_for(c, uid_of(pod))]
+        blocked = bool(joining) and self._claims_under_no_execute(joining, world)
         start = self._next_node % len(candidates)
         for offset in range(len(candidates)):
             node = candidates[(start + offset) % len(candidates)]
@@ -345,6 +349,9 @@ class Scheduler:
             ):
                 reasons["resourceclaim in use by too many pods"] += 1
                 continue
+            if blocked:
+                reasons["resourceclaim uses a device with an untolerated NoExecute taint"] += 1
+                continue
             extended = self._extended_claim(pod, plan.extended, node)
             to_allocate = [*pending, *([extended[0]] if extended else [])]
             results: list[JSON] = []
@@ -357,10 +364,18 @@ class Scheduler:
                     reasons["cannot allocate all claims"] += 1
                     continue
                 results = list(outcome)
-            self._next_node = (start + offset + 1) % len(candidates)
             return node, results, extended
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
         raise Unschedulable(f"0/{len(candidates)} nodes are available: {summary}.")
+
+    @staticmethod
+    def _claims_under_no_execute(claims: list[JSON], world: _World) -> bool:
+        slice_taints, _ = published_devices(world.slices)
+        for claim in claims:
+            for result in claim["status"]["allocation"].get("devices", {}).get("results") or []:
+                if untolerated_no_execute(result, world.rules, slice_taints):
+                    return True
+        return False
 
     def _run_allocator(
         self, world: _World, node: JSON, claims: list[JSON], pending_keys: set[tuple[str, str]]
@@ -501,6 +516,7 @@ class Scheduler:
             world.claims[key] = self._reserve(claim, pod, allocations.get(key))
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
+        self._next_node = world.nodes.index(node) + 1
         self._mark_running(bound, node, plan, extended_status)
         self.scheduled += 1
         post_event(

@@ -128,14 +128,12 @@ def _record_pod_updates(cluster: Any) -> list[dict[str, Any]]:
 
 def test_it_evicts_pods_on_a_no_execute_rule_at_once_and_replacements_land_elsewhere() -> None:
     with running() as (cluster, controllers, clock):
-        (victim,) = [p for p in pods(cluster, app="trainer") if p["spec"]["nodeName"] == "node-1"] or [None]
-        assert victim is not None, "the tiny seed puts one trainer on node-1"
+        victim = pods(cluster, app="trainer")[0]
+        driver, pool, device = devices_of(claims_of(cluster, victim)[0])[0]
         updates = _record_pod_updates(cluster)
 
-        cluster.store.create(
-            "devicetaintrules",
-            _rule("drain-node-1", {"driver": "gpu.example.com", "pool": "node-1"}, "NoExecute", clock.now()),
-        )
+        selector = {"driver": driver, "pool": pool, "device": device}
+        cluster.store.create("devicetaintrules", _rule("drain-gpu", selector, "NoExecute", clock.now()))
         settle(cluster)
 
         names = {p["metadata"]["name"] for p in pods(cluster)}
@@ -155,8 +153,9 @@ def test_it_evicts_pods_on_a_no_execute_rule_at_once_and_replacements_land_elsew
 
         trainers = pods(cluster, app="trainer")
         assert len(trainers) == 2 and all(p["status"]["phase"] == "Running" for p in trainers)
-        assert all(p["spec"]["nodeName"] != "node-1" for p in trainers)
-        rule = cluster.store.get("devicetaintrules", "drain-node-1")
+        in_use = {devices_of(claims_of(cluster, p)[0])[0] for p in trainers}
+        assert (driver, pool, device) not in in_use
+        rule = cluster.store.get("devicetaintrules", "drain-gpu")
         progress = condition(rule, "EvictionInProgress")
         assert progress is not None
         assert (progress["status"], progress["reason"]) == ("False", "Completed")
@@ -280,25 +279,19 @@ def test_it_evicts_pods_using_a_device_the_driver_marks_unhealthy_with_no_execut
 
 def test_it_previews_a_none_rule_once_and_reports_other_effects_as_not_evicting() -> None:
     with running() as (cluster, _, clock):
-        (trainer,) = [p for p in pods(cluster, app="trainer") if p["spec"]["nodeName"] == "node-1"]
-        cluster.store.create(
-            "devicetaintrules",
-            _rule("look", {"driver": "gpu.example.com", "pool": "node-1"}, "None", clock.now()),
-        )
-        cluster.store.create(
-            "devicetaintrules",
-            _rule("hold", {"driver": "gpu.example.com", "pool": "node-1"}, "NoSchedule", clock.now()),
-        )
-        cluster.store.create(
-            "devicetaintrules",
-            _rule("idle", {"driver": "nic.example.com", "pool": "node-1"}, "NoExecute", clock.now()),
-        )
+        trainer = pods(cluster, app="trainer")[0]
+        driver, pool, device = devices_of(claims_of(cluster, trainer)[0])[0]
+        selector = {"driver": driver, "pool": pool, "device": device}
+        cluster.store.create("devicetaintrules", _rule("look", selector, "None", clock.now()))
+        cluster.store.create("devicetaintrules", _rule("hold", selector, "NoSchedule", clock.now()))
+        nic = {"driver": "nic.example.com", "pool": pool}
+        cluster.store.create("devicetaintrules", _rule("idle", nic, "NoExecute", clock.now()))
         settle(cluster)
 
         look = condition(cluster.store.get("devicetaintrules", "look"), "EvictionInProgress")
         assert look is not None and (look["status"], look["reason"]) == ("False", "NoEffect")
         assert look["message"].startswith(
-            "4 published devices selected. 1 allocated device selected. 1 pod would be evicted in 1 namespace"
+            "1 published device selected. 1 allocated device selected. 1 pod would be evicted in 1 namespace"
         )
         hold = condition(cluster.store.get("devicetaintrules", "hold"), "EvictionInProgress")
         assert hold is not None and (hold["reason"], hold["message"]) == (
@@ -353,12 +346,12 @@ def test_it_writes_rule_status_at_most_once_per_period() -> None:
 
 def test_it_starts_evicting_when_a_previewed_rule_is_switched_from_none_to_no_execute() -> None:
     with running() as (cluster, _, clock):
-        cluster.store.create(
-            "devicetaintrules",
-            _rule("drain", {"driver": "gpu.example.com", "pool": "node-1"}, "None", clock.now()),
-        )
+        trainer = pods(cluster, app="trainer")[0]
+        driver, pool, device = devices_of(claims_of(cluster, trainer)[0])[0]
+        selector = {"driver": driver, "pool": pool, "device": device}
+        cluster.store.create("devicetaintrules", _rule("drain", selector, "None", clock.now()))
         settle(cluster)
-        assert [p for p in pods(cluster, app="trainer") if p["spec"]["nodeName"] == "node-1"]
+        assert trainer["metadata"]["name"] in {p["metadata"]["name"] for p in pods(cluster)}
 
         # The server stamps a new timeAdded from its own (real) clock unless one is given: use the test's.
         switch = {
@@ -370,7 +363,46 @@ def test_it_starts_evicting_when_a_previewed_rule_is_switched_from_none_to_no_ex
         clock.advance(1)
         settle(cluster)
 
-        assert all(p["spec"]["nodeName"] != "node-1" for p in pods(cluster, app="trainer"))
+        assert trainer["metadata"]["name"] not in {p["metadata"]["name"] for p in pods(cluster)}
         progress = condition(cluster.store.get("devicetaintrules", "drain"), "EvictionInProgress")
         assert progress is not None
         assert (progress["reason"], progress["observedGeneration"]) == ("Completed", 2)
+
+
+def test_it_gives_a_new_pod_a_fresh_device_instead_of_joining_a_shared_claim_being_evicted() -> None:
+    with running() as (cluster, _, clock):
+        cluster.store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+
+        def reader(name: str) -> dict[str, Any]:
+            pod = template_pod(name, "unused")
+            pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+            return pod
+
+        cluster.store.create("pods", reader("reader-a"))
+        settle(cluster)
+        (tainted,) = devices_of(cluster.store.get("resourceclaims", "shared", namespace="ml"))
+
+        driver, pool, device = tainted
+        selector = {"driver": driver, "pool": pool, "device": device}
+        cluster.store.create("devicetaintrules", _rule("bad-gpu", selector, "NoExecute", clock.now()))
+        cluster.store.create("pods", reader("reader-b"))
+        settle(cluster)
+
+        assert "reader-a" not in {p["metadata"]["name"] for p in pods(cluster)}
+        reader_b = cluster.store.get("pods", "reader-b", namespace="ml")
+        assert reader_b["status"]["phase"] == "Running"
+        shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
+        assert devices_of(shared) != [tainted]
+        assert [r["name"] for r in shared["status"]["reservedFor"]] == ["reader-b"]

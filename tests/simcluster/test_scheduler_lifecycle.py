@@ -87,3 +87,17 @@ def test_it_finishes_a_graceful_pod_deletion_like_a_kubelet() -> None:
     lifecycle.reconcile()
 
     assert [p["metadata"]["name"] for p in store.list("pods", namespace="default")] == []
+
+
+def test_it_completes_a_pod_on_command_and_releases_its_claim() -> None:
+    with running() as (cluster, controllers, _):
+        (pod,) = pods(cluster, app="mig-inference")
+        controllers.pods.complete("research", pod["metadata"]["name"])
+        settle(cluster)
+
+        done = cluster.store.get("pods", pod["metadata"]["name"], namespace="research")
+        assert done["status"]["phase"] == "Succeeded"
+        assert condition(done, "Ready")["reason"] == "PodCompleted"  # type: ignore[index]
+        claim_name = done["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+        # A finished pod's generated claim is released and deleted, as for a deleted pod.
+        assert claim_name not in {c["metadata"]["name"] for c in cluster.store.list("resourceclaims")}
