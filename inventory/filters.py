@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models import Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
@@ -71,14 +72,13 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
-        # The text index narrows cheaply (LIKE; case-insensitive on SQLite), the JSON lookup makes it exact.
+        narrowed = queryset.filter(attribute_index__contains=f"\n{key}={wanted}\n")
+        if connection.vendor == "postgresql":
+            return narrowed  # LIKE is case-sensitive there: the text index alone is exact
+        # SQLite's LIKE ignores ASCII case, so confirm with the JSON value (only on rows LIKE kept).
         # Cast: without it SQLite compares JSON_EXTRACT(value) and "1" would never equal the stored "1".
         attr = Cast(KeyTextTransform(key, "attributes_flat"), TextField())
-        return (
-            queryset.filter(attribute_index__contains=f"\n{key}={wanted}\n")
-            .alias(_attr=attr)
-            .filter(_attr=wanted)
-        )
+        return narrowed.alias(_attr=attr).filter(_attr=wanted)
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":
