@@ -7,6 +7,7 @@ resourceVersion each kind's watch had reached, so a run can say which state it a
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -87,22 +88,46 @@ def snapshot_from_objects(
     )
 
 
+_cache_lock = threading.Lock()
+_cached: tuple[Any, Snapshot] | None = None
+
+
 def snapshot_load(*, features: frozenset[str] = DEFAULT_FEATURES) -> Snapshot:
     """Read the mirror: all objects of the kinds in KINDS, and each kind's watch resourceVersion.
 
-    One transaction, so on PostgreSQL (repeatable reads are not needed: each row is one whole object)
-    no half-applied re-list is seen in the middle; the versions are read first, so they never claim a
-    newer state than the objects show.
+    Versions are read first, in the same transaction, so they never claim a newer state than the
+    objects show. The last snapshot is kept per process and reused while nothing in the mirror has
+    changed (same rows per kind, same newest write, same watch versions): decoding 10,000 devices'
+    JSON is most of what a what-if costs. Callers must not modify the snapshot's objects.
     """
+    global _cached
+    from django.db.models import Count, Max
+
     from inventory.models import KubeObject, WatchState
 
-    by_kind: dict[str, list[Obj]] = defaultdict(list)
     with transaction.atomic():
         versions = {
             kind: rv
             for kind, rv in WatchState.objects.filter(kind__in=KINDS).values_list("kind", "resource_version")
         }
+        state = (
+            features,
+            tuple(sorted(versions.items())),
+            tuple(
+                KubeObject.objects.filter(kind__in=KINDS)
+                .values_list("kind")
+                .annotate(n=Count("id"), newest=Max("mirrored_at"), last_id=Max("id"))
+                .order_by("kind")
+            ),
+        )
+        with _cache_lock:
+            if _cached is not None and _cached[0] == state:
+                return _cached[1]
+        by_kind: dict[str, list[Obj]] = defaultdict(list)
         rows = KubeObject.objects.filter(kind__in=KINDS).order_by("kind", "namespace", "name")
         for kind, raw in rows.values_list("kind", "raw").iterator(chunk_size=2000):
             by_kind[kind].append(raw)
-    return snapshot_from_objects(by_kind, resource_versions=versions, features=features)
+    snapshot = snapshot_from_objects(by_kind, resource_versions=versions, features=features)
+    with _cache_lock:
+        _cached = (state, snapshot)
+    return snapshot

@@ -163,3 +163,17 @@ def test_it_answers_for_a_node_that_looks_like_one_that_fit_with_that_nodes_own_
     assert node_c["claims"][0]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [
         "node-c"
     ]
+
+
+def test_it_reads_the_inventory_again_once_it_changes() -> None:
+    from allocation.snapshot import snapshot_load as load
+
+    o.store(*o.small_cluster().values())
+    first = load()
+    assert load() is first  # nothing changed: the decoded snapshot is reused
+    o.store(o.node("node-c"), o.gpu_slice("node-c", "H100"))
+    assert len(load().slices) == 3
+    from inventory.models import KubeObject
+
+    KubeObject.objects.filter(name="node-c").delete()
+    assert [n["metadata"]["name"] for n in load().nodes] == ["node-a", "node-b"]
