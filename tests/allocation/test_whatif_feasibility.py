@@ -12,6 +12,7 @@ from allocation.services import whatif_answer
 from allocation.snapshot import snapshot_load
 from allocation.whatif_common import WhatIfInputError
 from allocation.whatif_inputs import normalize_input
+from inventory.models import KubeObject
 from tests.allocation import whatif_objects as o
 
 pytestmark = pytest.mark.django_db
@@ -166,14 +167,11 @@ def test_it_answers_for_a_node_that_looks_like_one_that_fit_with_that_nodes_own_
 
 
 def test_it_reads_the_inventory_again_once_it_changes() -> None:
-    from allocation.snapshot import snapshot_load as load
-
+    load = snapshot_load
     o.store(*o.small_cluster().values())
     first = load()
     assert load() is first  # nothing changed: the decoded snapshot is reused
     o.store(o.node("node-c"), o.gpu_slice("node-c", "H100"))
     assert len(load().slices) == 3
-    from inventory.models import KubeObject
-
     KubeObject.objects.filter(name="node-c").delete()
     assert [n["metadata"]["name"] for n in load().nodes] == ["node-a", "node-b"]
