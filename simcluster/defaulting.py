@@ -6,9 +6,55 @@ Only the defaults a client could notice in the DRA workflow: taint `timeAdded`, 
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 Obj = dict[str, Any]
+
+#: Fields of type metav1.Time (second precision, "Z"); MicroTime fields keep microseconds.
+_TIME_FIELDS = frozenset(
+    {
+        "creationTimestamp", "deletionTimestamp", "timeAdded", "lastTransitionTime", "allocationTimestamp",
+        "time", "lastTimestamp", "firstTimestamp", "startTime", "startedAt", "finishedAt", "lastProbeTime",
+        "lastHeartbeatTime", "completionTime", "lastScheduleTime", "lastUpdateTime",
+    }
+)  # fmt: skip
+_MICRO_TIME_FIELDS = frozenset({"eventTime", "renewTime", "acquireTime"})
+#: Maps whose values are user data, never normalized.
+_OPAQUE = frozenset(
+    {"labels", "annotations", "parameters", "data", "selector", "matchLabels", "nodeSelector"}
+)
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def _normal_time(value: str, micro: bool) -> str:
+    if not _TIMESTAMP.match(value):
+        return value  # not a timestamp: validation reports it
+    try:
+        moment = datetime.fromisoformat(value).astimezone(UTC)
+    except ValueError:
+        return value
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def normalize_times(node: Any) -> None:
+    """Write UTC times as kube serializes them ("Z", seconds for Time, microseconds for MicroTime).
+
+    Clients may send "+00:00" (the Python client re-serializes that way) or fractions; kube decodes
+    and re-encodes, so a read-modify-write of an unchanged object stays a no-op.
+    """
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, str) and (key in _TIME_FIELDS or key in _MICRO_TIME_FIELDS):
+                node[key] = _normal_time(value, key in _MICRO_TIME_FIELDS)
+            elif key not in _OPAQUE:
+                normalize_times(value)
+    elif isinstance(node, list):
+        for item in node:
+            normalize_times(item)
 
 
 def _default_taint(taint: Any, now: str) -> None:

@@ -472,6 +472,7 @@ class Store:
             meta.pop(transient, None)
         now = self.now()
         self._prepare_create(resource, new)
+        defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
         warnings = self._validate(resource, new, None, None, field_validation)
         if field_manager:
@@ -580,6 +581,7 @@ class Store:
             new: Obj = clone(old)
             if "status" in incoming:
                 new["status"] = clone(incoming["status"])
+                defaulting.normalize_times(new["status"])
             else:
                 new.pop("status", None)
             if "managedFields" in in_meta:
@@ -602,6 +604,7 @@ class Store:
                     new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
+            defaulting.normalize_times(new)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         warnings = self._validate(resource, new, old, subresource, field_validation)

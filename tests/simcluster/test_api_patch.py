@@ -191,3 +191,14 @@ def test_it_handles_unknown_fields_by_field_validation(
     assert bool(headers.get_all("Warning")) is warned
     if warned:
         assert headers.get_all("Warning") == ['299 - "unknown field \\"spec.taint.colour\\""']
+
+
+def test_it_keeps_a_typed_client_read_modify_write_of_an_unchanged_object_a_no_op(
+    rules: client.ResourceV1Api, cluster: SimCluster
+) -> None:
+    rule = rules.read_device_taint_rule("drain-node-a")  # the client re-serializes times as +00:00
+    replaced = rules.replace_device_taint_rule("drain-node-a", rule)
+    assert replaced.metadata.resource_version == rule.metadata.resource_version
+    assert replaced.metadata.generation == 1
+    stored = cluster.store.get("devicetaintrules", "drain-node-a")
+    assert stored["spec"]["taint"]["timeAdded"].endswith("Z")
