@@ -474,6 +474,11 @@ class SimServer:
             raise bad_request("DeleteOptions must be an object")
         preconditions = body.get("preconditions") or {}
         grace = body.get("gracePeriodSeconds", request.query.get("gracePeriodSeconds"))
+        try:
+            grace_seconds = int(grace) if grace is not None else None
+        except (TypeError, ValueError) as error:
+            raise bad_request(f"gracePeriodSeconds: must be an integer, got {grace!r}") from error
+        preconditions = preconditions if isinstance(preconditions, dict) else {}
         obj = self.store.delete(
             resource.plural,
             name,
@@ -481,7 +486,7 @@ class SimServer:
             uid=preconditions.get("uid"),
             resource_version=preconditions.get("resourceVersion"),
             dry_run=self._dry_run(request, body),
-            grace_period_seconds=int(grace) if grace is not None else None,
+            grace_period_seconds=grace_seconds,
         )
         return _json_response(obj)
 
