@@ -257,3 +257,25 @@ def test_it_runs_pending_runs_left_over_from_a_restart_when_the_embedded_worker_
     finally:
         stop_embedded_worker()
     assert (run.state, run.result["total"] if run.result else None) == (RunState.SUCCEEDED, 3)
+
+
+def test_it_keeps_the_heartbeat_of_a_run_busy_in_one_long_step(
+    worker: None, api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+
+    def one_long_step(**kwargs: Any) -> dict[str, Any]:
+        release.wait(30)  # a step that reports no progress while it works
+        return {"done": True}
+
+    monkeypatch.setattr(services, "whatif_answer", one_long_step)
+    monkeypatch.setattr(services, "HEARTBEAT_SECONDS", 0.1)
+    o.store(*o.small_cluster().values())
+    run_id = api.post(
+        "/api/whatif/runs/", {"kind": "headroom", "input": ONE_GPU_TEMPLATE}, format="json"
+    ).json()["id"]
+    first = wait_for(run_id, lambda r: r.state == RunState.RUNNING).heartbeat_at
+    assert first is not None
+    wait_for(run_id, lambda r: r.heartbeat_at is not None and r.heartbeat_at > first)
+    release.set()
+    assert wait_for(run_id, lambda r: r.is_finished).result == {"done": True}
