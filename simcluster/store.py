@@ -170,10 +170,13 @@ def _spec_part(obj: Obj) -> Obj:
 
 
 def _qos_class(pod: Obj) -> str:
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        resources = container.get("resources") or {}
+    spec = pod.get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    for container in containers if isinstance(containers, list) else []:
+        resources = container.get("resources") if isinstance(container, dict) else None
         for section in ("requests", "limits"):
-            if any(k in ("cpu", "memory") for k in resources.get(section) or {}):
+            amounts = resources.get(section) if isinstance(resources, dict) else None
+            if isinstance(amounts, dict) and any(k in ("cpu", "memory") for k in amounts):
                 return "Burstable"
     return "BestEffort"
 

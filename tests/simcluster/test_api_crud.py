@@ -253,3 +253,14 @@ def test_it_lists_namespaced_kinds_across_namespaces(http: Http) -> None:
         ("default", "gpu-claim"),
         ("team-a", "gpu-claim"),
     ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"null", b"[]", b'"x"', b"{", b'{"metadata":"x"}', b'{"metadata":{"name":"web"},"spec":"x"}',
+     b'{"metadata":{"name":"web","labels":"x"}}', b'{"metadata":{"name":"web","finalizers":"x"}}'],
+)  # fmt: skip
+def test_it_answers_malformed_bodies_with_a_client_error(http: Http, body: bytes) -> None:
+    status, _, answer = http.request("POST", "/api/v1/namespaces/default/pods", body)
+    assert 400 <= status < 500, answer
+    assert answer["kind"] == "Status"
