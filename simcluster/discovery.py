@@ -38,11 +38,11 @@ def _versions(group: str) -> list[str]:
     return GROUP_VERSIONS.get(group, [])
 
 
-def api_versions() -> Doc:
+def api_versions(server_address: str) -> Doc:
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
     }
 
 

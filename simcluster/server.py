@@ -228,7 +228,9 @@ class SimServer:
                 discovery.aggregated(legacy=legacy, version=version),
                 content_type=discovery.AGGREGATED_CONTENT_TYPE.format(version=version),
             )
-        return _json_response(discovery.api_versions() if legacy else discovery.api_group_list())
+        if legacy:
+            return _json_response(discovery.api_versions(f"{self.host}:{self.port}"))
+        return _json_response(discovery.api_group_list())
 
     def _openapi(self, request: web.Request, segs: list[str]) -> web.Response:
         if segs == ["v2"]:
