@@ -366,7 +366,21 @@ class Scheduler:
                 results = list(outcome)
             return node, results, extended
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        self._post_filter(pod, allocated, world)
         raise Unschedulable(f"0/{len(candidates)} nodes are available: {summary}.")
+
+    def _post_filter(self, pod: JSON, allocated: list[JSON], world: _World) -> None:
+        """Nothing fits: free one allocated claim that only this pod uses, so the next attempt may
+        allocate it somewhere that fits (the upstream PostFilter)."""
+        for claim in allocated:
+            users = {ref.get("uid") for ref in (claim.get("status") or {}).get("reservedFor") or []}
+            if users <= {uid_of(pod)}:
+                released = copy.deepcopy(claim)
+                for field_name in ("allocation", "reservedFor", "devices"):
+                    released["status"].pop(field_name, None)
+                key = (namespace_of(claim), name_of(claim))
+                world.claims[key] = self.store.update("resourceclaims", released, subresource="status")
+                return
 
     @staticmethod
     def _claims_under_no_execute(claims: list[JSON], world: _World) -> bool:

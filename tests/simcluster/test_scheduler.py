@@ -325,3 +325,51 @@ def test_it_lets_an_init_container_share_the_extended_resource_request_of_the_ma
         ("container-1-request-1", 3),
         ("container-2-request-0", 2),
     ]
+
+
+def test_it_frees_a_claim_allocated_where_its_pod_cannot_run_and_allocates_it_again() -> None:
+    with running() as (cluster, _, _):
+        pod = template_pod("pinned", "unused")
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "pinned-gpu"}]
+        pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "node-1"}
+        pod["spec"]["schedulingGates"] = [{"name": "example.com/hold"}]
+        created = cluster.store.create("pods", pod)
+        claim = cluster.store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "pinned-gpu", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+        claim["status"] = {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-0", "device": "gpu-3"}
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-0"]}]}
+                    ]
+                },
+            },
+            "reservedFor": [{"resource": "pods", "name": "pinned", "uid": created["metadata"]["uid"]}],
+        }
+        cluster.store.update("resourceclaims", claim, subresource="status")
+        settle(cluster)
+
+        gated = cluster.store.get("pods", "pinned", namespace="ml")
+        gated["spec"]["schedulingGates"] = []
+        cluster.store.update("pods", gated)
+        settle(cluster)
+
+        running_pod = cluster.store.get("pods", "pinned", namespace="ml")
+        assert (running_pod["status"]["phase"], running_pod["spec"]["nodeName"]) == ("Running", "node-1")
+        assert devices_of(cluster.store.get("resourceclaims", "pinned-gpu", namespace="ml"))[0][1] == "node-1"
