@@ -12,6 +12,7 @@ from allocation.snapshot import Obj, Snapshot
 from allocation.whatif_common import (
     AllocatorView,
     Progress,
+    WhatIfInputError,
     allocate_on,
     meta,
     no_progress,
@@ -78,6 +79,8 @@ def feasibility(
 
     view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
     nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
+    if only_node and not nodes:
+        raise WhatIfInputError("input.node", f"no node named {only_node} in the inventory")
     feasible: list[dict[str, Any]] = []
     infeasible: list[dict[str, Any]] = []
     # A node that looks like one that did not fit is neither tried nor explained again: it gets a reference.

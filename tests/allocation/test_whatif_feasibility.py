@@ -175,3 +175,13 @@ def test_it_reads_the_inventory_again_once_it_changes() -> None:
     assert len(load().slices) == 3
     KubeObject.objects.filter(name="node-c").delete()
     assert [n["metadata"]["name"] for n in load().nodes] == ["node-a", "node-b"]
+
+
+def test_it_answers_for_one_node_when_asked_and_names_an_unknown_node() -> None:
+    o.store(*o.small_cluster().values())
+    result = ask({**pasted(o.claim("want-one")), "node": "node-b"})
+    assert devices_by_node(result) == {"node-b": ["node-b/gpu-0"]}
+    assert result["nodes_total"] == 1
+    with pytest.raises(WhatIfInputError) as info:
+        ask({**pasted(o.claim("want-one")), "node": "node-z"})
+    assert str(info.value) == "input.node: no node named node-z in the inventory"
