@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Case, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -121,6 +122,24 @@ def devices(request: HttpRequest) -> HttpResponse:
     return render(request, "inventory/devices.html", context | {"live_version": sp.live_version()})
 
 
+# Sortable columns of the Devices table → model fields (driver/pool/name always break ties).
+DEVICE_SORTS = {
+    "device": ("name",),
+    "node": ("node_name",),
+    "numa": ("numa_node",),
+    "pool": ("pool",),
+    "taints": ("taint_level",),
+    "state": ("allocation_state",),
+    "health": ("health",),
+}
+TAINT_LEVEL = Case(
+    When(max_taint_effect="NoExecute", then=Value(3)),
+    When(max_taint_effect="NoSchedule", then=Value(2)),
+    When(max_taint_effect="None", then=Value(1)),
+    default=Value(0),
+)
+
+
 def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, maximum: int) -> int:
     raw = request.GET.get(name, "")
     if not raw:
@@ -145,7 +164,16 @@ def devices_data(request: HttpRequest) -> JsonResponse:
         size = _int_param(request, "size", 100, minimum=1, maximum=PAGE_SIZE_MAX)
     except ValueError as exc:
         return JsonResponse({"errors": {"__all__": [{"message": str(exc)}]}}, status=400)
-    qs = filterset.qs.order_by("driver", "pool", "name")
+    sort, direction = request.GET.get("sort", ""), request.GET.get("dir", "asc")
+    if sort and sort not in DEVICE_SORTS or direction not in ("asc", "desc"):
+        message = f"sort must be one of {', '.join(sorted(DEVICE_SORTS))} and dir asc or desc"
+        return JsonResponse({"errors": {"sort": [{"message": message}]}}, status=400)
+    qs = filterset.qs
+    if sort == "taints":
+        qs = qs.alias(taint_level=TAINT_LEVEL)
+    prefix = "-" if direction == "desc" else ""
+    order = [prefix + column for column in DEVICE_SORTS.get(sort, ())]
+    qs = qs.order_by(*order, "driver", "pool", "name")
     total = qs.count()
     last_page = max(1, -(-total // size))
     rows = list(sp.device_rows(qs[(page - 1) * size : page * size]))

@@ -64,11 +64,37 @@
     const holder = document.getElementById("devices-table");
     if (!holder || !window.Tabulator) return;
     const count = document.getElementById("device-count");
+    // Page, size and sort live in the page's URL too, so a reload or a shared link shows the same rows.
+    const here = new URLSearchParams(location.search);
+    const initialSort = here.get("sort") ? [{ column: here.get("sort"), dir: here.get("dir") === "desc" ? "desc" : "asc" }] : [];
+    function dataUrl(url, config, params) {
+      const query = new URLSearchParams(url.split("?")[1] || "");
+      const view = new URLSearchParams(location.search);
+      ["page", "size", "sort", "dir"].forEach(function (k) { query.delete(k); view.delete(k); });
+      query.set("page", params.page || 1);
+      query.set("size", params.size || 100);
+      if (params.page > 1) view.set("page", params.page);
+      if (params.size && params.size !== 100) view.set("size", params.size);
+      const sort = (params.sort || [])[0];
+      if (sort) {
+        query.set("sort", sort.field);
+        query.set("dir", sort.dir);
+        view.set("sort", sort.field);
+        view.set("dir", sort.dir);
+      }
+      const shown = view.toString();
+      history.replaceState(history.state, "", location.pathname + (shown ? "?" + shown : ""));
+      return url.split("?")[0] + "?" + query.toString();
+    }
     const table = new Tabulator(holder, {
       ajaxURL: holder.dataset.url,
+      ajaxURLGenerator: dataUrl,
       pagination: true,
       paginationMode: "remote",
-      paginationSize: 100,
+      sortMode: "remote",
+      initialSort: initialSort,
+      paginationInitialPage: parseInt(here.get("page"), 10) || 1,
+      paginationSize: parseInt(here.get("size"), 10) || 100,
       paginationSizeSelector: [50, 100, 200, 500],
       paginationCounter: "rows",
       maxHeight: "72vh",
@@ -79,23 +105,22 @@
         return response;
       },
       placeholder: "No devices match these filters.",
-      headerSortClickElement: "icon",
       columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
       rowFormatter: function (row) {
         const d = row.getData();
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
       },
       columns: [
-        { title: "Device", field: "device", formatter: deviceLink, width: 90 },
-        { title: "Node", field: "node", width: 110 },
-        { title: "NUMA", field: "numa", width: 64, hozAlign: "right" },
-        { title: "Pool", field: "pool", width: 110, formatter: pool },
+        { title: "Device", field: "device", formatter: deviceLink, minWidth: 120, widthGrow: 1.2, headerSort: true },
+        { title: "Node", field: "node", width: 116, headerSort: true },
+        { title: "NUMA", field: "numa", width: 86, hozAlign: "right", headerSort: true },
+        { title: "Pool", field: "pool", width: 116, formatter: pool, headerSort: true },
         { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, width: 150 },
-        { title: "Taints", field: "taints", formatter: taints, minWidth: 220, widthGrow: 3, cssClass: "wrap" },
-        { title: "State", field: "state", formatter: state, width: 92 },
+        { title: "Taints", field: "taints", formatter: taints, minWidth: 200, widthGrow: 2.4, cssClass: "wrap", headerSort: true, headerSortStartingDir: "desc" },
+        { title: "State", field: "state", formatter: state, width: 96, headerSort: true },
         { title: "Claim", field: "claims", formatter: claims, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
         { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
-        { title: "Health", field: "health", formatter: health, width: 84 },
+        { title: "Health", field: "health", formatter: health, width: 92, headerSort: true },
       ],
     });
     table.on("dataLoadError", function () {

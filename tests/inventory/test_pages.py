@@ -330,3 +330,17 @@ def test_it_counts_matched_devices_like_the_shared_selector(world: dict[str, Any
 def test_it_explains_an_invalid_claim_filter(client_in: Client, world: dict[str, Any]) -> None:
     html = client_in.get(reverse("inventory:claims"), {"state": "exploded"}).content.decode()
     assert "state:" in html and "Select a valid choice" in html and "No claims match." in html
+
+
+def test_it_sorts_devices_by_taint_severity_on_the_server(client_in: Client, world: dict[str, Any]) -> None:
+    data = client_in.get(reverse("inventory:devices-data"), {"sort": "taints", "dir": "desc"}).json()
+    effects = [r["taints"][0]["effect"] if r["taints"] else "" for r in data["data"]]
+    assert effects[:2] == ["NoExecute", "NoSchedule"] and set(effects[2:]) == {""}
+    by_node = client_in.get(reverse("inventory:devices-data"), {"sort": "node", "dir": "desc"}).json()
+    assert by_node["data"][0]["node"] == "node-2"
+
+
+def test_it_rejects_an_unknown_sort_naming_the_choices(client_in: Client, world: dict[str, Any]) -> None:
+    response = client_in.get(reverse("inventory:devices-data"), {"sort": "attributes"})
+    assert response.status_code == 400
+    assert "sort must be one of device, health, node, numa, pool, state, taints" in response.content.decode()
