@@ -300,6 +300,8 @@ class SimServer:
         if resource.namespaced and namespace is None:
             raise resource_not_found()
         if method == "GET":
+            if sub is None and _flag(request.query.get("watch")):  # the deprecated single-object watch
+                return await self._watch(request, resource, namespace, name=name)
             entry = self.store.get_entry(resource.plural, name, namespace=namespace)
             if _wants_table(request):
                 return _json_response(tables.table(resource, [entry.obj], include_object=self._include(request), now=self.store.clock_now(),
@@ -604,14 +606,17 @@ class SimServer:
     # ------------------------------------------------------------------ watch
 
     async def _watch(
-        self, request: web.Request, resource: ResourceDef, namespace: str | None
+        self, request: web.Request, resource: ResourceDef, namespace: str | None, *, name: str | None = None
     ) -> web.StreamResponse:
+        matcher = self._matcher(request, resource)
+        if name is not None:
+            matcher = combine(matcher, lambda obj: bool(obj.get("metadata", {}).get("name") == name))
         params = parse_watch_params(
             request.query,
             resource,
             current_rv=self.store.resource_version,
             default_timeout=self.options.default_watch_timeout,
-            matcher=self._matcher(request, resource),
+            matcher=matcher,
             as_table=_wants_table(request),
         )
         stream = WatchStream(self.store, resource, namespace, params)

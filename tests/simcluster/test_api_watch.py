@@ -196,3 +196,11 @@ def test_it_sends_periodic_bookmarks_while_the_watch_stays_open(cluster: SimClus
         first = json.loads(response.readline())
     assert first["type"] == "BOOKMARK"
     assert first["object"]["metadata"]["resourceVersion"] == str(rv)
+
+
+def test_it_watches_a_single_object_by_its_path(cluster: SimCluster, http: Http) -> None:
+    start = cluster.store.resource_version
+    cluster.store.create("deviceclasses", sample("deviceclasses", name="mine"))
+    cluster.store.create("deviceclasses", sample("deviceclasses", name="other"))
+    lines = http.lines(f"{CLASSES}/mine?watch=true&resourceVersion={start}&timeoutSeconds=1")
+    assert [e["object"]["metadata"]["name"] for e in _events(lines)] == ["mine"]
