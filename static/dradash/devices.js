@@ -111,12 +111,12 @@
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
       },
       columns: [
-        { title: "Device", field: "device", formatter: deviceLink, minWidth: 120, widthGrow: 1.2, headerSort: true },
+        { title: "Device", field: "device", formatter: deviceLink, minWidth: 110, widthGrow: 0.8, headerSort: true },
         { title: "Node", field: "node", width: 116, headerSort: true },
         { title: "NUMA", field: "numa", width: 86, hozAlign: "right", headerSort: true },
         { title: "Pool", field: "pool", width: 116, formatter: pool, headerSort: true },
         { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, width: 150 },
-        { title: "Taints", field: "taints", formatter: taints, minWidth: 200, widthGrow: 2.4, cssClass: "wrap", headerSort: true, headerSortStartingDir: "desc" },
+        { title: "Taints", field: "taints", formatter: taints, minWidth: 340, widthGrow: 2.4, cssClass: "wrap", headerSort: true, headerSortStartingDir: "desc" },
         { title: "State", field: "state", formatter: state, width: 96, headerSort: true },
         { title: "Claim", field: "claims", formatter: claims, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
         { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
