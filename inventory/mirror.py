@@ -4,6 +4,16 @@ One `Reflector` thread per kind feeds a queue; one writer thread drains it in ba
 batch in a single transaction: upsert/delete `KubeObject` rows (a re-list is a diff keyed by uid that
 deletes what is gone), recompute the derived rows that depend on what changed (`mirror_derive`), update
 `WatchState`, and broadcast one `inventory.changed` message per batch after commit.
+
+The message (group "inventory"; the documented stream of inventory changes):
+
+    {"type": "inventory.changed",
+     "kinds": ["devicetaintrules", "resourceslices"],            # kinds touched, sorted
+     "changes": [{"kind", "type": "MODIFIED"|"DELETED", "uid", "name", "namespace"}, …],  # ≤ 500
+     "truncated": false, "count": 2,                              # count = all changes in the batch
+     "rv": {"<kind>": "<resourceVersion applied>"}}
+
+ADDED and MODIFIED both arrive as "MODIFIED" (an upsert); a re-list reports only what differed.
 """
 
 from __future__ import annotations
@@ -45,8 +55,6 @@ ANALYZE_SQL = (
 )
 MAX_CHANGES_PER_MESSAGE = 500
 DEFAULT_KINDS = list(KIND)
-# Pages care about these; the rest (pdbs, templates) are mirrored for detail views and the what-if.
-RELEVANT = set(KIND)
 
 
 @dataclass
