@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from simcluster import validation_dra as dra
 from simcluster.schema import Causes, child, schema_causes
+from simcluster.validation_admin import check_device_class, check_device_taint_rule, check_pool_status_request
+from simcluster.validation_claims import check_resource_claim, check_resource_claim_template
+from simcluster.validation_names import dns_label, dns_subdomain, label_value, qualified_name
+from simcluster.validation_shared import hashable
+from simcluster.validation_slices import check_resource_slice
 
 
 class ResourceDef(Protocol):
@@ -84,27 +88,27 @@ def _check_metadata(
     namespace = meta.get("namespace")
     if resource.namespaced:
         if namespace:
-            dra.dns_label(causes, "metadata.namespace", namespace)
+            dns_label(causes, "metadata.namespace", namespace)
     elif namespace:
         causes.forbidden("metadata.namespace", "not allowed on this type")
 
     # kube reports label keys and values (and finalizers) at the map's path, not per key.
     for key, value in _map(meta.get("labels")).items():
-        dra.qualified_name(causes, "metadata.labels", key)
-        dra.label_value(causes, "metadata.labels", value)
+        qualified_name(causes, "metadata.labels", key)
+        label_value(causes, "metadata.labels", value)
     annotations = _map(meta.get("annotations"))
     total = 0
     for key, value in annotations.items():
-        dra.qualified_name(causes, "metadata.annotations", key.lower())
+        qualified_name(causes, "metadata.annotations", key.lower())
         total += len(key) + len(value if isinstance(value, str) else "")
     if total > ANNOTATIONS_MAX_BYTES:
         causes.too_long("metadata.annotations", ANNOTATIONS_MAX_BYTES)
     finalizers: set[Any] = set()
     for finalizer in _items(meta.get("finalizers")):
-        dra.qualified_name(causes, "metadata.finalizers", finalizer)
-        if dra.hashable(finalizer) in finalizers:
+        qualified_name(causes, "metadata.finalizers", finalizer)
+        if hashable(finalizer) in finalizers:
             causes.duplicate("metadata.finalizers", finalizer)
-        finalizers.add(dra.hashable(finalizer))
+        finalizers.add(hashable(finalizer))
     owners = _items(meta.get("ownerReferences"))
     for index, owner in enumerate(owners):
         entry = f"metadata.ownerReferences[{index}]"
@@ -134,13 +138,13 @@ def _check_name(causes: Causes, resource: ResourceDef, path: str, name: Any) -> 
     if not isinstance(name, str):
         return
     if (resource.group, resource.kind) in _LABEL_NAMED:
-        dra.dns_label(causes, path, name)
+        dns_label(causes, path, name)
     elif (resource.group, resource.kind) == ("", "Event"):
         # Event names embed a timestamp suffix (``pod.17f3a...``); kube only checks them loosely.
         if "/" in name or name in (".", ".."):
             causes.invalid(path, name, "may not contain '/'")
     else:
-        dra.dns_subdomain(causes, path, name)
+        dns_subdomain(causes, path, name)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -156,17 +160,17 @@ def _check_kind(
 ) -> list[str]:
     key = (resource.group, resource.kind)
     if key == ("resource.k8s.io", "ResourceSlice"):
-        return dra.check_resource_slice(causes, obj, old)
+        return check_resource_slice(causes, obj, old)
     if key == ("resource.k8s.io", "DeviceClass"):
-        return dra.check_device_class(causes, obj, old)
+        return check_device_class(causes, obj, old)
     if key == ("resource.k8s.io", "ResourceClaim"):
-        return dra.check_resource_claim(causes, obj, old, subresource)
+        return check_resource_claim(causes, obj, old, subresource)
     if key == ("resource.k8s.io", "ResourceClaimTemplate"):
-        return dra.check_resource_claim_template(causes, obj, old)
+        return check_resource_claim_template(causes, obj, old)
     if key == ("resource.k8s.io", "DeviceTaintRule"):
-        return dra.check_device_taint_rule(causes, obj, old, subresource)
+        return check_device_taint_rule(causes, obj, old, subresource)
     if key == ("resource.k8s.io", "ResourcePoolStatusRequest"):
-        return dra.check_pool_status_request(causes, obj, old, subresource)
+        return check_pool_status_request(causes, obj, old, subresource)
     if key == ("", "Pod"):
         return _check_pod(causes, obj, old, subresource)
     if key == ("", "Node"):
@@ -197,7 +201,7 @@ def _check_pod(
     for index, claim in enumerate(claims):
         entry = f"spec.resourceClaims[{index}]"
         name = _map(claim).get("name")
-        dra.dns_label(causes, child(entry, "name"), name)
+        dns_label(causes, child(entry, "name"), name)
         if isinstance(name, str) and name:
             if name in claim_names:
                 causes.duplicate(child(entry, "name"), name)
@@ -214,14 +218,14 @@ def _check_pod(
                 "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
             )
         for source in sources:
-            dra.dns_subdomain(causes, child(entry, source), _map(claim)[source])
+            dns_subdomain(causes, child(entry, source), _map(claim)[source])
 
     container_names: set[str] = set()
     for field in ("initContainers", "containers"):
         for index, container in enumerate(_items(spec.get(field))):
             entry = f"spec.{field}[{index}]"
             name = _map(container).get("name")
-            dra.dns_label(causes, child(entry, "name"), name)
+            dns_label(causes, child(entry, "name"), name)
             if isinstance(name, str) and name:
                 if name in container_names:
                     causes.duplicate(child(entry, "name"), name)
@@ -233,10 +237,10 @@ def _check_pod(
                 claim_name = _map(claim).get("name")
                 if not claim_name:
                     causes.required(claim_path)
-                elif dra.hashable(claim_name) not in claim_names:
+                elif hashable(claim_name) not in claim_names:
                     causes.not_supported(claim_path, claim_name, sorted(claim_names))
     if spec.get("nodeName"):
-        dra.dns_subdomain(causes, "spec.nodeName", spec["nodeName"])
+        dns_subdomain(causes, "spec.nodeName", spec["nodeName"])
     for index, toleration in enumerate(_items(spec.get("tolerations"))):
         operator = _map(toleration).get("operator") or "Equal"
         if operator not in ("Equal", "Exists"):
@@ -276,8 +280,8 @@ def _pod_spec_without_mutable(spec: dict[str, Any]) -> dict[str, Any]:
 def _check_node(causes: Causes, obj: dict[str, Any]) -> list[str]:
     for index, taint in enumerate(_items(_map(obj.get("spec")).get("taints"))):
         entry = f"spec.taints[{index}]"
-        dra.qualified_name(causes, child(entry, "key"), _map(taint).get("key"))
-        dra.label_value(causes, child(entry, "value"), _map(taint).get("value"))
+        qualified_name(causes, child(entry, "key"), _map(taint).get("key"))
+        label_value(causes, child(entry, "value"), _map(taint).get("value"))
         effect = _map(taint).get("effect")
         supported = ["NoExecute", "NoSchedule", "PreferNoSchedule"]
         if not effect:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from simcluster.validation import validate
-from simcluster.validation_dra import _cel_engine, cel_syntax_problem, quantity_value
+from simcluster.validation_capacity import quantity_value
+from simcluster.validation_cel import _cel_engine, cel_syntax_problem
 
 
 @dataclass(frozen=True)
