@@ -29,3 +29,26 @@ def test_it_refetches_once_more_for_changes_that_arrive_mid_refresh(
     page.evaluate("for (let i = 0; i < 5; i++) window.dradashLive.refresh(['resourceclaims'])")
     page.wait_for_function("() => window.dradashLive.idle()", timeout=10_000)
     assert len(requests) == 2, f"expected one re-fetch plus one catch-up, got {requests}"
+
+
+def test_it_refreshes_a_page_whose_socket_says_the_cluster_moved_on(
+    viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    """A page that connects late: the socket's hello carries a newer version, so the page re-fetches."""
+    import json
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if "fragment=table" in r.url else None)
+    rendered = page.evaluate("document.body.dataset.liveVersion")
+
+    def late_server(ws: Any) -> None:
+        ws.send(json.dumps({"type": "hello", "version": rendered}))  # nothing new: no re-fetch
+        ws.send(json.dumps({"type": "hello", "version": "moved-on"}))  # newer: re-fetch
+
+    page.route_web_socket("**/ws/inventory/", late_server)
+    page.reload()
+    page.wait_for_function("() => window.dradashLive && window.dradashLive.version() === 'moved-on'")
+    page.wait_for_function("() => window.dradashLive.idle()")
+    assert len(requests) == 1, requests
