@@ -197,14 +197,86 @@ def worker(args: argparse.Namespace) -> None:
     if not report["batches"]:
         raise SystemExit("no batch was applied: the measurement is void")
     report["relists"] = sum(r.health.relists for r in handle.reflectors)
+    report["latency_ms"] = measure_latency(handle)
     handle.stop()
     print("RESULT " + json.dumps(report), flush=True)
+
+
+def measure_latency(handle: Any) -> list[float]:
+    """Cluster change → `inventory.changed` delivered to a member of the "inventory" group.
+
+    The parent creates DeviceTaintRules annotated with their creation time (same machine, same clock);
+    a thread here listens on the channel layer the mirror broadcasts to, as a websocket consumer would.
+    """
+    import asyncio
+    import threading
+
+    from channels.layers import get_channel_layer
+
+    from dradash.realtime import register_server_loop
+    from inventory.models import KubeObject
+
+    # Like the ASGI server: one event loop owns the (in-memory) channel layer; the mirror's broadcasts
+    # are scheduled onto it through dradash.realtime.
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    register_server_loop(loop)
+    layer = get_channel_layer()
+    received: list[tuple[float, list[str]]] = []
+    done = threading.Event()
+
+    async def listen() -> None:
+        channel = await layer.new_channel()
+        await layer.group_add("inventory", channel)
+        ready.set()
+        while not done.is_set():
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=0.5)
+            except TimeoutError:
+                continue
+            names = [c["name"] for c in message["changes"] if c["kind"] == "devicetaintrules"]
+            if names:
+                received.append((time.time(), names))
+
+    ready = threading.Event()
+    listener = asyncio.run_coroutine_threadsafe(listen(), loop)
+    ready.wait(10)
+    print("LATENCY-READY", flush=True)
+    sys.stdin.readline()  # "LATENCY-DONE" once the parent has created every rule
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and handle.queue.unfinished_tasks != 0:
+        time.sleep(0.05)
+    time.sleep(1.0)  # let the last broadcast reach the listener
+    done.set()
+    listener.result(5)
+    created = {
+        o.name: float(((o.raw.get("metadata") or {}).get("annotations") or {}).get("bench/created", "0"))
+        for o in KubeObject.objects.filter(kind="devicetaintrules", name__startswith="latency-")
+    }
+    latencies = []
+    seen: set[str] = set()
+    for at, names in received:
+        for name in names:
+            if name in created and name not in seen:
+                seen.add(name)
+                latencies.append((at - created[name]) * 1000)
+    return latencies
 
 
 # ------------------------------------------------------------------------------------------ parent
 
 
-def run_backend(cluster: Any, kubeconfig: str, url: str, events: int, run: int) -> dict[str, Any]:
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": float("nan"), "p99": float("nan"), "n": 0}
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
+    return {"p50": pick(0.50), "p99": pick(0.99), "n": len(ordered)}
+
+
+def run_backend(
+    cluster: Any, kubeconfig: str, url: str, events: int, run: int, latency_changes: int = 200
+) -> dict[str, Any]:
     proc = subprocess.Popen(
         [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--database-url", url],
         stdin=subprocess.PIPE,
@@ -234,6 +306,26 @@ def run_backend(cluster: Any, kubeconfig: str, url: str, events: int, run: int) 
         raise SystemExit("the pod updates did not change the objects; events would not be measured")
     proc.stdin.write(f"GO {last['metadata']['resourceVersion']} {events}\n")
     proc.stdin.flush()
+    for line in proc.stdout:
+        if line.startswith("LATENCY-READY"):
+            break
+    for i in range(latency_changes):
+        rule = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceTaintRule",
+            "metadata": {
+                "name": f"latency-{run}-{i:04d}",
+                "annotations": {"bench/created": repr(time.time())},
+            },
+            "spec": {
+                "deviceSelector": {"driver": "gpu.example.com", "pool": f"node-{i % 1000:04d}"},
+                "taint": {"key": "example.com/bench", "effect": "None"},
+            },
+        }
+        cluster.store.create("devicetaintrules", rule)
+        time.sleep(0.05)  # ~20 changes/s: an operator-paced stream, not a burst
+    proc.stdin.write("LATENCY-DONE\n")
+    proc.stdin.flush()
     report: dict[str, Any] = {}
     for line in proc.stdout:
         if line.startswith("RESULT "):
@@ -250,6 +342,7 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=5_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-append", action="store_true", help="print only; do not append to RESULTS.md")
     parser.add_argument("--database-url", action="append", dest="database_urls")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
@@ -281,6 +374,7 @@ def main() -> None:
             report = run_backend(cluster, kubeconfig, url, args.events, run)
             ratio = report["sync_seconds"] / kubectl_seconds
             rate = report["events"] / report["events_seconds"]
+            report["latency"] = percentiles(report["latency_ms"])
             print(
                 f"{backend}: sync {report['sync_seconds']:.2f}s = {ratio:.2f}× kubectl "
                 f"({report['objects']} objects, {report['devices']} devices, {report['allocated']} allocated); "
@@ -288,6 +382,7 @@ def main() -> None:
                 f"{report['batches']} batches, {report['relists']} re-lists)",
                 flush=True,
             )
+            print(f"{backend}: change → broadcast latency {report['latency']}", flush=True)
             rows.append((backend, report, ratio, rate))
     finally:
         cluster.stop()
@@ -300,14 +395,19 @@ def main() -> None:
         f"Cluster: simcluster `large` (10,000 devices, 2,000 slices) + {args.claims} claims + {args.claims} pods.\n",
         f"Anchor: `kubectl get resourceslices,resourceclaims,pods -A -o json` = {kubectl_seconds:.2f} s "
         f"(median of {args.repeat}, {size / 1e6:.1f} MB).\n",
-        "| database | initial sync (all 9 kinds, derived rows) | × kubectl (target ≤ 2) | watch events/s applied (target ≥ 1,000) |",
-        "|---|---|---|---|",
+        "| database | initial sync (all 9 kinds, derived rows) | × kubectl (target ≤ 2) | watch events/s applied (target ≥ 1,000) | rule created → broadcast received, p50 / p99 (n) |",
+        "|---|---|---|---|---|",
     ]
     for backend, report, ratio, rate in rows:
+        lat = report["latency"]
         lines.append(
             f"| {backend} | {report['sync_seconds']:.2f} s | {ratio:.2f}× | {rate:.0f}/s "
-            f"({report['events']} pod updates, {report['batches']} batches) |"
+            f"({report['events']} pod updates, {report['batches']} batches) | "
+            f"{lat['p50']:.0f} ms / {lat['p99']:.0f} ms ({lat['n']}) |"
         )
+    if args.no_append:
+        print("\n".join(lines))
+        return
     with RESULTS.open("a") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"appended to {RESULTS}")
