@@ -52,3 +52,38 @@ def test_it_refreshes_a_page_whose_socket_says_the_cluster_moved_on(
     page.wait_for_function("() => window.dradashLive && window.dradashLive.version() === 'moved-on'")
     page.wait_for_function("() => window.dradashLive.idle()")
     assert len(requests) == 1, requests
+
+
+def test_it_shows_logged_out_when_the_socket_refuses_the_session(
+    viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    page.route_web_socket("**/ws/inventory/", lambda ws: ws.close(code=4401, reason="login required"))
+    page.reload()
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "offline")
+    expect(page.locator("#live-status")).to_have_text("logged out")
+
+
+def test_it_polls_when_the_socket_drops_and_goes_live_again_when_it_returns(
+    viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    attempts: list[int] = []
+
+    def flaky(ws: Any) -> None:
+        attempts.append(1)
+        if len(attempts) == 1:
+            ws.close(code=1011, reason="server restarting")
+        else:
+            ws.connect_to_server()
+
+    page.route_web_socket("**/ws/inventory/", flaky)
+    page.reload()
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "polling")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
