@@ -33,6 +33,7 @@ SYNCED = "synced"
 RELISTING = "relisting"
 ERROR = "error"
 STOPPED = "stopped"
+SHORT_WATCH_SECONDS = 1.0
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Reflector:
         sink: Sink,
         stop: threading.Event | None = None,
         wall_clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
         wait: Callable[[float], bool] | None = None,
         backoff: Backoff | None = None,
         watch_timeout_seconds: int = 300,
@@ -95,6 +97,7 @@ class Reflector:
         self._sink = sink
         self.stop_event = stop or threading.Event()
         self._now = wall_clock
+        self._monotonic = monotonic
         # wait(seconds) → True when asked to stop; the default sleeps on the stop event.
         self._wait = wait or self.stop_event.wait
         self._backoff = backoff or Backoff()
@@ -156,10 +159,13 @@ class Reflector:
     def _watch_once(self) -> None:
         # Spread the server-side timeouts (5–10 min) so all kinds do not reconnect at once.
         timeout = int(self._watch_timeout * (1 + self._rng.random()))
+        started = self._monotonic()
+        events = 0
         try:
             for event_type, obj in self._watch(self.resource_version, timeout):
                 if self.stop_event.is_set():
                     return
+                events += 1
                 self._handle(event_type, obj)
         except KubeTimeout:
             # Silence longer than the inactivity timeout: a half-open connection (NAT, load balancer)
@@ -177,6 +183,15 @@ class Reflector:
             self._fail(f"watch failed: {exc}")
             return
         # A normal close (server timeout, apiserver restart): resume from the last rv.
+        if self.stop_event.is_set():
+            return
+        if events == 0 and self._monotonic() - started < SHORT_WATCH_SECONDS:
+            # Closed at once with nothing in it (a proxy cutting streams, a server shedding load):
+            # reconnecting immediately would hammer it, so wait as after an error.
+            log.info("watch %s: closed immediately; backing off", self.kind)
+            self._wait(self._backoff.next())
+            return
+        self._backoff.reset()
         if self.health.consecutive_errors:
             self.health.consecutive_errors = 0
             self.health.error = ""

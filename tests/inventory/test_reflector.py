@@ -223,3 +223,15 @@ def test_it_resumes_from_a_stored_resource_version_without_listing() -> None:
     assert script.list_calls == 0
     assert script.watch_rvs[0] == "20"
     assert sink.calls[0] == ("ADDED", "a", "21")
+
+
+def test_it_backs_off_when_watches_close_at_once_without_events() -> None:
+    waits: list[float] = []
+    script = Script(lists=[([], "10")], watches=[[], [], [], [("ADDED", obj("a", 11))]])
+    reflector, sink = make(script, waits=waits)
+
+    reflector.run()
+
+    assert len(waits) == 3 and waits[0] < waits[1] < waits[2]
+    assert script.list_calls == 1
+    assert "error" not in sink.states
