@@ -85,6 +85,7 @@ def whatif_index(request: HttpRequest) -> HttpResponse:
         "pods": _choices("pods"),
         "classes": [name for _, name in _choices("deviceclasses")],
         "effects": EFFECTS,
+        "pick_limit": PICK_LIMIT,
         "default_max_per_node": DEFAULT_MAX_PER_NODE,
         "recent": WhatIfRun.objects.select_related("created_by").order_by("-created_at")[:20],
     }
