@@ -726,6 +726,27 @@ class Store:
                 field_validation=field_validation,
             )
 
+    # ------------------------------------------------------------------ binding
+
+    def bind_pod(self, name: str, *, namespace: str, node: str, uid: str | None = None) -> Obj:
+        """Set a pending pod's `spec.nodeName`, as the pods/binding subresource does (a plain update of a
+        pod's spec may not change it). 409 if the pod was replaced (uid) or is already bound."""
+        resource = self._resource("pods")
+        with self._lock:
+            key = self._key(resource, name, namespace)
+            current = self._table("pods").get(key)
+            if current is None:
+                raise not_found(resource, name)
+            meta = current.obj["metadata"]
+            if (uid and meta.get("uid") != uid) or (current.obj.get("spec") or {}).get("nodeName"):
+                raise conflict(resource, name, "the pod changed or is already bound")
+            bound = clone(current.obj)
+            bound["spec"]["nodeName"] = node
+            obj, _ = self._update_locked(
+                resource, key, current, bound, subresource="binding", dry_run=False, owned=True
+            )
+            return obj
+
     # ------------------------------------------------------------------ delete
 
     def delete(

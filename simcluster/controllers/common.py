@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from simcluster.controllers.base import Clock, format_time
-from simcluster.errors import ApiError, conflict
-from simcluster.resources import resource_for
+from simcluster.errors import ApiError
 from simcluster.store import Store
 
 JSON = dict[str, Any]
@@ -133,22 +131,8 @@ def post_event(
 
 
 def bind_pod(store: Store, pod: Mapping[str, Any], node: str) -> JSON:
-    """Set `spec.nodeName` as the pods/binding subresource does (a plain update may not change it)."""
-    binder = getattr(store, "bind_pod", None)
-    if callable(binder):
-        result: JSON = binder(name_of(pod), namespace=namespace_of(pod), node=node, uid=uid_of(pod))
-        return result
-    resource = resource_for("pods")
-    assert resource is not None
-    with store.lock:
-        current = store.get_entry("pods", name_of(pod), namespace=namespace_of(pod))
-        if uid_of(current.obj) != uid_of(pod) or (current.obj.get("spec") or {}).get("nodeName"):
-            raise conflict(resource, name_of(pod), "the pod changed or is already bound")
-        bound = copy.deepcopy(current.obj)
-        bound["spec"]["nodeName"] = node
-        key = (namespace_of(pod), name_of(pod))
-        obj, _ = store._update_locked(resource, key, current, bound, subresource="binding", dry_run=False)
-        return obj
+    """Set `spec.nodeName` through the store's binding path (a plain update may not change it)."""
+    return store.bind_pod(name_of(pod), namespace=namespace_of(pod), node=node, uid=uid_of(pod))
 
 
 def set_condition(conditions: Iterable[JSON], condition: JSON) -> list[JSON]:
