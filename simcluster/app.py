@@ -171,6 +171,7 @@ def start_simcluster(
         if started is not None:
             stop_controllers(started)
         raise
+    server.driver = getattr(started, "driver", None)
     if kubeconfig_path is not None:
         write_kubeconfig(kubeconfig_path, server.url)
     return SimCluster(

@@ -101,6 +101,8 @@ class SimServer:
         self._runner: web.AppRunner | None = None
         self._watches: set[WatchStream] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        # The simulated DRA driver, when controllers run: `/_simcluster/device-unhealthy` drives it.
+        self.driver: Any = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -259,11 +261,36 @@ class SimServer:
             except ValueError as error:
                 raise bad_request("latency: ms must be an integer number of milliseconds") from error
             return _json_response({"latencyMs": self.latency_ms})
+        if action in ("device-unhealthy", "device-healthy"):
+            return await self._device_health(request, unhealthy=action == "device-unhealthy")
         if action == "restart":
             loop = asyncio.get_running_loop()
             loop.call_later(0.05, self._schedule_restart)  # after this answer has been sent
             return _json_response({"restarting": True})
         raise resource_not_found()
+
+    async def _device_health(self, request: web.Request, *, unhealthy: bool) -> web.Response:
+        """Mark a device unhealthy (a driver taint, NoExecute unless `effect` says otherwise) or healthy."""
+        if self.driver is None:
+            raise bad_request("no simulated driver runs in this simcluster (started without controllers)")
+        query = request.query
+        missing = [name for name in ("driver", "node", "device") if not query.get(name)]
+        if missing:
+            raise bad_request(f"{', '.join(missing)}: required query parameter")
+        args = (query["driver"], query["node"], query["device"])
+        try:
+            if unhealthy:
+                taint = await asyncio.to_thread(
+                    self.driver.mark_unhealthy,
+                    *args,
+                    effect=query.get("effect", "NoExecute"),
+                    key=query.get("key"),
+                )
+                return _json_response({"taint": taint})
+            await asyncio.to_thread(self.driver.mark_healthy, *args, key=query.get("key"))
+        except (LookupError, ValueError) as error:  # the driver's "no such pool/device", a bad effect
+            raise bad_request(f"device {'/'.join(args)}: {error}") from error
+        return _json_response({"healthy": "/".join(args)})
 
     # ------------------------------------------------------------------ REST
 

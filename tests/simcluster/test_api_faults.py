@@ -6,6 +6,8 @@ import json
 import threading
 import time
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 from kubernetes import client, watch
 
@@ -109,3 +111,42 @@ def test_it_keeps_a_python_client_watch_going_across_a_restart(
         else:
             stream.stop()
     assert seen == [("ADDED", "first"), ("ADDED", "second")]
+
+
+def test_it_marks_a_device_unhealthy_and_healthy_over_the_control_path(tmp_path: Path) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    from simcluster.testing import run_simcluster
+
+    def post(url: str) -> tuple[int, dict[str, Any]]:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def taints(cluster: Any) -> list[dict[str, Any]]:
+        return [
+            t
+            for s in cluster.store.list("resourceslices")
+            if s["spec"]["pool"]["name"] == "node-1" and s["spec"]["driver"] == "gpu.example.com"
+            for d in s["spec"].get("devices", [])
+            if d["name"] == "gpu-2"
+            for t in d.get("taints", [])
+        ]
+
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kc") as cluster:
+        base = f"{cluster.url}/_simcluster"
+        status, body = post(
+            f"{base}/device-unhealthy?driver=gpu.example.com&node=node-1&device=gpu-2&effect=NoSchedule"
+        )
+        assert status == 200 and body["taint"]["effect"] == "NoSchedule"
+        assert [t["effect"] for t in taints(cluster)] == ["NoSchedule"]
+        status, _ = post(f"{base}/device-healthy?driver=gpu.example.com&node=node-1&device=gpu-2")
+        assert status == 200 and taints(cluster) == []
+        status, body = post(f"{base}/device-unhealthy?driver=gpu.example.com&node=node-1&device=gpu-99")
+        assert status == 400 and "gpu-99" in body["message"]
+        status, body = post(f"{base}/device-unhealthy?driver=gpu.example.com")
+        assert status == 400 and "node, device: required" in body["message"]
