@@ -2,6 +2,7 @@ import asyncio
 import os
 from typing import Any
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
@@ -25,12 +26,22 @@ router = ProtocolTypeRouter(
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """The router, plus: remember the server's event loop so worker threads can broadcast onto it."""
     if scope["type"] == "lifespan":
-        realtime.register_server_loop(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        realtime.register_server_loop(loop)
+        embedded = settings.DRADASH_EMBEDDED_WORKER
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if embedded:  # what-if runs left pending by a restart start again now, not on the next run
+                    from allocation.worker import start_embedded_worker
+
+                    await asyncio.to_thread(start_embedded_worker, loop=loop)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if embedded:
+                    from allocation.worker import stop_embedded_worker
+
+                    await asyncio.to_thread(stop_embedded_worker)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     realtime.register_server_loop(asyncio.get_running_loop())

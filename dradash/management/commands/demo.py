@@ -88,12 +88,10 @@ class Command(BaseCommand):
         call_command("create_demo_admin", *args)
 
     def start_background_work(self, kubeconfig: str) -> None:
-        from allocation.worker import start_embedded_worker
+        """The mirror runs as a thread here; the embedded what-if worker starts with the ASGI app."""
         from inventory.mirror import start_mirror_thread
 
         start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)
-        if settings.DRADASH_EMBEDDED_WORKER:
-            start_embedded_worker()
 
     def serve(self, host: str, port: int) -> None:
         import uvicorn
