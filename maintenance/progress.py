@@ -7,7 +7,7 @@ rules' status conditions as the watch reported them.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from maintenance.models import AuditEntry, Maintenance
@@ -79,15 +79,20 @@ def affected_pods(*, maintenance: Maintenance, taint_time: datetime) -> list[dic
     affected = []
     for uid, entry in sorted(pods.items(), key=lambda kv: (kv[1]["namespace"], kv[1]["name"])):
         owner = owners.get(uid, {})
-        evict_at = (
-            None if entry["tolerated"] else (taint_time + timedelta(seconds=entry["delay"])).isoformat()
-        )
+        evict_at = None if entry["tolerated"] else _stamp(taint_time + timedelta(seconds=entry["delay"]))
         affected.append(
             {"uid": uid, "name": entry["name"], "namespace": entry["namespace"], "claims": sorted(entry["claims"]),
              "owner_uid": owner.get("uid", ""), "owner": f"{owner.get('kind', '')}/{owner.get('name', '')}" if owner else "",
              "evict_at": evict_at}
         )  # fmt: skip
     return affected
+
+
+def _stamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with a Z, as the API server writes timestamps (so strings sort by time)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S") + (
+        f".{moment.microsecond:06d}Z" if moment.microsecond else "Z"
+    )
 
 
 def _pod_phase(pod: dict[str, Any]) -> str:
@@ -119,8 +124,13 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
     namespaces = {p["namespace"] for p in affected}
     replacements: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if owner_uids and maintenance.enforced_at:
+        # Replacements are the owners' pods created once the taint was enforced (creationTimestamp has
+        # one-second resolution, hence the truncation), not their siblings that were already running.
+        since = _stamp(maintenance.enforced_at.replace(microsecond=0))
         candidates = KubeObject.objects.filter(kind="pods", namespace__in=namespaces).exclude(uid__in=uids)
         for obj in candidates.only("uid", "raw", "creation_timestamp").order_by("creation_timestamp", "name"):
+            if obj.creation_timestamp < since:
+                continue
             owner = _controller_owner(obj.raw)
             if owner.get("uid") in owner_uids:
                 replacements[owner["uid"]].append(obj.raw)
@@ -185,7 +195,7 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
     for entry in AuditEntry.objects.filter(maintenance=maintenance).order_by("at")[:200]:
         timeline.append(
             {
-                "at": entry.at.isoformat(),
+                "at": _stamp(entry.at),
                 "what": f"{entry.actor}: {entry.action} {entry.rule_name} {entry.message}".strip(),
             }
         )
@@ -197,7 +207,7 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
         "id": maintenance.id,
         "state": maintenance.state,
         "effect": maintenance.applied_effect,
-        "enforced_at": maintenance.enforced_at.isoformat() if maintenance.enforced_at else None,
+        "enforced_at": _stamp(maintenance.enforced_at) if maintenance.enforced_at else None,
         "counts": counts,
         "percent": round(100.0 * evicted / evictable, 1) if evictable else 100.0,
         "complete": evictable == evicted,
