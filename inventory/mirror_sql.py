@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection, models
 
 CHUNK = 2000
+COPY_MIN_ROWS = 200
 
 
 def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
@@ -98,16 +99,18 @@ def _insert_rows(table: str, columns: list[str], suffix: str, params: Iterable[l
     VALUES with thousands of parameters was slower still; COPY streams the rows in one round trip.
     """
     cols = ", ".join(columns)
-    if connection.vendor != "postgresql":
+    rows = list(params)
+    if connection.vendor != "postgresql" or len(rows) < COPY_MIN_ROWS:
+        # Small batches (a watch event or two): a temporary table costs more round trips than it saves.
         row = "(" + ", ".join(["%s"] * len(columns)) + ")"
-        return _executemany(f"INSERT INTO {table} ({cols}) VALUES {row}{suffix}", params)
+        return _executemany(f"INSERT INTO {table} ({cols}) VALUES {row}{suffix}", rows)
     temporary = connection.ops.quote_name("_mirror_load")
     count = 0
     with connection.cursor() as cursor:
         cursor.execute(f"CREATE TEMPORARY TABLE {temporary} AS SELECT {cols} FROM {table} WITH NO DATA")
         try:
             with cursor.cursor.copy(f"COPY {temporary} ({cols}) FROM STDIN") as copy:
-                for values in params:
+                for values in rows:
                     copy.write_row(values)
                     count += 1
             cursor.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {temporary}{suffix}")

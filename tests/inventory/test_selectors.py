@@ -505,3 +505,16 @@ def test_it_lists_the_pods_running_on_a_node() -> None:
     )
 
     assert [p.name for p in selectors.node_detail(name="node-0").pods] == ["here"]
+
+
+def test_it_writes_large_batches_the_same_way_as_small_ones() -> None:
+    # 300 rows take the bulk path (COPY on PostgreSQL); the result must not differ from small batches.
+    f.write(("resourceslices", f.resource_slice("big", devices=[f.gpu(f"gpu-{i:03d}") for i in range(300)])))
+    f.write(
+        *[("resourceclaims", f.claim(f"c-{i:03d}", results=[f.result(f"gpu-{i:03d}")])) for i in range(250)]
+    )
+
+    assert Device.objects.count() == 300
+    assert Device.objects.filter(allocation_state="allocated").count() == 250
+    assert device("gpu-249").claim_name == "c-249" and device("gpu-250").allocation_state == "free"
+    assert Claim.objects.filter(state="allocated").count() == 250
