@@ -66,7 +66,9 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_from_url(env_str("DATABASE_URL", "sqlite:///var/db.sqlite3"), base_dir=BASE_DIR)}
+DATABASES = {
+    "default": database_from_url(env_str("DATABASE_URL", "sqlite:///var/db.sqlite3"), base_dir=BASE_DIR)
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
@@ -85,7 +87,10 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_CAPACITY}}
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": CHANNEL_CAPACITY},
+        }
     }
 
 # Celery: with REDIS_URL, a real broker and separate workers; without, an in-process worker thread

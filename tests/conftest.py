@@ -10,7 +10,7 @@ import pytest
 
 
 @pytest.fixture
-def simcluster(tmp_path: Path) -> Iterator["object"]:
+def simcluster(tmp_path: Path) -> Iterator[object]:
     """A running simcluster with the small `tiny` topology (a few nodes, GPUs and NICs)."""
     from simcluster.testing import run_simcluster
 
@@ -19,7 +19,7 @@ def simcluster(tmp_path: Path) -> Iterator["object"]:
 
 
 @pytest.fixture
-def empty_simcluster(tmp_path: Path) -> Iterator["object"]:
+def empty_simcluster(tmp_path: Path) -> Iterator[object]:
     """A running simcluster with no topology: only the API server, no driver objects."""
     from simcluster.testing import run_simcluster
 

@@ -103,7 +103,9 @@ def test_it_follows_pods_from_waiting_to_gone_with_replacements() -> None:
                   "lastTransitionTime": "2026-11-29T12:00:01Z"}]  # fmt: skip
     store("pods", pod("trainer-b", "pod-b", conditions=disrupted))
     KubeObject.objects.filter(kind="pods", uid="pod-a").delete()
-    store("pods", pod("trainer-sibling", "pod-s", created="2026-11-29T11:59:00Z"))  # ran before: not a replacement
+    store(
+        "pods", pod("trainer-sibling", "pod-s", created="2026-11-29T11:59:00Z")
+    )  # ran before: not a replacement
     store("pods", pod("trainer-c", "pod-c", phase="Pending", created="2026-11-29T12:00:02Z",
                       conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]))  # fmt: skip
 

@@ -33,7 +33,9 @@ class Command(BaseCommand):
             default="",
             help="use this existing cluster instead of starting simcluster (e.g. a real cluster)",
         )
-        parser.add_argument("--admin-password", default="", help="password for the demo admin (default: random)")
+        parser.add_argument(
+            "--admin-password", default="", help="password for the demo admin (default: random)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         var = Path(settings.BASE_DIR) / "var"
@@ -96,5 +98,7 @@ class Command(BaseCommand):
     def serve(self, host: str, port: int) -> None:
         import uvicorn
 
-        self.stdout.write(self.style.SUCCESS(f"dradash is up: http://{host}:{port}/  (Ctrl-C stops everything)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"dradash is up: http://{host}:{port}/  (Ctrl-C stops everything)")
+        )
         uvicorn.run("dradash.asgi:application", host=host, port=port, lifespan="on", log_level="warning")
