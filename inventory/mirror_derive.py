@@ -11,7 +11,6 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
@@ -208,27 +207,43 @@ class _CelClassMatcher:
             return False
 
 
-@dataclass
 class Context:
-    """Per-batch caches: rules and classes are few and read once per batch."""
+    """Per-batch caches of the few rules and classes, read on first use (pod and claim batches need neither)."""
 
-    rules: list[JSON] = field(default_factory=list)
-    classes: dict[str, ClassMatcher] = field(default_factory=dict)
-    class_warnings: dict[str, str] = field(default_factory=dict)
+    def __init__(self, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> None:
+        self._matcher_cache = matcher_cache
+        self._rules: list[JSON] | None = None
+        self._classes: dict[str, ClassMatcher] | None = None
+        self.class_warnings: dict[str, str] = {}
 
     @classmethod
     def load(cls, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> Context:
-        ctx = cls()
-        ctx.rules = [o.raw for o in KubeObject.objects.filter(kind="devicetaintrules").only("raw")]
-        for obj in KubeObject.objects.filter(kind="deviceclasses").only("name", "resource_version", "raw"):
-            key = (obj.name, obj.resource_version)
-            if key not in matcher_cache:
-                matcher_cache[key] = compile_class(obj.raw)
-            matcher, warning = matcher_cache[key]
-            ctx.classes[obj.name] = matcher
-            if warning:
-                ctx.class_warnings[obj.name] = warning
-        return ctx
+        return cls(matcher_cache)
+
+    @property
+    def rules(self) -> list[JSON]:
+        if self._rules is None:
+            self._rules = list(
+                KubeObject.objects.filter(kind="devicetaintrules").values_list("raw", flat=True)
+            )
+        return self._rules
+
+    @property
+    def classes(self) -> dict[str, ClassMatcher]:
+        if self._classes is None:
+            self._classes = {}
+            rows = KubeObject.objects.filter(kind="deviceclasses").values_list(
+                "name", "resource_version", "raw"
+            )
+            for name, rv, raw in rows:
+                key = (name, rv)
+                if key not in self._matcher_cache:
+                    self._matcher_cache[key] = compile_class(raw)
+                matcher, warning = self._matcher_cache[key]
+                self._classes[name] = matcher
+                if warning:
+                    self.class_warnings[name] = warning
+        return self._classes
 
     def class_names(self, driver: str, device: JSON) -> list[str]:
         return sorted(name for name, matcher in self.classes.items() if matcher(driver, device))
