@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import close_old_connections, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Count
 
 from dradash.realtime import broadcast
@@ -535,7 +535,9 @@ class Mirror:
     def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
         delay = 0.5
         while True:
-            close_old_connections()
+            # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
+            # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
+            # below and replaced on the retry.
             try:
                 self.writer.apply(ops)
                 for _ in ops:
