@@ -95,3 +95,75 @@ class InventoryConsumer(AsyncJsonWebsocketConsumer):
             self.flush_task = None
         if self.pending_kinds or self.pending_all:
             self._schedule_flush()
+
+
+def _token_user(token: str) -> Any:
+    from rest_framework.authtoken.models import Token
+
+    found = Token.objects.select_related("user").filter(key=token).first()
+    return found.user if found is not None and found.user.is_active else None
+
+
+def _watch_versions() -> dict[str, str]:
+    from inventory.models import WatchState
+
+    return dict(WatchState.objects.values_list("kind", "resource_version"))
+
+
+class InventoryStreamConsumer(AsyncJsonWebsocketConsumer):
+    """The inventory change stream for automation (`/ws/api/inventory/`), documented in docs/API.md.
+
+    Authenticates with the session cookie or `Authorization: Token <key>` (DRF tokens). On connect:
+    `{"type": "hello", "resourceVersions": {kind: rv}}` — list through the REST API, then apply the
+    changes that follow. Then, per mirror batch: `{"type": "changes", "changes": [{kind, type, uid,
+    name, namespace}], "count": n, "truncated": bool, "rv": {kind: rv}}`. `?kinds=a,b` limits the kinds.
+    """
+
+    kinds: set[str] | None = None
+
+    async def connect(self) -> None:
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            headers = dict(self.scope.get("headers") or [])
+            auth = headers.get(b"authorization", b"").decode("latin-1")
+            user = (
+                await database_sync_to_async(_token_user)(auth[6:].strip())
+                if auth.startswith("Token ")
+                else None
+            )
+        if user is None:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        query = dict(
+            part.split("=", 1)
+            for part in self.scope.get("query_string", b"").decode().split("&")
+            if "=" in part
+        )
+        if query.get("kinds"):
+            self.kinds = {k for k in query["kinds"].split(",") if k}
+        await self.channel_layer.group_add(INVENTORY_GROUP, self.channel_name)
+        self.joined = True
+        await self.send_json(
+            {"type": "hello", "resourceVersions": await database_sync_to_async(_watch_versions)()}
+        )
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "joined", False):
+            await self.channel_layer.group_discard(INVENTORY_GROUP, self.channel_name)
+
+    async def inventory_changed(self, event: dict[str, Any]) -> None:
+        changes = event.get("changes") or []
+        if self.kinds is not None:
+            changes = [c for c in changes if c.get("kind") in self.kinds]
+            if not changes and not (set(event.get("kinds") or []) & self.kinds):
+                return
+        await self.send_json(
+            {
+                "type": "changes",
+                "changes": changes,
+                "count": event.get("count", len(changes)),
+                "truncated": bool(event.get("truncated")),
+                "rv": event.get("rv"),
+            }
+        )
