@@ -159,9 +159,11 @@ class BatchWriter:
             result = self._apply(ops)
             if result.changes:
                 broadcast(self.group, _message(result))
-        if len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
+        relisted = any(isinstance(op, Replace) for op in ops)
+        if relisted and len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
             # A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for
-            # 8,000 and sorts whole rows on disk) until autovacuum comes by; refresh them now.
+            # 8,000 and sorts whole rows on disk) until autovacuum comes by; refresh them now. Only
+            # after a (re-)list: a second of ANALYZE in the steady state would delay the next events.
             with connection.cursor() as cursor:
                 cursor.execute(ANALYZE_SQL)
         return result
