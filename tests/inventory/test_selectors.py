@@ -33,6 +33,7 @@ def test_it_merges_slice_taints_and_rule_taints_with_their_provenance() -> None:
     ]
     assert device("gpu-0").max_taint_effect == "NoExecute"
     assert device("gpu-1").taints == []
+    assert [(r.name, r.matched_devices) for r in selectors.taint_rule_list()] == [("maint", 1)]
 
 
 def test_it_applies_an_empty_rule_selector_to_every_device_and_a_missing_one_to_none() -> None:
