@@ -69,7 +69,13 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name,
-            "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            # Several threads write (mirror, worker, web): IMMEDIATE transactions take the write lock up
+            # front and wait for it, instead of failing at once when a read transaction tries to write.
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     if parsed.scheme in ("postgres", "postgresql"):
         return {

@@ -44,6 +44,7 @@ from inventory.models import (
     WatchState,
 )
 from inventory.reflector import Health, Reflector
+from inventory.signals import mirror_batch_committed
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +160,8 @@ class BatchWriter:
             result = self._apply(ops)
             if result.changes:
                 broadcast(self.group, _message(result))
+                changes = result.changes
+                transaction.on_commit(lambda: _announce(changes))
         relisted = any(isinstance(op, Replace) for op in ops)
         if relisted and len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
             # A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for
@@ -223,6 +226,7 @@ class BatchWriter:
         names: dict[tuple[str, str], tuple[str, str]] = {}
         slice_pools: dict[str, str] = {}
         rule_selectors: list[JSON | None] = []
+        rule_specs: dict[str, JSON] = {}
         for kind, objs in by_kind.items():
             deleted = [uid for uid, obj in objs.items() if obj is None]
             fields = ["uid", "name", "namespace", "index_key"]
@@ -236,8 +240,16 @@ class BatchWriter:
                     if kind == "resourceslices":
                         slice_pools[row["uid"]] = row["index_key"]
                     if kind == "devicetaintrules":
-                        rule_selectors.append((row["raw"].get("spec") or {}).get("deviceSelector"))
-        return {"names": names, "slice_pools": slice_pools, "rule_selectors": rule_selectors}
+                        spec = row["raw"].get("spec") or {}
+                        rule_specs[row["uid"]] = spec
+                        if objs.get(row["uid"]) is None or (objs[row["uid"]] or {}).get("spec") != spec:
+                            rule_selectors.append(spec.get("deviceSelector"))
+        return {
+            "names": names,
+            "slice_pools": slice_pools,
+            "rule_selectors": rule_selectors,
+            "rule_specs": rule_specs,
+        }
 
     def _write_objects(
         self,
@@ -297,13 +309,16 @@ class BatchWriter:
         )  # fills taints, classes, allocations
 
         if "devicetaintrules" in by_kind:
+            # Only a rule whose spec changed moves taints: the eviction controller rewrites status
+            # conditions every few seconds, and a rule may select thousands of devices.
             selectors = list(old["rule_selectors"])
             selectors += [
                 (o.get("spec") or {}).get("deviceSelector")
-                for o in by_kind["devicetaintrules"].values()
-                if o is not None
+                for uid, o in by_kind["devicetaintrules"].items()
+                if o is not None and o.get("spec") != old["rule_specs"].get(uid)
             ]
-            derive.refresh_taints(selectors, ctx)
+            if selectors:
+                derive.refresh_taints(selectors, ctx)
         if "deviceclasses" in by_kind:
             derive.refresh_classes(ctx, skip=rebuilt)
         if claim_keys - rebuilt:
@@ -346,6 +361,13 @@ class BatchWriter:
                     state.resource_version = h.resource_version
             state.object_count = counts.get(kind, 0)
             state.save()
+
+
+def _announce(changes: list[JSON]) -> None:
+    try:
+        mirror_batch_committed.send(sender=BatchWriter, changes=changes)
+    except Exception:  # a receiver's bug must not stop the mirror
+        log.exception("a mirror_batch_committed receiver failed")
 
 
 def _message(result: BatchResult) -> JSON:

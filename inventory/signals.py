@@ -3,6 +3,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import AppConfig
+from django.dispatch import Signal
+
+# Sent by the mirror after each batch commits: `changes` lists {kind, type, uid, name, namespace}.
+# Other rooms (the maintenance audit log) react to what the cluster did without the mirror knowing them.
+mirror_batch_committed = Signal()
 
 
 def create_roles_after_migrate(sender: AppConfig, **kwargs: Any) -> None:

@@ -38,6 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bookmark-interval", type=float, default=10.0, help="seconds between watch bookmarks"
     )
+    parser.add_argument(
+        "--workload-pods", type=int, default=0, help="add that many one-GPU pods (benchmarks)"
+    )
+    parser.add_argument(
+        "--rule-status-period",
+        type=float,
+        default=10.0,
+        help="seconds between DeviceTaintRule status updates of the eviction controller",
+    )
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -52,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             port=port,
             controllers=not args.no_controllers,
             bookmark_interval=args.bookmark_interval,
+            rule_status_period=args.rule_status_period,
+            **({"workload_pods": args.workload_pods} if args.workload_pods else {}),
         )
     except OSError as error:
         print(f"simcluster: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)

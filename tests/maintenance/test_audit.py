@@ -51,3 +51,21 @@ def test_it_filters_and_exports_the_audit_log(operator: Any) -> None:
     assert len(csv_text.strip().splitlines()) == 3
     api = client.get("/api/maintenance/audit/?source=cluster").json()
     assert {e["rule_name"] for e in api} == {"one", "two"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_records_a_kubectl_rule_when_the_mirror_sees_it(simcluster: Any) -> None:
+    from inventory.kube import connect
+    from inventory.mirror import Mirror
+
+    mirror = Mirror(connect(str(simcluster.kubeconfig_path)))
+    mirror.sync_once()
+    simcluster.store.create(
+        "devicetaintrules",
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "by-kubectl"},
+         "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "node-0"},
+                  "taint": {"key": "example.com/manual", "effect": "NoSchedule"}}},
+    )  # fmt: skip
+    mirror.sync_once()
+    entry = AuditEntry.objects.get(rule_name="by-kubectl")
+    assert (entry.action, entry.source, entry.effect) == ("seen-create", "cluster", "NoSchedule")
