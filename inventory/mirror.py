@@ -401,6 +401,26 @@ class QueueSink:
         self.q.put(HealthUpdate(kind, replace(health)))
 
 
+def record_cluster_info(client: KubeClient, missing: list[str]) -> None:
+    """Remember what the server serves (the overview shows it); best effort, discovery may be denied."""
+    from inventory.models import ClusterInfo
+
+    try:
+        version, api_versions = client.server_version(), client.api_versions()
+    except KubeError as exc:
+        log.warning("could not read the server's version and API groups: %s", exc)
+        return
+    ClusterInfo.objects.update_or_create(
+        pk=1,
+        defaults={
+            "server": str(getattr(client, "host", "") or ""),
+            "version": {k: str(v)[:200] for k, v in version.items()},
+            "api_versions": [v[:200] for v in api_versions[:500]],
+            "missing_kinds": missing,
+        },
+    )
+
+
 def served_kinds(client: KubeClient, kinds: list[str]) -> tuple[list[str], list[str]]:
     """(served, not served) — e.g. v1alpha3 ResourcePoolStatusRequests only behind an alpha gate."""
     served: list[str] = []
@@ -475,6 +495,7 @@ class Mirror:
     def sync_once(self) -> BatchResult:
         """List every served kind and write it all in one transaction (`mirror --once`)."""
         served, missing = served_kinds(self.client, self.kinds)
+        record_cluster_info(self.client, missing)
         ops: list[Op] = []
         for kind in served:
             items, rv = self.client.list_all(kind, page_size=self.page_size)
@@ -502,6 +523,7 @@ class Mirror:
         sink = QueueSink(q)
         try:
             served, missing = served_kinds(self.client, self.kinds)
+            record_cluster_info(self.client, missing)
         except KubeError as exc:
             log.warning("discovery failed (%s); watching every kind", exc)
             served, missing = list(self.kinds), []

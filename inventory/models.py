@@ -237,3 +237,16 @@ class WatchState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.state}"
+
+
+class ClusterInfo(models.Model):
+    """What the mirrored cluster serves, read by the mirror at start: one row."""
+
+    server = models.CharField(max_length=500, blank=True, default="")  # the API server URL
+    version = models.JSONField(default=dict, blank=True)  # /version
+    api_versions = models.JSONField(default=list, blank=True)  # as `kubectl api-versions`
+    missing_kinds = models.JSONField(default=list, blank=True)  # mirrored kinds this server does not serve
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.server} {self.version.get('gitVersion', '')}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from inventory.models import ALLOCATED, FREE, SHARED, Claim, Device, KubeObject, Pool, WatchState
+from inventory.models import ALLOCATED, FREE, SHARED, Claim, ClusterInfo, Device, KubeObject, Pool, WatchState
 from inventory.selectors import ClassOverview, ClassSummary, TaintRuleSummary, pool_counters_left
 from inventory.selectors import _rule_summary as rule_summary
 from inventory.selectors_derive import extended_resource_names
@@ -286,3 +286,20 @@ def taint_rule_counts() -> list[TaintRuleSummary]:
         aggregates[f"r{i}"] = Count("id", filter=q) if q else Count("id")
     counts = Device.objects.aggregate(**aggregates) if aggregates else {}
     return [rule_summary(rule, counts.get(f"r{i}", 0)) for i, rule in enumerate(rules)]
+
+
+def cluster_summary(*, node_limit: int = 64) -> dict[str, Any]:
+    """What the cluster serves (as the mirror read it at start) and its nodes, for the overview."""
+    info = ClusterInfo.objects.first()
+    nodes = []
+    rows = KubeObject.objects.filter(kind="nodes").order_by("name").values_list("name", "raw")
+    for name, raw in rows[:node_limit]:
+        conditions = (raw.get("status") or {}).get("conditions") or []
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        nodes.append({"name": name, "ready": ready})
+    return {
+        "info": info,
+        "dra_versions": [v for v in (info.api_versions if info else []) if v.startswith("resource.k8s.io/")],
+        "nodes": nodes,
+        "node_count": KubeObject.objects.filter(kind="nodes").count(),
+    }

@@ -88,6 +88,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "watches": list(sel.watch_health()),
         "chart": chart,
         "summary_url": _fragment_url(request, "summary"),
+        "cluster": sp.cluster_summary(),
     }
     return _page(
         request, "inventory/overview.html", context, {"summary": "inventory/partials/overview_summary.html"}

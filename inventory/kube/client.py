@@ -350,6 +350,15 @@ class KubeClient:
     def server_version(self) -> JSON:
         return self._request("GET", "/version")
 
+    def api_versions(self) -> list[str]:
+        """Every group/version the server serves, as `kubectl api-versions` prints them (sorted)."""
+        versions = {f"{v}" for v in self._request("GET", "/api").get("versions") or []}
+        for group in self._request("GET", "/apis").get("groups") or []:
+            versions.update(
+                str(v.get("groupVersion")) for v in group.get("versions") or [] if v.get("groupVersion")
+            )
+        return sorted(versions)
+
     def served_resources(self, group_version: str) -> set[str]:
         """Plural names served under `group_version` ("resource.k8s.io/v1alpha3"); empty if not served."""
         path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
