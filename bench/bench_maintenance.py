@@ -159,7 +159,7 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
     from maintenance.services import Draft, maintenance_apply, maintenance_create
 
     settings.DRADASH_KUBECONFIG = str(kubeconfig)
-    mirror = Mirror(connect(str(kubeconfig))).start()
+    mirror = await sync_to_async(Mirror(connect(str(kubeconfig))).start)()
     assert await sync_to_async(wait_for_sync)(mirror, timeout=args.timeout), "mirror did not sync"
 
     def make_user() -> tuple[Any, str]:

@@ -700,8 +700,13 @@ def refresh_allocations(keys: set[DeviceKey]) -> None:
 # --------------------------------------------------------------------------------------- rules, classes, health
 
 
-def refresh_taints(selectors: list[JSON | None], ctx: Context) -> None:
-    """Recompute effective taints of the devices any of these rule selectors (old or new) select."""
+def refresh_taints(
+    selectors: list[JSON | None], ctx: Context, *, after_pk: int = 0, limit: int | None = None
+) -> int | None:
+    """Recompute effective taints of the devices any of these rule selectors (old or new) select.
+
+    With `limit`, only the next `limit` such devices with pk > `after_pk`; returns the last pk done, or
+    None once every selected device is done."""
     q: Q | None = None
     for selector in selectors:
         if selector is None:
@@ -712,16 +717,22 @@ def refresh_taints(selectors: list[JSON | None], ctx: Context) -> None:
                 part &= Q(**{column: selector[field_name]})
         q = part if q is None else q | part
     if q is None:
-        return
+        return None
+    rows = Device.objects.filter(q, pk__gt=after_pk).order_by("pk")
+    if limit is not None:
+        rows = rows[:limit]
     changed = []
-    for device in Device.objects.filter(q).only(
-        "pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS
-    ):
+    last: int | None = None
+    count = 0
+    for device in rows.only("pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS):
+        count += 1
+        last = device.pk
         before = device.taints
         fill_taints(device, ctx)
         if device.taints != before:
             changed.append(device)
     mirror_sql.update(Device, changed, fields=TAINT_FIELDS)
+    return last if limit is not None and count == limit else None
 
 
 def refresh_classes(ctx: Context, *, skip: set[DeviceKey]) -> None:
