@@ -48,7 +48,9 @@ def affected_pods(*, maintenance: Maintenance, taint_time: datetime) -> list[dic
         return []
 
     pods: dict[str, dict[str, Any]] = {}
-    for claim in KubeObject.objects.filter(kind="resourceclaims", uid__in=list(claim_devices)).only("raw"):
+    for claim in KubeObject.objects.filter(kind="resourceclaims", uid__in=list(claim_devices)).only(
+        "uid", "raw"
+    ):
         raw = claim.raw
         results = raw.get("status", {}).get("allocation", {}).get("devices", {}).get("results") or []
         delays = [

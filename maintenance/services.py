@@ -250,6 +250,15 @@ def maintenance_apply(*, maintenance: Maintenance, user: Any, effect: str, confi
             _cluster_field_errors(error), status=_http_status(error), cluster_error=error.as_dict()
         ) from error
 
+    # Freeze who will be affected before the first write: the eviction controller starts at once, and
+    # the mirror may report pods gone before this function returns.
+    enforce_time = timezone.now()
+    affected = None
+    if effect == "NoExecute":
+        from maintenance.progress import affected_pods
+
+        affected = affected_pods(maintenance=maintenance, taint_time=enforce_time)
+
     done: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]] = []
     try:
         for desired, current in writes:
@@ -270,7 +279,6 @@ def maintenance_apply(*, maintenance: Maintenance, user: Any, effect: str, confi
         ) from error
 
     with transaction.atomic():
-        now = timezone.now()
         for _desired, current, stored in done:
             _audit(
                 maintenance=maintenance, user=user, action="create" if current is None else "update",
@@ -280,11 +288,9 @@ def maintenance_apply(*, maintenance: Maintenance, user: Any, effect: str, confi
         maintenance.state = Maintenance.APPLIED
         maintenance.applied_effect = effect
         maintenance.last_error = {}
-        if effect == "NoExecute":
-            from maintenance.progress import affected_pods
-
-            maintenance.enforced_at = now
-            maintenance.affected = affected_pods(maintenance=maintenance, taint_time=now)
+        if affected is not None:
+            maintenance.enforced_at = enforce_time
+            maintenance.affected = affected
         maintenance.save()
         broadcast(f"maintenance-{maintenance.id}", {"type": "maintenance.changed", "id": maintenance.id})
     return maintenance
