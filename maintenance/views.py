@@ -135,15 +135,12 @@ def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
-@login_required
-@require_POST
-def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+def _write_and_show(request: HttpRequest, maintenance_id: str, write: Any) -> HttpResponse:
+    """Run an authoring write; on refusal show the detail page with the errors (the draft is kept)."""
     _require_author(request)
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-    effect = request.POST.get("effect", "")
-    confirmed = request.POST.get("confirm") == "yes"
     try:
-        maintenance_apply(maintenance=maintenance, user=request.user, effect=effect, confirmed=confirmed)
+        write(maintenance)
     except MaintenanceError as error:
         maintenance.refresh_from_db()
         context = _detail_context(
@@ -151,22 +148,27 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
         )
         return render(request, "maintenance/detail.html", context, status=error.status)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
+
+
+@login_required
+@require_POST
+def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+    effect = request.POST.get("effect", "")
+    confirmed = request.POST.get("confirm") == "yes"
+    return _write_and_show(
+        request,
+        maintenance_id,
+        lambda m: maintenance_apply(maintenance=m, user=request.user, effect=effect, confirmed=confirmed),
+    )
 
 
 @login_required
 @require_POST
 def undo(request: HttpRequest, maintenance_id: str) -> HttpResponse:
-    _require_author(request)
-    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-    try:
-        maintenance_undo(maintenance=maintenance, user=request.user, mode=request.POST.get("mode", "delete"))
-    except MaintenanceError as error:
-        maintenance.refresh_from_db()
-        context = _detail_context(
-            request, maintenance, errors=error.errors, cluster_error=error.cluster_error
-        )
-        return render(request, "maintenance/detail.html", context, status=error.status)
-    return redirect("maintenance:detail", maintenance_id=maintenance.id)
+    mode = request.POST.get("mode", "delete")
+    return _write_and_show(
+        request, maintenance_id, lambda m: maintenance_undo(maintenance=m, user=request.user, mode=mode)
+    )
 
 
 @login_required

@@ -12,24 +12,12 @@ from __future__ import annotations
 import copy
 import json
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import yaml
 
 from simcluster import schema
-
-
-class ResourceDef(Protocol):
-    @property
-    def group(self) -> str: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def plural(self) -> str: ...
-    @property
-    def namespaced(self) -> bool: ...
+from simcluster.schema import ResourceDef
 
 
 class PatchError(Exception):

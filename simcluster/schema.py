@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 SCHEMA_DIR: Final = "kubernetes-json-schema/v1.37.0-local-strict"
 
@@ -487,3 +487,18 @@ def _drop(value: Any, node: dict[str, Any], path: str, dropped: list[str]) -> No
         if isinstance(items, dict):
             for index, item in enumerate(value):
                 _drop(item, items, f"{path}[{index}]", dropped)
+
+
+class ResourceDef(Protocol):
+    """The attributes of ``simcluster.resources.ResourceDef`` that validation and patching read."""
+
+    @property
+    def group(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def plural(self) -> str: ...
+    @property
+    def namespaced(self) -> bool: ...

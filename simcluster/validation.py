@@ -7,30 +7,14 @@ module only judges the object it is given (and the stored one, on update).
 
 from __future__ import annotations
 
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from simcluster.schema import Causes, child, schema_causes
+from simcluster.schema import Causes, ResourceDef, child, schema_causes
 from simcluster.validation_admin import check_device_class, check_device_taint_rule, check_pool_status_request
 from simcluster.validation_claims import check_resource_claim, check_resource_claim_template
 from simcluster.validation_names import dns_label, dns_subdomain, label_value, qualified_name
 from simcluster.validation_shared import hashable
 from simcluster.validation_slices import check_resource_slice
-
-
-class ResourceDef(Protocol):
-    """The attributes of ``simcluster.resources.ResourceDef`` this module reads."""
-
-    @property
-    def group(self) -> str: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def plural(self) -> str: ...
-    @property
-    def namespaced(self) -> bool: ...
-
 
 ANNOTATIONS_MAX_BYTES: Final = 256 * 1024
 

@@ -82,6 +82,7 @@ class Controllers:
 
 
 def start_all(store: Store, topology: Topology | None, options: dict[str, Any] | None = None) -> Controllers:
+    from allocation.allocator import DEFAULT_FEATURES
     from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
     from simcluster.controllers.claims import ClaimController
     from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
@@ -92,8 +93,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     from simcluster.controllers.pods import PodLifecycle
     from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
     from simcluster.controllers.poolstatus import PoolStatusController
-    from simcluster.controllers.scheduler import DEFAULT_FEATURES, Scheduler
     from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
+    from simcluster.controllers.scheduler import Scheduler
     from simcluster.driver import Driver
     from simcluster.errors import ApiError
     from simcluster.topology import Topology, generated_workloads

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from allocation.allocator import DEFAULT_FEATURES
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
@@ -58,18 +59,6 @@ JSON = dict[str, Any]
 Allocate = Callable[..., list[JSON] | None]
 
 COMPONENT = "default-scheduler"
-# Features on by default in v1.37 (GA or beta), named as the allocator expects them.
-DEFAULT_FEATURES = frozenset(
-    {
-        "AdminAccess",
-        "PrioritizedList",
-        "PartitionableDevices",
-        "DeviceTaints",
-        "DeviceTaintRules",
-        "ConsumableCapacity",
-        "DeviceBindingAndStatus",
-    }
-)
 WATCHES = frozenset(
     {
         "pods",
