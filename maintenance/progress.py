@@ -120,7 +120,13 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
 
     affected = maintenance.affected or []
     uids = [p["uid"] for p in affected]
-    current = {o.uid: o.raw for o in KubeObject.objects.filter(kind="pods", uid__in=uids).only("uid", "raw")}
+    # Only the fields the states need (not whole pod objects): this runs on every burst of evictions.
+    current = {
+        uid: {"metadata": {"deletionTimestamp": deleting}, "status": {"conditions": conditions or []}}
+        for uid, deleting, conditions in KubeObject.objects.filter(kind="pods", uid__in=uids).values_list(
+            "uid", "raw__metadata__deletionTimestamp", "raw__status__conditions"
+        )
+    }
 
     owner_uids = {p["owner_uid"] for p in affected if p.get("owner_uid")}
     namespaces = {p["namespace"] for p in affected}
@@ -129,13 +135,17 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
         # Replacements are the owners' pods created once the taint was enforced (creationTimestamp has
         # one-second resolution, hence the truncation), not their siblings that were already running.
         since = _stamp(maintenance.enforced_at.replace(microsecond=0))
-        candidates = KubeObject.objects.filter(kind="pods", namespace__in=namespaces).exclude(uid__in=uids)
-        for obj in candidates.only("uid", "raw", "creation_timestamp").order_by("creation_timestamp", "name"):
-            if obj.creation_timestamp < since:
-                continue
-            owner = _controller_owner(obj.raw)
+        candidates = (
+            KubeObject.objects.filter(kind="pods", namespace__in=namespaces, creation_timestamp__gte=since)
+            .exclude(uid__in=uids)
+            .order_by("creation_timestamp", "name")
+            .values_list("raw__metadata", "raw__spec__nodeName", "raw__status")
+        )
+        for metadata, node, status in candidates:
+            new_pod = {"metadata": metadata, "spec": {"nodeName": node or ""}, "status": status or {}}
+            owner = _controller_owner(new_pod)
             if owner.get("uid") in owner_uids:
-                replacements[owner["uid"]].append(obj.raw)
+                replacements[owner["uid"]].append(new_pod)
 
     timeline: list[dict[str, Any]] = []
     pods_out: list[dict[str, Any]] = []
