@@ -12,6 +12,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         created = roles_ensure()
+        if options["verbosity"] < 1:
+            return
         for name in ROLE_NAMES:
             state = "created" if name in created else "exists"
             self.stdout.write(f"{name}: {state}")
