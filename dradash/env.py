@@ -53,19 +53,34 @@ def env_secret(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def local_secret_key(path: Path) -> str:
+    """Without DRADASH_SECRET_KEY: a random key made once and kept in `path` (mode 0600), so a demo or a
+    single-host install needs no configuration and sessions survive restarts — never a key in the code."""
+    import secrets
+
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+        handle.write(key)
+    return key
+
+
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     """Turn DATABASE_URL (sqlite:///path or postgres://user:pass@host:port/name) into a DATABASES entry."""
     from urllib.parse import unquote, urlparse
 
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        path = unquote(parsed.path)
-        if path.startswith("/") and url.startswith("sqlite:////"):
-            name = path
-        else:
-            name = str(base_dir / path.lstrip("/")) if path not in ("", "/") else str(base_dir / "db.sqlite3")
-        if path == "/:memory:":
+        # sqlite:////abs/path (absolute), sqlite:///rel/path (relative to the project), sqlite:///:memory:
+        rest = unquote(url.split("://", 1)[1])[1:] if url.startswith("sqlite:///") else ""
+        if rest == ":memory:":
             name = ":memory:"
+        elif rest.startswith("/"):
+            name = rest
+        else:
+            name = str(base_dir / (rest or "db.sqlite3"))
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name,

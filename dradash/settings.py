@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dradash.env import database_from_url, env_bool, env_int, env_list, env_secret, env_str
+from dradash.env import database_from_url, env_bool, env_int, env_list, env_secret, env_str, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DRADASH_DEBUG", False)
-SECRET_KEY = env_secret("DRADASH_SECRET_KEY", "dev-only-insecure-secret-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    # Not in DEBUG and no secret: use a stable local one so the demo works, but say so loudly in `check --deploy`.
-    SECRET_KEY = "dradash-local-secret-set-DRADASH_SECRET_KEY-in-production"
+SECRET_KEY = env_secret("DRADASH_SECRET_KEY", "") or local_secret_key(BASE_DIR / "var" / "secret-key")
 ALLOWED_HOSTS = env_list("DRADASH_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DRADASH_CSRF_TRUSTED_ORIGINS", [])
 
