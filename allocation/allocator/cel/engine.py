@@ -121,20 +121,7 @@ class CelExprSelector:
         return from_cel_value(plain)
 
     def matches(self, device: DeviceInput) -> bool:
-        if self._over_limit:
-            raise self._cost_error()
-        engine = self._engine
-        try:
-            key = engine._local.key
-        except AttributeError:
-            key = engine._thread_key()
-        activation = device._activations.get(key)
-        if activation is None:
-            activation = engine.activation(device)
-        try:
-            result = self._program.eval(activation)
-        except Exception as exc:  # cel-expr-python raises (rather than returns) a few internal errors
-            raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
+        result = self._eval(device)
         try:
             value = result.value()
         except Exception:  # e.g. an optional value has no Python form (TypeError, SystemError)
