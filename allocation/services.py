@@ -305,7 +305,7 @@ def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None)
     """
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     now = timezone.now()
     if not WhatIfRun.objects.filter(pk=run_id, state=RunState.PENDING).update(

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
-from allocation.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
+from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
 
 Obj = dict[str, Any]
 

@@ -91,7 +91,7 @@ class AllocatorView:
         exclude_claim_uids: Iterable[str] = (),
         extra_taint_rules: Sequence[Obj] = (),
     ) -> AllocatorView:
-        from allocation.allocator import AllocatedState
+        from dra.allocator import AllocatedState
 
         excluded = set(exclude_claim_uids)
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
@@ -122,7 +122,7 @@ class AllocatorView:
         return view
 
     def allocator_for(self, node: str) -> Any:
-        from allocation.allocator import Allocator
+        from dra.allocator import Allocator
 
         key = None if self.shared_pools else node
         allocator = self._allocators.get(key)

@@ -35,7 +35,7 @@ def verdict_json(verdict: Any) -> dict[str, Any]:
 
 
 def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[str, Any]]:
-    from allocation.allocator import explain
+    from dra.allocator import explain
 
     verdicts = explain(
         classes=(),
@@ -75,7 +75,7 @@ def feasibility(
     *, snapshot: Snapshot, subject: Subject, only_node: str = "", progress: Progress = no_progress
 ) -> dict[str, Any]:
     """Try the subject on every node (first-fit, as the scheduler's Filter does per node)."""
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
     nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
@@ -193,7 +193,7 @@ def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: li
 
 
 def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: list[str]) -> dict[str, Any]:
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     per_claim = []
     all_alone_ok = True

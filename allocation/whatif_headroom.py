@@ -51,7 +51,7 @@ def headroom(
     memo: bool = True,
 ) -> dict[str, Any]:
     """`memo=False` computes every node (benchmarks compare the two; answers are the same)."""
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
     nodes = node_names(snapshot)

@@ -145,7 +145,7 @@ def taint_impact_compute(
     now: datetime,
     progress: Progress = no_progress,
 ) -> TaintImpact:
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     effect = taint.get("effect")
     rules = [proposed_rule(selector=sel, taint=taint, now=now, index=i) for i, sel in enumerate(selectors)]
@@ -319,7 +319,7 @@ def _place_anywhere(
     devices: list[tuple[str, str, str]] | None = None,
 ) -> str | None:
     """The first node where the subject's claims fit; with `record`, their devices become in use."""
-    from allocation.allocator import AllocationError
+    from dra.allocator import AllocationError
 
     for node in nodes:
         node_obj = view.node_obj(node)

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocation.allocator import DEFAULT_FEATURES, AllocatedState, Allocator, prepare_claim  # noqa: E402
+from dra.allocator import DEFAULT_FEATURES, AllocatedState, Allocator, prepare_claim  # noqa: E402
 
 DRIVER = "test-driver.cdi.k8s.io"
 ANCHORS = {"one device per claim": 250.0, "matchAttribute (2 devices)": 109.0}

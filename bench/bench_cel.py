@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocation.allocator.cel import CelExprEngine, DeviceInput, device_input_from_api  # noqa: E402
+from dra.allocator.cel import CelExprEngine, DeviceInput, device_input_from_api  # noqa: E402
 
 DRIVER = "gpu.example.com"
 TYPICAL = (

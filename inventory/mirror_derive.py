@@ -110,7 +110,7 @@ def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
         for s in (cls.get("spec") or {}).get("selectors") or []
     ]
     try:
-        from allocation.allocator.cel import CelError, default_engine, device_input_from_api
+        from dra.allocator.cel import CelError, default_engine, device_input_from_api
     except ImportError:  # the allocator's CEL engine is optional for the mirror; fall back to driver checks
         drivers = []
         for expression in expressions:

@@ -62,7 +62,7 @@ def selector_expressions(spec: Any, *paths: tuple[str, ...]) -> frozenset[str]:
 def _cel_engine() -> Any:
     """The allocator's CEL engine (cel-cpp), so the pretend cluster refuses what the scheduler cannot run."""
     try:
-        from allocation.allocator.cel import default_engine
+        from dra.allocator.cel import default_engine
     except Exception:  # noqa: BLE001 - without a working allocator the simulator still runs: syntax check only
         return None
     return default_engine()

@@ -7,7 +7,7 @@ own thread. Controllers subscribe to the store (the callback only pokes their lo
 passes; `Controllers.wait_idle(timeout)` lets tests wait until everything has settled instead of sleeping.
 
 Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status_period` (seconds between
-DeviceTaintRule status writes, default 10), `allocate` (replaces `allocation.allocator.allocate`),
+DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02).
@@ -82,7 +82,7 @@ class Controllers:
 
 
 def start_all(store: Store, topology: Topology | None, options: dict[str, Any] | None = None) -> Controllers:
-    from allocation.allocator import DEFAULT_FEATURES
+    from dra.allocator import DEFAULT_FEATURES
     from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
     from simcluster.controllers.claims import ClaimController
     from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES

@@ -1,5 +1,5 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
-`allocation.allocator`, reservation, binding, and a Running pod.
+`dra.allocator`, reservation, binding, and a Running pod.
 
 Each pass takes every pending pod in creation order and tries the nodes round-robin. The DRA steps follow
 the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation and an owner
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from allocation.allocator import DEFAULT_FEATURES
+from dra.allocator import DEFAULT_FEATURES
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
@@ -78,7 +78,7 @@ class Unschedulable(Exception):
 
 def _allocation_error() -> type[Exception]:
     try:
-        from allocation.allocator import AllocationError
+        from dra.allocator import AllocationError
     except ImportError:  # pragma: no cover - the allocator lands in parallel
         return RuntimeError
     return AllocationError
@@ -399,7 +399,7 @@ class Scheduler:
     def _allocator_for(self, world: _World) -> Any:
         """The allocator caches pools, compiled CEL and selector results, so it lives as long as slices,
         classes and rules stay the same; its allocated state follows the claims incrementally."""
-        from allocation.allocator import AllocatedState, AllocationError, Allocator
+        from dra.allocator import AllocatedState, AllocationError, Allocator
 
         if self._allocator is None or self._allocator_signature != world.signature:
             self._allocator = Allocator(

@@ -1,0 +1,379 @@
+"""The reusable allocator: caches per node, per expression and per claim (upstream ``NewAllocator``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from .errors import AllocationError
+from .features import normalize_features
+from .model import (
+    BLOCKING_EFFECTS,
+    RESULTS_MAX,
+    Device,
+    DeviceClass,
+    Json,
+    Node,
+    PreparedClaim,
+    RequestSpec,
+    Slice,
+    Taint,
+    node_matches,
+    parse_class,
+    parse_node,
+    parse_slice,
+    parse_taint_rule,
+    prepare_claim,
+)
+from .plan import Candidate, ClaimPlan, NodeView, RequestData, requests_of
+from .pools import Pool, PoolID, gather_pools
+from .search import Search
+from .selectors import SelectorBackend, default_backend
+from .state import AllocatedState
+
+_CLAIM_CACHE_SIZE = 256
+
+
+def _default_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+class Allocator:
+    """Reusable allocator over fixed classes, slices and taint rules (upstream ``NewAllocator``).
+
+    ``state`` is read on every call; keep it current with `AllocatedState.add_claim` /
+    `remove_claim` between calls (only through those methods). Pools per node, compiled CEL,
+    selector results per (expression, device), claim validation and conversion (per
+    `PreparedClaim`, and for the last 256 claim dicts passed in) are cached, so do not mutate
+    input dicts while the allocator is in use. A node found with every device in use is
+    rejected in O(1) until the next `remove_claim`.
+    """
+
+    def __init__(
+        self,
+        *,
+        classes: Iterable[Json],
+        slices: Iterable[Json],
+        state: AllocatedState | None = None,
+        allocated_claims: Iterable[Json] = (),
+        taint_rules: Iterable[Json] = (),
+        features: Iterable[str] = frozenset(),
+        backend: SelectorBackend | None = None,
+        id_factory: Callable[[], str] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        max_search_steps: int | None = None,
+    ) -> None:
+        #: abort one `allocate` call with `AllocationError` after this many search steps
+        #: (None: no limit); the deterministic stand-in for upstream's filter timeout
+        self.max_search_steps = max_search_steps
+        self.features = normalize_features(features)
+        f = self.features
+        self.admin_access = "AdminAccess" in f
+        self.prioritized_list = "PrioritizedList" in f
+        self.partitionable = "PartitionableDevices" in f
+        self.device_taints = "DeviceTaints" in f
+        self.consumable_capacity = "ConsumableCapacity" in f
+        self.binding = "DeviceBindingAndStatus" in f
+        self.list_attributes = "ListTypeAttributes" in f
+        rules = (
+            tuple(parse_taint_rule(r) for r in taint_rules)
+            if self.device_taints and "DeviceTaintRules" in f
+            else ()
+        )
+        self.slices: list[Slice] = [parse_slice(s, rules) for s in slices]
+        self.classes: dict[str, DeviceClass] = {}
+        for raw in classes:
+            cls = parse_class(raw)
+            self.classes[cls.name] = cls
+        self.state = state if state is not None else AllocatedState.from_claims(allocated_claims)
+        self._backend = backend
+        self.id_factory = id_factory or (lambda: str(uuid.uuid4()))
+        self.clock = clock or _default_clock
+
+        self._slices_on_node: dict[str, list[Slice]] = {}
+        self._slices_shared: list[Slice] = []
+        self._slices_by_pool: dict[PoolID, list[Slice]] = {}
+        for s in self.slices:
+            if s.node_name:
+                self._slices_on_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._slices_shared.append(s)
+            self._slices_by_pool.setdefault((s.driver, s.pool), []).append(s)
+
+        self._views: dict[str | None, NodeView] = {}
+        self._compiled: dict[str, Any] = {}
+        self._inputs: dict[str, Any] = {}
+        #: expression -> device key -> result
+        self._selector_results: dict[str, dict[str, bool]] = {}
+        self._blocking: dict[str, tuple[Taint, ...]] = {}
+        #: search steps taken over all calls (upstream's NumAllocateOneInvocations statistic)
+        self.search_steps = 0
+        #: identifies this allocator in `PreparedClaim.plans` without keeping it alive
+        self._token = object()
+        self._claim_dicts: OrderedDict[int, tuple[Json, PreparedClaim]] = OrderedDict()
+        self._counters_version = -1
+        self._available_counters: dict[PoolID, dict[tuple[str, str], int]] = {}
+
+    # ------------------------------------------------------------------ caches
+
+    @property
+    def backend(self) -> SelectorBackend:
+        if self._backend is None:
+            self._backend = default_backend()
+        return self._backend
+
+    def node_view(self, node: Node | None) -> NodeView:
+        name = node.name if node is not None else None
+        view = self._views.get(name)
+        if view is not None and view.node == node:
+            return view
+        candidate_slices = (
+            [*self._slices_on_node.get(name, ()), *self._slices_shared] if name else self._slices_shared
+        )
+        pools = gather_pools(node, candidate_slices, self._slices_by_pool, self.partitionable)
+        candidates: list[Candidate] = []
+        per_pool: list[list[Candidate]] = []
+        for pool in pools:
+            mine: list[Candidate] = []
+            if pool.usable:
+                for s in pool.slices:
+                    for d in s.devices:
+                        if s.per_device and not node_matches(
+                            node,
+                            d.node_name,
+                            d.all_nodes,
+                            d.node_selector,
+                            f"ResourceSlice {s.name} device {d.name}",
+                        ):
+                            continue
+                        mine.append(Candidate(d, s, pool))
+            per_pool.append(mine)
+            candidates.extend(mine)
+        has_multi = self.consumable_capacity and any(c.device.allow_multiple for c in candidates)
+        view = NodeView(node, pools, candidates, per_pool, [c.device.key for c in candidates], has_multi)
+        self._views[name] = view
+        return view
+
+    def blocking_taints(self, device: Device) -> tuple[Taint, ...]:
+        taints = self._blocking.get(device.key)
+        if taints is None:
+            # Only NoSchedule and NoExecute block; None and unknown effects are informational.
+            taints = (
+                tuple(t for t in device.taints if t.effect in BLOCKING_EFFECTS) if self.device_taints else ()
+            )
+            self._blocking[device.key] = taints
+        return taints
+
+    def selector_matches(self, expr: str, device: Device, where: str, index: int) -> bool:
+        results = self._selector_results.get(expr)
+        if results is None:
+            results = self._selector_results[expr] = {}
+        hit = results.get(device.key)
+        if hit is not None:
+            return hit
+        backend = self.backend
+        compiled = self._compiled.get(expr)
+        if compiled is None:
+            try:
+                compiled = backend.engine.compile(expr)
+            except backend.errors as exc:
+                raise AllocationError(f"{where}: selector #{index}: CEL compile error: {exc}") from exc
+            self._compiled[expr] = compiled
+        inp = self._inputs.get(device.key)
+        if inp is None:
+            inp = self._inputs[device.key] = backend.device_input(device.driver, device.raw)
+        try:
+            hit = bool(compiled.matches(inp))
+        except backend.errors as exc:
+            raise AllocationError(
+                f"{where}: selector #{index} on device {device.key}: CEL runtime error: {exc}"
+            ) from exc
+        results[device.key] = hit
+        return hit
+
+    def available_counters(self, pool: Pool) -> dict[tuple[str, str], int]:
+        """Counters of the pool minus what allocated devices (on any node) consume."""
+        if self._counters_version != self.state.version:
+            self._available_counters.clear()
+            self._counters_version = self.state.version
+        avail = self._available_counters.get(pool.id)
+        if avail is None:
+            avail = {(cs, c): v for cs, counters in pool.counter_sets.items() for c, v in counters.items()}
+            for s in pool.slices:
+                self._subtract_allocated(avail, s.devices)
+            self._subtract_allocated(avail, pool.other_devices)
+            self._available_counters[pool.id] = avail
+        return avail
+
+    def _subtract_allocated(self, avail: dict[tuple[str, str], int], devices: Iterable[Device]) -> None:
+        for d in devices:
+            if d.consumes_counters and self.state.is_allocated(d.key):
+                for cc in d.consumes_counters:
+                    for name, v in cc.counters.items():
+                        k = (cc.counter_set, name)
+                        if k in avail:
+                            avail[k] -= v
+
+    # ------------------------------------------------------------------ entry
+
+    def allocate(
+        self, node: Json | Node | None, claims: Sequence[Json | PreparedClaim]
+    ) -> list[dict[str, Any]] | None:
+        """One ``status.allocation`` per claim, or None if they do not fit together on the node."""
+        view = self._view_for(node)
+        plans = [self.plan(c if isinstance(c, PreparedClaim) else self._prepared(c)) for c in claims]
+        if not view.has_multi and self._all_in_use(view, plans):
+            return None
+        return Search(self, view, plans).execute()
+
+    def _all_in_use(self, view: NodeView, plans: list[ClaimPlan]) -> bool:
+        """Cheap rejection of full nodes, the common case when trying node after node.
+
+        Exact, not a heuristic: when every device is in use and no request may share one
+        (admin access, multi-allocatable devices), the search would skip each device at its
+        first check, without evaluating any selector.
+        """
+        needed = 0
+        for p in plans:
+            if not p.simple:
+                return False
+            needed += p.min_devices
+        if not needed:
+            return False
+        state = self.state
+        if view.full_since == state.releases:
+            return True  # nothing was released since: adding allocations cannot free devices
+        exclusive = state.exclusive
+        # A plain loop: measurably faster than all() over a generator on this hot path.
+        for key in view.keys:  # noqa: SIM110
+            if key not in exclusive:
+                return False
+        view.full_since = state.releases
+        return True
+
+    def _view_for(self, node: Json | Node | None) -> NodeView:
+        if node is None or isinstance(node, Node):
+            return self.node_view(node)
+        meta = node.get("metadata") or {}
+        # Compare labels every time: cheap, and safe if a caller updates node dicts in place.
+        view = self._views.get(meta.get("name"))
+        if view is None or view.node is None or view.node.labels != (meta.get("labels") or {}):
+            view = self.node_view(parse_node(node))
+        return view
+
+    def _prepared(self, claim: Json) -> PreparedClaim:
+        """Convert a claim dict, reusing the conversion while the same dict is passed again
+        (a scheduler trying node after node); a small LRU keyed by identity."""
+        known = self._claim_dicts.get(id(claim))
+        if known is not None and known[0] is claim:
+            self._claim_dicts.move_to_end(id(claim))
+            return known[1]
+        prepared = prepare_claim(claim)
+        self._claim_dicts[id(claim)] = (claim, prepared)
+        if len(self._claim_dicts) > _CLAIM_CACHE_SIZE:
+            self._claim_dicts.popitem(last=False)
+        return prepared
+
+    def plan(self, claim: PreparedClaim) -> ClaimPlan:
+        """Validate a claim against classes and features (cached on the claim, per allocator)."""
+        plan = claim.plans.get(self._token)
+        if plan is None:
+            plan = claim.plans[self._token] = self._make_plan(claim)
+        assert isinstance(plan, ClaimPlan)
+        return plan
+
+    def _make_plan(self, claim: PreparedClaim) -> ClaimPlan:
+        constraints: list[tuple[bool, str]] = []
+        for i, c in enumerate(claim.constraints):
+            if c.match_attribute:
+                constraints.append((True, c.match_attribute))
+            else:
+                if not self.consumable_capacity:
+                    raise AllocationError(
+                        f"claim {claim.ref}, constraint #{i}: distinctAttribute needs the ConsumableCapacity feature"
+                    )
+                assert c.distinct_attribute is not None
+                constraints.append((False, c.distinct_attribute))
+        requests: list[list[RequestData]] = []
+        min_devices = 0
+        for rname, specs, is_sub in requests_of(claim):
+            if is_sub and not self.prioritized_list:
+                raise AllocationError(
+                    f"claim {claim.ref}, request {rname}: has subrequests, but the PrioritizedList feature is disabled"
+                )
+            datas = [self._request_data(claim, rname if is_sub else None, spec) for spec in specs]
+            requests.append(datas)
+            min_devices += min(1 if d.all_mode else d.num_devices for d in datas)
+        if min_devices > RESULTS_MAX:
+            raise AllocationError(
+                f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}"
+            )
+        flat = [d for datas in requests for d in datas]
+        has_all = any(d.all_mode for d in flat)
+        return ClaimPlan(
+            claim=claim,
+            requests=requests,
+            has_sub=[r.exact is None for r in claim.requests],
+            constraints=constraints,
+            min_devices=min_devices,
+            simple=not has_all and not any(d.admin for d in flat),
+            has_all=has_all,
+        )
+
+    def _request_data(self, claim: PreparedClaim, parent: str | None, spec: RequestSpec) -> RequestData:
+        name = f"{parent}/{spec.name}" if parent else spec.name
+        where = f"claim {claim.ref}, request {name}"
+        if spec.capacity is not None and not self.consumable_capacity:
+            raise AllocationError(
+                f"{where}: has capacity requests, but the ConsumableCapacity feature is disabled"
+            )
+        if spec.admin_access is not None and not self.admin_access:
+            raise AllocationError(
+                f"{where}: admin access is requested, but the AdminAccess feature is disabled"
+            )
+        device_class = self.classes.get(spec.class_name)
+        if device_class is None:
+            raise AllocationError(f"{where}: device class {spec.class_name} not found")
+        if spec.mode not in ("ExactCount", "All"):
+            raise AllocationError(f"{where}: unsupported allocation mode {spec.mode!r}")
+        base = parent or spec.name
+        applicable = tuple(
+            i
+            for i, c in enumerate(claim.constraints)
+            if not c.requests or base in c.requests or (parent is not None and name in c.requests)
+        )
+        return RequestData(
+            spec=spec,
+            device_class=device_class,
+            name=name,
+            parent=parent,
+            where=f"claim {claim.ref}",
+            num_devices=spec.count if spec.mode == "ExactCount" else 0,
+            all_mode=spec.mode == "All",
+            admin=bool(spec.admin_access),
+            constraint_ids=applicable,
+        )
+
+    def selectable(self, rd: RequestData, device: Device) -> bool:
+        """Class and request selectors (binding-condition devices need the feature)."""
+        if device.binding_conditions and not self.binding:
+            return False
+        hit = rd.selectable_cache.get(device.key)
+        if hit is not None:
+            return hit
+        ok = True
+        cls = rd.device_class
+        for i, expr in enumerate(cls.selectors):
+            if not self.selector_matches(expr, device, f"class {cls.name}", i):
+                ok = False
+                break
+        if ok:
+            for i, expr in enumerate(rd.spec.selectors):
+                if not self.selector_matches(expr, device, rd.where, i):
+                    ok = False
+                    break
+        rd.selectable_cache[device.key] = ok
+        return ok

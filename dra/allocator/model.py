@@ -1,0 +1,727 @@
+"""Typed, frozen views of the Kubernetes JSON the allocator consumes.
+
+Input dicts are converted once (per `Allocator`, or per claim via `prepare_claim`); the
+search then works on these objects only. Structural problems raise `AllocationError`
+naming the field and the rule it broke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra.quantity import Quantity, QuantityError
+
+from .errors import AllocationError
+
+Json = Mapping[str, Any]
+#: An attribute value tagged with its API type: ("int", 3), ("string", "a"), ("ints", (1, 2)) …
+Attr = tuple[str, Any]
+
+RESULTS_MAX = 32
+BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_SCALAR_ATTR_TYPES = ("int", "bool", "string", "version")
+_LIST_ATTR_TYPES = ("ints", "bools", "strings", "versions")
+
+
+def parse_quantity(text: object, *, field: str) -> Quantity:
+    """A quantity string such as ``80Gi``; `AllocationError` naming the field otherwise."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise AllocationError(f"{field}: quantity must be a string, got {text!r}")
+    try:
+        return Quantity.parse(str(text).strip())
+    except QuantityError as exc:
+        raise AllocationError(f"{field}: {exc}") from None
+
+
+def _as_map(value: object, field: str) -> Json:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise AllocationError(f"{field}: must be an object")
+    return value
+
+
+def _as_list(value: object, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise AllocationError(f"{field}: must be a list")
+    return value
+
+
+def _refuse_unknown(obj: Json, allowed: Iterable[str], field: str) -> None:
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise AllocationError(f"{field}: unsupported field(s) {', '.join(unknown)}")
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...]
+    match_fields: tuple[Requirement, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelector:
+    terms: tuple[NodeSelectorTerm, ...]
+    raw: Json
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: Mapping[str, str]
+
+
+def parse_node(node: Json | None) -> Node | None:
+    if node is None:
+        return None
+    meta = _as_map(node.get("metadata"), "node.metadata")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise AllocationError("node.metadata.name: required")
+    return Node(name=name, labels=dict(_as_map(meta.get("labels"), "node.metadata.labels")))
+
+
+def _parse_requirements(items: object, field: str) -> tuple[Requirement, ...]:
+    out = []
+    for i, item in enumerate(_as_list(items, field)):
+        item = _as_map(item, f"{field}[{i}]")
+        out.append(
+            Requirement(
+                key=str(item.get("key", "")),
+                operator=str(item.get("operator", "")),
+                values=tuple(str(v) for v in _as_list(item.get("values"), f"{field}[{i}].values")),
+            )
+        )
+    return tuple(out)
+
+
+def parse_node_selector(raw: object, field: str) -> NodeSelector | None:
+    if raw is None:
+        return None
+    raw = _as_map(raw, field)
+    terms = []
+    for i, term in enumerate(_as_list(raw.get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")):
+        term = _as_map(term, f"{field}.nodeSelectorTerms[{i}]")
+        terms.append(
+            NodeSelectorTerm(
+                match_expressions=_parse_requirements(
+                    term.get("matchExpressions"), f"{field}.nodeSelectorTerms[{i}].matchExpressions"
+                ),
+                match_fields=_parse_requirements(
+                    term.get("matchFields"), f"{field}.nodeSelectorTerms[{i}].matchFields"
+                ),
+            )
+        )
+    return NodeSelector(terms=tuple(terms), raw=raw)
+
+
+def _requirement_matches(req: Requirement, value: str | None, field: str) -> bool:
+    op = req.operator
+    if op in ("In", "NotIn"):
+        if not req.values:
+            raise AllocationError(f"{field}: operator {op} needs at least one value")
+        found = value is not None and value in req.values
+        return found if op == "In" else not found
+    if op in ("Exists", "DoesNotExist"):
+        if req.values:
+            raise AllocationError(f"{field}: operator {op} takes no values")
+        return (value is not None) == (op == "Exists")
+    if op in ("Gt", "Lt"):
+        if len(req.values) != 1:
+            raise AllocationError(f"{field}: operator {op} needs exactly one value")
+        try:
+            bound = int(req.values[0])
+        except ValueError:
+            raise AllocationError(f"{field}: operator {op} needs an integer value") from None
+        if value is None:
+            return False
+        try:
+            actual = int(value)
+        except ValueError:
+            return False
+        return actual > bound if op == "Gt" else actual < bound
+    raise AllocationError(f"{field}: unknown node selector operator {op!r}")
+
+
+def node_selector_matches(selector: NodeSelector, node: Node | None, field: str) -> bool:
+    """core/v1 NodeSelector semantics: terms are ORed, requirements in a term ANDed,
+    an empty term matches nothing; matchFields only knows ``metadata.name``."""
+    if node is None:
+        return False
+    for term in selector.terms:
+        if not term.match_expressions and not term.match_fields:
+            continue
+        ok = True
+        for req in term.match_expressions:
+            if not _requirement_matches(req, node.labels.get(req.key), field):
+                ok = False
+                break
+        if ok:
+            for req in term.match_fields:
+                if req.key != "metadata.name":
+                    raise AllocationError(f"{field}: matchFields key {req.key!r} is not supported")
+                if req.operator not in ("In", "NotIn"):
+                    raise AllocationError(f"{field}: matchFields operator {req.operator!r} is not supported")
+                if not _requirement_matches(req, node.name, field):
+                    ok = False
+                    break
+        if ok:
+            return True
+    return False
+
+
+def node_matches(
+    node: Node | None, node_name: str | None, all_nodes: bool, selector: NodeSelector | None, field: str
+) -> bool:
+    if node_name:
+        return node is not None and node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return node_selector_matches(selector, node, field)
+    return False
+
+
+# --------------------------------------------------------------------------- taints
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+    #: "slice" for driver taints, else the DeviceTaintRule name.
+    source: str
+    rule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == taint.value
+        return False
+
+
+def parse_taint(raw: object, field: str, source: str, rule: str | None = None) -> Taint:
+    raw = _as_map(raw, field)
+    key = raw.get("key")
+    if not isinstance(key, str) or not key:
+        raise AllocationError(f"{field}.key: required")
+    return Taint(
+        key=key,
+        value=str(raw.get("value") or ""),
+        effect=str(raw.get("effect") or ""),
+        source=source,
+        rule=rule,
+    )
+
+
+def parse_toleration(raw: object, field: str) -> Toleration:
+    raw = _as_map(raw, field)
+    _refuse_unknown(raw, ("key", "operator", "value", "effect", "tolerationSeconds"), field)
+    return Toleration(
+        key=str(raw.get("key") or ""),
+        operator=str(raw.get("operator") or "Equal"),
+        value=str(raw.get("value") or ""),
+        effect=str(raw.get("effect") or ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TaintRule:
+    name: str
+    #: None = the rule has no selector and matches no device.
+    driver: str | None
+    pool: str | None
+    device: str | None
+    has_selector: bool
+    taint: Taint
+
+    def selects(self, driver: str, pool: str, device: str) -> bool:
+        if not self.has_selector:
+            return False
+        return (
+            (self.driver is None or self.driver == driver)
+            and (self.pool is None or self.pool == pool)
+            and (self.device is None or self.device == device)
+        )
+
+
+def parse_taint_rule(raw: Json) -> TaintRule:
+    name = str(_as_map(raw.get("metadata"), "DeviceTaintRule.metadata").get("name", ""))
+    field = f"DeviceTaintRule {name}"
+    spec = _as_map(raw.get("spec"), f"{field}.spec")
+    selector = spec.get("deviceSelector")
+    sel = _as_map(selector, f"{field}.spec.deviceSelector")
+    _refuse_unknown(sel, ("driver", "pool", "device"), f"{field}.spec.deviceSelector")
+    return TaintRule(
+        name=name,
+        driver=sel.get("driver") or None,
+        pool=sel.get("pool") or None,
+        device=sel.get("device") or None,
+        has_selector=selector is not None,
+        taint=parse_taint(
+            spec.get("taint"), f"{field}.spec.taint", source=f"DeviceTaintRule {name}", rule=name
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- slices
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityPolicy:
+    default: Quantity | None
+    valid_values: tuple[Quantity, ...] | None
+    range_min: Quantity | None
+    range_max: Quantity | None
+    range_step: Quantity | None
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    value: Quantity
+    policy: CapacityPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterConsumption:
+    counter_set: str
+    counters: Mapping[str, int]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Device:
+    key: str
+    name: str
+    driver: str
+    pool: str
+    slice_name: str
+    attributes: Mapping[str, Attr]
+    capacity: Mapping[str, Capacity]
+    consumes_counters: tuple[CounterConsumption, ...]
+    node_name: str | None
+    node_selector: NodeSelector | None
+    all_nodes: bool
+    taints: tuple[Taint, ...]
+    binds_to_node: bool
+    binding_conditions: tuple[str, ...]
+    binding_failure_conditions: tuple[str, ...]
+    allow_multiple: bool
+    raw: Json
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Slice:
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str | None
+    node_selector: NodeSelector | None
+    all_nodes: bool
+    per_device: bool
+    devices: tuple[Device, ...]
+    #: counter set name -> counter name -> value
+    shared_counters: tuple[tuple[str, Mapping[str, int]], ...]
+
+
+def device_key(driver: str, pool: str, device: str) -> str:
+    return f"{driver}/{pool}/{device}"
+
+
+def _parse_attr(raw: object, field: str) -> Attr | None:
+    if not isinstance(raw, Mapping):
+        raise AllocationError(f"{field}: must be an object")
+    for kind in _SCALAR_ATTR_TYPES:
+        if kind in raw:
+            return (kind, raw[kind])
+    for kind in _LIST_ATTR_TYPES:
+        if kind in raw:
+            return (kind, tuple(_as_list(raw[kind], f"{field}.{kind}")))
+    return None  # unknown future type: treated as absent
+
+
+def _opt_qty(raw: Json, key: str, field: str) -> Quantity | None:
+    value = raw.get(key)
+    return None if value is None else parse_quantity(value, field=f"{field}.{key}")
+
+
+def _parse_capacity(raw: object, field: str) -> Capacity:
+    if type(raw) is dict and len(raw) == 1 and type(raw.get("value")) is str:
+        # The common case, a plain value: no policy to read, no field names to build.
+        try:
+            return Capacity(value=Quantity.parse(raw["value"].strip()), policy=None)
+        except QuantityError:
+            pass  # reported with the field name below
+    raw = _as_map(raw, field)
+    value = parse_quantity(raw.get("value"), field=f"{field}.value")
+    policy = None
+    if raw.get("requestPolicy") is not None:
+        p = _as_map(raw["requestPolicy"], f"{field}.requestPolicy")
+        rng = p.get("validRange")
+        r = _as_map(rng, f"{field}.requestPolicy.validRange")
+        valid_values = None
+        if p.get("validValues") is not None:
+            valid_values = tuple(
+                parse_quantity(v, field=f"{field}.requestPolicy.validValues[{i}]")
+                for i, v in enumerate(_as_list(p["validValues"], f"{field}.requestPolicy.validValues"))
+            )
+        policy = CapacityPolicy(
+            default=_opt_qty(p, "default", f"{field}.requestPolicy"),
+            valid_values=valid_values,
+            range_min=_opt_qty(r, "min", f"{field}.requestPolicy.validRange"),
+            range_max=_opt_qty(r, "max", f"{field}.requestPolicy.validRange"),
+            range_step=_opt_qty(r, "step", f"{field}.requestPolicy.validRange"),
+        )
+    return Capacity(value=value, policy=policy)
+
+
+def _parse_counters(raw: object, field: str) -> dict[str, int]:
+    return {
+        name: parse_quantity(
+            _as_map(c, f"{field}.{name}").get("value"), field=f"{field}.{name}.value"
+        ).nano_value()
+        for name, c in _as_map(raw, field).items()
+    }
+
+
+def _parse_device(
+    raw: object, field: str, driver: str, pool: str, slice_name: str, rules: tuple[TaintRule, ...]
+) -> Device:
+    # Hot path when converting large inventories: field names for messages are only built
+    # for the sections a device actually has.
+    if not isinstance(raw, Mapping):
+        raise AllocationError(f"{field}: must be an object")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise AllocationError(f"{field}.name: required")
+    attributes: dict[str, Attr] = {}
+    attrs_raw = raw.get("attributes")
+    if attrs_raw:
+        for attr_name, attr_raw in _as_map(attrs_raw, f"{field}.attributes").items():
+            if type(attr_raw) is dict and len(attr_raw) == 1:
+                kind, value = next(iter(attr_raw.items()))
+                if kind in _SCALAR_ATTR_TYPES:
+                    attributes[attr_name] = (kind, value)
+                    continue
+            attr = _parse_attr(attr_raw, f"{field}.attributes[{attr_name}]")
+            if attr is not None:
+                attributes[attr_name] = attr
+    capacity: dict[str, Capacity] = {}
+    capacity_raw = raw.get("capacity")
+    if capacity_raw:
+        for cname, c in _as_map(capacity_raw, f"{field}.capacity").items():
+            capacity[cname] = _parse_capacity(c, f"{field}.capacity[{cname}]")
+    consumes: tuple[CounterConsumption, ...] = ()
+    if raw.get("consumesCounters"):
+        consumes = tuple(
+            CounterConsumption(
+                counter_set=str(_as_map(c, f"{field}.consumesCounters[{i}]").get("counterSet", "")),
+                counters=_parse_counters(c.get("counters"), f"{field}.consumesCounters[{i}].counters"),
+            )
+            for i, c in enumerate(_as_list(raw["consumesCounters"], f"{field}.consumesCounters"))
+        )
+    taints: list[Taint] = []
+    if raw.get("taints"):
+        taints = [
+            parse_taint(t, f"{field}.taints[{i}]", source="ResourceSlice")
+            for i, t in enumerate(_as_list(raw["taints"], f"{field}.taints"))
+        ]
+    if rules:
+        taints.extend(rule.taint for rule in rules if rule.selects(driver, pool, name))
+    node_selector = None
+    if raw.get("nodeSelector") is not None:
+        node_selector = parse_node_selector(raw["nodeSelector"], f"{field}.nodeSelector")
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    if raw.get("bindingConditions"):
+        binding_conditions = tuple(_as_list(raw["bindingConditions"], f"{field}.bindingConditions"))
+    if raw.get("bindingFailureConditions"):
+        binding_failure_conditions = tuple(
+            _as_list(raw["bindingFailureConditions"], f"{field}.bindingFailureConditions")
+        )
+    return Device(
+        key=f"{driver}/{pool}/{name}",
+        name=name,
+        driver=driver,
+        pool=pool,
+        slice_name=slice_name,
+        attributes=attributes,
+        capacity=capacity,
+        consumes_counters=consumes,
+        node_name=raw.get("nodeName") or None,
+        node_selector=node_selector,
+        all_nodes=bool(raw.get("allNodes")),
+        taints=tuple(taints),
+        binds_to_node=bool(raw.get("bindsToNode")),
+        binding_conditions=binding_conditions,
+        binding_failure_conditions=binding_failure_conditions,
+        allow_multiple=bool(raw.get("allowMultipleAllocations")),
+        raw=raw,
+    )
+
+
+def parse_slice(raw: Json, rules: tuple[TaintRule, ...] = ()) -> Slice:
+    name = str(_as_map(raw.get("metadata"), "ResourceSlice.metadata").get("name", ""))
+    field = f"ResourceSlice {name}"
+    spec = _as_map(raw.get("spec"), f"{field}.spec")
+    driver = spec.get("driver")
+    if not isinstance(driver, str) or not driver:
+        raise AllocationError(f"{field}.spec.driver: required")
+    pool = _as_map(spec.get("pool"), f"{field}.spec.pool")
+    pool_name = pool.get("name")
+    if not isinstance(pool_name, str) or not pool_name:
+        raise AllocationError(f"{field}.spec.pool.name: required")
+    devices = tuple(
+        _parse_device(d, f"{field}.spec.devices[{i}]", driver, pool_name, name, rules)
+        for i, d in enumerate(_as_list(spec.get("devices"), f"{field}.spec.devices"))
+    )
+    shared = tuple(
+        (
+            str(_as_map(cs, f"{field}.spec.sharedCounters[{i}]").get("name", "")),
+            _parse_counters(cs.get("counters"), f"{field}.spec.sharedCounters[{i}].counters"),
+        )
+        for i, cs in enumerate(_as_list(spec.get("sharedCounters"), f"{field}.spec.sharedCounters"))
+    )
+    return Slice(
+        name=name,
+        driver=driver,
+        pool=pool_name,
+        generation=int(pool.get("generation") or 0),
+        slice_count=int(pool.get("resourceSliceCount") or 0),
+        node_name=spec.get("nodeName") or None,
+        node_selector=parse_node_selector(spec.get("nodeSelector"), f"{field}.spec.nodeSelector"),
+        all_nodes=bool(spec.get("allNodes")),
+        per_device=bool(spec.get("perDeviceNodeSelection")),
+        devices=devices,
+        shared_counters=shared,
+    )
+
+
+# --------------------------------------------------------------------------- classes
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...]
+    config: tuple[Json, ...]
+
+
+def _parse_selectors(raw: object, field: str) -> tuple[str, ...]:
+    out = []
+    for i, sel in enumerate(_as_list(raw, field)):
+        sel = _as_map(sel, f"{field}[{i}]")
+        _refuse_unknown(sel, ("cel",), f"{field}[{i}]")
+        cel = sel.get("cel")
+        expr = _as_map(cel, f"{field}[{i}].cel").get("expression")
+        if not isinstance(expr, str) or not expr:
+            raise AllocationError(f"{field}[{i}]: CEL expression empty (unsupported selector type?)")
+        out.append(expr)
+    return tuple(out)
+
+
+def parse_class(raw: Json) -> DeviceClass:
+    name = str(_as_map(raw.get("metadata"), "DeviceClass.metadata").get("name", ""))
+    spec = _as_map(raw.get("spec"), f"DeviceClass {name}.spec")
+    return DeviceClass(
+        name=name,
+        selectors=_parse_selectors(spec.get("selectors"), f"DeviceClass {name}.spec.selectors"),
+        config=tuple(_as_list(spec.get("config"), f"DeviceClass {name}.spec.config")),
+    )
+
+
+# --------------------------------------------------------------------------- claims
+
+_EXACT_FIELDS = (
+    "deviceClassName",
+    "selectors",
+    "allocationMode",
+    "count",
+    "adminAccess",
+    "tolerations",
+    "capacity",
+)
+_SUB_FIELDS = ("name", "deviceClassName", "selectors", "allocationMode", "count", "tolerations", "capacity")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """An `exactly` request or one `firstAvailable` subrequest."""
+
+    name: str
+    class_name: str
+    selectors: tuple[str, ...]
+    mode: str
+    count: int
+    admin_access: bool | None
+    tolerations: tuple[Toleration, ...]
+    tolerations_json: tuple[Json, ...]
+    capacity: Mapping[str, Quantity] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    name: str
+    exact: RequestSpec | None
+    first_available: tuple[RequestSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    requests: frozenset[str]
+    match_attribute: str | None
+    distinct_attribute: str | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class PreparedClaim:
+    """A claim converted once; reuse it across `Allocator.allocate` calls (identity-hashed)."""
+
+    namespace: str
+    name: str
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+    config: tuple[Json, ...]
+    #: validation results per allocator (see `Allocator.plan`)
+    plans: dict[object, object] = field(default_factory=dict, repr=False)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def _parse_request_spec(raw: Json, name: str, field: str, allowed: tuple[str, ...]) -> RequestSpec:
+    if "derivedAttributes" in raw:
+        raise AllocationError(f"{field}.derivedAttributes: not supported (DRADerivedAttributes is alpha)")
+    _refuse_unknown(raw, allowed, field)
+    class_name = raw.get("deviceClassName")
+    if not isinstance(class_name, str) or not class_name:
+        raise AllocationError(f"{field}.deviceClassName: required (unsupported request type?)")
+    mode = raw.get("allocationMode") or "ExactCount"
+    count_raw = raw.get("count")
+    count = 1 if count_raw is None else count_raw
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise AllocationError(f"{field}.count: must be an integer")
+    if mode == "ExactCount" and count <= 0:
+        raise AllocationError(f"{field}.count: must be greater than zero")
+    tolerations_json = tuple(_as_list(raw.get("tolerations"), f"{field}.tolerations"))
+    capacity = None
+    if raw.get("capacity") is not None:
+        cap = _as_map(raw["capacity"], f"{field}.capacity")
+        _refuse_unknown(cap, ("requests",), f"{field}.capacity")
+        capacity = {
+            k: parse_quantity(v, field=f"{field}.capacity.requests[{k}]")
+            for k, v in _as_map(cap.get("requests"), f"{field}.capacity.requests").items()
+        }
+    admin = raw.get("adminAccess")
+    return RequestSpec(
+        name=name,
+        class_name=class_name,
+        selectors=_parse_selectors(raw.get("selectors"), f"{field}.selectors"),
+        mode=str(mode),
+        count=count,
+        admin_access=None if admin is None else bool(admin),
+        tolerations=tuple(
+            parse_toleration(t, f"{field}.tolerations[{i}]") for i, t in enumerate(tolerations_json)
+        ),
+        tolerations_json=tolerations_json,
+        capacity=capacity,
+    )
+
+
+def prepare_claim(raw: Json) -> PreparedClaim:
+    """Convert a ResourceClaim (or a ResourceClaimTemplate's inner ``spec`` wrapped as a claim)."""
+    meta = _as_map(raw.get("metadata"), "ResourceClaim.metadata")
+    namespace = str(meta.get("namespace") or "")
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    field = f"claim {namespace}/{name}" if namespace else f"claim {name}"
+    spec = _as_map(raw.get("spec"), f"{field}.spec")
+    devices = _as_map(spec.get("devices"), f"{field}.spec.devices")
+    _refuse_unknown(devices, ("requests", "constraints", "config"), f"{field}.spec.devices")
+    requests = []
+    seen: set[str] = set()
+    for i, r in enumerate(_as_list(devices.get("requests"), f"{field}.spec.devices.requests")):
+        r = _as_map(r, f"{field}.spec.devices.requests[{i}]")
+        rname = r.get("name")
+        rfield = f"{field}, request {rname}"
+        if not isinstance(rname, str) or not rname:
+            raise AllocationError(f"{field}.spec.devices.requests[{i}].name: required")
+        if rname in seen:
+            raise AllocationError(f"{rfield}: duplicate request name")
+        seen.add(rname)
+        _refuse_unknown(r, ("name", "exactly", "firstAvailable"), rfield)
+        exact = r.get("exactly")
+        first = _as_list(r.get("firstAvailable"), f"{rfield}.firstAvailable")
+        if (exact is None) == (not first):
+            raise AllocationError(f"{rfield}: exactly one of exactly or firstAvailable is required")
+        if exact is not None:
+            requests.append(
+                Request(
+                    rname,
+                    _parse_request_spec(_as_map(exact, rfield), rname, f"{rfield}.exactly", _EXACT_FIELDS),
+                    (),
+                )
+            )
+        else:
+            subs = []
+            for j, s in enumerate(first):
+                s = _as_map(s, f"{rfield}.firstAvailable[{j}]")
+                sname = s.get("name")
+                if not isinstance(sname, str) or not sname:
+                    raise AllocationError(f"{rfield}.firstAvailable[{j}].name: required")
+                subs.append(_parse_request_spec(s, sname, f"{rfield}/{sname}", _SUB_FIELDS))
+            requests.append(Request(rname, None, tuple(subs)))
+    constraints = []
+    for i, c in enumerate(_as_list(devices.get("constraints"), f"{field}.spec.devices.constraints")):
+        cfield = f"{field}, constraint #{i}"
+        c = _as_map(c, cfield)
+        _refuse_unknown(c, ("requests", "matchAttribute", "distinctAttribute"), cfield)
+        match, distinct = c.get("matchAttribute"), c.get("distinctAttribute")
+        if bool(match) == bool(distinct):
+            raise AllocationError(
+                f"{cfield}: empty constraint (exactly one of matchAttribute or distinctAttribute is required)"
+            )
+        constraints.append(
+            Constraint(
+                requests=frozenset(str(x) for x in _as_list(c.get("requests"), f"{cfield}.requests")),
+                match_attribute=match or None,
+                distinct_attribute=distinct or None,
+            )
+        )
+    config = tuple(_as_list(devices.get("config"), f"{field}.spec.devices.config"))
+    return PreparedClaim(
+        namespace=namespace,
+        name=name,
+        requests=tuple(requests),
+        constraints=tuple(constraints),
+        config=config,
+    )
