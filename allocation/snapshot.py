@@ -16,22 +16,15 @@ from typing import Any
 from django.db import transaction
 
 from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
+from inventory.kube import MIRRORED_KINDS
 
 Obj = dict[str, Any]
 
 # What the scheduler of a 1.37 cluster uses, so that is what the what-if uses (dra-api.md §11).
 DEFAULT_FEATURES: frozenset[str] = frozenset(ALLOCATOR_DEFAULT_FEATURES)
 
-KINDS = (
-    "deviceclasses",
-    "resourceslices",
-    "resourceclaims",
-    "resourceclaimtemplates",
-    "devicetaintrules",
-    "pods",
-    "nodes",
-    "poddisruptionbudgets",
-)
+#: What a what-if reads: every mirrored kind but the pool status requests.
+KINDS = tuple(k for k in MIRRORED_KINDS if k != "resourcepoolstatusrequests")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import AllocatorView, allocation_results, meta, rule_selects
+from allocation.whatif_common import AllocatorView, allocation_results, meta
+from dra.selection import device_selector
 
 # CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.
 _ATTRIBUTE_WILDCARDS = (
@@ -82,8 +83,8 @@ def node_fingerprint(
                 rules = [
                     [meta(r).get("name"), (r.get("spec") or {}).get("taint")]
                     for r in view.taint_rules
-                    if rule_selects(
-                        (r.get("spec") or {}).get("deviceSelector"), key[0], key[1], str(device.get("name"))
+                    if device_selector((r.get("spec") or {}).get("deviceSelector")).selects(
+                        key[0], key[1], str(device.get("name"))
                     )
                 ]
                 if rules:

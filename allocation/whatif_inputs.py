@@ -11,11 +11,18 @@ import yaml
 
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif_common import WhatIfInputError, allocation_results, meta
+from dra.extended import (
+    ExtendedRequest,
+    extended_claim,
+    extended_requests,
+    extended_resources,
+    is_extended_resource_name,
+    served_by_device_plugin,
+)
+from dra.selection import node_selector_matches
 
 SUBJECT_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
 EFFECTS = ("None", "NoSchedule", "NoExecute")
-IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 MAX_YAML_BYTES = 256 * 1024
 DEFAULT_MAX_PER_NODE = 256
 
@@ -163,16 +170,6 @@ def check_pick_exists(data: dict[str, Any], snapshot_find: Any) -> None:
 
 
 @dataclass
-class ExtendedRequest:
-    container_index: int
-    container: str
-    resource: str
-    request_index: int
-    count: int
-    device_class: str
-
-
-@dataclass
 class Subject:
     kind: str
     namespace: str
@@ -215,8 +212,8 @@ class Subject:
         """Claims to allocate on `node` (the extended-resource claim depends on the node), and notes."""
         if not self.extended:
             return self.claims, []
+        dra = [r for r in self.extended if not served_by_device_plugin(node, r.resource)]
         allocatable = (node.get("status") or {}).get("allocatable") or {}
-        dra = [r for r in self.extended if str(allocatable.get(r.resource, "0")) in ("", "0")]
         notes = [
             f"{r.resource} is served by a device plugin on this node (allocatable {allocatable[r.resource]})"
             for r in self.extended
@@ -224,138 +221,26 @@ class Subject:
         ]
         if not dra:
             return self.claims, notes
-        return [*self.claims, extended_claim(self, dra)], notes
-
-
-def node_selector_matches(selector: dict[str, Any], node: Obj) -> bool:
-    """core/v1 NodeSelector: terms ORed, requirements ANDed; matchFields only knows metadata.name."""
-    labels = meta(node).get("labels") or {}
-    fields = {"metadata.name": str(meta(node).get("name", ""))}
-    for term in selector.get("nodeSelectorTerms") or []:
-        ok = True
-        for source, reqs in ((labels, term.get("matchExpressions")), (fields, term.get("matchFields"))):
-            for req in reqs or []:
-                value = source.get(req.get("key"))
-                op, values = req.get("operator"), req.get("values") or []
-                if op == "In":
-                    ok = ok and value in values
-                elif op == "NotIn":
-                    ok = ok and value not in values
-                elif op == "Exists":
-                    ok = ok and value is not None
-                elif op == "DoesNotExist":
-                    ok = ok and value is None
-                elif op in ("Gt", "Lt"):
-                    try:
-                        a, b = int(value or ""), int(values[0])
-                    except (ValueError, IndexError):
-                        ok = False
-                    else:
-                        ok = ok and (a > b if op == "Gt" else a < b)
-                else:
-                    ok = False
-        if ok and (term.get("matchExpressions") or term.get("matchFields")):
-            return True
-    return False
-
-
-def extended_resource_classes(classes: list[Obj]) -> dict[str, str]:
-    """Extended resource name → DeviceClass name (dra-api.md §9).
-
-    Every class serves its implicit `deviceclass.resource.kubernetes.io/<name>`; an explicit
-    `spec.extendedResourceName` shared by several classes goes to the newest class, on equal
-    creationTimestamp to the name that sorts first.
-    """
-    mapping = {IMPLICIT_PREFIX + str(meta(c).get("name")): str(meta(c).get("name")) for c in classes}
-    explicit: dict[str, list[Obj]] = {}
-    for c in classes:
-        name = (c.get("spec") or {}).get("extendedResourceName")
-        if name:
-            explicit.setdefault(name, []).append(c)
-    for resource, candidates in explicit.items():
-        # Newest timestamp first; RFC 3339 UTC strings of one format sort as times do.
-        newest = max(str(meta(c).get("creationTimestamp") or "") for c in candidates)
-        winners = sorted(
-            str(meta(c).get("name")) for c in candidates if (meta(c).get("creationTimestamp") or "") == newest
+        claim = extended_claim(
+            self.pod or {"metadata": {"name": self.name, "namespace": self.namespace}}, dra
         )
-        mapping[resource] = winners[0]
-    return mapping
-
-
-def _quantity_int(value: Any, field_name: str) -> int:
-    text = str(value)
-    try:
-        number = float(text)
-    except ValueError:
-        raise WhatIfInputError(field_name, f"must be a whole number of devices, got {text!r}") from None
-    if number != int(number) or number < 0:
-        raise WhatIfInputError(field_name, f"must be a whole number of devices, got {text!r}")
-    return int(number)
+        claim["metadata"]["uid"] = f"whatif-{self.name}-extended-resources"
+        return [*self.claims, claim], notes
 
 
 def _extended_requests(pod: Obj, classes: list[Obj], notes: list[str]) -> list[ExtendedRequest]:
-    mapping = extended_resource_classes(classes)
+    mapping = extended_resources(classes).classes
+    out = extended_requests(pod, mapping)
     spec = pod.get("spec") or {}
-    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-    out: list[ExtendedRequest] = []
     unmapped: set[str] = set()
-    for i, container in enumerate(containers):
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         resources = container.get("resources") or {}
-        requested = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-        for j, resource in enumerate(sorted(requested)):
-            if (
-                "/" not in resource
-                or resource.startswith("kubernetes.io/")
-                or resource.startswith("hugepages-")
-            ):
-                continue
-            if resource not in mapping:
+        for resource in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}:
+            if is_extended_resource_name(resource) and resource not in mapping:
                 unmapped.add(resource)
-                continue
-            count = _quantity_int(
-                requested[resource], f"spec.containers[{container.get('name')}].resources.{resource}"
-            )
-            if count:
-                out.append(
-                    ExtendedRequest(i, str(container.get("name", "")), resource, j, count, mapping[resource])
-                )
     for resource in sorted(unmapped):
         notes.append(f"{resource} is not served by any DeviceClass: left to device plugins, not checked here")
-    if spec.get("initContainers") and out:
-        notes.append(
-            "init containers get their own extended-resource requests here (upstream lets them share)"
-        )
     return out
-
-
-def extended_claim(subject: Subject, requests: list[ExtendedRequest]) -> Obj:
-    """The claim the scheduler would create for the pod's DRA-backed extended resources (§9)."""
-    pod_name = subject.name or "pod"
-    reqs = sorted(
-        (
-            {
-                "name": f"container-{r.container_index}-request-{r.request_index}",
-                "exactly": {
-                    "deviceClassName": r.device_class,
-                    "allocationMode": "ExactCount",
-                    "count": r.count,
-                },
-            }
-            for r in requests
-        ),
-        key=lambda r: str(r["name"]),
-    )
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "name": f"{pod_name}-extended-resources",
-            "namespace": subject.namespace,
-            "uid": f"whatif-{pod_name}-extended-resources",
-            "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"},
-        },
-        "spec": {"devices": {"requests": reqs}},
-    }
 
 
 def _fresh_claim(name: str, namespace: str, spec: dict[str, Any]) -> Obj:

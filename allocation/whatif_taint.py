@@ -19,15 +19,14 @@ from allocation.whatif_common import (
     Progress,
     allocate_on,
     allocation_results,
-    label_selector_matches,
     meta,
-    no_execute_delay,
     no_progress,
     node_names,
-    rule_selects,
     with_allocation,
 )
 from allocation.whatif_inputs import Subject, resolve_pod_subject
+from dra.selection import device_selector, label_selector_matches
+from dra.taints import no_execute_delay
 
 PROPOSED_RULE_NAME = "whatif-proposed-taint"
 
@@ -153,7 +152,8 @@ def taint_impact_compute(
     if any(not sel for sel in selectors):
         impact.notes.append("an empty selector selects every device")
     progress("selecting devices", 0, 4)
-    tainted = {d for d in _current_devices(snapshot) if any(rule_selects(sel, *d) for sel in selectors)}
+    parsed = [device_selector(sel) for sel in selectors]
+    tainted = {d for d in _current_devices(snapshot) if any(sel.selects(*d) for sel in parsed)}
     impact.devices = ["/".join(d) for d in sorted(tainted)]
 
     pods = _pods_by_uid(snapshot)
@@ -182,7 +182,7 @@ def taint_impact_compute(
             )
         )
         # Claim eviction delay: earliest over its tainted results (None = tolerated forever).
-        delays = [no_execute_delay(r.get("tolerations") or [], impact.taint) for r in hits]
+        delays = [no_execute_delay(impact.taint, r.get("tolerations") or []) for r in hits]
         finite = [d for d in delays if d is not None]
         claim_delay = min(finite) if finite else None
         for ref in reserved:

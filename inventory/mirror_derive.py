@@ -16,6 +16,16 @@ from typing import Any
 
 from django.db.models import Q
 
+from dra.objects import (
+    claim_device_classes,
+    claim_state,
+    flat_attributes,
+    is_extended_resource_claim,
+    node_selection,
+    numa_node,
+    owner_pod,
+)
+from dra.taints import TAINT_LEVEL, effective_taints
 from inventory import mirror_sql
 from inventory.models import (
     ALLOCATED,
@@ -26,16 +36,6 @@ from inventory.models import (
     Device,
     KubeObject,
     Pool,
-)
-from inventory.selectors_derive import (
-    claim_device_classes,
-    claim_state,
-    effective_taints,
-    flat_attributes,
-    is_extended_resource_claim,
-    numa_node,
-    owner_pod,
-    taint_flags,
 )
 
 log = logging.getLogger(__name__)
@@ -252,18 +252,6 @@ class Context:
 # --------------------------------------------------------------------------------------- pools and devices
 
 
-def node_selection(spec: Mapping[str, Any]) -> tuple[str, str]:
-    if spec.get("nodeName"):
-        return "node", str(spec["nodeName"])
-    if spec.get("allNodes"):
-        return "allNodes", ""
-    if spec.get("nodeSelector"):
-        return "nodeSelector", ""
-    if spec.get("perDeviceNodeSelection"):
-        return "perDevice", ""
-    return "", ""
-
-
 def recompute_pools(
     pool_keys: set[str], gone_slice_uids: set[str], ctx: Context, *, fresh: dict[str, JSON] | None = None
 ) -> set[DeviceKey]:
@@ -461,11 +449,27 @@ def fill_from_slice(
 
 
 def fill_taints(row: Device, ctx: Context) -> None:
-    row.taints = effective_taints(
-        driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
-    )
+    row.taints = [
+        t.as_row()
+        for t in effective_taints(
+            driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
+        )
+    ]
     for name, value in taint_flags(row.taints).items():
         setattr(row, name, value)
+
+
+def taint_flags(taints: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Denormalised filter columns of a device's effective taints."""
+    effects = {str(t["effectiveEffect"]) for t in taints}
+    level = max((TAINT_LEVEL[e] for e in effects), default=0)
+    return {
+        "tainted": bool(effects),
+        "taint_none": "None" in effects,
+        "taint_no_schedule": "NoSchedule" in effects,
+        "taint_no_execute": "NoExecute" in effects,
+        "max_taint_effect": {0: "", 1: "None", 2: "NoSchedule", 3: "NoExecute"}[level],
+    }
 
 
 def fill_classes(row: Device, ctx: Context, device_json: JSON) -> None:

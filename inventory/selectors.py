@@ -15,7 +15,10 @@ import yaml
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
+from dra.extended import extended_resources
+from dra.quantity import Quantity
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, PoolFilterSet
+from inventory.kube import MIRRORED_KINDS
 from inventory.models import (
     ALLOCATED,
     FREE,
@@ -26,24 +29,11 @@ from inventory.models import (
     Pool,
     WatchState,
 )
-from inventory.selectors_derive import (
-    extended_resource_names,
-)
 
 JSON = dict[str, Any]
 
 # The kinds the mirror watches, in the order pages list them.
-KINDS = [
-    "deviceclasses",
-    "resourceslices",
-    "resourceclaims",
-    "resourceclaimtemplates",
-    "devicetaintrules",
-    "pods",
-    "nodes",
-    "poddisruptionbudgets",
-    "resourcepoolstatusrequests",
-]
+KINDS = list(MIRRORED_KINDS)
 
 
 class InvalidFilters(ValueError):
@@ -128,8 +118,6 @@ def pool_counters_left(*, pools: list[Pool]) -> dict[int, dict[str, dict[str, st
 
     One query for all given pools. Quantities are compared as parsed numbers and shown as text.
     """
-    from inventory.selectors_quantity import format_quantity, parse_quantity
-
     result: dict[int, dict[str, dict[str, str]]] = {}
     wanted = [p for p in pools if p is not None and p.shared_counters]
     if not wanted:
@@ -147,7 +135,7 @@ def pool_counters_left(*, pools: list[Pool]) -> dict[int, dict[str, dict[str, st
         for consumption in consumes or []:
             counters = bucket[consumption.get("counterSet", "")]
             for counter, spec in (consumption.get("counters") or {}).items():
-                counters[counter] = counters.get(counter, 0) + parse_quantity(spec.get("value", "0"))
+                counters[counter] = counters.get(counter, 0) + _nanos(spec.get("value", "0"))
     for pool in pools:
         if pool is None:
             continue
@@ -156,7 +144,7 @@ def pool_counters_left(*, pools: list[Pool]) -> dict[int, dict[str, dict[str, st
             left[counter_set] = {}
             for counter, total in counters.items():
                 consumed = used[(pool.driver, pool.name)][counter_set].get(counter, 0)
-                left[counter_set][counter] = format_quantity(parse_quantity(total) - consumed)
+                left[counter_set][counter] = str(Quantity.parse(str(total)) - Quantity(consumed))
         result[pool.pk] = left
     return result
 
@@ -189,7 +177,8 @@ class ClassOverview:
 def class_overview() -> ClassOverview:
     """Per DeviceClass: devices total / allocated / shared / tainted by effect / free, and extended resources."""
     objs = list(KubeObject.objects.filter(kind="deviceclasses").order_by("name"))
-    served, warnings = extended_resource_names(o.raw for o in objs)
+    mapping = extended_resources(o.raw for o in objs)
+    served, warnings = mapping.served, mapping.conflicts
     summaries = {
         o.name: ClassSummary(name=o.name, obj=o, extended_resource_names=served.get(o.name, [])) for o in objs
     }
@@ -229,13 +218,11 @@ def class_overview() -> ClassOverview:
 def _exhausted_counter_sets() -> dict[tuple[str, str], set[tuple[str, str]]]:
     pools = list(Pool.objects.exclude(shared_counters={}))
     left = pool_counters_left(pools=pools)
-    from inventory.selectors_quantity import parse_quantity
-
     exhausted: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for pool in pools:
         for counter_set, counters in left.get(pool.pk, {}).items():
             for counter, value in counters.items():
-                if parse_quantity(value) <= 0:
+                if _nanos(value) <= 0:
                     exhausted.setdefault((pool.driver, pool.name), set()).add((counter_set, counter))
     return exhausted
 
@@ -249,6 +236,14 @@ def _uses_exhausted(
     return any(
         (c.get("counterSet"), name) in gone for c in consumes or [] for name in (c.get("counters") or {})
     )
+
+
+def _nanos(text: Any) -> int:
+    """A counter value from the cluster in nanos; a malformed one counts as 0 (validation refuses them)."""
+    try:
+        return Quantity.parse(str(text)).nano_value()
+    except ValueError:
+        return 0
 
 
 def class_detail(*, name: str) -> tuple[KubeObject, ClassSummary | None]:

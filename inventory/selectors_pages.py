@@ -10,11 +10,10 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
+from dra.extended import extended_resources
 from inventory.models import ALLOCATED, FREE, SHARED, Claim, ClusterInfo, Device, KubeObject, Pool, WatchState
-from inventory.selectors import ClassOverview, ClassSummary, TaintRuleSummary, pool_counters_left
+from inventory.selectors import ClassOverview, ClassSummary, TaintRuleSummary, _nanos, pool_counters_left
 from inventory.selectors import _rule_summary as rule_summary
-from inventory.selectors_derive import extended_resource_names
-from inventory.selectors_quantity import parse_quantity
 
 
 def live_version() -> str:
@@ -206,7 +205,8 @@ def class_overview_counts() -> ClassOverview:
     on every live change, so this keeps it cheap at 10,000 devices.
     """
     objs = list(KubeObject.objects.filter(kind=CLASSES).order_by("name"))
-    served, warnings = extended_resource_names(o.raw for o in objs)
+    mapping = extended_resources(o.raw for o in objs)
+    served, warnings = mapping.served, mapping.conflicts
     if not objs:
         return ClassOverview(classes=[], warnings=warnings)
     summaries = {
@@ -245,7 +245,7 @@ def _counter_blocked_per_class() -> tuple[dict[str, int], dict[str, int]]:
     for pool in pools:
         for counter_set, counters in left.get(pool.pk, {}).items():
             for counter, value in counters.items():
-                if parse_quantity(value) <= 0:
+                if _nanos(value) <= 0:
                     exhausted.setdefault((pool.driver, pool.name), set()).add((counter_set, counter))
     blocked: dict[str, int] = defaultdict(int)
     untainted: dict[str, int] = defaultdict(int)

@@ -10,6 +10,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dra.taints import no_execute_delay
 from maintenance.models import AuditEntry, Maintenance
 
 
@@ -28,7 +29,6 @@ def _controller_owner(pod: dict[str, Any]) -> dict[str, Any]:
 
 def affected_pods(*, maintenance: Maintenance, taint_time: datetime) -> list[dict[str, Any]]:
     """Pods holding a selected device through a claim reserved for them, with their eviction time."""
-    from allocation.whatif_common import no_execute_delay
     from inventory.models import Allocation, KubeObject
 
     taint = {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"}
@@ -54,7 +54,7 @@ def affected_pods(*, maintenance: Maintenance, taint_time: datetime) -> list[dic
         raw = claim.raw
         results = raw.get("status", {}).get("allocation", {}).get("devices", {}).get("results") or []
         delays = [
-            no_execute_delay(r.get("tolerations") or [], taint)
+            no_execute_delay(taint, r.get("tolerations") or [])
             for r in results
             if (r.get("driver"), r.get("pool"), r.get("device")) in claim_devices[claim.uid]
         ]

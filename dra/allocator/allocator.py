@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dra.taints import BLOCKING_EFFECTS, Taint
+
 from .errors import AllocationError
 from .features import normalize_features
 from .model import (
-    BLOCKING_EFFECTS,
     RESULTS_MAX,
     Device,
     DeviceClass,
@@ -20,7 +21,6 @@ from .model import (
     PreparedClaim,
     RequestSpec,
     Slice,
-    Taint,
     node_matches,
     parse_class,
     parse_node,

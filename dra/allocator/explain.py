@@ -100,7 +100,7 @@ def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tu
         return ALREADY_IN_USE, "allocated to " + ", ".join(holders)
     taint = run.taint_blocks(rd, device)
     if taint is not None:
-        return TAINT_NOT_TOLERATED, f"{taint.key}={taint.value}:{taint.effect} from {taint.source}"
+        return TAINT_NOT_TOLERATED, f"{taint.key}={taint.value}:{taint.effect} from {taint.origin}"
     multi = a.consumable_capacity and device.allow_multiple
     if device.consumes_counters:
         if not a.partitionable:

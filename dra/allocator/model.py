@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra.quantity import Quantity, QuantityError
+from dra.selection import NodeSelector, SelectorError, device_selector
+from dra.selection import parse_node_selector as dra_parse_node_selector
+from dra.taints import FROM_RULE, FROM_SLICE, Taint, TaintRule, Toleration
+from dra.taints import parse_taint as dra_parse_taint
+from dra.taints import parse_toleration as dra_parse_toleration
 
 from .errors import AllocationError
 
@@ -20,7 +25,6 @@ Json = Mapping[str, Any]
 Attr = tuple[str, Any]
 
 RESULTS_MAX = 32
-BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 _SCALAR_ATTR_TYPES = ("int", "bool", "string", "version")
 _LIST_ATTR_TYPES = ("ints", "bools", "strings", "versions")
 
@@ -61,25 +65,6 @@ def _refuse_unknown(obj: Json, allowed: Iterable[str], field: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    operator: str
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
-    match_expressions: tuple[Requirement, ...]
-    match_fields: tuple[Requirement, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelector:
-    terms: tuple[NodeSelectorTerm, ...]
-    raw: Json
-
-
-@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     labels: Mapping[str, str]
@@ -95,137 +80,29 @@ def parse_node(node: Json | None) -> Node | None:
     return Node(name=name, labels=dict(_as_map(meta.get("labels"), "node.metadata.labels")))
 
 
-def _parse_requirements(items: object, field: str) -> tuple[Requirement, ...]:
-    out = []
-    for i, item in enumerate(_as_list(items, field)):
-        item = _as_map(item, f"{field}[{i}]")
-        out.append(
-            Requirement(
-                key=str(item.get("key", "")),
-                operator=str(item.get("operator", "")),
-                values=tuple(str(v) for v in _as_list(item.get("values"), f"{field}[{i}].values")),
-            )
-        )
-    return tuple(out)
-
-
 def parse_node_selector(raw: object, field: str) -> NodeSelector | None:
     if raw is None:
         return None
-    raw = _as_map(raw, field)
-    terms = []
-    for i, term in enumerate(_as_list(raw.get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")):
-        term = _as_map(term, f"{field}.nodeSelectorTerms[{i}]")
-        terms.append(
-            NodeSelectorTerm(
-                match_expressions=_parse_requirements(
-                    term.get("matchExpressions"), f"{field}.nodeSelectorTerms[{i}].matchExpressions"
-                ),
-                match_fields=_parse_requirements(
-                    term.get("matchFields"), f"{field}.nodeSelectorTerms[{i}].matchFields"
-                ),
-            )
-        )
-    return NodeSelector(terms=tuple(terms), raw=raw)
-
-
-def _requirement_matches(req: Requirement, value: str | None, field: str) -> bool:
-    op = req.operator
-    if op in ("In", "NotIn"):
-        if not req.values:
-            raise AllocationError(f"{field}: operator {op} needs at least one value")
-        found = value is not None and value in req.values
-        return found if op == "In" else not found
-    if op in ("Exists", "DoesNotExist"):
-        if req.values:
-            raise AllocationError(f"{field}: operator {op} takes no values")
-        return (value is not None) == (op == "Exists")
-    if op in ("Gt", "Lt"):
-        if len(req.values) != 1:
-            raise AllocationError(f"{field}: operator {op} needs exactly one value")
-        try:
-            bound = int(req.values[0])
-        except ValueError:
-            raise AllocationError(f"{field}: operator {op} needs an integer value") from None
-        if value is None:
-            return False
-        try:
-            actual = int(value)
-        except ValueError:
-            return False
-        return actual > bound if op == "Gt" else actual < bound
-    raise AllocationError(f"{field}: unknown node selector operator {op!r}")
-
-
-def node_selector_matches(selector: NodeSelector, node: Node | None, field: str) -> bool:
-    """core/v1 NodeSelector semantics: terms are ORed, requirements in a term ANDed,
-    an empty term matches nothing; matchFields only knows ``metadata.name``."""
-    if node is None:
-        return False
-    for term in selector.terms:
-        if not term.match_expressions and not term.match_fields:
-            continue
-        ok = True
-        for req in term.match_expressions:
-            if not _requirement_matches(req, node.labels.get(req.key), field):
-                ok = False
-                break
-        if ok:
-            for req in term.match_fields:
-                if req.key != "metadata.name":
-                    raise AllocationError(f"{field}: matchFields key {req.key!r} is not supported")
-                if req.operator not in ("In", "NotIn"):
-                    raise AllocationError(f"{field}: matchFields operator {req.operator!r} is not supported")
-                if not _requirement_matches(req, node.name, field):
-                    ok = False
-                    break
-        if ok:
-            return True
-    return False
+    try:
+        return dra_parse_node_selector(raw, field)
+    except SelectorError as exc:
+        raise AllocationError(f"failed to parse node selector: {exc}") from None
 
 
 def node_matches(
     node: Node | None, node_name: str | None, all_nodes: bool, selector: NodeSelector | None, field: str
 ) -> bool:
+    """Upstream ``NodeMatches``: nodeName, else allNodes, else the node selector; none of them: no."""
     if node_name:
         return node is not None and node.name == node_name
     if all_nodes:
         return True
     if selector is not None:
-        return node_selector_matches(selector, node, field)
+        return node is not None and selector.matches(node.name, node.labels)
     return False
 
 
 # --------------------------------------------------------------------------- taints
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-    #: "slice" for driver taints, else the DeviceTaintRule name.
-    source: str
-    rule: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str
-    operator: str
-    value: str
-    effect: str
-
-    def tolerates(self, taint: Taint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        if self.operator in ("Equal", ""):
-            return self.value == taint.value
-        return False
 
 
 def parse_taint(raw: object, field: str, source: str, rule: str | None = None) -> Taint:
@@ -233,62 +110,25 @@ def parse_taint(raw: object, field: str, source: str, rule: str | None = None) -
     key = raw.get("key")
     if not isinstance(key, str) or not key:
         raise AllocationError(f"{field}.key: required")
-    return Taint(
-        key=key,
-        value=str(raw.get("value") or ""),
-        effect=str(raw.get("effect") or ""),
-        source=source,
-        rule=rule,
-    )
+    return dra_parse_taint(raw, source=source, rule=rule)
 
 
 def parse_toleration(raw: object, field: str) -> Toleration:
     raw = _as_map(raw, field)
     _refuse_unknown(raw, ("key", "operator", "value", "effect", "tolerationSeconds"), field)
-    return Toleration(
-        key=str(raw.get("key") or ""),
-        operator=str(raw.get("operator") or "Equal"),
-        value=str(raw.get("value") or ""),
-        effect=str(raw.get("effect") or ""),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class TaintRule:
-    name: str
-    #: None = the rule has no selector and matches no device.
-    driver: str | None
-    pool: str | None
-    device: str | None
-    has_selector: bool
-    taint: Taint
-
-    def selects(self, driver: str, pool: str, device: str) -> bool:
-        if not self.has_selector:
-            return False
-        return (
-            (self.driver is None or self.driver == driver)
-            and (self.pool is None or self.pool == pool)
-            and (self.device is None or self.device == device)
-        )
+    return dra_parse_toleration(raw)
 
 
 def parse_taint_rule(raw: Json) -> TaintRule:
     name = str(_as_map(raw.get("metadata"), "DeviceTaintRule.metadata").get("name", ""))
     field = f"DeviceTaintRule {name}"
     spec = _as_map(raw.get("spec"), f"{field}.spec")
-    selector = spec.get("deviceSelector")
-    sel = _as_map(selector, f"{field}.spec.deviceSelector")
+    sel = _as_map(spec.get("deviceSelector"), f"{field}.spec.deviceSelector")
     _refuse_unknown(sel, ("driver", "pool", "device"), f"{field}.spec.deviceSelector")
     return TaintRule(
         name=name,
-        driver=sel.get("driver") or None,
-        pool=sel.get("pool") or None,
-        device=sel.get("device") or None,
-        has_selector=selector is not None,
-        taint=parse_taint(
-            spec.get("taint"), f"{field}.spec.taint", source=f"DeviceTaintRule {name}", rule=name
-        ),
+        selector=device_selector(spec.get("deviceSelector")),
+        taint=parse_taint(spec.get("taint"), f"{field}.spec.taint", source=FROM_RULE, rule=name),
     )
 
 
@@ -452,7 +292,7 @@ def _parse_device(
     taints: list[Taint] = []
     if raw.get("taints"):
         taints = [
-            parse_taint(t, f"{field}.taints[{i}]", source="ResourceSlice")
+            parse_taint(t, f"{field}.taints[{i}]", source=FROM_SLICE)
             for i, t in enumerate(_as_list(raw["taints"], f"{field}.taints"))
         ]
     if rules:

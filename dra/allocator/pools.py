@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from dra.objects import pool_problem
+
 from .model import Device, Node, Slice, node_matches
 
 PoolID = tuple[str, str]
@@ -59,32 +61,26 @@ def slice_targets_node(s: Slice, node: Node | None, partitionable: bool) -> bool
 
 
 def _validate(
-    pool: Pool, device_slices: Sequence[Slice], counter_slices: Sequence[Slice], others: Sequence[Slice]
+    pool: Pool,
+    device_slices: Sequence[Slice],
+    counter_slices: Sequence[Slice],
+    others: Sequence[Slice],
+    partitionable: bool,
 ) -> None:
-    names: set[str] = set()
-    for s in device_slices:
-        for d in s.devices:
-            if d.name in names:
-                pool.invalid = f"duplicate device name {d.name}"
-                return
-            names.add(d.name)
     for s in counter_slices:
         for set_name, counters in s.shared_counters:
-            if set_name in pool.counter_sets:
-                pool.invalid = f"duplicate counter set name {set_name}"
-                return
-            pool.counter_sets[set_name] = dict(counters)
-    for s in (*device_slices, *others):
-        for d in s.devices:
-            for consumption in d.consumes_counters:
-                counter_set = pool.counter_sets.get(consumption.counter_set)
-                if counter_set is None:
-                    pool.invalid = f"counter set {consumption.counter_set} not found"
-                    return
-                for counter in consumption.counters:
-                    if counter not in counter_set:
-                        pool.invalid = f"counter {counter} not found in counter set {consumption.counter_set}"
-                        return
+            pool.counter_sets.setdefault(set_name, dict(counters))
+    pool.invalid = pool_problem(
+        device_names=(d.name for s in device_slices for d in s.devices),
+        counter_sets=((name, counters) for s in counter_slices for name, counters in s.shared_counters),
+        consumptions=(
+            (c.counter_set, c.counters)
+            for s in (*device_slices, *others)
+            for d in s.devices
+            for c in d.consumes_counters
+        ),
+        partitionable=partitionable,
+    )
 
 
 def gather_pools(
@@ -137,7 +133,7 @@ def gather_pools(
             device_slices, counter_slices = list(slices), []
         device_slices.sort(key=lambda s: s.name)
         pool = Pool(driver, pool_name, slices=tuple(device_slices))
-        _validate(pool, device_slices, counter_slices, others if partitionable else ())
+        _validate(pool, device_slices, counter_slices, others if partitionable else (), partitionable)
         pool.other_devices = tuple(d for s in others for d in s.devices)
         pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
         pools.append(pool)

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dra.quantity import Quantity
+from dra.taints import Taint
 
 from .capacity import capacity_fits, consumed_capacity
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .errors import AllocationError
-from .model import RESULTS_MAX, Device, Taint
+from .model import RESULTS_MAX, Device
 from .plan import Candidate, ClaimPlan, DeviceResult, NodeView, RequestData, ResultLimitExceeded
 from .pools import PoolID
 from .results import allocation_result

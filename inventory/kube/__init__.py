@@ -8,6 +8,7 @@ and mis-type ResourceClaim watch events (dra-api.md §10.3).
 
 from inventory.kube.client import (
     KIND,
+    MIRRORED_KINDS,
     KubeClient,
     KubeError,
     KubeTimeout,
@@ -16,4 +17,13 @@ from inventory.kube.client import (
     connect,
 )
 
-__all__ = ["KIND", "KubeClient", "KubeError", "KubeTimeout", "Resource", "WatchEvent", "connect"]
+__all__ = [
+    "KIND",
+    "MIRRORED_KINDS",
+    "KubeClient",
+    "KubeError",
+    "KubeTimeout",
+    "Resource",
+    "WatchEvent",
+    "connect",
+]

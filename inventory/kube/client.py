@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from urllib3.exceptions import HTTPError as Urllib3HTTPError
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+from dra.kinds import BY_PLURAL, Kind
 
 JSON = dict[str, Any]
 WatchEvent = tuple[str, JSON]
@@ -21,52 +22,22 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class Resource:
-    """Where a kind lives in the API."""
+#: A kind's place in the API (group, version, plural, scope); the table is `dra.kinds`.
+Resource = Kind
 
-    plural: str
-    kind: str
-    group: str  # "" for the core group
-    version: str
-    namespaced: bool
-
-    @property
-    def group_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def api_version(self) -> str:
-        return self.group_version
-
-    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{quote(namespace, safe='')}"
-        base += f"/{self.plural}"
-        if name is not None:
-            base += f"/{quote(name, safe='')}"
-        if subresource:
-            base += f"/{subresource}"
-        return base
-
-
-KIND: dict[str, Resource] = {
-    r.plural: r
-    for r in (
-        Resource("deviceclasses", "DeviceClass", "resource.k8s.io", "v1", False),
-        Resource("resourceslices", "ResourceSlice", "resource.k8s.io", "v1", False),
-        Resource("resourceclaims", "ResourceClaim", "resource.k8s.io", "v1", True),
-        Resource("resourceclaimtemplates", "ResourceClaimTemplate", "resource.k8s.io", "v1", True),
-        Resource("devicetaintrules", "DeviceTaintRule", "resource.k8s.io", "v1", False),
-        Resource("pods", "Pod", "", "v1", True),
-        Resource("nodes", "Node", "", "v1", False),
-        Resource("poddisruptionbudgets", "PodDisruptionBudget", "policy", "v1", True),
-        Resource(
-            "resourcepoolstatusrequests", "ResourcePoolStatusRequest", "resource.k8s.io", "v1alpha3", False
-        ),
-    )
-}
+#: The kinds the mirror lists and watches, in the order pages list them.
+MIRRORED_KINDS: tuple[str, ...] = (
+    "deviceclasses",
+    "resourceslices",
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "devicetaintrules",
+    "pods",
+    "nodes",
+    "poddisruptionbudgets",
+    "resourcepoolstatusrequests",
+)
+KIND: dict[str, Resource] = {plural: BY_PLURAL[plural] for plural in MIRRORED_KINDS}
 
 
 class KubeError(Exception):

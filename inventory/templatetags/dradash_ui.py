@@ -9,9 +9,9 @@ import yaml
 from django import template
 from django.conf import settings
 
-register = template.Library()
+from dra.taints import effective_effect
 
-KNOWN_EFFECTS = ("None", "NoSchedule", "NoExecute")
+register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
@@ -33,7 +33,7 @@ def cap(value: Any, limit: int | None = None) -> str:
 @register.filter
 def effect_class(effect: Any) -> str:
     """CSS class for a taint effect; an unknown effect is shown as itself but styled (and treated) like None."""
-    return str(effect) if effect in KNOWN_EFFECTS else "None"
+    return effective_effect(str(effect))
 
 
 @register.filter

@@ -726,7 +726,7 @@ CASES: list[Case] = [
                 },
             )
         ],
-        expect=Error("unknown node selector operator 'Near'"),
+        expect=Error('matchExpressions[0].operator: Unsupported value: "Near"'),
     ),
     Case(
         "constraints_backtrack_until_all_of_them_hold",

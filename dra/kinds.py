@@ -1,0 +1,140 @@
+"""The one table of Kubernetes kinds dradash and simcluster know: where each lives in the API.
+
+Group, version, plural, kind, scope, the `/status` subresource, short names, categories and the
+field selectors a v1.37 kube-apiserver supports for it. The mirror, the what-if snapshot, the pages
+and simcluster's router all read this table; none keeps a list of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+RESOURCE_GROUP = "resource.k8s.io"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    status: bool = False
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    #: field selectors beyond metadata.name (and metadata.namespace for namespaced kinds)
+    field_selectors: tuple[str, ...] = ()
+    #: subresources other than status (eviction, binding, token …)
+    extra_subresources: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    group_version = api_version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def group_resource(self) -> str:
+        """`pods` or `deviceclasses.resource.k8s.io`, as API error messages spell it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def qualified_kind(self) -> str:
+        """`Pod` or `DeviceClass.resource.k8s.io`, as 422 messages spell it."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
+    def subresources(self) -> tuple[str, ...]:
+        return (("status",) if self.status else ()) + self.extra_subresources
+
+    def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
+        """The REST path: `/apis/resource.k8s.io/v1/resourceslices/<name>` and the like."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        if name is not None:
+            base += f"/{quote(name, safe='')}"
+        if subresource:
+            base += f"/{subresource}"
+        return base
+
+
+def _k(
+    group: str,
+    version: str,
+    plural: str,
+    kind: str,
+    *,
+    namespaced: bool,
+    status: bool = False,
+    short_names: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    field_selectors: tuple[str, ...] = (),
+    extra_subresources: tuple[str, ...] = (),
+) -> Kind:
+    return Kind(
+        group, version, plural, kind, namespaced, status, short_names, categories, field_selectors,
+        extra_subresources,
+    )  # fmt: skip
+
+
+KINDS: tuple[Kind, ...] = (
+    _k("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), status=True,
+       field_selectors=("status.phase",)),
+    _k("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), status=True,
+       field_selectors=("spec.unschedulable",)),
+    _k("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),
+       field_selectors=("spec.nodeName", "status.phase", "spec.schedulerName", "spec.restartPolicy",
+                        "status.nominatedNodeName")),
+    _k("", "v1", "services", "Service", namespaced=True, short_names=("svc",), status=True, categories=("all",),
+       field_selectors=("spec.clusterIP", "spec.type")),
+    _k("", "v1", "events", "Event", namespaced=True, short_names=("ev",),
+       field_selectors=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")),
+    _k("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True,
+       short_names=("pdb",), status=True),
+    _k("apps", "v1", "replicasets", "ReplicaSet", namespaced=True, short_names=("rs",), status=True,
+       categories=("all",), field_selectors=("status.replicas",)),
+    _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
+       field_selectors=("status.successful",)),
+    _k(RESOURCE_GROUP, "v1", "deviceclasses", "DeviceClass", namespaced=False),
+    _k(RESOURCE_GROUP, "v1", "resourceclaims", "ResourceClaim", namespaced=True, status=True),
+    _k(RESOURCE_GROUP, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", namespaced=True),
+    _k(RESOURCE_GROUP, "v1", "resourceslices", "ResourceSlice", namespaced=False,
+       field_selectors=("spec.nodeName", "spec.driver", "spec.pool.name")),
+    _k(RESOURCE_GROUP, "v1", "devicetaintrules", "DeviceTaintRule", namespaced=False, status=True),
+    _k(RESOURCE_GROUP, "v1alpha3", "resourcepoolstatusrequests", "ResourcePoolStatusRequest",
+       namespaced=False, status=True),
+)  # fmt: skip
+
+BY_PLURAL: dict[str, Kind] = {k.plural: k for k in KINDS}
+BY_KIND: dict[str, Kind] = {k.kind: k for k in KINDS}
+
+#: The DRA kinds of resource.k8s.io, in the order pages list them.
+DRA_KINDS: tuple[str, ...] = (
+    "deviceclasses",
+    "resourceslices",
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "devicetaintrules",
+    "resourcepoolstatusrequests",
+)
+
+
+def kind_for(plural: str) -> Kind:
+    """The kind called `plural`; ValueError naming the known ones otherwise."""
+    try:
+        return BY_PLURAL[plural]
+    except KeyError:
+        raise ValueError(f"kind {plural!r} is not one of {', '.join(sorted(BY_PLURAL))}") from None

@@ -1,0 +1,169 @@
+"""dra.objects and dra.extended: pools, attributes, claims, extended resources."""
+
+from __future__ import annotations
+
+from dra.extended import (
+    claim_requests,
+    count_of,
+    extended_claim,
+    extended_requests,
+    extended_resources,
+    is_extended_resource_name,
+    served_by_device_plugin,
+)
+from dra.kinds import BY_PLURAL, kind_for
+from dra.objects import flat_attributes, numa_node, pool_problem, pool_state, pools_of
+
+
+def rs(
+    name: str,
+    *,
+    pool: str = "p",
+    generation: int = 1,
+    count: int = 1,
+    devices: list | None = None,
+    counters: list | None = None,
+) -> dict:
+    spec: dict = {
+        "driver": "gpu.example.com",
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+    }
+    if devices is not None:
+        spec["devices"] = devices
+    if counters is not None:
+        spec["sharedCounters"] = counters
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def test_it_keeps_only_the_highest_generation_and_checks_completeness() -> None:
+    state = pool_state(
+        "gpu.example.com",
+        "p",
+        [rs("a", generation=1), rs("b", generation=2, count=2), rs("c", generation=2, count=2)],
+    )
+    assert state.generation == 2 and [s["metadata"]["name"] for s in state.slices] == ["b", "c"]
+    assert state.complete and state.usable
+    short = pool_state("gpu.example.com", "p", [rs("b", generation=2, count=2)])
+    assert not short.complete and not short.usable and short.problem is None
+
+
+def test_it_finds_invalid_pools_in_upstream_words() -> None:
+    dup = pool_state(
+        "gpu.example.com",
+        "p",
+        [rs("a", count=2, devices=[{"name": "gpu-0"}]), rs("b", count=2, devices=[{"name": "gpu-0"}])],
+    )
+    assert dup.problem == "duplicate device name gpu-0" and not dup.usable
+    counters = [{"name": "gpu-0-cs", "counters": {"memory": {"value": "80Gi"}}}]
+    missing_set = [
+        {
+            "name": "mig",
+            "consumesCounters": [{"counterSet": "nope", "counters": {"memory": {"value": "1Gi"}}}],
+        }
+    ]
+    assert (
+        pool_state(
+            "d", "p", [rs("a", count=2, counters=counters), rs("b", count=2, devices=missing_set)]
+        ).problem
+        == "counter set nope not found"
+    )
+    missing_counter = [
+        {"name": "mig", "consumesCounters": [{"counterSet": "gpu-0-cs", "counters": {"sm": {"value": "1"}}}]}
+    ]
+    assert (
+        pool_state(
+            "d", "p", [rs("a", count=2, counters=counters), rs("b", count=2, devices=missing_counter)]
+        ).problem
+        == "counter sm not found in counter set gpu-0-cs"
+    )
+    assert (
+        pool_problem(device_names=[], counter_sets=[("x", ["a"]), ("x", ["b"])])
+        == "duplicate counter set name x"
+    )
+    assert pool_problem(device_names=[], consumptions=[("nope", ["a"])], partitionable=False) is None
+
+
+def test_it_groups_slices_into_pools() -> None:
+    pools = pools_of([rs("a", pool="p1"), rs("b", pool="p2")])
+    assert sorted(pools) == [("gpu.example.com", "p1"), ("gpu.example.com", "p2")]
+
+
+def test_it_flattens_attributes_under_qualified_and_short_names() -> None:
+    attrs = {"model": {"string": "h200"}, "resource.kubernetes.io/numaNode": {"int": 1}, "ok": {"bool": True}}
+    assert flat_attributes("gpu.example.com", attrs) == {
+        "gpu.example.com/model": "h200",
+        "model": "h200",
+        "resource.kubernetes.io/numaNode": "1",
+        "gpu.example.com/ok": "true",
+        "ok": "true",
+    }
+    assert numa_node(attrs) == 1
+
+
+def cls(name: str, created: str, explicit: str | None = None) -> dict:
+    spec = {"extendedResourceName": explicit} if explicit else {}
+    return {"metadata": {"name": name, "creationTimestamp": created}, "spec": spec}
+
+
+def test_it_lets_the_newest_class_win_an_extended_resource_name_then_the_first_name() -> None:
+    newer = extended_resources(
+        [
+            cls("a", "2026-01-01T00:00:00Z", "example.com/gpu"),
+            cls("b", "2026-01-02T00:00:00Z", "example.com/gpu"),
+        ]
+    )
+    assert newer.classes["example.com/gpu"] == "b"
+    tie = extended_resources(
+        [
+            cls("d", "2026-01-01T00:00:00Z", "example.com/gpu"),
+            cls("c", "2026-01-01T00:00:00+00:00", "example.com/gpu"),
+        ]
+    )
+    assert tie.classes["example.com/gpu"] == "c"
+    assert tie.served["d"] == ["deviceclass.resource.kubernetes.io/d"]
+    assert "c wins" in tie.conflicts[0] and "ignored: d" in tie.conflicts[0]
+
+
+def test_it_builds_the_schedulers_extended_resource_claim() -> None:
+    mapping = {"example.com/gpu": "gpu.example.com"}
+    pod = {
+        "metadata": {"name": "trainer", "namespace": "ml", "uid": "u1"},
+        "spec": {
+            "initContainers": [{"name": "init", "resources": {"limits": {"example.com/gpu": "2"}}}],
+            "containers": [{"name": "main", "resources": {"limits": {"cpu": "1", "example.com/gpu": 1}}}],
+        },
+    }
+    mappings = extended_requests(pod, mapping)
+    # The plain init container reuses the long-lived container's request, which asks for the larger count.
+    assert {(m.container, m.request) for m in mappings} == {
+        ("init", "container-1-request-1"),
+        ("main", "container-1-request-1"),
+    }
+    assert [(r["name"], r["exactly"]["count"]) for r in claim_requests(mappings)] == [
+        ("container-1-request-1", 2)
+    ]
+    claim = extended_claim(pod, mappings)
+    assert claim["metadata"]["generateName"] == "trainer-extended-resources-"
+    assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == "u1"
+
+
+def test_it_knows_which_names_are_extended_resources_and_which_backend_serves_them() -> None:
+    assert is_extended_resource_name("example.com/gpu")
+    assert is_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
+    assert not is_extended_resource_name("cpu")
+    assert not is_extended_resource_name("kubernetes.io/batch")
+    assert count_of("2") == 2 and count_of("1500m") == 0 and count_of("x") == 0
+    assert served_by_device_plugin({"status": {"allocatable": {"example.com/gpu": "8"}}}, "example.com/gpu")
+    assert not served_by_device_plugin(
+        {"status": {"allocatable": {"example.com/gpu": "0"}}}, "example.com/gpu"
+    )
+
+
+def test_it_knows_where_each_kind_lives() -> None:
+    assert BY_PLURAL["devicetaintrules"].path(name="r") == "/apis/resource.k8s.io/v1/devicetaintrules/r"
+    assert (
+        kind_for("pods").path(namespace="ml", name="p", subresource="status")
+        == "/api/v1/namespaces/ml/pods/p/status"
+    )
+    assert kind_for("resourcepoolstatusrequests").api_version == "resource.k8s.io/v1alpha3"
