@@ -35,8 +35,9 @@ validation are cached in the `Allocator`; the per-call cost does not depend on h
 claims are allocated, and a node whose devices are all in use is rejected in O(1) until the
 next `AllocatedState.remove_claim`. Build a new `Allocator` when classes, slices or taint
 rules change; do not mutate input dicts while it is in use; use one `Allocator` per thread.
-``max_search_steps`` bounds one call (AllocationError beyond it, standing in for upstream's
-per-node filter timeout); ``allocator.search_steps`` counts steps like upstream's statistic.
+``max_search_steps`` bounds one call and ``deadline`` (a ``time.monotonic()`` value) bounds its
+time, checked every 64 search steps (`AllocationTimeout`, an `AllocationError`, beyond either;
+upstream's per-node filter timeout); ``allocator.search_steps`` counts steps like upstream's statistic.
 
 What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incubating" variant):
 
@@ -105,7 +106,7 @@ from datetime import datetime
 from typing import Any
 
 from .allocator import Allocator
-from .errors import AllocationError
+from .errors import AllocationError, AllocationTimeout
 from .explain import REASONS, DeviceVerdict, RequestSummary, explain, summarize
 from .features import DEFAULT_FEATURES
 from .model import Json, PreparedClaim, prepare_claim
@@ -117,6 +118,7 @@ __all__ = [
     "REASONS",
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceVerdict",
     "PreparedClaim",

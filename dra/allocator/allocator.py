@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -65,10 +66,16 @@ class Allocator:
         id_factory: Callable[[], str] | None = None,
         clock: Callable[[], datetime] | None = None,
         max_search_steps: int | None = None,
+        deadline: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         #: abort one `allocate` call with `AllocationError` after this many search steps
         #: (None: no limit); the deterministic stand-in for upstream's filter timeout
         self.max_search_steps = max_search_steps
+        #: `monotonic()` value after which a search raises `AllocationTimeout` (checked every few
+        #: steps, so one call never runs much past it); None: no time limit
+        self.deadline = deadline
+        self.monotonic = monotonic
         self.features = normalize_features(features)
         f = self.features
         self.admin_access = "AdminAccess" in f

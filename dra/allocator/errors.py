@@ -7,3 +7,7 @@ class AllocationError(Exception):
     Upstream treats these as fatal for the scheduling attempt of the pod, as opposed to
     "cannot be allocated on this node", which `allocate` reports as ``None``.
     """
+
+
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline or step budget (upstream: the per-node filter timeout)."""

@@ -11,7 +11,7 @@ from dra.taints import Taint
 
 from .capacity import capacity_fits, consumed_capacity
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
-from .errors import AllocationError
+from .errors import AllocationError, AllocationTimeout
 from .model import RESULTS_MAX, Device
 from .plan import Candidate, ClaimPlan, DeviceResult, NodeView, RequestData, ResultLimitExceeded
 from .pools import PoolID
@@ -226,8 +226,17 @@ class Search:
 
     def one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
         self.a.search_steps += 1
+        if (
+            self.a.deadline is not None
+            and not self.a.search_steps & 63
+            and self.a.monotonic() > self.a.deadline
+        ):
+            raise AllocationTimeout(
+                "allocation aborted: the time limit ran out during the search, like upstream's per-node filter"
+                " timeout"
+            )
         if self.step_budget is not None and self.a.search_steps > self.step_budget:
-            raise AllocationError(
+            raise AllocationTimeout(
                 f"allocation aborted after {self.a.max_search_steps} search steps (max_search_steps), like"
                 " upstream's per-node filter timeout"
             )

@@ -267,3 +267,22 @@ def test_it_returns_shared_capacity_when_a_claim_is_released() -> None:
     assert allocator.allocate(NODE, [ask("second")]) is None  # 6G + 6G > 10G
     state.remove_claim(first)
     assert allocator.allocate(NODE, [ask("third")]) is not None
+
+
+def test_it_stops_a_search_at_its_deadline() -> None:
+    from dra.allocator import AllocationTimeout
+
+    ticks = iter(range(10**9))  # the clock advances one second per look
+    slices = [resource_slice("s", devices(*(f"gpu-{i}" for i in range(12))))]
+    allocator = Allocator(
+        classes=[GPU_CLASS, device_class("none", 'device.driver == "nothing.example.com"')],
+        slices=slices,
+        features=DEFAULT_FEATURES,
+        deadline=0.5,
+        monotonic=lambda: float(next(ticks)),
+    )
+    # Five GPUs then a device nobody has: every combination of five is tried before giving up.
+    wanted = claim("c", exactly("gpu", count=5), exactly("other", cls="none"))
+    with pytest.raises(AllocationTimeout, match="time limit"):
+        allocator.allocate(NODE, [wanted])
+    assert allocator.search_steps < 200  # stopped at the second look at the clock, not after 792 combinations
