@@ -49,7 +49,9 @@ def test_it_lets_the_mirror_list_and_watch_every_kind_it_mirrors(value_set: str)
     for plural in MIRRORED_KINDS:
         kind = BY_PLURAL[plural]
         for verb in ("get", "list", "watch"):
-            assert allowed(manifests, kind.group, plural, verb), f"{verb} {kind.group_resource} is not granted"
+            assert allowed(manifests, kind.group, plural, verb), (
+                f"{verb} {kind.group_resource} is not granted"
+            )
 
 
 def test_it_lets_the_dashboard_write_device_taint_rules_itself_without_impersonation() -> None:
@@ -82,7 +84,9 @@ def test_it_impersonates_with_constrained_verbs_limited_to_what_dradash_writes(v
     for verb in ("create", "patch", "update", "delete"):
         assert allowed(manifests, RESOURCE, TAINT_RULES, f"impersonate-on:user-info:{verb}"), verb
     assert allowed(manifests, "", "pods/eviction", "impersonate-on:user-info:create")
-    assert allowed(manifests, "authorization.k8s.io", "selfsubjectaccessreviews", "impersonate-on:user-info:create")
+    assert allowed(
+        manifests, "authorization.k8s.io", "selfsubjectaccessreviews", "impersonate-on:user-info:create"
+    )
     # the classic verb would let the dashboard be the user for anything: not granted in constrained mode
     assert not any("impersonate" in rule.verbs for rule in rules(manifests, "ClusterRole"))
     impersonated_writes = {
@@ -104,11 +108,17 @@ def test_it_impersonates_with_constrained_verbs_limited_to_what_dradash_writes(v
 
 def test_it_restricts_impersonation_to_the_allowed_users_and_groups() -> None:
     manifests = rendered("impersonation-restricted")
-    assert allowed(manifests, "authentication.k8s.io", "users", "impersonate:user-info", name="bob@example.com")
+    assert allowed(
+        manifests, "authentication.k8s.io", "users", "impersonate:user-info", name="bob@example.com"
+    )
     assert not allowed(manifests, "authentication.k8s.io", "users", "impersonate:user-info", name="mallory")
-    assert not allowed(manifests, "authentication.k8s.io", "groups", "impersonate:user-info", name="system:masters")
+    assert not allowed(
+        manifests, "authentication.k8s.io", "groups", "impersonate:user-info", name="system:masters"
+    )
     open_manifests = rendered("impersonation")
-    assert allowed(open_manifests, "authentication.k8s.io", "groups", "impersonate:user-info", name="anything")
+    assert allowed(
+        open_manifests, "authentication.k8s.io", "groups", "impersonate:user-info", name="anything"
+    )
 
 
 def test_it_uses_the_classic_impersonate_verb_in_legacy_mode_restricted_to_the_allowed_groups() -> None:
