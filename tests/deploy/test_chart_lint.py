@@ -32,6 +32,7 @@ def test_it_renders_every_part_of_the_deployment_with_the_defaults() -> None:
         ("Deployment", "dradash-web"),
         ("Service", "dradash-web"),
         ("PodDisruptionBudget", "dradash-web"),
+        ("PodDisruptionBudget", "dradash-mirror"),
         ("Deployment", "dradash-mirror"),
         ("Deployment", "dradash-worker"),
         ("Job", "dradash-migrate-1"),

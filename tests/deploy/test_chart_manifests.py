@@ -104,6 +104,7 @@ def test_it_mounts_the_secret_key_as_a_file_in_every_pod() -> None:
                 (mount,) = [m for m in container["volumeMounts"] if path.startswith(m["mountPath"] + "/")]
                 secret = volumes[mount["name"]]["secret"]
                 assert secret["secretName"] == secret_name, workload
+                assert secret["defaultMode"] == 0o440, f"{workload}: the key is readable by other users"
                 assert secret["items"] == [{"key": key, "path": path.rsplit("/", 1)[1]}], workload
 
 

@@ -188,6 +188,8 @@ service account needs no access to Secrets. /tmp is the only writable directory.
 - name: secret-key
   secret:
     secretName: {{ include "dradash.secretKeySecret" . }}
+    # owner root, group fsGroup: readable by the dradash user only
+    defaultMode: 0440
     items:
       - key: {{ .Values.secretKey.existingSecretKey }}
         path: {{ .Values.secretKey.existingSecretKey }}
