@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "inventory",
     "maintenance",
     "allocation",
+    "migration",
 ]
 
 MIDDLEWARE = [
