@@ -32,7 +32,17 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .tree import Tree, attach_comment, comment_of, insert_at, move_key, new_map_like, prefer_flow
+from .tree import (
+    Tree,
+    add_comment_lines,
+    attach_comment,
+    comment_of,
+    insert_at,
+    leading_comment_lines,
+    move_key,
+    new_map_like,
+    prefer_flow,
+)
 
 GROUP = "resource.k8s.io"
 TARGET_VERSION = "v1"
@@ -402,14 +412,23 @@ def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
         if _has_problem_under(work, device_path):
             continue
         wrapped += _wrap_capacity(basic)
-        position = list(device).index("basic")
+        keys = list(device)
+        position = keys.index("basic")
+        # what follows `basic:` (its comment, the comment lines before its first field) now follows the
+        # field before it, usually `name`
         basic_comment = comment_of(device, "basic")
+        if basic_comment is not None and len(basic_comment) > 3:
+            basic_comment[3] = None  # the same lines as the map's own leading comment, taken next
+        basic_lines = leading_comment_lines(basic)
         del device["basic"]
         moved = list(basic)
         for offset, key in enumerate(moved):
             move_key(basic, device, key, shift=-work.indent, position=position + offset)
-        if moved:
-            attach_comment(device, moved[0], basic_comment, shift=0)
+        if position > 0:
+            attach_comment(device, keys[position - 1], basic_comment, shift=-work.indent)
+            add_comment_lines(device, keys[position - 1], basic_lines, shift=-work.indent)
+        elif moved:
+            attach_comment(device, moved[0], basic_comment, shift=-work.indent)
         flattened += 1
     if flattened:
         work.notes.append(f"{flattened} device{'s' if flattened != 1 else ''}: fields moved out of basic")

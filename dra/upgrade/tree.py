@@ -64,12 +64,50 @@ def comment_of(node: Tree, key: str) -> Any:
 
 
 def attach_comment(node: Tree, key: str, attached: Any, *, shift: int) -> None:
-    """Attach comments taken with `comment_of` to `key` of `node`, unless it already has some."""
+    """Attach comments taken with `comment_of` after `key` of `node` (after what `key` already has)."""
     comments = getattr(node, "ca", None)
-    if attached is None or comments is None or key in comments.items:
+    if attached is None or comments is None:
         return
     _shift_all(attached, shift)
-    comments.items[key] = attached
+    existing = comments.items.get(key)
+    if existing is None:
+        comments.items[key] = attached
+        return
+    for slot, token in enumerate(attached):
+        if token is None:
+            continue
+        if existing[slot] is None:
+            existing[slot] = token
+        elif hasattr(existing[slot], "value") and hasattr(token, "value"):
+            existing[slot].value = existing[slot].value.rstrip("\n") + "\n" + token.value.lstrip("\n")
+
+
+def leading_comment_lines(node: Any) -> list[str]:
+    """The comment lines before a mapping's first key, each with its own indentation, detached."""
+    comments = getattr(node, "ca", None)
+    start = getattr(comments, "comment", None)
+    if not start or len(start) < 2 or not start[1]:
+        return []
+    lines = [" " * (getattr(token, "column", 0) or 0) + str(token.value).rstrip("\n") for token in start[1]]
+    start[1] = []
+    return lines
+
+
+def add_comment_lines(node: Tree, key: str, lines: list[str], *, shift: int) -> None:
+    """Full-line comments after `key: value` of `node` (where ruamel keeps comments before the next key)."""
+    comments = getattr(node, "ca", None)
+    if comments is None or not lines:
+        return
+    text = "".join("\n" + _reindent("\n" + line, shift)[1:] for line in lines) + "\n"
+    slots = comments.items.setdefault(key, [None, None, None, None])
+    token = slots[2]
+    if token is None:
+        from ruamel.yaml.error import CommentMark
+        from ruamel.yaml.tokens import CommentToken
+
+        slots[2] = CommentToken(text, CommentMark(0), None)
+    else:
+        token.value = token.value.rstrip("\n") + text
 
 
 def shift_comments(node: Any, shift: int) -> None:
