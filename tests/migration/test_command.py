@@ -111,7 +111,11 @@ def test_it_compiles_legacy_taint_rules_against_the_inventory(manifests: Path, i
     assert names[0] == "node-1-gpu-0-repair"
     # the H100 of node-2 in the seeded inventory (gpu-1 is an A100), named after the old rule
     assert names[1].rsplit("-", 1)[0] == "node-2-firmware-node-2-gpu-0"
-    assert docs[1]["spec"]["deviceSelector"] == {"driver": "gpu.example.com", "pool": "node-2", "device": "gpu-0"}
+    assert docs[1]["spec"]["deviceSelector"] == {
+        "driver": "gpu.example.com",
+        "pool": "node-2",
+        "device": "gpu-0",
+    }
     assert "# Compiled by dradash from DeviceTaintRule node-2-firmware" in out
     code, _, err = run("--no-inventory", str(manifests / "v1alpha3-taintrules.yaml"))
     assert code == 2
