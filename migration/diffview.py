@@ -62,3 +62,36 @@ def _fold(rows: list[Row], context: int) -> list[Row]:
     if run:
         out.append(Row("fold", folded=run))
     return out
+
+
+@dataclass(frozen=True)
+class Line:
+    kind: str  # "same" | "removed" | "added" | "fold"
+    text: str
+
+
+def unified(rows: list[Row]) -> list[Line]:
+    """The same rows as one column for narrow screens: each changed block's old lines, then its new lines."""
+    out: list[Line] = []
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        out.extend(Line("removed", text) for text in old)
+        out.extend(Line("added", text) for text in new)
+        old.clear()
+        new.clear()
+
+    for row in rows:
+        if row.kind in ("same", "fold"):
+            flush()
+            out.append(
+                Line("same", row.new) if row.kind == "same" else Line("fold", f"… {row.folded} unchanged")
+            )
+            continue
+        if row.old_no is not None:
+            old.append(row.old)
+        if row.new_no is not None:
+            new.append(row.new)
+    flush()
+    return out

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from migration.diffview import side_by_side
+from migration.diffview import side_by_side, unified
 from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifests_upgrade, read_upload
 
 NAV = "migration"
@@ -36,10 +36,10 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         return render(request, "migration/upgrade.html", context, status=error.status)
     use_inventory = request.POST.get("inventory") == "on"
     result = manifests_upgrade(text=text, source=source, use_inventory=use_inventory)
-    documents = [
-        {"doc": doc, "rows": side_by_side(doc.original, doc.text) if doc.changed else []}
-        for doc in result.documents
-    ]
+    documents = []
+    for doc in result.documents:
+        rows = side_by_side(doc.original, doc.text) if doc.changed else []
+        documents.append({"doc": doc, "rows": rows, "unified": unified(rows)})
     context.update(
         text=text,
         source=source,
