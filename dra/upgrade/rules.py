@@ -28,7 +28,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -215,7 +215,7 @@ def upgrade_object(
         str((obj.get("metadata") or {}).get("name") or "") if isinstance(obj.get("metadata"), Mapping) else ""
     )
     group, version = _split_api_version(api_version)
-    if kind == "List" and api_version == "v1" or (group == GROUP and kind.endswith("List")):
+    if (kind == "List" and api_version == "v1") or (group == GROUP and kind.endswith("List")):
         return _upgrade_list(obj, inventory=inventory, indent=indent, path=path)
     if group != GROUP or version == TARGET_VERSION or (version, kind) in CURRENT_KINDS:
         return Outcome("kept", [obj], kind=kind, name=name, from_version=api_version, to_version=api_version)
@@ -612,11 +612,3 @@ def compiled_rule_name(original: str, selector: Mapping[str, str]) -> str:
     suffix = "-" + "-".join([*parts, digest])
     base = original[: 253 - len(suffix)].rstrip("-.") or "rule"
     return base + suffix
-
-
-def selector_summary(selectors: Sequence[Mapping[str, str]]) -> str:
-    """`gpu.example.com/node-1 (pool), gpu.example.com/node-2/gpu-0` — for notes and pages."""
-    return ", ".join(
-        "/".join(s[k] for k in ("driver", "pool", "device") if k in s) + ("" if "device" in s else " (pool)")
-        for s in selectors
-    )

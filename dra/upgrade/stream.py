@@ -21,7 +21,14 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .rules import FieldProblem, Outcome, TaintInventory, upgrade_object
+from .rules import (
+    ANNOTATION_COMPILED_AT,
+    ANNOTATION_COMPILED_SELECTOR,
+    FieldProblem,
+    Outcome,
+    TaintInventory,
+    upgrade_object,
+)
 from .schema import schema_problems
 
 _MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t\r\n]|$)")
@@ -260,8 +267,8 @@ def _render(chunk: _Chunk, yaml: YAML, outcome: Outcome) -> str:
         annotations = metadata.get("annotations") or {}
         note = (
             f"# Compiled by dradash from DeviceTaintRule {outcome.name} "
-            f"({annotations.get('dradash.io/compiled-selector', '')}) against the mirrored inventory at "
-            f"{annotations.get('dradash.io/compiled-at', '')}; regenerate if devices change.\n"
+            f"({annotations.get(ANNOTATION_COMPILED_SELECTOR, '')}) against the mirrored inventory at "
+            f"{annotations.get(ANNOTATION_COMPILED_AT, '')}; regenerate if devices change.\n"
         )
         parts.append(header + note + _dump(yaml, obj))
     names = [str((obj.get("metadata") or {}).get("name", "")) for obj in outcome.objects]
