@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "inventory",
     "maintenance",
     "allocation",
+    "migration",
 ]
 
 MIDDLEWARE = [

@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("inventory.urls")),
     path("", include("allocation.urls")),
     path("", include("maintenance.urls")),
+    path("", include("migration.urls")),
 ]
