@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from simcluster.validation import validate
-from simcluster.validation_capacity import quantity_value
-from simcluster.validation_cel import _cel_engine, cel_syntax_problem
+from simcluster.validation.capacity import quantity_value
+from simcluster.validation.cel import _cel_engine, cel_syntax_problem
 
 
 @dataclass(frozen=True)

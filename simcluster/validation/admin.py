@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_cel import check_selectors, selector_expressions
-from simcluster.validation_names import (
+from simcluster.validation.cel import check_selectors, selector_expressions
+from simcluster.validation.names import (
     device_qualified_name,
     dns_label,
     driver_name,
     is_extended_resource_name,
     pool_name,
 )
-from simcluster.validation_shared import as_map, check_conditions, check_opaque_config, check_taint, entries
+from simcluster.validation.shared import as_map, check_conditions, check_opaque_config, check_taint, entries
 
 # ---------------------------------------------------------------------------------------------------------
 # DeviceClass

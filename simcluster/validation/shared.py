@@ -11,7 +11,7 @@ import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_names import driver_name, label_value, qualified_name
+from simcluster.validation.names import driver_name, label_value, qualified_name
 
 Obj = dict[str, Any]
 

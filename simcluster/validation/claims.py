@@ -10,8 +10,8 @@ import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_cel import CEL_MAX_LEN, check_selectors
-from simcluster.validation_names import (
+from simcluster.validation.cel import CEL_MAX_LEN, check_selectors
+from simcluster.validation.names import (
     device_qualified_name,
     dns_label,
     dns_subdomain,
@@ -20,7 +20,7 @@ from simcluster.validation_names import (
     pool_name,
     qualified_name,
 )
-from simcluster.validation_shared import (
+from simcluster.validation.shared import (
     as_list,
     as_map,
     check_binding_conditions,

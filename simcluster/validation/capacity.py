@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_shared import as_list, max_items
+from simcluster.validation.shared import as_list, max_items
 
 _QUANTITY_SUFFIXES: Final = {
     "": Decimal(1),

@@ -8,8 +8,8 @@ import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child, key_path
-from simcluster.validation_capacity import check_request_policy
-from simcluster.validation_names import (
+from simcluster.validation.capacity import check_request_policy
+from simcluster.validation.names import (
     device_name,
     device_qualified_name,
     dns_label,
@@ -17,7 +17,7 @@ from simcluster.validation_names import (
     driver_name,
     pool_name,
 )
-from simcluster.validation_shared import (
+from simcluster.validation.shared import (
     Obj,
     as_list,
     as_map,
