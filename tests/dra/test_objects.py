@@ -167,3 +167,15 @@ def test_it_knows_where_each_kind_lives() -> None:
         == "/api/v1/namespaces/ml/pods/p/status"
     )
     assert kind_for("resourcepoolstatusrequests").api_version == "resource.k8s.io/v1alpha3"
+
+
+def test_it_lists_the_field_selectors_a_kind_supports() -> None:
+    assert kind_for("pods").field_labels[:2] == ("metadata.name", "metadata.namespace")
+    assert "spec.nodeName" in kind_for("pods").field_labels
+    # cluster-scoped kinds have no metadata.namespace to select on
+    assert kind_for("resourceslices").field_labels == (
+        "metadata.name",
+        "spec.nodeName",
+        "spec.driver",
+        "spec.pool.name",
+    )
