@@ -8,6 +8,7 @@ from dra.extended import (
     extended_claim,
     extended_requests,
     extended_resources,
+    is_dra_extended_resource_name,
     is_extended_resource_name,
     served_by_device_plugin,
 )
@@ -150,9 +151,13 @@ def test_it_builds_the_schedulers_extended_resource_claim() -> None:
 
 def test_it_knows_which_names_are_extended_resources_and_which_backend_serves_them() -> None:
     assert is_extended_resource_name("example.com/gpu")
-    assert is_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
     assert not is_extended_resource_name("cpu")
     assert not is_extended_resource_name("kubernetes.io/batch")
+    # a class's implicit name is served by DRA but is no name a class may declare
+    assert is_dra_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
+    assert not is_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
+    assert is_dra_extended_resource_name("example.com/gpu")
+    assert not is_dra_extended_resource_name("cpu")
     assert count_of("2") == 2 and count_of("1500m") == 0 and count_of("x") == 0
     assert served_by_device_plugin({"status": {"allocatable": {"example.com/gpu": "8"}}}, "example.com/gpu")
     assert not served_by_device_plugin(
@@ -179,3 +184,12 @@ def test_it_lists_the_field_selectors_a_kind_supports() -> None:
         "spec.driver",
         "spec.pool.name",
     )
+
+
+def test_it_wants_an_extended_resource_name_to_be_a_quota_name_too() -> None:
+    # upstream checks `requests.<name>` as a qualified name: the name part after the slash must be one
+    assert is_extended_resource_name("example.com/gpu-80gb")
+    assert not is_extended_resource_name("example.com/gpu 80gb")
+    assert not is_extended_resource_name("example.com/")
+    assert not is_extended_resource_name("Example_com/gpu")
+    assert not is_extended_resource_name("requests.example.com/gpu")

@@ -883,10 +883,19 @@ CASES = [
     Case(
         "rule selector device bad",
         RULE,
-        _set("spec.deviceSelector.device", "gpu.0"),
+        _set("spec.deviceSelector.device", "GPU_0"),
         "spec.deviceSelector.device",
         "FieldValueInvalid",
         LABEL_MSG,
+    ),
+    Case(
+        # v1.37 tells a name that would be a valid subdomain what it lacks rather than the whole rule
+        "rule selector device with a dot",
+        RULE,
+        _set("spec.deviceSelector.device", "gpu.0"),
+        "spec.deviceSelector.device",
+        "FieldValueInvalid",
+        "must not contain dots",
     ),
     Case(
         "rule selector CEL tombstoned",
