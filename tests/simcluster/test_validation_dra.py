@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from simcluster.validation import validate
-from simcluster.validation.capacity import quantity_value
+from simcluster.validation.capacity import quantity_of
 from simcluster.validation.cel import _cel_engine, cel_syntax_problem
 
 
@@ -1318,6 +1318,19 @@ def shareable(policy: Obj) -> Obj:
             "requestPolicy.validRange.step",
             "greater than zero",
         ),
+        # quantities in messages are canonical (Quantity.String()), not a number of bytes
+        (
+            {"default": "140Gi", "validRange": {"min": "140Gi", "step": "2Gi"}},
+            "requestPolicy.validRange.step",
+            "one step 142Gi is larger than capacity value: 141Gi",
+        ),
+        (
+            {"default": "1024Mi", "validRange": {"min": "2048Mi"}},
+            "requestPolicy.validRange.default",
+            "default is less than min: 2Gi",
+        ),
+        # a step is exact: 0.5 is a multiple of 100m, as nano-units say (no float rounding)
+        ({"default": "500m", "validRange": {"min": "0", "step": "100m"}}, None, None),
     ],
 )
 def test_it_checks_capacity_request_policies(policy: Obj, field: str | None, fragment: str | None) -> None:
@@ -1341,16 +1354,18 @@ def test_it_forbids_a_request_policy_on_an_exclusive_device() -> None:
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("80Gi", 80 * 2**30),
-        ("1.5", 1.5),
-        ("100m", 0.1),
-        ("2k", 2000),
-        ("1e3", 1000),
-        (3, 3),
+        ("80Gi", "80Gi"),
+        ("1.5", "1500m"),
+        ("100m", "100m"),
+        ("2k", "2k"),
+        ("1e3", "1e3"),
+        (3, "3"),
+        (0.5, "500m"),
         ("12 Gi", None),
         ("1Zi", None),
+        (True, None),
     ],
 )
-def test_it_reads_quantities(text: Any, value: float | None) -> None:
-    parsed = quantity_value(text)
-    assert (parsed if parsed is None else float(parsed)) == value
+def test_it_reads_quantity_fields_as_the_api_server_decodes_them(text: Any, value: str | None) -> None:
+    parsed = quantity_of(text)
+    assert (None if parsed is None else str(parsed)) == value
