@@ -20,7 +20,7 @@ from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
 from simcluster.controllers.common import read_all
 from simcluster.topology import PoolSpec, Topology
 
-log = logging.getLogger("simcluster.driver")
+log = logging.getLogger("simcluster.controllers.driver")
 
 JSON = dict[str, Any]
 

@@ -8,6 +8,7 @@ from dra.extended import (
     extended_claim,
     extended_requests,
     extended_resources,
+    generated_claim_prefix,
     is_dra_extended_resource_name,
     is_extended_resource_name,
     served_by_device_plugin,
@@ -121,6 +122,7 @@ def test_it_lets_the_newest_class_win_an_extended_resource_name_then_the_first_n
         ]
     )
     assert tie.classes["example.com/gpu"] == "c"
+    assert tie.classes["deviceclass.resource.kubernetes.io/d"] == "d"
     assert tie.served["d"] == ["deviceclass.resource.kubernetes.io/d"]
     assert "c wins" in tie.conflicts[0] and "ignored: d" in tie.conflicts[0]
 
@@ -193,3 +195,49 @@ def test_it_wants_an_extended_resource_name_to_be_a_quota_name_too() -> None:
     assert not is_extended_resource_name("example.com/")
     assert not is_extended_resource_name("Example_com/gpu")
     assert not is_extended_resource_name("requests.example.com/gpu")
+
+
+def test_it_shortens_long_pod_and_claim_names_in_generated_claim_names() -> None:
+    prefix = generated_claim_prefix("p" * 60, "c" * 30)
+    assert len(prefix) <= 59 and prefix.endswith("-")
+    assert prefix.startswith("p" * 38 + "-c")
+    assert generated_claim_prefix("trainer-abc", "gpu") == "trainer-abc-gpu-"
+
+
+def test_it_lets_a_plain_init_container_share_the_request_of_a_sidecar_or_main_container() -> None:
+    mapping = {"example.com/gpu": "gpu.example.com"}
+    pod = {
+        "spec": {
+            "initContainers": [
+                {"name": "warmup", "resources": {"limits": {"example.com/gpu": "3"}}},
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "resources": {"limits": {"cpu": "1", "example.com/gpu": "1"}},
+                },
+            ],
+            "containers": [
+                {"name": "main", "resources": {"limits": {"example.com/gpu": "2", "memory": "1Gi"}}}
+            ],
+        }
+    }
+
+    mappings = extended_requests(pod, mapping)
+
+    # the sidecar (restartPolicy Always) is long-lived: the plain init container reuses its request
+    assert [(m.container, m.request) for m in mappings] == [
+        ("proxy", "container-1-request-1"),
+        ("warmup", "container-1-request-1"),
+        ("main", "container-2-request-0"),
+    ]
+    assert [(r["name"], r["exactly"]["count"]) for r in claim_requests(mappings)] == [
+        ("container-1-request-1", 3),
+        ("container-2-request-0", 2),
+    ]
+
+
+def test_it_counts_extended_resources_as_quantities() -> None:
+    # "1k" is a thousand devices, not a malformed number; fractions count nothing
+    assert count_of("1k") == 1000
+    assert count_of(4) == 4
+    assert count_of("0.5") == 0 and count_of("-1") == 0
