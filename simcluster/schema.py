@@ -296,7 +296,7 @@ class _Compiler:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
                     causes.invalid(_join(parent, segment), value, "must be base64-encoded")
-            elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.match(value):
+            elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.fullmatch(value):
                 causes.invalid(_join(parent, segment), value, "must be an RFC 3339 date-time")
             if quantity and isinstance(value, str) and not _is_quantity(value):
                 causes.invalid(_join(parent, segment), value, FORMAT_ERROR)

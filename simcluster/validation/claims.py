@@ -314,7 +314,7 @@ def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str
         check_binding_conditions(causes, entry, res)
         check_tolerations(causes, child(entry, "tolerations"), res.get("tolerations"))
         share_id = res.get("shareID")
-        if share_id is not None and not _UUID_RE.match(str(share_id)):
+        if share_id is not None and not _UUID_RE.fullmatch(str(share_id)):
             causes.invalid(
                 child(entry, "shareID"),
                 share_id,

@@ -175,7 +175,7 @@ def check_conditions(causes: Causes, path: str, conditions: Any, limit: int) -> 
         elif isinstance(reason, str):
             if len(reason) > 1024:
                 causes.too_long(child(entry, "reason"), 1024)
-            if not _CONDITION_REASON_RE.match(reason):
+            if not _CONDITION_REASON_RE.fullmatch(reason):
                 causes.invalid(
                     child(entry, "reason"),
                     reason,

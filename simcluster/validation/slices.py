@@ -285,7 +285,7 @@ def _check_attribute(causes: Causes, attrs_path: str, name: str, attribute: Any)
 
 def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) -> None:
     if kind in ("string", "version") and isinstance(value, str):
-        if kind == "version" and not _SEMVER_RE.match(value):
+        if kind == "version" and not _SEMVER_RE.fullmatch(value):
             causes.invalid(path, value, "must be a string compatible with semver.org spec 2.0.0")
         if len(value) > 64:
             causes.too_long(path, 64)

@@ -376,3 +376,36 @@ def test_it_adds_no_pod_to_a_claim_whose_device_the_eviction_controller_would_ev
         assert "untolerated NoExecute taint" in scheduled["message"]
         shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
         assert [r["name"] for r in shared["status"]["reservedFor"]] == ["reader-a"]
+
+
+def test_it_leaves_an_extended_resource_to_the_device_plugin_of_a_node_that_advertises_it() -> None:
+    with running() as (cluster, _, _):
+        for node in cluster.store.list("nodes"):
+            allocatable = {**node["status"]["allocatable"], "example.com/gpu": "1k"}  # a quantity: 1000
+            cluster.store.patch(
+                "nodes",
+                node["metadata"]["name"],
+                {"status": {"allocatable": allocatable}},
+                subresource="status",
+            )
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "plugin-gpu", "namespace": "default", "labels": {"app": "plugin-gpu"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "registry.example.com/x:1",
+                        "resources": {"limits": {"example.com/gpu": "1"}},
+                    }
+                ]
+            },
+        }
+        cluster.store.create("pods", pod)
+        settle(cluster)
+
+        (scheduled,) = pods(cluster, app="plugin-gpu")
+        assert scheduled["status"]["phase"] == "Running"
+        assert "extendedResourceClaimStatus" not in scheduled["status"]
+        assert claims_of(cluster, scheduled) == []

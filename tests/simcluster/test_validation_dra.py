@@ -946,6 +946,55 @@ CASES = [
         "FieldValueNotSupported",
         'supported values: "False", "True", "Unknown"',
     ),
+    # Python's `$` matches before a final newline, Go's does not: formats are matched whole
+    Case(
+        "rule condition reason with a trailing newline",
+        RULE,
+        _set(
+            "status",
+            {
+                "conditions": [
+                    {
+                        "type": "EvictionInProgress",
+                        "status": "True",
+                        "reason": "Pending\n",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ]
+            },
+        ),
+        "status.conditions[0].reason",
+        "FieldValueInvalid",
+        "a condition reason must start with alphabetic character",
+    ),
+    Case(
+        "rule condition time with a trailing newline",
+        RULE,
+        _set(
+            "status",
+            {
+                "conditions": [
+                    {
+                        "type": "EvictionInProgress",
+                        "status": "True",
+                        "reason": "Pending",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z\n",
+                    }
+                ]
+            },
+        ),
+        "status.conditions[0].lastTransitionTime",
+        "FieldValueInvalid",
+        "must be an RFC 3339 date-time",
+    ),
+    Case(
+        "slice version attribute with a trailing newline",
+        SLICE,
+        _set("spec.devices.0.attributes.driverVersion", {"version": "1.2.3\n"}),
+        "spec.devices[0].attributes[driverVersion].version",
+        "FieldValueInvalid",
+        "semver",
+    ),
     # ResourcePoolStatusRequest ------------------------------------------------------------------------------
     Case(
         "pool request without driver",

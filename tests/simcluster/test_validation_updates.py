@@ -315,3 +315,7 @@ def test_it_checks_share_ids_of_new_results() -> None:
     new["status"]["allocation"]["devices"]["results"][2]["shareID"] = "NOT-A-UUID"
     causes, _ = validate(CLAIM, new, claim, subresource="status")
     assert fields(causes) == {"status.allocation.devices.results[2].shareID"}
+    # a UUID followed by a newline once passed (Python's `$` matches before it)
+    new["status"]["allocation"]["devices"]["results"][2]["shareID"] = "0f6b1c1e-8c4e-4a4e-9d0a-3f1e2d3c4b5a\n"
+    causes, _ = validate(CLAIM, new, claim, subresource="status")
+    assert fields(causes) == {"status.allocation.devices.results[2].shareID"}
