@@ -8,7 +8,7 @@ import pytest
 
 from simcluster.schema import drop_unknown_fields, is_unknown_field_cause
 from simcluster.validation import validate
-from tests.simcluster.test_validation_dra import (
+from tests.simcluster.validation_samples import (
     CLAIM,
     NAMESPACE,
     POD,

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from simcluster.validation import validate
-from tests.simcluster.test_validation_dra import (
+from tests.simcluster.validation_samples import (
     CLAIM,
     POD,
     POOL_REQUEST,
