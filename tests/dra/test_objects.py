@@ -14,7 +14,15 @@ from dra.extended import (
     served_by_device_plugin,
 )
 from dra.kinds import BY_PLURAL, kind_for
-from dra.objects import flat_attributes, numa_node, pool_problem, pool_state, pools_of
+from dra.objects import (
+    device_limit,
+    flat_attributes,
+    numa_node,
+    pool_problem,
+    pool_state,
+    pools_of,
+    uses_advanced_features,
+)
 
 
 def rs(
@@ -241,3 +249,12 @@ def test_it_counts_extended_resources_as_quantities() -> None:
     assert count_of("1k") == 1000
     assert count_of(4) == 4
     assert count_of("0.5") == 0 and count_of("-1") == 0
+
+
+def test_it_lowers_the_slice_limit_for_devices_with_advanced_features() -> None:
+    plain = {"name": "gpu-0", "attributes": {"model": {"string": "h100"}}}
+    assert device_limit([plain, plain]) == 128
+    assert device_limit([plain, {"name": "gpu-1", "taints": [{"key": "k", "effect": "NoSchedule"}]}]) == 64
+    assert device_limit([{"name": "p", "consumesCounters": [{"counterSet": "s", "counters": {}}]}]) == 64
+    assert device_limit([{"name": "l", "attributes": {"links": {"ints": [1, 2]}}}]) == 64
+    assert not uses_advanced_features({"name": "odd", "attributes": {"x": "not-an-attribute"}})
