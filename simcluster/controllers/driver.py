@@ -19,6 +19,7 @@ from typing import Any
 from dra.objects import (
     MAX_DEVICES_PER_SLICE,
     MAX_DEVICES_PER_SLICE_WITH_ADVANCED_FEATURES,
+    pool_generation,
     uses_advanced_features,
 )
 from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
@@ -148,7 +149,7 @@ class Driver:
                 )
                 if found:
                     state.slice_names = [s["metadata"]["name"] for s in found]
-                    state.generation = max(int(s["spec"]["pool"].get("generation", 0)) for s in found)
+                    state.generation = max(pool_generation(s) for s in found)
                     adopted = _match_slices(found, self._desired(state, state.generation))
                     if adopted is not None:
                         state.slice_names = adopted

@@ -8,6 +8,10 @@ without one): an Event `DeviceTaintManagerEviction`, the `DisruptionTarget` cond
 the taint goes away or becomes tolerated. Each DeviceTaintRule gets an `EvictionInProgress` condition
 (reasons PodsPendingEviction, Completed, NotStarted, NoEffect, OtherEffect), written at most every
 `rule_status_period` seconds of the controller's clock except right after the rule's spec changes.
+
+The rules are `dra`'s: a pool's newest generation (`dra.objects.pools_of`), which devices a rule selects
+(`dra.taints.RuleIndex`) and when a taint evicts (`dra.taints.eviction_time`: only tolerations whose effect
+is NoExecute count). The scheduler asks `evicting_now` the same question before it adds a pod to a claim.
 """
 
 from __future__ import annotations
