@@ -24,6 +24,7 @@ from dra.objects import (
 )
 from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
 from simcluster.controllers.common import read_all
+from simcluster.errors import ApiError
 from simcluster.topology import PoolSpec, Topology
 
 log = logging.getLogger("simcluster.controllers.driver")
@@ -276,8 +277,6 @@ class Driver:
     WATCHES = frozenset({"resourceclaims"})
 
     def _reconcile_claim_status(self) -> float | None:
-        from simcluster.store import ApiError
-
         retry = False
         for committed in read_all(self.store, "resourceclaims"):
             status = committed.get("status") or {}
