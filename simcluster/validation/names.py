@@ -1,8 +1,8 @@
-"""Name formats: apimachinery's DNS labels and subdomains, qualified names and label values, and the
-DRA names built on them (driver, pool, device, attribute and capacity names, extended resource names).
+"""Name formats as field errors: `dra.names` (the API server's checks, in its words) turned into causes,
+and the DRA names built on them (driver, pool, device, attribute and capacity names).
 
-Each check takes a ``Causes``, the field path and the value, and reports what breaks the format in
-apimachinery's wording, so that kubectl users see familiar text.
+Each check takes a ``Causes``, the field path and the value; a missing required name is "Required value",
+a value of the wrong type is left to the schema, and every message of a failed check becomes one cause.
 """
 
 from __future__ import annotations

@@ -409,3 +409,25 @@ def test_it_leaves_an_extended_resource_to_the_device_plugin_of_a_node_that_adve
         assert scheduled["status"]["phase"] == "Running"
         assert "extendedResourceClaimStatus" not in scheduled["status"]
         assert claims_of(cluster, scheduled) == []
+
+
+def test_it_keeps_a_pod_with_an_unreadable_node_affinity_pending_and_the_scheduler_running() -> None:
+    with running() as (cluster, _, _):
+        pod = template_pod("odd", "single-gpu")
+        pod["spec"]["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["a"]}]}
+                    ]
+                }
+            }
+        }
+        cluster.store.create("pods", pod)
+        settle(cluster)  # also asserts no controller failed its pass
+
+        odd = cluster.store.get("pods", "odd", namespace="ml")
+        scheduled = condition(odd, "PodScheduled")
+        assert odd["status"]["phase"] == "Pending" and scheduled is not None
+        assert scheduled["message"].startswith("invalid required node affinity:")
+        assert "must be an integer" in scheduled["message"]
