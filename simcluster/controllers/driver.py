@@ -16,28 +16,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra.objects import (
+    MAX_DEVICES_PER_SLICE,
+    MAX_DEVICES_PER_SLICE_WITH_ADVANCED_FEATURES,
+    pool_generation,
+    uses_advanced_features,
+)
 from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
 from simcluster.controllers.common import read_all
+from simcluster.errors import ApiError
 from simcluster.topology import PoolSpec, Topology
 
-log = logging.getLogger("simcluster.driver")
+log = logging.getLogger("simcluster.controllers.driver")
 
 JSON = dict[str, Any]
 
-MAX_DEVICES_PER_SLICE = 128
-MAX_ADVANCED_DEVICES_PER_SLICE = 64
 MAX_COUNTER_SETS_PER_SLICE = 8
 API_VERSION = "resource.k8s.io/v1"
-
-
-def uses_advanced_features(device: JSON) -> bool:
-    """Taints, counter consumption or list attributes lower the per-slice device limit to 64."""
-    if device.get("taints") or device.get("consumesCounters"):
-        return True
-    return any(
-        any(kind in value for kind in ("ints", "bools", "strings", "versions"))
-        for value in (device.get("attributes") or {}).values()
-    )
 
 
 def split_devices(devices: Sequence[JSON]) -> list[list[JSON]]:
@@ -47,7 +42,7 @@ def split_devices(devices: Sequence[JSON]) -> list[list[JSON]]:
     advanced = False
     for device in devices:
         with_device = advanced or uses_advanced_features(device)
-        limit = MAX_ADVANCED_DEVICES_PER_SLICE if with_device else MAX_DEVICES_PER_SLICE
+        limit = MAX_DEVICES_PER_SLICE_WITH_ADVANCED_FEATURES if with_device else MAX_DEVICES_PER_SLICE
         if current and len(current) + 1 > limit:
             chunks.append(current)
             current, advanced = [], False
@@ -155,7 +150,7 @@ class Driver:
                 )
                 if found:
                     state.slice_names = [s["metadata"]["name"] for s in found]
-                    state.generation = max(int(s["spec"]["pool"].get("generation", 0)) for s in found)
+                    state.generation = max(pool_generation(s) for s in found)
                     adopted = _match_slices(found, self._desired(state, state.generation))
                     if adopted is not None:
                         state.slice_names = adopted
@@ -282,8 +277,6 @@ class Driver:
     WATCHES = frozenset({"resourceclaims"})
 
     def _reconcile_claim_status(self) -> float | None:
-        from simcluster.store import ApiError
-
         retry = False
         for committed in read_all(self.store, "resourceclaims"):
             status = committed.get("status") or {}

@@ -10,14 +10,14 @@ import json
 import re
 from typing import Any, Final
 
+from dra.taints import KNOWN_EFFECTS
 from simcluster.schema import Causes, child
-from simcluster.validation_names import driver_name, label_value, qualified_name
+from simcluster.validation.names import driver_name, label_value, qualified_name
 
 Obj = dict[str, Any]
 
 OPAQUE_PARAMETERS_MAX: Final = 10 * 1024
-TAINT_EFFECTS: Final = ["NoExecute", "NoSchedule", "None"]
-TOLERATION_EFFECTS: Final = ["NoExecute", "NoSchedule"]
+TAINT_EFFECTS: Final = sorted(KNOWN_EFFECTS)
 
 _CONDITION_REASON_RE: Final = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 
@@ -175,7 +175,7 @@ def check_conditions(causes: Causes, path: str, conditions: Any, limit: int) -> 
         elif isinstance(reason, str):
             if len(reason) > 1024:
                 causes.too_long(child(entry, "reason"), 1024)
-            if not _CONDITION_REASON_RE.match(reason):
+            if not _CONDITION_REASON_RE.fullmatch(reason):
                 causes.invalid(
                     child(entry, "reason"),
                     reason,

@@ -10,7 +10,7 @@ import functools
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_shared import as_map, entries
+from simcluster.validation.shared import as_map, entries
 
 CEL_MAX_LEN: Final = 10 * 1024
 

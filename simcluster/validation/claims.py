@@ -10,8 +10,8 @@ import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation_cel import CEL_MAX_LEN, check_selectors
-from simcluster.validation_names import (
+from simcluster.validation.cel import CEL_MAX_LEN, check_selectors
+from simcluster.validation.names import (
     device_qualified_name,
     dns_label,
     dns_subdomain,
@@ -20,7 +20,7 @@ from simcluster.validation_names import (
     pool_name,
     qualified_name,
 )
-from simcluster.validation_shared import (
+from simcluster.validation.shared import (
     as_list,
     as_map,
     check_binding_conditions,
@@ -314,7 +314,7 @@ def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str
         check_binding_conditions(causes, entry, res)
         check_tolerations(causes, child(entry, "tolerations"), res.get("tolerations"))
         share_id = res.get("shareID")
-        if share_id is not None and not _UUID_RE.match(str(share_id)):
+        if share_id is not None and not _UUID_RE.fullmatch(str(share_id)):
             causes.invalid(
                 child(entry, "shareID"),
                 share_id,

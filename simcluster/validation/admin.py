@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from dra.extended import is_extended_resource_name
 from simcluster.schema import Causes, child
-from simcluster.validation_cel import check_selectors, selector_expressions
-from simcluster.validation_names import (
+from simcluster.validation.cel import check_selectors, selector_expressions
+from simcluster.validation.names import (
     device_qualified_name,
     dns_label,
     driver_name,
-    is_extended_resource_name,
     pool_name,
 )
-from simcluster.validation_shared import as_map, check_conditions, check_opaque_config, check_taint, entries
+from simcluster.validation.shared import as_map, check_conditions, check_opaque_config, check_taint, entries
 
 # ---------------------------------------------------------------------------------------------------------
 # DeviceClass
@@ -31,7 +31,7 @@ def check_device_class(causes: Causes, obj: dict[str, Any], old: dict[str, Any] 
     config_stored = old_spec is not None and old_spec.get("config") == spec.get("config")
     check_opaque_config(causes, "spec.config", spec.get("config"), stored=config_stored)
     name = spec.get("extendedResourceName")
-    if name is not None and not is_extended_resource_name(name):
+    if name is not None and not (isinstance(name, str) and is_extended_resource_name(name)):
         causes.invalid("spec.extendedResourceName", name, "must be a valid extended resource name")
     return []
 

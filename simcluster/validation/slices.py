@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from dra.objects import LIST_ATTRIBUTE_TYPES, SCALAR_ATTRIBUTE_TYPES, device_limit
 from simcluster.schema import Causes, child, key_path
-from simcluster.validation_capacity import check_request_policy
-from simcluster.validation_names import (
+from simcluster.validation.capacity import check_request_policy
+from simcluster.validation.names import (
     device_name,
     device_qualified_name,
     dns_label,
@@ -17,7 +18,7 @@ from simcluster.validation_names import (
     driver_name,
     pool_name,
 )
-from simcluster.validation_shared import (
+from simcluster.validation.shared import (
     Obj,
     as_list,
     as_map,
@@ -32,10 +33,7 @@ from simcluster.validation_shared import (
 
 _NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection"]
 _DEVICE_NODE_SELECTION: Final = ["nodeName", "nodeSelector", "allNodes"]
-_SCALAR_ATTRIBUTE_FIELDS: Final = ["bool", "int", "string", "version"]
-_LIST_ATTRIBUTE_FIELDS: Final = ["bools", "ints", "strings", "versions"]
-_ATTRIBUTE_FIELDS: Final = frozenset(_SCALAR_ATTRIBUTE_FIELDS + _LIST_ATTRIBUTE_FIELDS)
-_LIST_FIELDS: Final = frozenset(_LIST_ATTRIBUTE_FIELDS)
+_ATTRIBUTE_FIELDS: Final = frozenset(SCALAR_ATTRIBUTE_TYPES + LIST_ATTRIBUTE_TYPES)
 
 _SEMVER_RE: Final = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -102,8 +100,7 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
     devices = as_list(spec.get("devices"))
     if spec.get("devices") is not None and spec.get("sharedCounters") is not None:
         causes.invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed")
-    advanced = any(_uses_advanced_features(as_map(d)) for d in devices)
-    limit = 64 if advanced else 128
+    limit = device_limit(as_map(d) for d in devices)
     if len(devices) > limit:
         causes.too_many("spec.devices", len(devices), limit)
     else:
@@ -120,16 +117,6 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
         _check_partition_type_attribute(causes, spec, devices)
     check_skip_node_operations(causes, "spec.skipNodeOperations", spec.get("skipNodeOperations"))
     return []
-
-
-def _uses_advanced_features(device: dict[str, Any]) -> bool:
-    """Taints, counter consumption or list attributes lower the slice's device limit to 64."""
-    if device.get("taints") or device.get("consumesCounters"):
-        return True
-    attributes = device.get("attributes")
-    if not isinstance(attributes, dict):
-        return False
-    return any(isinstance(a, dict) and not _LIST_FIELDS.isdisjoint(a) for a in attributes.values())
 
 
 def _check_partition_type_attribute(causes: Causes, spec: dict[str, Any], devices: list[Any]) -> None:
@@ -265,7 +252,7 @@ def _check_attribute(causes: Causes, attrs_path: str, name: str, attribute: Any)
     values = 0
     for field in set_fields:
         value = attribute[field]
-        if field in _LIST_ATTRIBUTE_FIELDS:
+        if field in LIST_ATTRIBUTE_TYPES:
             elements = as_list(value)
             if not elements:
                 causes.invalid(child(path, field), "array", "must not be empty if specified")
@@ -285,7 +272,7 @@ def _check_attribute(causes: Causes, attrs_path: str, name: str, attribute: Any)
 
 def _check_attribute_scalar(causes: Causes, path: str, kind: str, value: Any) -> None:
     if kind in ("string", "version") and isinstance(value, str):
-        if kind == "version" and not _SEMVER_RE.match(value):
+        if kind == "version" and not _SEMVER_RE.fullmatch(value):
             causes.invalid(path, value, "must be a string compatible with semver.org spec 2.0.0")
         if len(value) > 64:
             causes.too_long(path, 64)
