@@ -18,6 +18,7 @@ import celpy.celtypes as ct
 import lark
 
 from . import library
+from .celpy_regex import compile_re2
 from .celpy_syntax import (
     OPTIONAL_VALUES,
     STRING_FORMAT,
@@ -31,20 +32,27 @@ from .celpy_syntax import (
     Ident,
     ListLit,
     MapLit,
+    ParseTree,
     Select,
     unsupported_error,
 )
-from .celpy_regex import compile_re2
 from .errors import CelError
 from .rewrite import DEVICE_FIELDS
 
 DYN, KUBE, DEVICE = "dyn", "kube", "device"
 ANY = frozenset({"*"})
 _NUMBERS = frozenset({"int", "uint", "double"})
-_DEVICE_FIELD_TYPES = {"driver": "string", "attributes": "map", "capacity": "map", "allowMultipleAllocations": "bool"}
+_DEVICE_FIELD_TYPES = {
+    "driver": "string",
+    "attributes": "map",
+    "capacity": "map",
+    "allowMultipleAllocations": "bool",
+}
 _ORDERED = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"})
 _KUBE_HINT = "(Quantity, Semver, IP, CIDR); use {}"
-_TYPE_NAMES = frozenset({"int", "uint", "double", "string", "bool", "bytes", "list", "map", "null_type", "type"})
+_TYPE_NAMES = frozenset(
+    {"int", "uint", "double", "string", "bool", "bytes", "list", "map", "null_type", "type"}
+)
 _OPTIONAL_METHODS = frozenset({"orValue", "hasValue", "value", "or", "optMap", "optFlatMap"})
 
 
@@ -177,7 +185,9 @@ class _Checker:
         operand = self.type_of(expr.operand, scope)
         if operand == DEVICE:
             if expr.field not in DEVICE_FIELDS:
-                self.problems.append(f"undefined field '{expr.field}' (device has {', '.join(DEVICE_FIELDS)})")
+                self.problems.append(
+                    f"undefined field '{expr.field}' (device has {', '.join(DEVICE_FIELDS)})"
+                )
                 return DYN
             return "bool" if expr.test_only else _DEVICE_FIELD_TYPES[expr.field]
         if operand not in ("map", DYN):
@@ -201,13 +211,17 @@ class _Checker:
         assert expr.target is not None
         target = self.type_of(expr.target, scope)
         if target not in ("list", "map", DYN, DEVICE):
-            self.problems.append(f"expression of type '{type_label(target)}' cannot be the range of a comprehension")
+            self.problems.append(
+                f"expression of type '{type_label(target)}' cannot be the range of a comprehension"
+            )
         inner = {**scope, **dict.fromkeys(expr.variables, DYN)}
         kinds = [self.type_of(a, inner) for a in expr.args]
         predicates = kinds if expr.macro not in ("map", "transformList") else kinds[:-1]
         for kind in predicates:
             if kind not in ("bool", DYN):
-                self.problems.append(f"the condition of {expr.macro}() must be a bool, not {type_label(kind)}")
+                self.problems.append(
+                    f"the condition of {expr.macro}() must be a bool, not {type_label(kind)}"
+                )
         return "bool" if expr.macro in ("all", "exists", "exists_one", "existsOne") else "list"
 
     def _call(self, expr: Call, scope: dict[str, str]) -> str:
@@ -261,7 +275,13 @@ class _Checker:
     def _literal_arguments(self, expr: Call) -> None:
         """Literal durations, timestamps and regexes, which Kubernetes validates at compile time."""
         name = expr.function
-        position = {"duration": 0, "timestamp": 0, "matches": 0 if expr.target else 1, "find": 0, "findAll": 0}
+        position = {
+            "duration": 0,
+            "timestamp": 0,
+            "matches": 0 if expr.target else 1,
+            "find": 0,
+            "findAll": 0,
+        }
         index = position.get(name)
         if index is None or index >= len(expr.args):
             return
@@ -283,7 +303,7 @@ class _Checker:
             self.problems.append(f"invalid {what} literal {text!r}: {exc}")
 
 
-def _mark_static_equality(node: lark.Tree, args: list[str]) -> None:
+def _mark_static_equality(node: ParseTree, args: list[str]) -> None:
     """cel-go asks the left operand; engine.py guards ``a == b`` only where that is a runtime question.
 
     A dynamic left operand (or a Kubernetes value against a dynamic one) may be a Semver, IP or CIDR
@@ -367,9 +387,7 @@ def _conditional(checker: _Checker, name: str, args: list[str]) -> str:
 
 def _index(checker: _Checker, name: str, args: list[str]) -> str:
     operand, key = args
-    if operand == "list" and key not in ("int", "uint", DYN):
-        checker.problems.append(_no_overload(name, args))
-    elif operand not in ("list", "map", DYN, DEVICE):
+    if operand == "list" and key not in ("int", "uint", DYN) or operand not in ("list", "map", DYN, DEVICE):
         checker.problems.append(_no_overload(name, args))
     return DYN
 

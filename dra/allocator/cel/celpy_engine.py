@@ -62,7 +62,7 @@ class CelPythonSelector:
 
     def matches(self, device: DeviceInput) -> bool:
         value = self._run(device)
-        if value is True or value is False or isinstance(value, celpy_runtime.ct.BoolType):
+        if celpy_runtime.is_bool(value):
             return bool(value)
         raise CelError(f"CEL result of type {celpy_runtime.label(value)} could not be converted to bool")
 
@@ -107,7 +107,9 @@ class CelPythonEngine:
         except RecursionError as exc:
             raise CelError("compilation failed: the expression nests too deeply") from exc
         self.compile_count += 1
-        return CelPythonSelector(expression, celpy_runtime.Program(parsed.tree, self._functions), cost, self.cost_limit)
+        return CelPythonSelector(
+            expression, celpy_runtime.Program(parsed.tree, self._functions), cost, self.cost_limit
+        )
 
     def cache_info(self) -> tuple[int, int]:
         """(entries, capacity) of the compiled-expression cache."""

@@ -6,6 +6,7 @@ import functools
 
 import re2
 
+RegexError = re2.error
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a bad pattern is a CEL error, not a line on the process's stderr
 

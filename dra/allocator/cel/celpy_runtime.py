@@ -26,8 +26,19 @@ import lark
 from celpy.evaluation import Activation, CELEvalError, Evaluator
 
 from . import celpy_regex, library
-from .celpy_check import KUBE, ARITHMETIC
-from .celpy_syntax import MACROS, Call, Comprehension, Const, Expr, ListLit, MapLit, Select, bare_ident
+from .celpy_check import ARITHMETIC, KUBE
+from .celpy_syntax import (
+    MACROS,
+    Call,
+    Comprehension,
+    Const,
+    Expr,
+    ListLit,
+    MapLit,
+    ParseTree,
+    Select,
+    bare_ident,
+)
 from .device import DeviceInput, from_cel_value
 from .errors import CelError
 from .rewrite import CONSTANT_CONSTRUCTORS
@@ -144,6 +155,10 @@ _KINDS: tuple[tuple[type, str], ...] = (
     (ct.NullType, "null"),
 )
 _NUMBERS = frozenset({"int", "uint", "double"})
+
+
+def is_bool(value: Any) -> bool:
+    return isinstance(value, ct.BoolType)
 
 
 def label(value: Any) -> str:
@@ -295,7 +310,9 @@ def _arithmetic(name: str, apply_op: Callable[[Any, Any], Any]) -> Callable[[Any
         if failed is not None:
             return failed
         if isinstance(a, KubeValue) or isinstance(b, KubeValue):
-            return _kube_refusal(name, "add() or sub()" if name == "_+_" else "sub(), mul(), div() or divInt()")
+            return _kube_refusal(
+                name, "add() or sub()" if name == "_+_" else "sub(), mul(), div() or divInt()"
+            )
         if (kind(a), kind(b)) not in allowed:
             return error(f"no such overload: {name} applied to ({kind(a)}, {kind(b)})")
         try:
@@ -445,7 +462,7 @@ def _matches(text: Any, pattern: Any) -> Any:
         raise TypeError(f"matches() on ({kind(text)}, {kind(pattern)})")
     try:
         return ct.BoolType(celpy_regex.matches(text, pattern))
-    except celpy_regex.re2.error as exc:
+    except celpy_regex.RegexError as exc:
         detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValueError(f"invalid regex {pattern!r}: {detail}") from exc
 
@@ -518,7 +535,7 @@ _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
 class KubernetesEvaluator(Evaluator):
     """celpy's interpreter with the Kubernetes environment's macros and CEL's error semantics."""
 
-    def sub_evaluator(self, ast: lark.Tree) -> KubernetesEvaluator:
+    def sub_evaluator(self, ast: Any) -> KubernetesEvaluator:
         return KubernetesEvaluator(ast, activation=self.activation)
 
     def _nested(self, evaluator: Evaluator, bindings: dict[str, Any]) -> Any:
@@ -527,7 +544,7 @@ class KubernetesEvaluator(Evaluator):
         except CELEvalError as exc:
             return exc
 
-    def expr(self, tree: lark.Tree) -> Any:
+    def expr(self, tree: Any) -> Any:
         if len(tree.children) == 1:
             return self.visit(tree.children[0])
         condition = self.visit(tree.children[0])
@@ -537,13 +554,13 @@ class KubernetesEvaluator(Evaluator):
             return error(f"no such overload: {kind(condition)} ? _ : _")
         return self.visit(tree.children[1] if condition else tree.children[2])
 
-    def conditionalor(self, tree: lark.Tree) -> Any:
+    def conditionalor(self, tree: Any) -> Any:
         return self._logical(tree, True)
 
-    def conditionaland(self, tree: lark.Tree) -> Any:
+    def conditionaland(self, tree: Any) -> Any:
         return self._logical(tree, False)
 
-    def _logical(self, tree: lark.Tree, decisive: bool) -> Any:
+    def _logical(self, tree: Any, decisive: bool) -> Any:
         """``a || b`` / ``a && b``: a decisive operand wins over an error on the other side."""
         if len(tree.children) == 1:
             return self.visit(tree.children[0])
@@ -560,25 +577,24 @@ class KubernetesEvaluator(Evaluator):
                 return error(f"no such overload: {'||' if decisive else '&&'} applied to {kind(value)}")
         return ct.BoolType(not decisive)
 
-    def relation(self, tree: lark.Tree) -> Any:
+    def relation(self, tree: Any) -> Any:
         if len(tree.children) == 1:
             return self.visit(tree.children[0])
         operator_tree, right_tree = tree.children
-        assert isinstance(operator_tree, lark.Tree)
         left = self.visit(operator_tree.children[0])
         return _RELATIONS[str(operator_tree.data)](left, self.visit(right_tree))
 
-    def member_dot_arg(self, tree: lark.Tree) -> Any:
+    def member_dot_arg(self, tree: Any) -> Any:
         """A method call (macros and qualified functions were renamed by celpy_syntax)."""
         target = self.visit(tree.children[0])
         args = [self.visit(c) for c in tree.children[2].children] if len(tree.children) > 2 else []
         return self._apply(str(tree.children[1]), [target, *args])
 
-    def namespaced_call(self, tree: lark.Tree) -> Any:
+    def namespaced_call(self, tree: Any) -> Any:
         name = str(tree.children[0])
         arg_trees = tree.children[1].children if len(tree.children) > 1 else []
         if name == "cel.bind":
-            variable = bare_ident(arg_trees[0])
+            variable = _name(arg_trees[0])
             value = self.visit(arg_trees[1])  # an error is bound as it is, and surfaces only if used
             return self._nested(self.sub_evaluator(arg_trees[2]), {variable: value})
         return self._apply(name, [self.visit(c) for c in arg_trees])
@@ -596,7 +612,7 @@ class KubernetesEvaluator(Evaluator):
         except ValueError as exc:
             return error(str(exc))
 
-    def member_index(self, tree: lark.Tree) -> Any:
+    def member_index(self, tree: Any) -> Any:
         operand, key = (self.visit(c) for c in tree.children)
         failed = _first_error(operand, key)
         if failed is not None:
@@ -610,7 +626,7 @@ class KubernetesEvaluator(Evaluator):
         except TypeError:
             return error(f"no such overload: {kind(operand)}[{kind(key)}]")
 
-    def mapinits(self, tree: lark.Tree) -> Any:
+    def mapinits(self, tree: Any) -> Any:
         parts = [self.visit(c) for c in tree.children]
         failed = _first_error(*parts)
         if failed is not None:
@@ -622,10 +638,10 @@ class KubernetesEvaluator(Evaluator):
             out[key] = value
         return out
 
-    def kube_const(self, tree: lark.Tree) -> Any:
+    def kube_const(self, tree: Any) -> Any:
         return tree.children[0]
 
-    def macro_has_eval(self, exprlist: lark.Tree) -> Any:
+    def macro_has_eval(self, exprlist: Any) -> Any:
         node = exprlist.children[0]
         while isinstance(node, lark.Tree) and node.data != "member_dot" and len(node.children) == 1:
             node = node.children[0]
@@ -637,14 +653,14 @@ class KubernetesEvaluator(Evaluator):
             return ct.BoolType(str(node.children[1]) in operand)
         return error(f"invalid type for field selection: {kind(operand)}")
 
-    def comprehension_macro(self, tree: lark.Tree) -> Any:
+    def comprehension_macro(self, tree: Any) -> Any:
         name = str(tree.children[1])
         target = self.visit(tree.children[0])
         if isinstance(target, CELEvalError):
             return target
         arg_trees = tree.children[2].children
         count = MACROS[name][len(arg_trees)]
-        variables = [bare_ident(a) for a in arg_trees[:count]]
+        variables = [_name(a) for a in arg_trees[:count]]
         if isinstance(target, dict):
             pairs = list(dict.items(target))
         elif isinstance(target, list):
@@ -655,11 +671,19 @@ class KubernetesEvaluator(Evaluator):
             elements = [{variables[0]: k if isinstance(target, dict) else v} for k, v in pairs]
         else:
             elements = [{variables[0]: k, variables[1]: v} for k, v in pairs]
-        bodies = [self.sub_evaluator(b) for b in arg_trees[count:]]
+        bodies: list[Evaluator] = [self.sub_evaluator(b) for b in arg_trees[count:]]
         return _MACRO_RUNNERS[name](self, bodies, elements)
 
 
-def _quantifier(decisive: bool) -> Callable[[KubernetesEvaluator, list[Evaluator], list[dict[str, Any]]], Any]:
+def _name(node: Any) -> str:
+    name = bare_ident(node)
+    assert name is not None  # celpy_syntax refused anything else
+    return name
+
+
+def _quantifier(
+    decisive: bool,
+) -> Callable[[KubernetesEvaluator, list[Evaluator], list[dict[str, Any]]], Any]:
     """all (decisive false) / exists (decisive true): a decisive element wins over errors elsewhere."""
 
     def run(evaluator: KubernetesEvaluator, bodies: list[Evaluator], elements: list[dict[str, Any]]) -> Any:
@@ -670,13 +694,17 @@ def _quantifier(decisive: bool) -> Callable[[KubernetesEvaluator, list[Evaluator
                 if bool(value) is decisive:
                     return value
             elif failed is None:
-                failed = value if isinstance(value, CELEvalError) else error(f"no such overload: {kind(value)}")
+                failed = (
+                    value if isinstance(value, CELEvalError) else error(f"no such overload: {kind(value)}")
+                )
         return failed or ct.BoolType(not decisive)
 
     return run
 
 
-def _exists_one(evaluator: KubernetesEvaluator, bodies: list[Evaluator], elements: list[dict[str, Any]]) -> Any:
+def _exists_one(
+    evaluator: KubernetesEvaluator, bodies: list[Evaluator], elements: list[dict[str, Any]]
+) -> Any:
     count = 0
     for bindings in elements:
         value = evaluator._nested(bodies[0], bindings)
@@ -688,7 +716,9 @@ def _exists_one(evaluator: KubernetesEvaluator, bodies: list[Evaluator], element
     return ct.BoolType(count == 1)
 
 
-def _transform(evaluator: KubernetesEvaluator, bodies: list[Evaluator], elements: list[dict[str, Any]]) -> Any:
+def _transform(
+    evaluator: KubernetesEvaluator, bodies: list[Evaluator], elements: list[dict[str, Any]]
+) -> Any:
     """map(x, t), map(x, p, t), transformList(i, v, t), transformList(i, v, p, t), filter(x, p)."""
     out = ct.ListType()
     *conditions, transform = bodies
@@ -768,7 +798,7 @@ def fold_constants(root: Expr) -> None:
 class Program:
     """A parsed expression ready to evaluate: thread-safe (a fresh evaluator per evaluation)."""
 
-    def __init__(self, tree: lark.Tree, function_table: dict[str, Callable[..., Any]]) -> None:
+    def __init__(self, tree: ParseTree, function_table: dict[str, Callable[..., Any]]) -> None:
         self.tree = tree
         self.activation = Activation(functions=function_table)
 

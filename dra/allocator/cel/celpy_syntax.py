@@ -25,6 +25,8 @@ from celpy.evaluation import celbytes, celstr
 from .checked_ast import Node
 from .errors import CelError
 
+ParseTree = lark.Tree[lark.Token]
+
 # The constructs this backend refuses; each message names one of these and the expression.
 OPTIONAL_SELECT = "optional field selection (.?)"
 OPTIONAL_INDEX = "optional index ([?key])"
@@ -86,7 +88,7 @@ class Call:
     function: str
     args: tuple[Expr, ...]
     target: Expr | None = None
-    tree: lark.Tree | None = field(default=None, repr=False)  # the parse node the runtime may edit
+    tree: ParseTree | None = field(default=None, repr=False)  # the parse node the runtime may edit
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,15 +116,15 @@ Expr = Const | Ident | Select | Call | ListLit | MapLit | Comprehension
 
 @dataclass(frozen=True)
 class Parsed:
-    tree: lark.Tree  # celpy's parse tree, edited for the runtime
+    tree: ParseTree  # celpy's parse tree, edited for the runtime
     root: Expr
 
 
 def unsupported_error(construct: str, expression: str) -> CelError:
     shown = expression if len(expression) <= 160 else expression[:157] + "..."
     return CelError(
-        f"compilation failed: not supported on the cel-python backend: {construct}, in {shown!r}; "
-        "use the cel-expr-python backend for it"
+        f"compilation failed: not supported on the cel-python backend: {construct} "
+        f"(use the cel-expr-python backend for it), in: {shown}"
     )
 
 
@@ -158,7 +160,7 @@ def prepare_source(expression: str) -> str:
         if c == "." and following == "?" and not previous.isdigit():
             raise unsupported_error(OPTIONAL_SELECT, expression)
         if c == "[":
-            is_index = previous != "" and (previous.isalnum() or previous in "_)]\"")
+            is_index = previous != "" and (previous.isalnum() or previous in '_)]"')
             if following == "?":
                 raise unsupported_error(OPTIONAL_INDEX if is_index else OPTIONAL_ENTRY, expression)
             stack.append("index" if is_index else "list")
@@ -183,7 +185,9 @@ def _starts_string(text: str, i: int) -> bool:
     j = i
     while j < len(text) and text[j] in "rRbB" and j - i < 2:
         j += 1
-    return j < len(text) and text[j] in "\"'" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+    return (
+        j < len(text) and text[j] in "\"'" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+    )
 
 
 def _skip_string(text: str, i: int) -> int:
@@ -245,12 +249,12 @@ def parse(expression: str) -> Parsed:
     return Parsed(tree, _Lowering(expression).expr(tree, frozenset()))
 
 
-def _token(node: lark.Tree | lark.Token) -> str:
+def _token(node: ParseTree | lark.Token) -> str:
     assert isinstance(node, lark.Token)
     return str(node.value)
 
 
-def _tree(node: lark.Tree | lark.Token) -> lark.Tree:
+def _tree(node: ParseTree | lark.Token) -> ParseTree:
     assert isinstance(node, lark.Tree)
     return node
 
@@ -277,7 +281,7 @@ class _Lowering:
     def __init__(self, expression: str) -> None:
         self.expression = expression
 
-    def expr(self, node: lark.Tree, scope: frozenset[str]) -> Expr:
+    def expr(self, node: ParseTree, scope: frozenset[str]) -> Expr:
         kind = node.data
         children = node.children
         if kind == "expr":
@@ -328,7 +332,7 @@ class _Lowering:
             return _literal(_token(children[0]), children[0])
         raise CelError(f"compilation failed: unexpected syntax {kind!r}")
 
-    def _function_call(self, primary: lark.Tree, call: lark.Tree, scope: frozenset[str]) -> Expr:
+    def _function_call(self, primary: ParseTree, call: ParseTree, scope: frozenset[str]) -> Expr:
         name = _token(call.children[0])
         args = self._args(call.children[1:], scope)
         if name == "has":
@@ -337,13 +341,13 @@ class _Lowering:
             return Select(args[0].operand, args[0].field, test_only=True)
         return Call(name, args, tree=primary)
 
-    def _args(self, nodes: list[lark.Tree | lark.Token], scope: frozenset[str]) -> tuple[Expr, ...]:
+    def _args(self, nodes: list[ParseTree | lark.Token], scope: frozenset[str]) -> tuple[Expr, ...]:
         if not nodes:
             return ()
         listed = _tree(nodes[0])
         return tuple(self.expr(_tree(c), scope) for c in listed.children)
 
-    def _member_call(self, node: lark.Tree, scope: frozenset[str]) -> Expr:
+    def _member_call(self, node: ParseTree, scope: frozenset[str]) -> Expr:
         target_tree, name = _tree(node.children[0]), _token(node.children[1])
         arg_trees = [_tree(c) for c in _tree(node.children[2]).children] if len(node.children) > 2 else []
         namespace = bare_ident(target_tree)
@@ -365,12 +369,12 @@ class _Lowering:
             node.data = lark.Token("RULE", "comprehension_macro")
             target = self.expr(target_tree, scope)
             inner = scope | set(variables)
-            body = tuple(self.expr(a, inner) for a in arg_trees[len(variables) :])
-            return Comprehension(name, target, variables, body)
+            bodies = tuple(self.expr(a, inner) for a in arg_trees[len(variables) :])
+            return Comprehension(name, target, variables, bodies)
         target = self.expr(target_tree, scope)
         return Call(name, tuple(self.expr(a, scope) for a in arg_trees), target=target)
 
-    def _variable(self, node: lark.Tree) -> str:
+    def _variable(self, node: ParseTree) -> str:
         name = bare_ident(node)
         if name is None:
             raise CelError("compilation failed: argument is not a simple name (a macro's variable)")
@@ -383,7 +387,7 @@ _PASS_THROUGH = frozenset(
 )
 
 
-def bare_ident(node: lark.Tree) -> str | None:
+def bare_ident(node: ParseTree) -> str | None:
     """The name if ``node`` is nothing but an identifier (through the precedence levels)."""
     while node.data != "ident":
         only = node.children[0] if len(node.children) == 1 else None
@@ -393,7 +397,7 @@ def bare_ident(node: lark.Tree) -> str | None:
     return _token(node.children[0])
 
 
-def _literal(text: str, token: lark.Tree | lark.Token) -> Const:
+def _literal(text: str, token: ParseTree | lark.Token) -> Const:
     assert isinstance(token, lark.Token)
     kind = str(token.type)
     try:
@@ -481,13 +485,13 @@ class _CostTree:
         assert expr.target is not None
         accu = Node("ident", name="@result")
         parts = [self.node(a, inner) for a in expr.args]
-        step, init, condition, result = _macro_shape(expr.macro, parts, expr.variables[-1], accu)
+        step, start, condition, result = _macro_shape(expr.macro, parts, expr.variables[-1], accu)
         return Node(
             "comprehension",
             name=expr.variables[0],
             value="@result",
             iter_range=self.node(expr.target, aliases),
-            accu_init=init,
+            accu_init=start,
             loop_condition=condition,
             loop_step=step,
             result=result,

@@ -297,4 +297,3 @@ def _only_cross_type_numeric_errors(message: str) -> bool:
 
 def _compile_message(raw: str) -> str:
     return re.sub(r"^INVALID_ARGUMENT: ", "", raw).replace(" [INVALID_ARGUMENT]", "").strip()
-

@@ -14,8 +14,8 @@ Upstream sources (semantics only): ``apiserver/pkg/cel/library/{quantity,semverl
 
 from __future__ import annotations
 
-import re
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
