@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dradash.env import database_from_url, env_bool, env_int, env_list, env_secret, env_str, local_secret_key
+from dradash.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -106,6 +115,9 @@ DRADASH_KUBE_CONTEXT = env_str("DRADASH_KUBE_CONTEXT", "")
 DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
+# The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
+# start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
+DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

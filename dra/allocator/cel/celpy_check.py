@@ -42,12 +42,10 @@ from .rewrite import DEVICE_FIELDS
 DYN, KUBE, DEVICE = "dyn", "kube", "device"
 ANY = frozenset({"*"})
 _NUMBERS = frozenset({"int", "uint", "double"})
-_DEVICE_FIELD_TYPES = {
-    "driver": "string",
-    "attributes": "map",
-    "capacity": "map",
-    "allowMultipleAllocations": "bool",
-}
+# Upstream types these fields (string, maps, bool); engine.py declares `device` as map<string, dyn>, so
+# misuse such as `device.driver < 1` is a runtime error there. They are dyn here too, so that both
+# backends give the same answers.
+_DEVICE_FIELD_TYPES = dict.fromkeys(DEVICE_FIELDS, DYN)
 _ORDERED = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"})
 _KUBE_HINT = "(Quantity, Semver, IP, CIDR); use {}"
 _TYPE_NAMES = frozenset(
@@ -322,7 +320,8 @@ def _logical(checker: _Checker, name: str, args: list[str]) -> str:
 
 def _equality(checker: _Checker, name: str, args: list[str]) -> str:
     left, right = ("map" if a == DEVICE else a for a in args)
-    if DYN not in (left, right) and left != right:
+    nullable = {left, right} - {"null"} <= {"duration", "timestamp"}  # message types compare with null
+    if DYN not in (left, right) and left != right and not nullable:
         checker.problems.append(_no_overload(name, args))
     return "bool"
 
