@@ -104,11 +104,12 @@ class CelPythonEngine:
             check(expression, parsed.root, require_bool=require_bool)
             celpy_runtime.fold_constants(parsed.root)
             cost = estimate_cost(cost_node(parsed.root))
+            tree = celpy_runtime.prepare(parsed.tree)
         except RecursionError as exc:
             raise CelError("compilation failed: the expression nests too deeply") from exc
         self.compile_count += 1
         return CelPythonSelector(
-            expression, celpy_runtime.Program(parsed.tree, self._functions), cost, self.cost_limit
+            expression, celpy_runtime.Program(tree, self._functions), cost, self.cost_limit
         )
 
     def cache_info(self) -> tuple[int, int]:

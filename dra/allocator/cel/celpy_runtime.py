@@ -38,6 +38,7 @@ from .celpy_syntax import (
     ParseTree,
     Select,
     bare_ident,
+    literal,
 )
 from .device import DeviceInput, from_cel_value
 from .errors import CelError
@@ -612,6 +613,18 @@ class KubernetesEvaluator(Evaluator):
         except ValueError as exc:
             return error(str(exc))
 
+    def member_dot(self, tree: Any) -> Any:
+        """``operand.field``: only maps have fields here (no protobuf messages)."""
+        operand = self.visit(tree.children[0])
+        if isinstance(operand, CELEvalError):
+            return operand
+        if isinstance(operand, dict):
+            try:
+                return operand[str(tree.children[1])]
+            except KeyError:
+                return error(f"no such key: {tree.children[1]}{_NO_SUCH_KEY_HINT}")
+        return error(f"type '{label(operand)}' does not support field selection")
+
     def member_index(self, tree: Any) -> Any:
         operand, key = (self.visit(c) for c in tree.children)
         failed = _first_error(operand, key)
@@ -638,7 +651,7 @@ class KubernetesEvaluator(Evaluator):
             out[key] = value
         return out
 
-    def kube_const(self, tree: Any) -> Any:
+    def constant(self, tree: Any) -> Any:
         return tree.children[0]
 
     def macro_has_eval(self, exprlist: Any) -> Any:
@@ -781,8 +794,7 @@ def fold_constants(root: Expr) -> None:
                     except (ValueError, TypeError):
                         tagged = None
                     if tagged is not None:
-                        expr.tree.data = lark.Token("RULE", "kube_const")
-                        expr.tree.children = [KubeValue(tagged)]  # type: ignore[list-item]
+                        _make_constant(expr.tree, KubeValue(tagged))
                         continue
             stack.extend(((expr.target,) if expr.target is not None else ()) + expr.args)
         elif isinstance(expr, Select):
@@ -793,6 +805,54 @@ def fold_constants(root: Expr) -> None:
             stack.extend(part for entry in expr.entries for part in entry)
         elif isinstance(expr, Comprehension):
             stack.extend(((expr.target,) if expr.target is not None else ()) + expr.args)
+
+
+def _make_constant(node: Any, value: Any) -> None:
+    node.data = lark.Token("RULE", "constant")
+    node.children = [value]
+
+
+# Nodes with one child that only pass it on (one per precedence level of the grammar).
+_PASS_THROUGH = frozenset(
+    {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member"}
+    | {"paren_expr"}
+)
+
+
+def prepare(tree: ParseTree) -> ParseTree:
+    """Literals become constants (parsed once, not per evaluation) and pass-through chains are cut.
+
+    celpy visits every precedence level of the grammar for every operand (``expr`` → … → ``member`` →
+    ``primary``); the evaluator's methods read their operands through ``visit``, so a chain of single-child
+    levels can be replaced by the node it leads to. A ``primary`` stays where it holds an identifier or a
+    call, since celpy's ``primary`` evaluates those.
+    """
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        children = node.children
+        if node.data == "primary" and isinstance(children[0], lark.Tree) and children[0].data == "literal":
+            _make_constant(node, literal(children[0].children[0]).value)
+            continue
+        for index, child in enumerate(children):
+            while _skippable(child):
+                child = child.children[0]
+            children[index] = child
+            if isinstance(child, lark.Tree) and child.data != "constant":
+                stack.append(child)
+    while _skippable(tree) or (tree.data == "primary" and _skippable_primary(tree)):
+        tree = tree.children[0]  # type: ignore[assignment]
+    return tree
+
+
+def _skippable(node: Any) -> bool:
+    if not isinstance(node, lark.Tree) or len(node.children) != 1 or not isinstance(node.children[0], lark.Tree):
+        return False
+    return node.data in _PASS_THROUGH or (node.data == "primary" and _skippable_primary(node))
+
+
+def _skippable_primary(node: Any) -> bool:
+    return isinstance(node.children[0], lark.Tree) and node.children[0].data in ("paren_expr", "constant")
 
 
 class Program:

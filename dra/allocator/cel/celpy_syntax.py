@@ -4,7 +4,7 @@ celpy's lark parse tree is kept for evaluation (``celpy_runtime``), with three e
 evaluator sees the Kubernetes environment: comprehension macros (``all``, ``exists``, two-variable forms,
 ``transformList``, ``map`` with a filter) become ``comprehension_macro`` nodes, qualified functions
 (``sets.contains``, ``ip.isCanonical``, ``cel.bind``) become ``namespaced_call`` nodes, and the runtime
-later folds constant ``quantity("…")``-style calls into ``kube_const`` nodes (see :class:`Call`.tree).
+later turns literals and constant ``quantity("…")``-style calls into ``constant`` nodes (``prepare``).
 
 The AST (:data:`Expr`) is what the checker (``celpy_check``) reads, and :func:`cost_node` turns it into
 the :class:`~.checked_ast.Node` tree that cel-expr-python's cost estimator reads, in the shapes cel-cpp
@@ -329,7 +329,7 @@ class _Lowering:
             items = [self.expr(_tree(c), scope) for c in (_tree(children[0]).children if children else [])]
             return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)))
         if kind == "literal":
-            return _literal(_token(children[0]), children[0])
+            return literal(children[0])
         raise CelError(f"compilation failed: unexpected syntax {kind!r}")
 
     def _function_call(self, primary: ParseTree, call: ParseTree, scope: frozenset[str]) -> Expr:
@@ -397,8 +397,10 @@ def bare_ident(node: ParseTree) -> str | None:
     return _token(node.children[0])
 
 
-def _literal(text: str, token: ParseTree | lark.Token) -> Const:
+def literal(token: ParseTree | lark.Token) -> Const:
+    """A literal token's value, as celpy's evaluator would make it."""
     assert isinstance(token, lark.Token)
+    text = str(token.value)
     kind = str(token.type)
     try:
         if kind == "FLOAT_LIT":
@@ -436,7 +438,7 @@ class _CostTree:
                 return self._or_empty(operand, Node("const", value=expr.field))
             return Node("select", name=expr.field, children=[operand], test_only=expr.test_only)
         if isinstance(expr, Call):
-            if expr.tree is not None and expr.tree.data == "kube_const":
+            if expr.tree is not None and expr.tree.data == "constant":
                 return Node("const", value=expr.tree.children[0])  # folded, as in engine.py's rewrite
             if expr.function == "_[_]" and self._domain_map(expr.args[0], aliases):
                 return self._or_empty(self.node(expr.args[0], aliases), self.node(expr.args[1], aliases))
