@@ -87,11 +87,18 @@ class CelPythonEngine:
 
     def compile(self, expression: str) -> CelPythonSelector:
         """A selector: must evaluate to bool (or dyn, checked at runtime). Cached per expression."""
-        return self._cache.get((expression, True), lambda: self._compile_uncached(expression, True))
+        return self._cached(expression, True)
 
     def compile_value(self, expression: str) -> CelPythonSelector:
         """Any expression (derived attributes): use ``evaluate``. Same limits, separate cache entries."""
-        return self._cache.get((expression, False), lambda: self._compile_uncached(expression, False))
+        return self._cached(expression, False)
+
+    def _cached(self, expression: str, selector: bool) -> CelPythonSelector:
+        key = (expression, selector)
+        cached = self._cache.lookup(key)
+        if cached is None:
+            cached = self._cache.store(key, self._compile_uncached(expression, selector))
+        return cached
 
     def _compile_uncached(self, expression: str, require_bool: bool) -> CelPythonSelector:
         if not isinstance(expression, str):

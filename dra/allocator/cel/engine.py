@@ -174,9 +174,11 @@ class CelExprEngine:
         return self._cached(expression, False)
 
     def _cached(self, expression: str, selector: bool) -> CelExprSelector:
-        return self._cache.get(
-            (expression, selector), lambda: self._compile_uncached(expression, require_bool=selector)
-        )
+        key = (expression, selector)
+        cached = self._cache.lookup(key)
+        if cached is None:  # compiled outside the cache's lock: it takes milliseconds
+            cached = self._cache.store(key, self._compile_uncached(expression, require_bool=selector))
+        return cached
 
     def _compile_uncached(self, expression: str, *, require_bool: bool = True) -> CelExprSelector:
         if not isinstance(expression, str):
