@@ -846,7 +846,11 @@ def prepare(tree: ParseTree) -> ParseTree:
 
 
 def _skippable(node: Any) -> bool:
-    if not isinstance(node, lark.Tree) or len(node.children) != 1 or not isinstance(node.children[0], lark.Tree):
+    if (
+        not isinstance(node, lark.Tree)
+        or len(node.children) != 1
+        or not isinstance(node.children[0], lark.Tree)
+    ):
         return False
     return node.data in _PASS_THROUGH or (node.data == "primary" and _skippable_primary(node))
 
