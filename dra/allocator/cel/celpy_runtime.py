@@ -93,6 +93,8 @@ def to_cel(value: Any) -> Any:
         return ct.DoubleType(value)
     if isinstance(value, str):
         return ct.StringType(value)
+    if isinstance(value, ct.BytesType):  # CEL bytes handed back by a library function (min, max …)
+        return value
     if isinstance(value, bytes | bytearray):
         return KubeValue(bytes(value))
     if isinstance(value, list | tuple):
@@ -115,7 +117,7 @@ def to_native(value: Any) -> Any:
     if isinstance(value, ct.StringType):
         return str(value)
     if isinstance(value, ct.BytesType):
-        return bytes(value)
+        return value  # stays CEL bytes: only plain bytes are Kubernetes values (see to_cel)
     if isinstance(value, list):
         return [to_native(item) for item in value]
     if isinstance(value, dict):
