@@ -171,3 +171,18 @@ def test_it_gives_the_same_answers_as_cel_expr_python_on_generated_expressions(
                 disagreements.append((expression, value, default, celpy))
     assert compared > 300
     assert disagreements == []
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.driver == "a.?b" && device.driver != "[?x]"',
+        "device.driver == r'{?k: v}' || device.driver == '''.?\n'''",
+        'device.driver == "x" // a comment with .? in it',
+        'device.driver == "\\".?"',
+    ],
+)
+def test_it_reads_optional_syntax_inside_strings_and_comments_as_text(expression: str) -> None:
+    device = device_input_from_api("a", {"name": "a"})
+    assert backend("cel-python").compile(expression).matches(device) is False
+    assert backend("cel-expr-python").compile(expression).matches(device) is False
