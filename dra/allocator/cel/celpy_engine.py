@@ -4,11 +4,11 @@ The same environment as ``engine.py`` (the ``device`` variable, the strings, set
 comprehension and bindings extensions, the Kubernetes quantity, semver, lists, regex, IP/CIDR and
 ``includes`` functions), the same lookup rules (an unknown domain is an empty map, an unknown attribute
 is "no such key"), the same error class and the same static cost estimate and limit (cost.py, on the
-tree :func:`.celpy_syntax.cost_node` builds in cel-cpp's shapes).
+tree :func:`.celpy_cost.cost_node` builds in cel-cpp's shapes).
 
 The pipeline: :func:`.celpy_syntax.parse` (celpy's lark parser; refuses what it cannot run), then
 :func:`.celpy_check.check` (compile-time errors cel-cpp's checker would give), then constant folding and
-the cost estimate; :class:`.celpy_runtime.Program` evaluates on celpy's interpreter.
+the cost estimate (:func:`.celpy_cost.cost_node`); :class:`.celpy_runtime.Program` evaluates on celpy's interpreter.
 
 Not supported (refused at compile time with a CelError naming the construct and the expression):
 optional types — ``.?field``, ``[?key]``, ``[?x]``/``{?k: v}`` entries, ``optional.of``/``none``, ``orValue``
@@ -35,10 +35,11 @@ about twice as fast).
 
 from __future__ import annotations
 
-from . import celpy_runtime
+from . import celpy_functions, celpy_runtime, celpy_values
 from .cache import DEFAULT_CACHE_SIZE, CompileCache
 from .celpy_check import check
-from .celpy_syntax import UNSUPPORTED, cost_node, parse
+from .celpy_cost import cost_node
+from .celpy_syntax import UNSUPPORTED, parse
 from .cost import COST_LIMIT, MAX_EXPRESSION_BYTES, estimate_cost
 from .device import DeviceInput
 from .errors import CelError
@@ -70,13 +71,13 @@ class CelPythonSelector:
 
     def matches(self, device: DeviceInput) -> bool:
         value = self._run(device)
-        if celpy_runtime.is_bool(value):
+        if celpy_values.is_bool(value):
             return bool(value)
-        raise CelError(f"CEL result of type {celpy_runtime.label(value)} could not be converted to bool")
+        raise CelError(f"CEL result of type {celpy_values.label(value)} could not be converted to bool")
 
     def evaluate(self, device: DeviceInput) -> object:
         """The expression's value as Python data (Quantity/Semver objects, lists, dicts); CelError on error."""
-        return celpy_runtime.to_python(self._run(device))
+        return celpy_values.to_python(self._run(device))
 
     def __repr__(self) -> str:
         return f"CelPythonSelector({self.expression!r})"
@@ -91,7 +92,7 @@ class CelPythonEngine:
         self.cost_limit = cost_limit
         self.compile_count = 0  # how many expressions were actually compiled (cache misses)
         self._cache: CompileCache[CelPythonSelector] = CompileCache(cache_size)
-        self._functions = celpy_runtime.functions()
+        self._functions = celpy_functions.functions()
 
     def compile(self, expression: str) -> CelPythonSelector:
         """A selector: must evaluate to bool (or dyn, checked at runtime). Cached per expression."""
