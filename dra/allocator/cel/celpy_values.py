@@ -3,7 +3,7 @@ celpy_runtime; celpy's values are untyped, so ``Any`` lives in these three modul
 
 Quantity, Semver, IP and CIDR are :class:`KubeValue` objects holding the same tagged bytes cel-expr-python
 uses (``tagged.py``), so both engines call the very same library functions and compare values the same
-way. ``device.attributes``/``device.capacity`` are :class:`DomainMap`\\ s: an unknown domain reads as an
+way. ``device.attributes``/``device.capacity`` are each a :class:`DomainMap`: an unknown domain reads as an
 empty map while ``in``, ``size`` and iteration see only the real ones (upstream's custom map). The
 operators implement heterogeneous equality (with cel-go's "the left operand decides" for Semver, IP and
 CIDR), cross-type numeric ordering, and no ordering or arithmetic on Kubernetes values.
