@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from dradash.env import database_from_url, env_bool, env_int, env_list, env_secret, env_str, local_secret_key
+from dradash.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -114,6 +123,9 @@ DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
 DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
+# The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
+# start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
+DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
