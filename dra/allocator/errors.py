@@ -8,6 +8,9 @@ class AllocationError(Exception):
     "cannot be allocated on this node", which `allocate` reports as ``None``.
     """
 
+    #: True when only this node is affected (see `NodeAllocationError`)
+    node_local: bool = False
+
 
 class AllocationTimeout(AllocationError):
     """The search ran past its deadline or step budget (upstream: the per-node filter timeout)."""
