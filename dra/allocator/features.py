@@ -41,6 +41,11 @@ NEUTRAL_FEATURES = frozenset(
     }
 )
 
+#: What upstream's "stable" allocator supports. Upstream picks the first of its allocators
+#: (stable, incubating, experimental) that supports every enabled feature; within this set it
+#: is the stable one, whose answers differ in a few deterministic ways (see `Allocator`).
+STABLE_FEATURES = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
+
 #: The Kubernetes 1.37 defaults: everything GA or beta-on.
 DEFAULT_FEATURES = frozenset(
     {
