@@ -78,12 +78,12 @@ class Search:
         for pool, cands in zip(self.view.pools, self.view.pool_candidates, strict=True):
             if pool.incomplete:
                 raise AllocationError(
-                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f"{rd.where}, request {rd.spec.name}: asks for all devices, but resource pool"
                     f" {pool.driver}/{pool.name} is currently being updated"
                 )
             if pool.invalid is not None:
                 raise AllocationError(
-                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f"{rd.where}, request {rd.spec.name}: asks for all devices, but resource pool"
                     f" {pool.driver}/{pool.name} is currently invalid ({pool.invalid})"
                 )
             for cand in cands:
