@@ -236,13 +236,12 @@ class Search:
             and self.a.monotonic() > self.a.deadline
         ):
             raise AllocationTimeout(
-                "allocation aborted: the time limit ran out during the search, like upstream's per-node filter"
-                " timeout"
+                "filter operation aborted: context deadline exceeded (the time limit ran out during the search)"
             )
         if self.step_budget is not None and self.a.search_steps > self.step_budget:
             raise AllocationTimeout(
-                f"allocation aborted after {self.a.max_search_steps} search steps (max_search_steps), like"
-                " upstream's per-node filter timeout"
+                f"filter operation aborted after {self.a.max_search_steps} search steps (max_search_steps),"
+                " as upstream's per-node filter timeout would"
             )
         if ci >= len(self.claims):
             return True
