@@ -25,7 +25,8 @@ invalid pool and why). Messages are upstream's (its Go format strings), so they 
 compared with scheduler events. ``features`` holds upstream names (``AdminAccess``,
 ``PrioritizedList``, ``PartitionableDevices``, ``DeviceTaints``, ``DeviceTaintRules``,
 ``ConsumableCapacity``, ``DeviceBindingAndStatus``, ``ListTypeAttributes``; a ``DRA`` prefix
-is accepted); the default of `allocate` is *no* optional feature, `DEFAULT_FEATURES` is what
+is accepted, and the gates ``DRADeviceBindingConditions`` plus ``DRAResourceClaimDeviceStatus``
+give ``DeviceBindingAndStatus`` as in kube-scheduler); the default of `allocate` is *no* optional feature, `DEFAULT_FEATURES` is what
 1.37 enables.
 
 Repeated use (a scheduler trying node after node, headroom counting) should build one

@@ -183,3 +183,12 @@ def test_it_allocates_two_requests_of_the_same_name_as_upstream_does() -> None:
     results = _allocate(slices, claims)
     assert results is not None
     assert [r["device"] for r in results[0]["devices"]["results"]] == ["device-1", "device-2"]
+
+
+def test_it_derives_binding_from_both_gates_as_kube_scheduler_does() -> None:
+    slices = [rslice("slice-1", NODE_1, "pool-1", DRIVER_A, dev("device-1", binding=(["IsPrepare"], [])))]
+    assert _allocate(slices, [ONE], features=frozenset({"DRADeviceBindingConditions"})) is None
+    both = frozenset({"DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"})
+    results = _allocate(slices, [ONE], features=both)
+    assert results is not None
+    assert results[0]["devices"]["results"][0]["bindingConditions"] == ["IsPrepare"]
