@@ -116,8 +116,10 @@ def feasibility(
             try:
                 results = allocate_on(view, node=node, claims=claims)
             except AllocationError as exc:
-                infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
-                continue
+                if not exc.node_local:
+                    infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
+                    continue
+                results = None  # this node only (an invalid pool): explained like any misfit
             if results is not None:
                 placed[key] = entry = {
                     "node": node,

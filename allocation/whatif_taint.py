@@ -330,7 +330,9 @@ def _place_anywhere(
             return node
         try:
             results = allocate_on(view, node=node, claims=claims)
-        except AllocationError:
+        except AllocationError as exc:
+            if exc.node_local:
+                continue  # this node only (an invalid pool); the next one may fit
             return None
         if results is not None:
             if devices is not None:

@@ -77,6 +77,24 @@ def test_it_reports_a_device_taint_rule_that_the_claim_does_not_tolerate() -> No
     assert "drain-b" in node_b["claims"][0]["verdicts"][0]["detail"]
 
 
+def test_it_explains_a_node_whose_pool_is_invalid_like_any_node_that_does_not_fit() -> None:
+    objs = o.small_cluster()
+    twice = []
+    for part in ("x", "y"):  # node-b's pool published in two slices with the same device names
+        s = o.gpu_slice("node-b", "H100")
+        s["metadata"] = {**s["metadata"], "name": f"node-b-{part}", "uid": f"uid-node-b-{part}"}
+        s["spec"]["pool"]["resourceSliceCount"] = 2
+        twice.append(s)
+    del objs["slice-b"]
+    o.store(*objs.values(), *twice)
+    result = ask(pasted(o.claim("want-one")))
+    assert list(devices_by_node(result)) == ["node-a"]
+    (node_b,) = result["infeasible_nodes"]
+    assert node_b["node"] == "node-b"
+    assert node_b["reason"] == "pool invalid (4)"
+    assert {v["detail"] for v in node_b["claims"][0]["verdicts"]} == {"duplicate device name gpu-0"}
+
+
 def test_it_allocates_a_pods_extended_resource_through_the_device_class_that_serves_it() -> None:
     objs = o.small_cluster()
     o.store(*objs.values())

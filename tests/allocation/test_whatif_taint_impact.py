@@ -116,6 +116,25 @@ def test_it_lists_pending_pods_the_taint_would_make_unschedulable() -> None:
     ]
 
 
+def test_it_looks_past_a_node_whose_pool_is_invalid_when_placing_pending_pods() -> None:
+    objs = o.small_cluster()
+    twice = []
+    for part in ("x", "y"):  # node-a's pool published in two slices with the same device names
+        s = o.gpu_slice("node-a", "A100")
+        s["metadata"] = {**s["metadata"], "name": f"node-a-{part}", "uid": f"uid-node-a-{part}"}
+        s["spec"]["pool"]["resourceSliceCount"] = 2
+        twice.append(s)
+    del objs["slice-a"]
+    roaming = o.pod("roaming", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    o.store(*objs.values(), *twice, roaming)
+    impact = taint_impact(
+        selector={"pool": "node-b"}, taint={"key": "k", "value": "", "effect": "NoSchedule"}, now=NOW
+    )
+    assert impact.pending_unschedulable == [
+        {"namespace": "default", "name": "roaming", "fits_now_on": "node-b"}
+    ]
+
+
 def test_it_returns_a_json_serialisable_result_with_a_summary() -> None:
     cluster_with_two_trainers()
     data = taint_impact(selector={"pool": "node-a"}, taint=NO_EXECUTE, now=NOW).to_json()
