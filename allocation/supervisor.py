@@ -43,9 +43,9 @@ MAX_RESTART_DELAY = 30.0
 HEALTHY_AFTER = 60.0
 
 
-def database_url() -> str:
+def database_url(db: dict[str, Any] | None = None) -> str:
     """DATABASE_URL of the database this process uses right now (a test database too), for the child."""
-    db = connections["default"].settings_dict
+    db = db if db is not None else connections["default"].settings_dict
     if db["ENGINE"].endswith("sqlite3"):
         name = str(db["NAME"])
         if not name or name == ":memory:" or name.startswith("file:"):

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 
 from allocation import services
 from allocation.models import RunState, WhatIfRun
 from allocation.supervisor import EmbeddedWorker, database_url, start_embedded_worker, stop_embedded_worker
+from dradash.env import database_from_url
 from tests.allocation import whatif_objects as o
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,6 +98,18 @@ def test_it_ends_the_runs_it_was_answering_as_failed_when_it_is_stopped(worker: 
     run.refresh_from_db()
     assert run.state == RunState.FAILED
     assert run.error.startswith("the what-if worker stopped (the server shut down or restarted)")
+
+
+def test_it_hands_the_worker_the_database_this_process_uses(tmp_path: Path) -> None:
+    pg = {"ENGINE": "django.db.backends.postgresql", "NAME": "test_dradash", "USER": "u", "PASSWORD": "p@ss:w/rd",
+          "HOST": "db.example", "PORT": "6543"}  # fmt: skip
+    back = database_from_url(database_url(pg), base_dir=tmp_path)
+    fields = ("NAME", "USER", "PASSWORD", "HOST", "PORT")
+    assert {k: back[k] for k in fields} == {k: pg[k] for k in fields}
+    sqlite = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(tmp_path / "db.sqlite3")}
+    assert database_from_url(database_url(sqlite), base_dir=ROOT)["NAME"] == sqlite["NAME"]
+    with pytest.raises(ImproperlyConfigured, match="in-memory SQLite"):
+        database_url({"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"})
 
 
 PARENT = """

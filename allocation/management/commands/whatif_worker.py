@@ -7,6 +7,7 @@ still answering end as failed with a message saying why, instead of waiting for 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -20,6 +21,9 @@ from allocation.supervisor import PipeRelay
 from allocation.worker import Worker
 from dradash.realtime import forward_sends
 
+# The embedded worker yields the CPU to the web process it serves: with both busy on a small machine,
+# the scheduler runs the web first (bench/bench_whatif_isolation.py).
+EMBEDDED_NICENESS = 10
 STOPPED = "the what-if worker stopped (the server shut down or restarted) while this ran — run it again"
 
 
@@ -34,6 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--relay-fd", type=int, default=None, help="write broadcasts to this pipe")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["embedded"]:
+            os.nice(EMBEDDED_NICENESS)
         if options["relay_fd"] is not None:
             forward_sends(PipeRelay(options["relay_fd"]))
         worker = Worker(threads=max(1, options["threads"]))
