@@ -76,13 +76,17 @@ def test_it_answers_runs_in_its_own_process(worker: EmbeddedWorker, monkeypatch:
     assert worker.pid is not None and worker.pid != os.getpid()
 
 
-def test_it_starts_a_new_worker_when_the_old_one_dies(worker: EmbeddedWorker) -> None:
+def test_it_starts_a_new_worker_when_the_old_one_dies_and_it_runs_what_was_queued_meanwhile(
+    worker: EmbeddedWorker,
+) -> None:
     first = wait_until(lambda: worker.pid, "worker started")
     os.kill(first, signal.SIGKILL)
+    wait_until(lambda: worker.pid is None, "the worker gone")
+    o.store(*o.small_cluster().values())
+    queued = ask()  # nobody to wake: the pending row waits for the next worker
     second = wait_until(lambda: worker.pid not in (None, first) and worker.pid, "a new worker", timeout=60)
     assert worker.restarts == 1 and second != first
-    o.store(*o.small_cluster().values())
-    assert finished(ask().pk).state == RunState.SUCCEEDED
+    assert finished(queued.pk).state == RunState.SUCCEEDED
 
 
 def test_it_ends_the_runs_it_was_answering_as_failed_when_it_is_stopped(worker: EmbeddedWorker) -> None:
