@@ -56,6 +56,13 @@ def too_many_requests() -> dict[str, Any]:
     return claim
 
 
+def pod_with_limits_as_a_list() -> dict[str, Any]:
+    """Once answered "internal error: TypeError" from the worker."""
+    pod = o.pod("typo")
+    pod["spec"]["containers"][0]["resources"] = {"limits": ["example.com/gpu: 1"]}
+    return pod
+
+
 def with_devices(**devices: Any) -> dict[str, Any]:
     claim = o.claim("asked")
     claim["spec"]["devices"].update(devices)
@@ -91,6 +98,7 @@ def with_devices(**devices: Any) -> dict[str, Any]:
          "input.yaml.spec.resourceClaims[0].resourceClaimTemplateName", "is not in the inventory"),
         (o.pod("p", claims=[{"name": "gpu"}]), "input.yaml.spec.resourceClaims[0]", "exactly one of"),
         (o.pod("p", resources={"example.com/gpu": "one"}), "input.yaml.spec.containers[0].resources.limits[example.com/gpu]", "quantity"),
+        (pod_with_limits_as_a_list(), "input.yaml.spec.containers[0].resources.limits", "must be a mapping"),
         ({"kind": "ConfigMap", "spec": {}}, "input.yaml.kind", "must be one of"),
         ({"kind": "ResourceClaim", "spec": {}}, "input.yaml.spec.devices", "required"),
     ],

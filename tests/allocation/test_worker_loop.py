@@ -72,9 +72,9 @@ def test_it_runs_at_most_as_many_runs_as_it_has_threads_oldest_first(gate: tuple
     worker, execute = gate
     first, second, third = pending(3)
     wait_until(lambda: len(execute.started) == 2, "two runs started")
-    assert execute.started == [first, second]
+    assert set(execute.started) == {first, second}  # the two oldest
     assert WhatIfRun.objects.get(pk=third).state == RunState.PENDING  # waits for a free thread
     execute.let_go(first)
     wait_until(lambda: len(execute.started) == 3, "the third run started once a thread was free")
-    assert execute.started == [first, second, third]
+    assert execute.started[2] == third
     assert sorted(worker.in_flight()) == sorted([second, third])
