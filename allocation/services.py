@@ -120,7 +120,7 @@ def _check_user_limit(user: Any) -> None:
     active = WhatIfRun.objects.filter(created_by=user, state__in=(RunState.PENDING, RunState.RUNNING)).count()
     if active >= limit:
         raise WhatIfLimitError(
-            "kind",
+            "user",
             f"you already have {active} what-if run{'s' if active != 1 else ''} pending or running; "
             f"one user may have at most {limit} at once (DRADASH_WHATIF_MAX_RUNS_PER_USER) — "
             "wait for one to finish or cancel it",

@@ -289,8 +289,9 @@ def check_claim_spec(spec: object, field: str, lookup: Lookup, *, label: str = "
 
 
 def _check_request_names(raw: object, field: str, names: set[str]) -> None:
+    """`requests` of a constraint or config: `req` or `req/sub`, each naming one of this claim's."""
     for i, name in enumerate(_list(raw, field, limit=MAX_REQUESTS)):
-        if name not in names and not (isinstance(name, str) and name.split("/")[0] in names):
+        if not isinstance(name, str) or name not in names:
             raise WhatIfInputError(f"{field}[{i}]", f"names no request of this claim: {name!r}")
 
 
