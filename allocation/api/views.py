@@ -1,13 +1,14 @@
 """REST API of what-if runs: create, read (with the result), list, cancel. Thin over allocation.services.
 
-Bad input answers 400, too many runs of one user 429, a body too big to read 413 — each as
-`{"errors": [{"field": ..., "message": ...}]}` (docs/API.md), naming the field and the rule.
+Bad input answers 400, too many runs of one user 429, a body too big to read 413 — each in the API's
+error envelope `{"errors": [{"field", "message"}], "detail": "<the same in one line>"}` (docs/API.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -20,12 +21,11 @@ from allocation.models import WhatIfRun
 from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError
 
-#: A question's JSON: a pasted object (256 KiB of YAML, escaped) or 10,000 taint selectors fit easily.
-MAX_BODY_BYTES = 4 * 1024 * 1024
-
 
 def errors(status_code: int, *pairs: tuple[str, str]) -> Response:
-    return Response({"errors": [{"field": f, "message": m} for f, m in pairs]}, status=status_code)
+    listed = [{"field": f, "message": m} for f, m in pairs]
+    detail = "; ".join(f"{f}: {m}" if f else m for f, m in pairs)
+    return Response({"errors": listed, "detail": detail}, status=status_code)
 
 
 class WhatIfRunViewSet(
@@ -51,14 +51,13 @@ class WhatIfRunViewSet(
 
     @extend_schema(request=WhatIfRunCreateSerializer, responses={202: WhatIfRunSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # DRF's JSON parser reads the stream itself, past Django's body limit: refuse before reading.
         length = int(request.META.get("CONTENT_LENGTH") or 0)
-        if length > MAX_BODY_BYTES:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and length > limit:
             return errors(
                 status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                (
-                    "input",
-                    f"the request is {length} bytes; a what-if request may be at most {MAX_BODY_BYTES}",
-                ),
+                ("body", f"the request body has {length} bytes, more than the limit of {limit} bytes"),
             )
         incoming = WhatIfRunCreateSerializer(data=request.data)
         if not incoming.is_valid():

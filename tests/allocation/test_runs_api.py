@@ -91,7 +91,8 @@ def test_it_requires_login_for_the_api() -> None:
 def test_it_answers_a_missing_field_with_the_error_shape_of_the_api(api: APIClient) -> None:
     response = api.post("/api/whatif/runs/", {"input": {}}, format="json")
     assert response.status_code == 400
-    assert response.json() == {"errors": [{"field": "kind", "message": "This field is required."}]}
+    assert response.json()["errors"] == [{"field": "kind", "message": "This field is required."}]
+    assert response.json()["detail"] == "kind: This field is required."
 
 
 def test_it_limits_how_many_runs_one_user_has_going_at_once(api: APIClient) -> None:
