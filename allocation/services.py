@@ -89,7 +89,9 @@ def whatif_input_normalize(*, kind: str, input: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- run lifecycle
 
 
-def whatif_run_create(*, kind: str, input: Any, user: Any, producer: Any = None) -> WhatIfRun:
+def whatif_run_create(
+    *, kind: str, input: Any, user: Any, celery_options: dict[str, Any] | None = None
+) -> WhatIfRun:
     """Validate, store a pending run, and queue it once the row is committed.
 
     Raises `WhatIfInputError` for bad input and `WhatIfLimitError` when the user already has
@@ -108,7 +110,7 @@ def whatif_run_create(*, kind: str, input: Any, user: Any, producer: Any = None)
             max_search_steps=settings.DRADASH_WHATIF_MAX_SEARCH_STEPS,
             phase="waiting for a worker",
         )
-        transaction.on_commit(lambda: whatif_run_enqueue(run=run, producer=producer))
+        transaction.on_commit(lambda: whatif_run_enqueue(run=run, celery_options=celery_options))
     return run
 
 
@@ -127,14 +129,15 @@ def _check_user_limit(user: Any) -> None:
         )
 
 
-def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None) -> None:
+def whatif_run_enqueue(*, run: WhatIfRun, celery_options: dict[str, Any] | None = None) -> None:
     """Tell the workers: wake the embedded one, and send the run to Celery when a broker is configured
     (the task id is the run id, chosen here, so pages can subscribe first).
 
-    `producer`: a kombu Producer for another broker than the configured one (tests of the Redis path).
+    `celery_options`: sent to Celery even without a configured broker, e.g. the `producer` of another
+    broker and a `queue` of its own (tests of the Redis path).
     """
     wake_embedded_worker()
-    if producer is None and not settings.CELERY_BROKER_URL:
+    if celery_options is None and not settings.CELERY_BROKER_URL:
         return  # the pending row is the queue
     options: dict[str, Any] = {
         "task_id": str(run.id),
@@ -142,8 +145,7 @@ def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None) -> None:
         "soft_time_limit": run.time_limit_seconds + 5,
         "time_limit": run.time_limit_seconds + int(TIME_LIMIT_GRACE.total_seconds()),
     }
-    if producer is not None:
-        options["producer"] = producer
+    options.update(celery_options or {})
     try:
         celery_app.send_task(RUN_TASK, args=[str(run.id)], **options)
     except Exception as exc:  # the broker is down: say so on the run instead of leaving it pending
