@@ -355,7 +355,7 @@ def _record_failure(
 def maintenance_preview_start(*, maintenance: Maintenance, user: Any) -> Any:
     """Start the taint-impact what-if for this maintenance's selection (runs in a worker)."""
     from allocation.services import whatif_run_create
-    from allocation.whatif_common import WhatIfInputError
+    from allocation.whatif.base import WhatIfInputError
 
     selectors_ = [r["selector"] for r in maintenance.rules]
     taint = {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"}

@@ -2,7 +2,8 @@
 
 Starts the simulated cluster as its own process (product code talks to it only over HTTP, through the
 kubeconfig it writes), migrates the database, creates the roles and a demo admin (printing the
-password), then serves the dashboard with the mirror and the what-if worker running in-process.
+password), then serves the dashboard with the mirror in a thread and the what-if worker as a child process
+(started by the ASGI lifespan, restarted if it dies, gone with the server).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class Command(BaseCommand):
         call_command("create_demo_admin", *args)
 
     def start_background_work(self, kubeconfig: str) -> None:
-        """The mirror runs as a thread here; the embedded what-if worker starts with the ASGI app."""
+        """The mirror runs as a thread here; the embedded what-if worker process starts with the ASGI app."""
         from inventory.mirror import start_mirror_thread
 
         start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)

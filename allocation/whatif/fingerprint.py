@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import AllocatorView, allocation_results, meta
+from allocation.whatif.view import AllocatorView, allocation_results, meta
 from dra.selection import device_selector
 
 # CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.

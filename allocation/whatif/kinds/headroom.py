@@ -12,22 +12,30 @@ fingerprint keeps that order.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import (
+from allocation.whatif.base import Budget, Context, Lookup, Progress, WhatIfKind, no_progress, register
+from allocation.whatif.fingerprint import attribute_filter, node_fingerprint
+from allocation.whatif.inputs import (
+    DEFAULT_MAX_PER_NODE,
+    form_int,
+    integer,
+    refuse_unknown,
+    subject_form_input,
+    subject_input,
+)
+from allocation.whatif.kinds.feasibility import subject_summary
+from allocation.whatif.subject import Subject, resolve_subject
+from allocation.whatif.view import (
     AllocatorView,
     PoolKey,
-    Progress,
     allocate_on,
     allocation_results,
-    no_progress,
     node_names,
     with_allocation,
 )
-from allocation.whatif_feasibility import subject_summary
-from allocation.whatif_fingerprint import attribute_filter, node_fingerprint
-from allocation.whatif_inputs import Subject
 
 
 def _request_classes(claim: Obj) -> dict[str, str]:
@@ -49,11 +57,12 @@ def headroom(
     max_per_node: int,
     progress: Progress = no_progress,
     memo: bool = True,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
-    """`memo=False` computes every node (benchmarks compare the two; answers are the same)."""
-    from dra.allocator import AllocationError
+    """`memo=False` computes every node (benchmarks compare the two; answers are the same).
 
-    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
+    An `AllocationError` ends the run with one message (it is about the question, not a node)."""
+    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids, budget=budget)
     nodes = node_names(snapshot)
     shared = set(view.shared_pools)
     request_classes = [_request_classes(c) for c in subject.claims]
@@ -63,7 +72,6 @@ def headroom(
     per_node: list[dict[str, Any]] = []
     per_class: Counter[str] = Counter()
     copy_no = 0
-    errors: list[str] = []
     for done, node in enumerate(nodes):
         progress("placing copies node by node", done, len(nodes))
         key = (
@@ -92,11 +100,7 @@ def headroom(
             if count >= max_per_node:
                 capped = True
                 break
-            try:
-                results = allocate_on(view, node=node, claims=subject.claims)
-            except AllocationError as exc:
-                errors.append(f"{node}: {exc}")
-                break
+            results = allocate_on(view, node=node, claims=subject.claims)
             if results is None:
                 break
             count += 1
@@ -134,5 +138,51 @@ def headroom(
         "per_node": per_node,
         "per_class": [{"class": c, "devices": n} for c, n in sorted(per_class.items())],
         "computed_nodes": sum(1 for n in per_node if not n["same_as"]),
-        "errors": errors[:20],
     }
+
+
+# --------------------------------------------------------------------------- the kind
+
+_FIELDS = {"source", "yaml", "kind", "namespace", "name", "deviceClassName", "count", "max_per_node"}
+
+
+def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
+    refuse_unknown(raw, _FIELDS)
+    out = subject_input(raw, lookup, allowed=("ResourceClaim", "ResourceClaimTemplate"), allow_class=True)
+    cap = integer(raw, "max_per_node", "input.max_per_node", default=DEFAULT_MAX_PER_NODE, low=1, high=10_000)
+    return {**out, "max_per_node": cap}
+
+
+def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    subject = resolve_subject(data, ctx.snapshot)
+    return headroom(
+        snapshot=ctx.snapshot,
+        subject=subject,
+        max_per_node=data["max_per_node"],
+        progress=ctx.progress,
+        budget=ctx.budget,
+    )
+
+
+def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        **subject_form_input(post),
+        "max_per_node": form_int(post.get("max_per_node"), DEFAULT_MAX_PER_NODE),
+    }
+
+
+KIND = register(
+    WhatIfKind(
+        name="headroom",
+        label="Headroom",
+        template="allocation/kinds/headroom.html",
+        normalize=_normalize,
+        answer=_answer,
+        form_input=_form_input,
+        input_help=(
+            "the feasibility subject (a claim or template) or {source: class, deviceClassName, count}, "
+            "optional max_per_node"
+        ),
+        order=20,
+    )
+)

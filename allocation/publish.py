@@ -1,9 +1,9 @@
 """Broadcast a run's state to its websocket group, `whatif-<id>`, through `dradash.realtime`.
 
-The worker runs in another thread (embedded) or process (Redis); `dradash.realtime` hands events
-from threads to the server's event loop when the in-memory channel layer is in use. That loop is
-registered by the ASGI app, and also by the run consumer when it connects (so it is known even when
-the consumer is mounted without the project's ASGI wrapper).
+The worker runs in another process: with Redis it sends on the shared channel layer; the embedded
+worker (a child of the web process) has its sends relayed to the parent, which owns the in-memory
+layer (`allocation.supervisor`). The server's event loop is registered by the ASGI app, and also by
+the run consumer when it connects (so it is known even without the project's ASGI wrapper).
 """
 
 from __future__ import annotations

@@ -9,22 +9,33 @@ unschedulable. Maintenance shows this as its preview.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import (
-    AllocatorView,
+from allocation.whatif.base import (
+    Budget,
+    Context,
+    Lookup,
     Progress,
+    WhatIfInputError,
+    WhatIfKind,
+    no_progress,
+    register,
+)
+from allocation.whatif.inputs import EFFECTS, refuse_unknown, text
+from allocation.whatif.subject import Subject, resolve_pod_subject
+from allocation.whatif.view import (
+    AllocatorView,
     allocate_on,
     allocation_results,
     meta,
-    no_progress,
     node_names,
     with_allocation,
 )
-from allocation.whatif_inputs import Subject, resolve_pod_subject
+from dra.allocator import AllocationError, AllocationTimeout
 from dra.selection import device_selector, label_selector_matches
 from dra.taints import no_execute_delay
 
@@ -143,9 +154,8 @@ def taint_impact_compute(
     taint: dict[str, Any],
     now: datetime,
     progress: Progress = no_progress,
+    budget: Budget | None = None,
 ) -> TaintImpact:
-    from dra.allocator import AllocationError
-
     effect = taint.get("effect")
     rules = [proposed_rule(selector=sel, taint=taint, now=now, index=i) for i, sel in enumerate(selectors)]
     impact = TaintImpact(selectors=[dict(s) for s in selectors], taint=dict(rules[0]["spec"]["taint"]))
@@ -266,7 +276,9 @@ def taint_impact_compute(
 
     progress("re-allocating evicted pods' claims", 3, 4)
     evicted_claim_uids = {u for p in impact.evicted_pods for u in evict_at_by_pod[p.uid][2]}
-    view = AllocatorView.build(snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=rules)
+    view = AllocatorView.build(
+        snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=rules, budget=budget
+    )
     nodes = node_names(snapshot)
     for i, pod_entry in enumerate(impact.evicted_pods):
         progress("re-allocating evicted pods' claims", 3, 4)
@@ -287,8 +299,8 @@ def taint_impact_compute(
             pod_entry.reallocation = f"fits on node {placed}"
 
     progress("checking pending pods", 3, 4)
-    view_before = AllocatorView.build(snapshot)
-    view_after = AllocatorView.build(snapshot, extra_taint_rules=rules)
+    view_before = AllocatorView.build(snapshot, budget=budget)
+    view_after = AllocatorView.build(snapshot, extra_taint_rules=rules, budget=budget)
     for pod in snapshot.pods:
         if not _is_pending(pod):
             continue
@@ -299,6 +311,8 @@ def taint_impact_compute(
             if _place_anywhere(view_after, subject, nodes=nodes, record=False) is not None:
                 continue
             before = _place_anywhere(view_before, subject, nodes=nodes, record=False)
+        except AllocationTimeout:
+            raise
         except AllocationError:
             continue
         if before is not None:
@@ -318,9 +332,10 @@ def _place_anywhere(
     record: bool = True,
     devices: list[tuple[str, str, str]] | None = None,
 ) -> str | None:
-    """The first node where the subject's claims fit; with `record`, their devices become in use."""
-    from dra.allocator import AllocationError
+    """The first node where the subject's claims fit; with `record`, their devices become in use.
 
+    An inventory pod the allocator refuses (its own bad claim) fits nowhere; running out of the
+    run's budget stops the whole run."""
     for node in nodes:
         node_obj = view.node_obj(node)
         if subject.node_allows(node_obj, ignore_bound_node=True):
@@ -330,6 +345,8 @@ def _place_anywhere(
             return node
         try:
             results = allocate_on(view, node=node, claims=claims)
+        except AllocationTimeout:
+            raise
         except AllocationError as exc:
             if exc.node_local:
                 continue  # this node only (an invalid pool); the next one may fit
@@ -346,3 +363,104 @@ def _place_anywhere(
                     view.add_allocated(with_allocation(claim, allocation, uid=f"{uid_prefix}-{n}"))
             return node
     return None
+
+
+# --------------------------------------------------------------------------- the kind
+
+#: maintenance writes one DeviceTaintRule per device; a big maintenance previews them all at once
+MAX_SELECTORS = 10_000
+
+
+def _selector(raw: object, field: str) -> dict[str, str]:
+    if not isinstance(raw, Mapping):
+        raise WhatIfInputError(field, "must be an object with driver, pool and/or device")
+    unknown = set(raw) - {"driver", "pool", "device"}
+    if unknown:
+        raise WhatIfInputError(field, f"unknown field(s) {', '.join(sorted(unknown))}")
+    limits = {"driver": 63, "pool": 253, "device": 63}
+    selector = {k: text(raw, k, f"{field}.{k}", required=False, max_len=n) for k, n in limits.items()}
+    return {k: v for k, v in selector.items() if v}
+
+
+def normalize_taint_input(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """One `selector`, or `selectors` (one DeviceTaintRule each, as maintenance writes them), and a taint."""
+    refuse_unknown(raw, {"selector", "selectors", "taint"})
+    if "selectors" in raw:
+        many = raw["selectors"]
+        if not isinstance(many, list) or not many or len(many) > MAX_SELECTORS:
+            raise WhatIfInputError("input.selectors", f"must be a list of 1 to {MAX_SELECTORS} selectors")
+        selectors = [_selector(s, f"input.selectors[{i}]") for i, s in enumerate(many)]
+    elif "selector" in raw:
+        selectors = [_selector(raw["selector"], "input.selector")]
+    else:
+        raise WhatIfInputError("input.selector", "is required: an object with driver, pool and/or device")
+    taint = raw.get("taint")
+    if not isinstance(taint, Mapping):
+        raise WhatIfInputError("input.taint", "is required: an object with key, value and effect")
+    key = text(taint, "key", "input.taint.key", max_len=316)
+    if " " in key or key.count("/") > 1:
+        raise WhatIfInputError("input.taint.key", "must be a qualified name (prefix/name, no spaces)")
+    value = text(taint, "value", "input.taint.value", required=False, max_len=63)
+    effect = text(taint, "effect", "input.taint.effect", max_len=16)
+    if effect not in EFFECTS:
+        raise WhatIfInputError("input.taint.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
+    return {"selectors": selectors, "taint": {"key": key, "value": value, "effect": effect}}
+
+
+def taint_impact(
+    *,
+    selector: dict[str, str] | None = None,
+    selectors: list[dict[str, str]] | None = None,
+    taint: dict[str, Any],
+    now: datetime,
+    snapshot: Snapshot,
+) -> TaintImpact:
+    """What a proposed device taint would do, computed here and now: one `selector`, or several
+    `selectors` (one DeviceTaintRule each). Raises WhatIfInputError for a bad selector or taint."""
+    raw: dict[str, Any] = {"taint": taint}
+    if selectors is not None:
+        raw["selectors"] = selectors
+    elif selector is not None:
+        raw["selector"] = selector
+    data = normalize_taint_input(raw)
+    return taint_impact_compute(snapshot=snapshot, selectors=data["selectors"], taint=data["taint"], now=now)
+
+
+def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
+    return normalize_taint_input(raw)
+
+
+def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    return taint_impact_compute(
+        snapshot=ctx.snapshot,
+        selectors=data["selectors"],
+        taint=data["taint"],
+        now=ctx.now,
+        progress=ctx.progress,
+        budget=ctx.budget,
+    ).to_json()
+
+
+def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "selector": {k: str(post.get(k, "")).strip() for k in ("driver", "pool", "device")},
+        "taint": {
+            "key": str(post.get("key", "")).strip(),
+            "value": str(post.get("value", "")).strip(),
+            "effect": post.get("effect", ""),
+        },
+    }
+
+
+KIND = register(
+    WhatIfKind(
+        name="taint_impact",
+        label="Taint impact",
+        template="allocation/kinds/taint_impact.html",
+        normalize=_normalize,
+        answer=_answer,
+        form_input=_form_input,
+        input_help="{selector: {driver, pool, device}} or {selectors: [...]}, taint: {key, value, effect}",
+        order=30,
+    )
+)

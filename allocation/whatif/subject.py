@@ -1,5 +1,6 @@
-"""What a what-if asks about: input validation at creation, and resolution against a snapshot into the
-claims to allocate (a `Subject`)."""
+"""What a what-if asks about, resolved in the worker against its snapshot into the claims to allocate
+(a `Subject`). The input was validated at submit time (`allocation.whatif.inputs`); what can still go
+wrong here is the inventory changing in between, reported as one `WhatIfInputError`."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import WhatIfInputError, allocation_results, meta
+from allocation.whatif.base import WhatIfInputError
+from allocation.whatif.inputs import parse_yaml_subject
+from allocation.whatif.view import allocation_results, meta
 from dra.extended import (
     ExtendedRequest,
     extended_claim,
@@ -20,153 +21,6 @@ from dra.extended import (
     served_by_device_plugin,
 )
 from dra.selection import node_selector_matches
-
-SUBJECT_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
-EFFECTS = ("None", "NoSchedule", "NoExecute")
-MAX_YAML_BYTES = 256 * 1024
-DEFAULT_MAX_PER_NODE = 256
-
-
-# --------------------------------------------------------------------------- validation at creation
-
-
-def _str(
-    data: dict[str, Any], key: str, field_name: str, *, required: bool = True, max_len: int = 253
-) -> str:
-    value = data.get(key)
-    if value is None or value == "":
-        if required:
-            raise WhatIfInputError(field_name, "is required")
-        return ""
-    if not isinstance(value, str):
-        raise WhatIfInputError(field_name, "must be a string")
-    if len(value) > max_len:
-        raise WhatIfInputError(field_name, f"must be at most {max_len} characters")
-    return value
-
-
-def parse_yaml_subject(text: str, *, allowed: tuple[str, ...] = SUBJECT_KINDS) -> Obj:
-    """One YAML (or JSON) document holding a ResourceClaim, ResourceClaimTemplate or Pod."""
-    if len(text.encode()) > MAX_YAML_BYTES:
-        raise WhatIfInputError("input.yaml", f"must be at most {MAX_YAML_BYTES} bytes")
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise WhatIfInputError("input.yaml", f"is not valid YAML: {exc}") from None
-    if len(docs) != 1:
-        raise WhatIfInputError("input.yaml", f"must hold exactly one object, found {len(docs)}")
-    obj = docs[0]
-    if not isinstance(obj, dict):
-        raise WhatIfInputError("input.yaml", "must be a mapping (a Kubernetes object)")
-    kind = obj.get("kind")
-    if kind not in allowed:
-        raise WhatIfInputError("input.yaml.kind", f"must be one of {', '.join(allowed)}, got {kind!r}")
-    if not isinstance(obj.get("spec"), dict):
-        raise WhatIfInputError("input.yaml.spec", "is required and must be a mapping")
-    if kind == "ResourceClaim" and not isinstance(obj["spec"].get("devices"), dict):
-        raise WhatIfInputError("input.yaml.spec.devices", "is required for a ResourceClaim")
-    if kind == "ResourceClaimTemplate" and not isinstance(
-        (obj["spec"].get("spec") or {}).get("devices"), dict
-    ):
-        raise WhatIfInputError("input.yaml.spec.spec.devices", "is required for a ResourceClaimTemplate")
-    if kind == "Pod" and not isinstance(obj["spec"].get("containers"), list):
-        raise WhatIfInputError("input.yaml.spec.containers", "is required for a Pod")
-    if not isinstance(obj.get("metadata") or {}, dict):
-        raise WhatIfInputError("input.yaml.metadata", "must be a mapping")
-    return obj
-
-
-def normalize_input(kind: str, data: Any) -> dict[str, Any]:
-    """Validate what-if input for `kind`; returns the canonical form stored on the run."""
-    if not isinstance(data, dict):
-        raise WhatIfInputError("input", "must be an object")
-    if kind == "taint_impact":
-        return _normalize_taint(data)
-    if kind not in ("feasibility", "headroom"):
-        raise WhatIfInputError("kind", "must be one of feasibility, headroom, taint_impact")
-    allowed = SUBJECT_KINDS if kind == "feasibility" else ("ResourceClaim", "ResourceClaimTemplate")
-    source = data.get("source")
-    out: dict[str, Any]
-    if source == "yaml":
-        text = _str(data, "yaml", "input.yaml", max_len=MAX_YAML_BYTES)
-        parse_yaml_subject(text, allowed=allowed)
-        out = {"source": "yaml", "yaml": text}
-    elif source == "pick":
-        picked = _str(data, "kind", "input.kind", max_len=64)
-        if picked not in allowed:
-            raise WhatIfInputError("input.kind", f"must be one of {', '.join(allowed)}, got {picked!r}")
-        out = {
-            "source": "pick",
-            "kind": picked,
-            "namespace": _str(data, "namespace", "input.namespace", max_len=63),
-            "name": _str(data, "name", "input.name"),
-        }
-    elif source == "class" and kind == "headroom":
-        out = {"source": "class", "deviceClassName": _str(data, "deviceClassName", "input.deviceClassName")}
-        count = data.get("count", 1)
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 32:
-            raise WhatIfInputError("input.count", "must be an integer from 1 to 32")
-        out["count"] = count
-    else:
-        choices = "yaml, pick" + (", class" if kind == "headroom" else "")
-        raise WhatIfInputError("input.source", f"must be one of {choices}, got {source!r}")
-    if kind == "headroom":
-        cap = data.get("max_per_node", DEFAULT_MAX_PER_NODE)
-        if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 10_000:
-            raise WhatIfInputError("input.max_per_node", "must be an integer from 1 to 10000")
-        out["max_per_node"] = cap
-    node = _str(data, "node", "input.node", required=False)
-    if node:
-        out["node"] = node
-    return out
-
-
-MAX_SELECTORS = 10_000
-
-
-def _normalize_selector(selector: Any, field_name: str) -> dict[str, str]:
-    if not isinstance(selector, dict):
-        raise WhatIfInputError(field_name, "must be an object with driver, pool and/or device")
-    unknown = set(selector) - {"driver", "pool", "device"}
-    if unknown:
-        raise WhatIfInputError(field_name, f"unknown field(s) {', '.join(sorted(unknown))}")
-    sel = {k: _str(selector, k, f"{field_name}.{k}", required=False) for k in ("driver", "pool", "device")}
-    return {k: v for k, v in sel.items() if v}
-
-
-def _normalize_taint(data: dict[str, Any]) -> dict[str, Any]:
-    """One `selector`, or `selectors` (one DeviceTaintRule each, as maintenance writes them)."""
-    if "selectors" in data:
-        raw = data["selectors"]
-        if not isinstance(raw, list) or not raw or len(raw) > MAX_SELECTORS:
-            raise WhatIfInputError("input.selectors", f"must be a list of 1 to {MAX_SELECTORS} selectors")
-        selectors = [_normalize_selector(s, f"input.selectors[{i}]") for i, s in enumerate(raw)]
-    elif "selector" in data:
-        selectors = [_normalize_selector(data["selector"], "input.selector")]
-    else:
-        raise WhatIfInputError("input.selector", "is required: an object with driver, pool and/or device")
-    taint = data.get("taint")
-    if not isinstance(taint, dict):
-        raise WhatIfInputError("input.taint", "is required: an object with key, value and effect")
-    key = _str(taint, "key", "input.taint.key")
-    if len(key) > 316 or " " in key:
-        raise WhatIfInputError("input.taint.key", "must be a qualified name (prefix/name, no spaces)")
-    value = _str(taint, "value", "input.taint.value", required=False, max_len=63)
-    effect = _str(taint, "effect", "input.taint.effect", max_len=16)
-    if effect not in EFFECTS:
-        raise WhatIfInputError("input.taint.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
-    return {"selectors": selectors, "taint": {"key": key, "value": value, "effect": effect}}
-
-
-def check_pick_exists(data: dict[str, Any], snapshot_find: Any) -> None:
-    """At creation: a picked object must exist in the mirror now (`snapshot_find(kind, ns, name)`)."""
-    if data.get("source") == "pick" and snapshot_find(data["kind"], data["namespace"], data["name"]) is None:
-        raise WhatIfInputError(
-            "input.name", f"{data['kind']} {data['namespace']}/{data['name']} is not in the inventory"
-        )
-
-
-# --------------------------------------------------------------------------- resolution in the worker
 
 
 @dataclass
@@ -261,7 +115,11 @@ def _find(objs: list[Obj], namespace: str, name: str) -> Obj | None:
 
 
 def resolve_subject(data: dict[str, Any], snapshot: Snapshot) -> Subject:
-    """Turn stored input into the claims to allocate, read against `snapshot`."""
+    """Turn stored input into the claims to allocate, read against `snapshot`.
+
+    Something the question needs that the inventory does not have (any more) is one `WhatIfInputError`
+    for the whole run, never the same complaint repeated for every node.
+    """
     if data.get("source") == "class":
         cls = data["deviceClassName"]
         subject = Subject(kind="DeviceClass", namespace="", name=cls)
@@ -306,6 +164,10 @@ def resolve_subject(data: dict[str, Any], snapshot: Snapshot) -> Subject:
         subject.claim_sources[claim_name] = f"from template {name}"
     else:
         _resolve_pod(subject, obj, snapshot)
+        if subject.blockers:
+            raise WhatIfInputError(
+                "input.yaml" if data.get("source") == "yaml" else "input.name", "; ".join(subject.blockers)
+            )
     return subject
 
 

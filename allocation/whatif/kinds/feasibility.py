@@ -6,21 +6,31 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif_common import (
-    AllocatorView,
+from allocation.whatif.base import (
+    Budget,
+    Context,
+    Lookup,
     Progress,
     WhatIfInputError,
-    allocate_on,
-    meta,
+    WhatIfKind,
     no_progress,
-    node_names,
-    result_devices,
+    register,
 )
-from allocation.whatif_fingerprint import attribute_filter, node_fingerprint
-from allocation.whatif_inputs import Subject
+from allocation.whatif.fingerprint import attribute_filter, node_fingerprint
+from allocation.whatif.inputs import (
+    SUBJECT_KINDS,
+    node_input,
+    refuse_unknown,
+    subject_form_input,
+    subject_input,
+)
+from allocation.whatif.subject import Subject, resolve_subject
+from allocation.whatif.view import AllocatorView, allocate_on, meta, node_names, result_devices
+from dra.allocator import AllocationError, AllocationTimeout, explain
 
 # Per infeasible node and claim, at most this many device verdicts are listed (the counts cover all).
 MAX_VERDICTS = 64
@@ -35,8 +45,6 @@ def verdict_json(verdict: Any) -> dict[str, Any]:
 
 
 def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[str, Any]]:
-    from dra.allocator import explain
-
     verdicts = explain(
         classes=(),
         slices=(),
@@ -72,12 +80,19 @@ def subject_summary(subject: Subject) -> dict[str, Any]:
 
 
 def feasibility(
-    *, snapshot: Snapshot, subject: Subject, only_node: str = "", progress: Progress = no_progress
+    *,
+    snapshot: Snapshot,
+    subject: Subject,
+    only_node: str = "",
+    progress: Progress = no_progress,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
-    """Try the subject on every node (first-fit, as the scheduler's Filter does per node)."""
-    from dra.allocator import AllocationError
+    """Try the subject on every node (first-fit, as the scheduler's Filter does per node).
 
-    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids)
+    An `AllocationError` is about the question (a CEL runtime error, a claim the allocator refuses),
+    not about one node: it ends the run with one message. `AllocationTimeout` ends it as out of budget.
+    """
+    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids, budget=budget)
     nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
     if only_node and not nodes:
         raise WhatIfInputError("input.node", f"no node named {only_node} in the inventory")
@@ -90,9 +105,6 @@ def feasibility(
     for done, node in enumerate(nodes):
         progress("trying each node", done, len(nodes))
         node_obj = view.node_obj(node)
-        if subject.blockers:
-            infeasible.append({"node": node, "reason": "; ".join(subject.blockers), "claims": []})
-            continue
         why_not = subject.node_allows(node_obj)
         if why_not:
             infeasible.append({"node": node, "reason": why_not, "claims": []})
@@ -117,8 +129,7 @@ def feasibility(
                 results = allocate_on(view, node=node, claims=claims)
             except AllocationError as exc:
                 if not exc.node_local:
-                    infeasible.append({"node": node, "reason": f"allocator error: {exc}", "claims": []})
-                    continue
+                    raise  # a bad claim or selector fails the run once, with one message
                 results = None  # this node only (an invalid pool): explained like any misfit
             if results is not None:
                 placed[key] = entry = {
@@ -195,13 +206,13 @@ def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: li
 
 
 def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: list[str]) -> dict[str, Any]:
-    from dra.allocator import AllocationError
-
     per_claim = []
     all_alone_ok = True
     for claim in claims:
         try:
             verdicts = explain_claim(view, node=node, claim=claim)
+        except AllocationTimeout:
+            raise
         except AllocationError as exc:
             per_claim.append(
                 {"claim": meta(claim).get("name"), "error": str(exc), "counts": {}, "verdicts": []}
@@ -219,6 +230,8 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
         )
         try:
             alone = allocate_on(view, node=node, claims=[claim])
+        except AllocationTimeout:
+            raise
         except AllocationError:
             alone = None
         all_alone_ok = all_alone_ok and alone is not None
@@ -230,3 +243,50 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
             top.update({k: v for k, v in c["counts"].items() if k != "usable"})
         reason = ", ".join(f"{k} ({v})" for k, v in top.most_common(3)) or "no device fits"
     return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}
+
+
+# --------------------------------------------------------------------------- the kind
+
+_FIELDS = {"source", "yaml", "kind", "namespace", "name", "node"}
+
+
+def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
+    refuse_unknown(raw, _FIELDS)
+    out = subject_input(raw, lookup, allowed=SUBJECT_KINDS)
+    node = node_input(raw, lookup)
+    return {**out, "node": node} if node else out
+
+
+def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    subject = resolve_subject(data, ctx.snapshot)
+    return feasibility(
+        snapshot=ctx.snapshot,
+        subject=subject,
+        only_node=data.get("node", ""),
+        progress=ctx.progress,
+        budget=ctx.budget,
+    )
+
+
+def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
+    data = subject_form_input(post)
+    if post.get("node"):
+        data["node"] = str(post.get("node", "")).strip()
+    return data
+
+
+KIND = register(
+    WhatIfKind(
+        name="feasibility",
+        label="Feasibility",
+        template="allocation/kinds/feasibility.html",
+        normalize=_normalize,
+        answer=_answer,
+        form_input=_form_input,
+        input_help=(
+            "{source: yaml, yaml} | {source: pick, kind: ResourceClaim|ResourceClaimTemplate|Pod, namespace, "
+            "name}, optional node"
+        ),
+        order=10,
+    )
+)

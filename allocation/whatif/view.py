@@ -1,38 +1,17 @@
-"""Helpers shared by the three what-if services: a per-node view of the snapshot for fast allocator
-calls, taint and toleration matching, and the progress/cancellation protocol."""
+"""A per-node view of the snapshot for fast allocator calls, shared by the kinds that allocate."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
+from allocation.whatif.base import Budget
+from dra.allocator import AllocatedState, Allocator
 
 PoolKey = tuple[str, str]  # (driver, pool name)
-
-# A claim asking for more devices than this per node is reported as "capped", not counted forever
-# (admin-access or shared-capacity requests can fit without using anything up).
-
-
-class Progress(Protocol):
-    """Called between steps; raises to stop the run (cancelled or out of time)."""
-
-    def __call__(self, phase: str, done: int, total: int) -> None: ...
-
-
-def no_progress(phase: str, done: int, total: int) -> None:
-    """A Progress for direct calls (maintenance preview, tests)."""
-
-
-class WhatIfInputError(ValueError):
-    """Bad what-if input; names the field and the rule it broke."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def meta(obj: Obj) -> dict[str, Any]:
@@ -74,14 +53,15 @@ class AllocatorView:
     """
 
     snapshot: Snapshot
-    state: Any
+    state: AllocatedState
     slices_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     local_pools: dict[str, list[PoolKey]] = field(default_factory=dict)
     shared_pools: list[PoolKey] = field(default_factory=list)
     claims_by_pool: dict[PoolKey, list[Obj]] = field(default_factory=dict)
     nodes: dict[str, Obj] = field(default_factory=dict)
     taint_rules: list[Obj] = field(default_factory=list)
-    _allocators: dict[str | None, Any] = field(default_factory=dict)
+    budget: Budget = field(default_factory=Budget)
+    _allocators: dict[str | None, Allocator] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -90,9 +70,8 @@ class AllocatorView:
         *,
         exclude_claim_uids: Iterable[str] = (),
         extra_taint_rules: Sequence[Obj] = (),
+        budget: Budget | None = None,
     ) -> AllocatorView:
-        from dra.allocator import AllocatedState
-
         excluded = set(exclude_claim_uids)
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
         for s in snapshot.slices:
@@ -116,14 +95,13 @@ class AllocatorView:
             shared_pools=shared,
             nodes={str(meta(n).get("name")): n for n in snapshot.nodes},
             taint_rules=rules,
+            budget=budget or Budget(),
         )
         for claim in allocated:
             view._index(claim)
         return view
 
-    def allocator_for(self, node: str) -> Any:
-        from dra.allocator import Allocator
-
+    def allocator_for(self, node: str) -> Allocator:
         key = None if self.shared_pools else node
         allocator = self._allocators.get(key)
         if allocator is None:
@@ -138,6 +116,7 @@ class AllocatorView:
                 state=self.state,
                 taint_rules=self.taint_rules,
                 features=self.snapshot.features,
+                **self.budget.allocator_options(),
             )
             self._allocators[key] = allocator
         return allocator

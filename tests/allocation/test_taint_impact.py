@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from allocation.services import taint_impact
-from allocation.whatif_common import WhatIfInputError
+from allocation.snapshot import snapshot_load
+from allocation.whatif.base import WhatIfInputError
+from allocation.whatif.kinds import taint_impact as kind
 from tests.allocation import whatif_objects as o
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 NO_EXECUTE = {"key": "example.com/broken", "value": "ecc", "effect": "NoExecute"}
+
+
+def taint_impact(**kwargs: Any) -> kind.TaintImpact:
+    return kind.taint_impact(snapshot=snapshot_load(), **kwargs)
 
 
 def cluster_with_two_trainers() -> None:

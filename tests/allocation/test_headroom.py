@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from allocation.services import whatif_answer
+from allocation.services import whatif_answer, whatif_input_normalize
 from allocation.snapshot import snapshot_load
-from allocation.whatif_inputs import normalize_input
+from allocation.whatif.base import Context
 from tests.allocation import whatif_objects as o
 
 pytestmark = pytest.mark.django_db
@@ -18,9 +18,8 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 def ask(data: dict[str, Any]) -> dict[str, Any]:
-    return whatif_answer(
-        kind="headroom", input=normalize_input("headroom", data), snapshot=snapshot_load(), now=NOW
-    )
+    data = whatif_input_normalize(kind="headroom", input=data)
+    return whatif_answer(kind="headroom", input=data, context=Context(snapshot=snapshot_load(), now=NOW))
 
 
 def copies(result: dict[str, Any]) -> dict[str, int]:
