@@ -106,6 +106,10 @@ DRADASH_KUBE_CONTEXT = env_str("DRADASH_KUBE_CONTEXT", "")
 DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
+# One maintenance may select at most this many devices and compile to at most this many rules: a
+# bigger change is split into several maintenances, each previewed and confirmed on its own.
+DRADASH_MAINTENANCE_MAX_DEVICES = env_int("DRADASH_MAINTENANCE_MAX_DEVICES", 5000, minimum=1)
+DRADASH_MAINTENANCE_MAX_RULES = env_int("DRADASH_MAINTENANCE_MAX_RULES", 500, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
