@@ -300,7 +300,7 @@ def maintenance_progress(
         timeline.append(
             {
                 "at": _stamp(entry.at),
-                "what": f"{entry.actor}: {entry.action} {entry.subject or entry.rule_name} {entry.message}".strip(),
+                "what": f"{entry.actor}: {entry.message or entry.get_action_display()}",
             }
         )
     timeline.sort(key=lambda item: item["at"] or "")

@@ -48,6 +48,12 @@ from maintenance.taints import EFFECTS, FieldError, selector_errors, taint_error
 from maintenance.validation import EVERY_DEVICE_PHRASE
 
 log = logging.getLogger(__name__)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 EVICTING_EFFECTS = ("NoSchedule", "NoExecute")
 UNKNOWN_DEVICES_LISTED = 20
 
@@ -179,8 +185,8 @@ def maintenance_create(*, user: Any, draft: Draft) -> Maintenance:
     scope = maintenance.scope
     audit.record(
         action="draft", maintenance=maintenance, user=user, effect=draft.effect,
-        message=f"draft: {'every device in the cluster' if draft.every_device else str(scope['device_count']) + ' devices'}"
-                f" on {scope['node_count']} nodes ({', '.join(scope['drivers'])}), {len(maintenance.rules)} rules, "
+        message=f"draft: {'every device in the cluster' if draft.every_device else _n(scope['device_count'], 'device')}"
+                f" on {_n(scope['node_count'], 'node')} ({', '.join(scope['drivers'])}), {_n(len(maintenance.rules), 'rule')}, "
                 f"taint {draft.key}{'=' + draft.value if draft.value else ''}",
         outcome={"filters": draft.filters, "scope": scope, "every_device": draft.every_device},
     )  # fmt: skip
@@ -325,7 +331,7 @@ def maintenance_preview_start(
     _claim(maintenance, preview_run_id=str(run.pk))
     audit.record(
         action="preview", maintenance=maintenance, user=user, preview_run_id=str(run.pk),
-        message=f"preview started over {basis['devices']['count']} devices "
+        message=f"preview started over {_n(basis['devices']['count'], 'device')} "
                 f"({len(basis['allocated'])} allocated, {len(basis['claims'])} claims)",
         outcome={"fingerprint": basis_fingerprint(basis), "devices": basis["devices"]["count"],
                  "allocated": len(basis["allocated"]), "draft": draft_hash(maintenance)},
@@ -358,9 +364,9 @@ def maintenance_preview_observe(*, maintenance: Maintenance, check_stale: bool =
     if status.state == "succeeded":
         summary = _result_summary(status.result)
         message = (
-            f"preview succeeded: {summary.get('devices', 0)} devices, {summary.get('claims', 0)} claims, "
-            f"{summary.get('evicted', 0)} pods evicted with NoExecute on {len(summary['pod_nodes'])} nodes, "
-            f"{summary.get('budgets_broken', 0)} PodDisruptionBudgets broken, "
+            f"preview succeeded: {_n(summary.get('devices', 0), 'device')}, {_n(summary.get('claims', 0), 'claim')}, "
+            f"{_n(summary.get('evicted', 0), 'pod')} evicted with NoExecute on {_n(len(summary['pod_nodes']), 'node')}, "
+            f"{_n(summary.get('budgets_broken', 0), 'PodDisruptionBudget')} broken, "
             f"{summary.get('pending_unschedulable', 0)} pending pods unschedulable"
         )
     else:
@@ -529,8 +535,8 @@ def maintenance_apply(
     if blast is not None:
         audit.record(
             action="confirm", maintenance=maintenance, user=user, effect=effect, preview_run_id=blast.preview_run,
-            message=f"confirmed {effect} on {blast.devices} devices ({blast.node_count} nodes): {blast.pods} pods "
-                    f"evicted, {len(blast.budgets)} PodDisruptionBudgets broken"
+            message=f"confirmed {effect} on {_n(blast.devices, 'device')} ({_n(blast.node_count, 'node')}): "
+                    f"{_n(blast.pods, 'pod')} evicted, {_n(len(blast.budgets), 'PodDisruptionBudget')} broken"
                     + (f'; typed "{typed.strip()}"' if phrase else "; no typing required"),
             outcome={"typed": typed.strip()[:200], "phrase": phrase, "blast": blast.as_dict()},
         )  # fmt: skip

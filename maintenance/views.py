@@ -169,7 +169,6 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
         "progress": progress,
         "undo_entry": undo_entry,
         "devices_page": devices,
-        "audit": maintenance.auditentry_set.order_by("-at", "-id")[:50],
         "live_url": reverse("maintenance:detail", args=[maintenance.id]) + "?fragment=live",
         "errors": [],
         **extra,

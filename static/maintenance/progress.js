@@ -85,6 +85,8 @@
     more.textContent = "Showing " + doc.pods.length + " of " + doc.pods_total + " pods (those still in motion first); the API lists all: ?pods=all";
     timeline.replaceChildren();
     for (const item of doc.timeline.slice(-100)) timeline.append(text("li", item.at + " — " + item.what));
+    const undo = document.getElementById("undo-consequences");
+    if (undo && doc.undo && doc.state === "applied") undo.textContent = doc.undo.text;
     checkActions();
   }
 
