@@ -1,7 +1,7 @@
 """Live maintenance pages.
 
-- `/ws/maintenance/<id>/`: the maintenance's live document (state, allowed actions, preview state,
-  eviction progress) on connect, then again after every coalesced burst of cluster changes (pods,
+- `/ws/maintenance/<id>/` (`?pods=all` lists every pod): the maintenance's live document (state,
+  allowed actions, preview state, eviction progress) on connect, then again after every coalesced burst of cluster changes (pods,
   claims, slices, rules), maintenance writes, or progress of its preview run.
 - `/ws/maintenance-audit/`: the audit page's socket, in the protocol of static/dradash/live.js:
   `{"type": "hello", "version"}` on connect, `{"type": "changed", "kinds": ["audit"], "version"}` after
@@ -28,11 +28,11 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 
 
-def _live(maintenance_id: str) -> dict[str, Any] | None:
+def _live(maintenance_id: str, every_pod: bool = False) -> dict[str, Any] | None:
     maintenance = Maintenance.objects.filter(pk=maintenance_id).first()
     if maintenance is None:
         return None
-    return maintenance_live(maintenance=maintenance, now=timezone.now())
+    return maintenance_live(maintenance=maintenance, now=timezone.now(), every_pod=every_pod)
 
 
 class _Coalescing(AsyncJsonWebsocketConsumer):
@@ -81,8 +81,10 @@ class MaintenanceProgressConsumer(_Coalescing):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.maintenance_id = self.scope["url_route"]["kwargs"]["maintenance_id"]
+        # `?pods=all`: every affected pod in each document (automation; pages get the first 200).
+        self.every_pod = b"pods=all" in (self.scope.get("query_string") or b"").split(b"&")
         self.preview_group = ""
-        document = await database_sync_to_async(_live)(self.maintenance_id)
+        document = await database_sync_to_async(_live)(self.maintenance_id, self.every_pod)
         if document is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
@@ -114,7 +116,7 @@ class MaintenanceProgressConsumer(_Coalescing):
         self.schedule()
 
     async def push(self) -> None:
-        document = await database_sync_to_async(_live)(self.maintenance_id)
+        document = await database_sync_to_async(_live)(self.maintenance_id, self.every_pod)
         if document is not None:
             await self._follow_preview(document)
             await self.send_json({"type": "progress", "progress": document})
