@@ -89,7 +89,9 @@ class MaintenanceListView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
     def get(self, request: Request) -> Response:
-        items = Maintenance.objects.select_related("created_by").defer("devices", "rules", "affected")[:500]
+        items = Maintenance.objects.select_related("created_by").defer(
+            "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+        )[:500]
         return Response(MaintenanceSummarySerializer(items, many=True).data)
 
     def post(self, request: Request) -> Response:

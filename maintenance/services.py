@@ -601,8 +601,18 @@ def _release(maintenance: Maintenance, before: dict[str, Any]) -> None:
     maintenance.refresh_from_db()
 
 
-def _rule_uids(names: list[str]) -> dict[str, str]:
-    return dict(KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list("name", "uid"))
+def _rule_uids(maintenance: Maintenance, names: list[str]) -> dict[str, str]:
+    """The uid of each rule: as the mirror has it, else as dradash's own write was answered."""
+    written = dict(
+        AuditEntry.objects.filter(maintenance=maintenance, action__in=("create", "update"))
+        .exclude(rule_uid="")
+        .order_by("id")
+        .values_list("rule_name", "rule_uid")
+    )
+    mirrored = dict(
+        KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list("name", "uid")
+    )
+    return {**written, **mirrored}
 
 
 def maintenance_undo(
@@ -634,7 +644,7 @@ def maintenance_undo(
 
     _claim(maintenance, write_intent={"op": "undo"})
     names = [rule["name"] for rule in maintenance.rules]
-    uids = _rule_uids(names)
+    uids = _rule_uids(maintenance, names)
     problems: list[str] = []
     for name in names:
         try:

@@ -54,9 +54,9 @@ def _require_author(request: HttpRequest) -> None:
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    maintenances = Maintenance.objects.select_related("created_by").defer("devices", "rules", "affected")[
-        :200
-    ]
+    maintenances = Maintenance.objects.select_related("created_by").defer(
+        "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+    )[:200]
     return render(request, "maintenance/index.html", {"maintenances": maintenances, "nav": "maintenance"})
 
 

@@ -13,20 +13,22 @@ from maintenance.models import AuditEntry
 pytestmark = pytest.mark.django_db(transaction=True)  # the mirror's hook runs after its commits
 
 
-def gpu_slice(cluster: Any, node: str) -> dict[str, Any]:
-    return next(
+def gpu_slices(cluster: Any, node: str) -> list[dict[str, Any]]:
+    """The pool's slices that list devices (a pool may also have a slice of shared counters only)."""
+    return [
         s for s in cluster.store.list("resourceslices")
-        if s["spec"]["driver"] == "gpu.example.com" and s["spec"]["pool"]["name"] == node
-    )  # fmt: skip
+        if s["spec"]["driver"] == "gpu.example.com" and s["spec"]["pool"]["name"] == node and s["spec"].get("devices")
+    ]  # fmt: skip
 
 
 def set_taints(cluster: Any, node: str, taints: dict[str, list[dict[str, Any]]]) -> None:
-    slice_ = copy.deepcopy(gpu_slice(cluster, node))
-    for device in slice_["spec"]["devices"]:
-        device.pop("taints", None)
-        if device["name"] in taints:
-            device["taints"] = taints[device["name"]]
-    cluster.store.update("resourceslices", slice_)
+    for original in gpu_slices(cluster, node):
+        slice_ = copy.deepcopy(original)
+        for device in slice_["spec"]["devices"]:
+            device.pop("taints", None)
+            if device["name"] in taints:
+                device["taints"] = taints[device["name"]]
+        cluster.store.update("resourceslices", slice_)
 
 
 def test_it_records_driver_taints_appearing_and_disappearing(mirrored: Any) -> None:
@@ -52,7 +54,7 @@ def test_it_records_driver_taints_appearing_and_disappearing(mirrored: Any) -> N
 def test_it_summarises_a_taint_on_many_devices_in_one_entry(mirrored: Any) -> None:
     fault = {"key": "gpu.example.com/firmware", "effect": "NoSchedule"}
     for node in ("node-0", "node-1", "node-2"):
-        names = [d["name"] for d in gpu_slice(mirrored, node)["spec"]["devices"]]
+        names = [d["name"] for s in gpu_slices(mirrored, node) for d in s["spec"]["devices"]]
         set_taints(mirrored, node, {name: [fault] for name in names})
     mirrored.sync()
     entries = AuditEntry.objects.filter(action="driver-taint")
