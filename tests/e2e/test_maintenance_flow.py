@@ -174,10 +174,18 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     expect(page.locator("#undo-consequences")).to_contain_text("stay evicted")
     assert cluster.store.list("devicetaintrules") == []
 
-    # The audit log has the whole story, live.
+    # The audit log has the whole story, and it is live: a new entry appears without a reload.
+    maintenance_id = page.url.rstrip("/").rsplit("/", 1)[1]
     page.goto(f"{asgi_server}/maintenance/audit/")
     for label in ("draft created", "preview result", "confirmed", "rule created", "pod evicted", "undone"):
         expect(page.locator("#audit-table")).to_contain_text(label)
+    expect(page.locator("#audit-table tr[data-action=refused]")).to_have_count(0)
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
+    page.evaluate("window.__sameDocument = true")
+    late = post_json(page, f"/api/maintenance/{maintenance_id}/undo/", {"mode": "delete"})
+    assert late["status"] == 409 and late["body"]["current"]["state"] == "undone"
+    expect(page.locator("#audit-table tr[data-action=refused]")).to_have_count(1, timeout=10_000)
+    assert page.evaluate("window.__sameDocument === true")
 
 
 def test_it_cannot_take_the_whole_cluster_out_by_accident(
