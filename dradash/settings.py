@@ -131,6 +131,10 @@ DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
 # The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
 # start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
 DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
+# One maintenance may select at most this many devices and compile to at most this many rules: a
+# bigger change is split into several maintenances, each previewed and confirmed on its own.
+DRADASH_MAINTENANCE_MAX_DEVICES = env_int("DRADASH_MAINTENANCE_MAX_DEVICES", 5000, minimum=1)
+DRADASH_MAINTENANCE_MAX_RULES = env_int("DRADASH_MAINTENANCE_MAX_RULES", 500, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
