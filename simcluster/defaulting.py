@@ -148,3 +148,20 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_claim_spec(spec.get("spec"))
     elif plural == "pods" and old is None:
         _default_pod(obj)
+    elif plural == "deployments" and isinstance(spec, dict):
+        _default_deployment(spec)
+
+
+def _default_deployment(spec: Obj) -> None:
+    """apps/v1 Deployment defaults (SetDefaults_Deployment)."""
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)

@@ -79,7 +79,9 @@ def test_it_restarts_over_http(cluster: SimCluster, http: Http) -> None:
     listed = None
     while listed is None and time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(cluster.url + CLASSES, timeout=5) as response:
+            with urllib.request.urlopen(
+                cluster.url + CLASSES, timeout=5, context=cluster.ssl_context()
+            ) as response:
                 listed = json.loads(response.read())
         except OSError:
             time.sleep(0.01)  # not listening yet
@@ -122,7 +124,8 @@ def test_it_marks_a_device_unhealthy_and_healthy_over_the_control_path(tmp_path:
 
     def post(url: str) -> tuple[int, dict[str, Any]]:
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10) as r:
+            request = urllib.request.Request(url, method="POST")
+            with urllib.request.urlopen(request, timeout=10, context=cluster.ssl_context()) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
