@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from multidict import MultiMapping
+
 from simcluster.auth import (
     AUTHENTICATED,
     UNAUTHENTICATED,
@@ -44,7 +46,7 @@ class Impersonation:
     extra: dict[str, tuple[str, ...]]
 
 
-def requested(headers: object) -> Impersonation | None:
+def requested(headers: MultiMapping[str]) -> Impersonation | None:
     """The impersonation a request asks for (None when it asks none); 400 for groups etc. without a user."""
     getall = headers.getall
     items = headers.items

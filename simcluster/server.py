@@ -225,7 +225,7 @@ class SimServer:
         return user
 
     def _user(self, request: web.Request) -> UserInfo:
-        user = request.get(USER_KEY)
+        user: UserInfo | None = request.get(USER_KEY)
         if user is not None:
             return user
         # --insecure-http: like the old insecure port, every request acts with full rights
