@@ -106,7 +106,9 @@ def watch_throughput(
     names = [s["metadata"]["name"] for s in store.list("resourceslices")][:200]
     start_rv = store.resource_version
     live: list[float] = []
-    reader = threading.Thread(target=lambda: live.append(_read_events(url, start_rv, events, context)), daemon=True)
+    reader = threading.Thread(
+        target=lambda: live.append(_read_events(url, start_rv, events, context)), daemon=True
+    )
     reader.start()
     begin = time.perf_counter()
     for i in range(events):

@@ -122,6 +122,25 @@ class SimCluster:
             raise RuntimeError("simcluster runs with --insecure-http: there are no credentials")
         return self.pki.admin_token
 
+    def user_kubeconfig(
+        self,
+        path: Path,
+        *,
+        user: str | None = None,
+        groups: tuple[str, ...] = (),
+        token: str | None = None,
+        namespace: str = "default",
+    ) -> Path:
+        """Write a kubeconfig for someone other than the admin: a client certificate for `user` (CN) in
+        `groups` (O) signed by the cluster CA, or a bearer `token` (e.g. from `kubectl create token`)."""
+        if self.pki is None:
+            raise RuntimeError("simcluster runs with --insecure-http: there are no credentials")
+        if (user is None) == (token is None):
+            raise ValueError("give exactly one of user or token")
+        cert = self.pki.issue_client_cert(user, groups) if user is not None else None
+        return write_kubeconfig(path, self.url, pki=self.pki, namespace=namespace, token=token,
+                                user=user or "token-user", client_cert=cert)  # fmt: skip
+
     def ssl_context(self, *, admin: bool = True) -> ssl.SSLContext | None:
         """A client TLS context trusting the cluster CA, presenting the admin certificate unless admin=False."""
         return self.pki.client_context(admin=admin) if self.pki is not None else None

@@ -25,17 +25,17 @@ def kubeconfig_document(
     namespace: str = "default",
     token: str | None = None,
     user: str = ADMIN,
+    client_cert: tuple[bytes, bytes] | None = None,
 ) -> dict[str, object]:
-    """A kubeconfig for `server_url`: with `pki` the CA and (unless a `token` is given) the admin certificate."""
+    """A kubeconfig for `server_url`: with `pki` the CA and (unless a `token` or another `client_cert`
+    (cert PEM, key PEM) is given) the admin certificate."""
     cluster: dict[str, object] = {"server": server_url}
     credential: dict[str, object] = {}
     if pki is not None:
         cluster["certificate-authority-data"] = _b64(pki.ca_pem)
         if token is None:
-            credential = {
-                "client-certificate-data": _b64(pki.admin_cert_pem),
-                "client-key-data": _b64(pki.admin_key_pem),
-            }
+            cert, key = client_cert or (pki.admin_cert_pem, pki.admin_key_pem)
+            credential = {"client-certificate-data": _b64(cert), "client-key-data": _b64(key)}
     if token is not None:
         credential = {"token": token}
     return {
@@ -59,10 +59,13 @@ def write_kubeconfig(
     namespace: str = "default",
     token: str | None = None,
     user: str = ADMIN,
+    client_cert: tuple[bytes, bytes] | None = None,
 ) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = kubeconfig_document(server_url, pki=pki, namespace=namespace, token=token, user=user)
+    document = kubeconfig_document(
+        server_url, pki=pki, namespace=namespace, token=token, user=user, client_cert=client_cert
+    )
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     path.chmod(0o600)
     return path

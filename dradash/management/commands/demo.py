@@ -81,7 +81,9 @@ class Command(BaseCommand):
             try:
                 if kubeconfig.exists():  # written once the server listens; /readyz is open to anyone
                     tls = ssl.create_default_context(cafile=str(pki_dir / "ca.crt"))
-                    with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", timeout=1, context=tls) as response:
+                    with urllib.request.urlopen(
+                        f"https://127.0.0.1:{port}/readyz", timeout=1, context=tls
+                    ) as response:
                         if response.status == 200:
                             return process
             except OSError:
