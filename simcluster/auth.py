@@ -139,6 +139,21 @@ def issue_token(
     return f"{signing_input}.{_b64(signature)}", expires
 
 
+def issuer_documents(pki: Pki, server_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ServiceAccount issuer's OpenID discovery document and its JWKS (KEP-1393)."""
+    numbers = pki.signing_key.public_key().public_numbers()
+    jwk = {"use": "sig", "kty": "EC", "kid": pki.signing_key_id, "crv": "P-256", "alg": "ES256",
+           "x": _b64(numbers.x.to_bytes(32, "big")), "y": _b64(numbers.y.to_bytes(32, "big"))}  # fmt: skip
+    configuration = {
+        "issuer": ISSUER,
+        "jwks_uri": f"{server_url}/openid/v1/jwks",
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["ES256"],
+    }
+    return configuration, {"keys": [jwk]}
+
+
 def verify_token(pki: Pki, token: str) -> dict[str, Any] | None:
     """The claims of a token this cluster signed (signature and issuer only), or None."""
     parts = token.split(".")

@@ -349,6 +349,10 @@ BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
                                               "/openapi/*", "/readyz", "/version", "/version/"], "verbs": ["get"]}],
     "system:public-info-viewer": [{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
                                    "verbs": ["get"]}],
+    "system:service-account-issuer-discovery": [{"nonResourceURLs": ["/.well-known/openid-configuration",
+                                                                     "/.well-known/openid-configuration/",
+                                                                     "/openid/v1/jwks", "/openid/v1/jwks/"],
+                                                 "verbs": ["get"]}],
     "system:basic-user": [
         {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
          "verbs": ["create"]},
@@ -366,6 +370,7 @@ BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
         ["system:authenticated", "system:unauthenticated"],
     ),
     "system:basic-user": ("system:basic-user", ["system:authenticated"]),
+    "system:service-account-issuer-discovery": ("system:service-account-issuer-discovery", ["system:serviceaccounts"]),
 }
 
 

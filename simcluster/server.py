@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from simcluster import discovery, evictions, protobuf, reviews, tables
-from simcluster.auth import Authenticator, UserInfo
+from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
 from simcluster.impersonation import impersonate, requested
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
@@ -243,6 +243,11 @@ class SimServer:
             return web.Response(text="ok", content_type="text/plain")
         if head == "_simcluster":
             return await self._control(request, segs[1:])
+        if self.pki is not None and segs in ([".well-known", "openid-configuration"], ["openid", "v1", "jwks"]):
+            configuration, jwks = issuer_documents(self.pki, self.url)
+            if head == "openid":
+                return _json_response(jwks, content_type="application/jwk-set+json")
+            return _json_response(configuration)
         if head == "openapi":
             return self._openapi(request, segs[1:])
         if head == "api":

@@ -215,3 +215,35 @@ def test_it_keeps_its_identity_across_a_restart_with_the_same_pki_dir(tmp_path: 
         finally:
             api.close()
         assert "old" not in names and "default" in names, "other state, same identity"
+
+
+def test_it_publishes_the_service_account_issuer_keys_that_verify_its_tokens(
+    cluster: SimCluster, api: client.ApiClient
+) -> None:
+    import base64
+
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+    token = _token(api)
+    http = Http(cluster.url, cluster.ssl_context(admin=False))
+    headers = {"Authorization": f"Bearer {token}"}
+    status, _, discovery = http.get("/.well-known/openid-configuration", headers=headers)
+    assert status == 200 and discovery["issuer"] == "https://kubernetes.default.svc.cluster.local"
+    status, response_headers, jwks = http.get("/openid/v1/jwks", headers=headers)
+    assert status == 200 and response_headers["Content-Type"] == "application/jwk-set+json"
+    assert http.get("/openid/v1/jwks")[0] == 401
+
+    def unb64(text: str) -> bytes:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+    key = jwks["keys"][0]
+    public = ec.EllipticCurvePublicNumbers(
+        int.from_bytes(unb64(key["x"]), "big"), int.from_bytes(unb64(key["y"]), "big"), ec.SECP256R1()
+    ).public_key()
+    head, body, signature = token.split(".")
+    raw = unb64(signature)
+    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    public.verify(der, f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256()))  # raises if it does not verify
+    assert json.loads(unb64(head))["kid"] == key["kid"]
