@@ -370,7 +370,10 @@ BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
         ["system:authenticated", "system:unauthenticated"],
     ),
     "system:basic-user": ("system:basic-user", ["system:authenticated"]),
-    "system:service-account-issuer-discovery": ("system:service-account-issuer-discovery", ["system:serviceaccounts"]),
+    "system:service-account-issuer-discovery": (
+        "system:service-account-issuer-discovery",
+        ["system:serviceaccounts"],
+    ),
 }
 
 

@@ -243,7 +243,10 @@ class SimServer:
             return web.Response(text="ok", content_type="text/plain")
         if head == "_simcluster":
             return await self._control(request, segs[1:])
-        if self.pki is not None and segs in ([".well-known", "openid-configuration"], ["openid", "v1", "jwks"]):
+        if self.pki is not None and segs in (
+            [".well-known", "openid-configuration"],
+            ["openid", "v1", "jwks"],
+        ):
             configuration, jwks = issuer_documents(self.pki, self.url)
             if head == "openid":
                 return _json_response(jwks, content_type="application/jwk-set+json")

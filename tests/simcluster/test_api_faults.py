@@ -153,3 +153,30 @@ def test_it_marks_a_device_unhealthy_and_healthy_over_the_control_path(tmp_path:
         assert status == 400 and "gpu-99" in body["message"]
         status, body = post(f"{base}/device-unhealthy?driver=gpu.example.com")
         assert status == 400 and "node, device: required" in body["message"]
+
+
+def test_it_calls_the_fault_hooks_with_the_kubeconfig_admin_from_the_ctl_helper(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from simcluster.testing import run_simcluster
+
+    root = Path(__file__).resolve().parents[2]
+
+    def ctl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "simcluster", "ctl", "--kubeconfig", str(kubeconfig), *args],
+                              capture_output=True, text=True, timeout=60, cwd=root)  # fmt: skip
+
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kc") as cluster:
+        done = ctl(
+            tmp_path / "kc", "device-unhealthy", "driver=gpu.example.com", "node=node-1", "device=gpu-2"
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["taint"]["effect"] == "NoExecute"
+        viewer = cluster.user_kubeconfig(tmp_path / "viewer", user="viewer")
+        refused = ctl(viewer, "compact")
+        assert refused.returncode == 1
+        assert (
+            json.loads(refused.stdout)["message"]
+            == 'forbidden: User "viewer" cannot post path "/_simcluster/compact"'
+        )

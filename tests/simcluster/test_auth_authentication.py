@@ -247,3 +247,19 @@ def test_it_publishes_the_service_account_issuer_keys_that_verify_its_tokens(
     der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
     public.verify(der, f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256()))  # raises if it does not verify
     assert json.loads(unb64(head))["kid"] == key["kid"]
+
+
+def test_it_serves_plain_http_without_auth_only_when_asked(tmp_path: Path) -> None:
+    with run_simcluster(
+        topology=None, controllers=False, insecure_http=True, kubeconfig_path=tmp_path / "kc"
+    ) as cluster:
+        assert cluster.url.startswith("http://") and cluster.pki is None
+        with urllib.request.urlopen(cluster.url + "/api/v1/namespaces", timeout=10) as response:
+            assert response.status == 200
+        import yaml
+
+        document = yaml.safe_load((tmp_path / "kc").read_text())
+        assert (
+            document["users"][0]["user"] == {}
+            and "certificate-authority-data" not in document["clusters"][0]["cluster"]
+        )

@@ -318,3 +318,12 @@ def test_it_keeps_non_admins_out_of_the_rbac_objects(alice: Http) -> None:
     status, _, body = alice.get("/apis/rbac.authorization.k8s.io/v1/clusterroles")
     assert status == 403
     assert json.dumps(body).count("clusterroles.rbac.authorization.k8s.io is forbidden") == 1
+
+
+def test_it_refuses_to_change_a_bindings_role(world: SimCluster, api: client.ApiClient) -> None:
+    with pytest.raises(client.ApiException) as caught:
+        client.RbacAuthorizationV1Api(api).patch_namespaced_role_binding(
+            "alice-reads-pods", "ml", {"roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "admin"}}
+        )
+    assert caught.value.status == 422
+    assert json.loads(caught.value.body)["details"]["causes"][0]["field"] == "roleRef"
