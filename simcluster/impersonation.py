@@ -78,37 +78,32 @@ def _identity(requester: UserInfo, verb: str, resource: str, name: str, *, group
                       subresource=subresource, name=name, namespace=namespace)  # fmt: skip
 
 
-def _constrained_checks(requester: UserInfo, wanted: Impersonation) -> tuple[str, list[list[Attributes]]]:
-    """(mode, checks): each check is a list of alternatives, any of which suffices."""
+def _constrained_candidates(requester: UserInfo, wanted: Impersonation) -> list[tuple[str, list[Attributes]]]:
+    """(mode, identity checks) to try in order; a candidate whose checks all pass (with its action) suffices.
+    A node agent impersonating its own node tries `associated-node` first, then `arbitrary-node`."""
     sa = parse_service_account(wanted.user)
-    checks: list[list[Attributes]] = []
-    if sa is not None:
-        mode = "serviceaccount"
-        checks.append([_identity(requester, "impersonate:serviceaccount", "serviceaccounts", sa[1], group=AUTH_GROUP,
-                                 namespace=sa[0])])  # fmt: skip
-    elif wanted.user.startswith(NODE_PREFIX):
-        node = wanted.user[len(NODE_PREFIX) :]
-        arbitrary = _identity(requester, "impersonate:arbitrary-node", "nodes", node, group=AUTH_GROUP)
-        if node and requester.extra.get(NODE_NAME_EXTRA) == (node,) and parse_service_account(requester.name):
-            mode = "associated-node"
-            checks.append(
-                [_identity(requester, "impersonate:associated-node", "nodes", node, group=AUTH_GROUP)]
-            )
-        else:
-            mode = "arbitrary-node"
-            checks.append([arbitrary])
-    else:
-        mode = "user-info"
-        checks.append([_identity(requester, "impersonate:user-info", "users", wanted.user, group=AUTH_GROUP)])
+    extra: list[Attributes] = []
     for group in wanted.groups:
-        checks.append([_identity(requester, "impersonate:user-info", "groups", group, group=AUTH_GROUP)])
+        extra.append(_identity(requester, "impersonate:user-info", "groups", group, group=AUTH_GROUP))
     if wanted.uid:
-        checks.append([_identity(requester, "impersonate:user-info", "uids", wanted.uid, group=AUTH_GROUP)])
+        extra.append(_identity(requester, "impersonate:user-info", "uids", wanted.uid, group=AUTH_GROUP))
     for key, values in wanted.extra.items():
-        for value in values:
-            checks.append([_identity(requester, "impersonate:user-info", "userextras", value, group=AUTH_GROUP,
-                                     subresource=key)])  # fmt: skip
-    return mode, checks
+        extra += [_identity(requester, "impersonate:user-info", "userextras", value, group=AUTH_GROUP, subresource=key)
+                  for value in values]  # fmt: skip
+    if sa is not None:
+        identity = _identity(requester, "impersonate:serviceaccount", "serviceaccounts", sa[1], group=AUTH_GROUP,
+                             namespace=sa[0])  # fmt: skip
+        return [("serviceaccount", [identity, *extra])]
+    if wanted.user.startswith(NODE_PREFIX):
+        node = wanted.user[len(NODE_PREFIX) :]
+        candidates = []
+        if node and requester.extra.get(NODE_NAME_EXTRA) == (node,) and parse_service_account(requester.name):
+            associated = _identity(requester, "impersonate:associated-node", "nodes", node, group=AUTH_GROUP)
+            candidates.append(("associated-node", [associated, *extra]))
+        arbitrary = _identity(requester, "impersonate:arbitrary-node", "nodes", node, group=AUTH_GROUP)
+        return [*candidates, ("arbitrary-node", [arbitrary, *extra])]
+    identity = _identity(requester, "impersonate:user-info", "users", wanted.user, group=AUTH_GROUP)
+    return [("user-info", [identity, *extra])]
 
 
 def _legacy_checks(requester: UserInfo, wanted: Impersonation) -> list[Attributes]:
@@ -129,10 +124,10 @@ def _legacy_checks(requester: UserInfo, wanted: Impersonation) -> list[Attribute
 def impersonate(authorize: Authorize, request: Attributes, wanted: Impersonation) -> UserInfo:
     """The user the request acts as, once `request.user` may impersonate `wanted` for it; else ApiError 403."""
     requester = request.user
-    mode, checks = _constrained_checks(requester, wanted)
-    constrained = (
-        all(any(authorize(alt)[0] for alt in alternatives) for alternatives in checks)
+    constrained = any(
+        all(authorize(check)[0] for check in checks)
         and authorize(request.with_verb(f"impersonate-on:{mode}:{request.verb}"))[0]
+        for mode, checks in _constrained_candidates(requester, wanted)
     )
     if not constrained:
         for check in _legacy_checks(requester, wanted):

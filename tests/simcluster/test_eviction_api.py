@@ -349,3 +349,19 @@ def test_it_makes_drain_retry_while_a_budget_forbids_the_eviction(
         json.loads(_kubectl(tmp_path, "get", "node", node, "-o", "json").stdout)["spec"]["unschedulable"]
         is True
     )
+
+
+def test_it_binds_a_pending_pod_through_the_binding_subresource(tmp_path: Path) -> None:
+    from tests.simcluster.conftest import Http
+
+    with run_simcluster(topology="tiny", controllers=False, kubeconfig_path=tmp_path / "kc") as cluster:
+        cluster.store.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                                      "spec": {"containers": [{"name": "c", "image": "x"}]}})  # fmt: skip
+        http = Http(cluster.url, cluster.ssl_context())
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": "node-2"}}  # fmt: skip
+        status, _, body = http.request("POST", "/api/v1/namespaces/default/pods/p/binding", binding)
+        assert (status, body["status"]) == (201, "Success")
+        assert cluster.store.get("pods", "p", namespace="default")["spec"]["nodeName"] == "node-2"
+        status, _, body = http.request("POST", "/api/v1/namespaces/default/pods/p/binding", binding)
+        assert status == 409, "a bound pod cannot be bound again"

@@ -327,3 +327,44 @@ def test_it_refuses_to_change_a_bindings_role(world: SimCluster, api: client.Api
         )
     assert caught.value.status == 422
     assert json.loads(caught.value.body)["details"]["causes"][0]["field"] == "roleRef"
+
+
+def test_it_lets_a_node_agent_impersonate_only_its_own_node(world: SimCluster, api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_service_account(
+        "ml", client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="agent"))
+    )
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-0"},
+           "spec": {"nodeName": "node-1", "serviceAccountName": "agent", "containers": [{"name": "c", "image": "x"}]}}  # fmt: skip
+    created = core.create_namespaced_pod("ml", pod)
+    bound = client.V1BoundObjectReference(
+        kind="Pod", api_version="v1", name="agent-0", uid=created.metadata.uid
+    )
+    request = client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=[], bound_object_ref=bound)
+    )
+    token = core.create_namespaced_service_account_token("agent", "ml", request).status.token
+    _role(api, "node-agent", [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["nodes"], "verbs": ["impersonate:associated-node"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["impersonate-on:associated-node:list"]},
+    ])  # fmt: skip
+    _bind(api, "node-agent", "node-agent", [{"kind": "ServiceAccount", "name": "agent", "namespace": "ml"}])
+    _bind(api, "nodes-read-pods", "view", [{"apiGroup": RBAC, "kind": "Group", "name": "system:nodes"}])
+    http = Http(world.url, world.ssl_context(admin=False))
+    headers = {"Authorization": f"Bearer {token}", "Impersonate-Group": "system:nodes"}
+    own = http.get("/api/v1/pods", headers={**headers, "Impersonate-User": "system:node:node-1"})
+    assert own[0] == 403, "the group needs impersonate:user-info too"
+    _role(api, "node-agent-groups", [{"apiGroups": ["authentication.k8s.io"], "resources": ["groups"],
+                                      "resourceNames": ["system:nodes"], "verbs": ["impersonate:user-info"]}])  # fmt: skip
+    _bind(
+        api,
+        "node-agent-groups",
+        "node-agent-groups",
+        [{"kind": "ServiceAccount", "name": "agent", "namespace": "ml"}],
+    )
+    assert http.get("/api/v1/pods", headers={**headers, "Impersonate-User": "system:node:node-1"})[0] == 200
+    status, _, body = http.get("/api/v1/pods", headers={**headers, "Impersonate-User": "system:node:node-2"})
+    assert status == 403 and body["message"].startswith('users "system:node:node-2" is forbidden')
+    core.delete_namespaced_pod("agent-0", "ml", grace_period_seconds=0)
+    status, _, _ = http.get("/api/v1/pods", headers={**headers, "Impersonate-User": "system:node:node-1"})
+    assert status == 401, "a token bound to a pod ends with the pod"
