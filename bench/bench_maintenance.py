@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -62,8 +63,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_TLS: list[ssl.SSLContext] = []  # the bench cluster's admin client context, once it exists
+
+
 def get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=30) as response:
+    with urllib.request.urlopen(url, timeout=30, context=_TLS[0] if _TLS else None) as response:
         return json.loads(response.read())
 
 
@@ -72,15 +76,22 @@ def start_cluster(pods: int, tmp: Path) -> tuple[subprocess.Popen[bytes], Path, 
     kubeconfig = tmp / "kubeconfig"
     process = subprocess.Popen(
         [sys.executable, "-m", "simcluster", "--topology", "large", "--listen", f"127.0.0.1:{port}",
-         "--kubeconfig", str(kubeconfig), "--workload-pods", str(pods), "--log-level", "WARNING"],
+         "--kubeconfig", str(kubeconfig), "--workload-pods", str(pods), "--log-level", "WARNING",
+         "--pki-dir", str(tmp / "pki")],
         cwd=ROOT,
     )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    base = f"https://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
     placed, last_change, last = 0, time.monotonic(), -1
     while time.monotonic() < deadline:
         time.sleep(1)
         try:
+            if not _TLS:
+                if not kubeconfig.exists():
+                    continue
+                from simcluster.pki import load_or_create
+
+                _TLS.append(load_or_create(tmp / "pki").client_context())
             items = get_json(f"{base}/api/v1/pods")["items"]
         except OSError:
             continue

@@ -9,6 +9,7 @@ password), then serves the dashboard with the mirror in a thread and the what-if
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -63,11 +64,14 @@ class Command(BaseCommand):
 
     def start_simcluster(self, topology: str, port: int, kubeconfig: Path) -> subprocess.Popen[bytes]:
         kubeconfig.unlink(missing_ok=True)
+        # The cluster's CA and keys stay in var/demo-pki: a restarted demo cluster keeps its identity.
+        pki_dir = kubeconfig.parent / "demo-pki"
         command = [
             sys.executable, "-m", "simcluster",
             "--topology", topology,
             "--listen", f"127.0.0.1:{port}",
             "--kubeconfig", str(kubeconfig),
+            "--pki-dir", str(pki_dir),
         ]  # fmt: skip
         self.stdout.write(f"Starting simcluster: {' '.join(command[1:])}")
         process = subprocess.Popen(command, cwd=settings.BASE_DIR)
@@ -76,9 +80,13 @@ class Command(BaseCommand):
             if process.poll() is not None:
                 raise CommandError(f"simcluster exited with code {process.returncode}; is port {port} free?")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
-                    if response.status == 200 and kubeconfig.exists():
-                        return process
+                if kubeconfig.exists():  # written once the server listens; /readyz is open to anyone
+                    tls = ssl.create_default_context(cafile=str(pki_dir / "ca.crt"))
+                    with urllib.request.urlopen(
+                        f"https://127.0.0.1:{port}/readyz", timeout=1, context=tls
+                    ) as response:
+                        if response.status == 200:
+                            return process
             except OSError:
                 pass
             time.sleep(0.2)
