@@ -101,9 +101,12 @@ class Allocator:
             else ()
         )
         self.slices: list[Slice] = [parse_slice(s, rules) for s in slices]
+        #: slices left out because they declare compatibility groups and the feature is off
+        self.ignored_slices: list[Slice] = []
         if not self.compatibility_groups:
             # Upstream cannot check compatibility groups without the feature, so it ignores every
             # slice declaring them: their pools look incomplete and nothing of them is allocated.
+            self.ignored_slices = [s for s in self.slices if s.uses_compatibility_groups]
             self.slices = [s for s in self.slices if not s.uses_compatibility_groups]
         self.classes: dict[str, DeviceClass] = {}
         for raw in classes:

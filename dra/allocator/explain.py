@@ -13,10 +13,15 @@ from .features import DEFAULT_FEATURES
 from .groups import conflict
 from .model import Attr, Device, Json, PreparedClaim, node_matches, parse_node, prepare_claim
 from .plan import Candidate, RequestData
-from .pools import Pool
+from .pools import Pool, slice_targets_node
 from .search import Search
 from .selectors import SelectorBackend
 from .state import AllocatedState
+
+_IGNORED = (
+    "its slice declares compatibilityGroups, which are ignored (with the slice) while the"
+    " DeviceCompatibilityGroups feature is off"
+)
 
 USABLE = "usable"
 POOL_INCOMPLETE = "pool incomplete"
@@ -200,6 +205,13 @@ def explain(
                 reason, detail = _verdict(run, rd, cand, on_node)
                 rows.append((cand, rd, reason, detail))
     rows = _match_attribute_shortfalls(run, datas, rows)
+    ignored = [s for s in alloc.ignored_slices if slice_targets_node(s, node_obj, alloc.partitionable)]
+    for s in sorted(ignored, key=lambda s: (s.driver, s.pool, s.name)):
+        for d in s.devices:
+            for rd in datas:
+                rows.append(
+                    (Candidate(d, s, Pool(s.driver, s.pool, incomplete=True)), rd, POOL_INCOMPLETE, _IGNORED)
+                )
     return [
         DeviceVerdict(c.device.driver, c.device.pool, c.device.name, rd.name, reason, detail)
         for c, rd, reason, detail in rows
