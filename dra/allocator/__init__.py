@@ -24,8 +24,9 @@ scheduler records it as the node's reason and tries the next node (``pools`` nam
 invalid pool and why). Messages are upstream's (its Go format strings), so they can be
 compared with scheduler events. ``features`` holds upstream names (``AdminAccess``,
 ``PrioritizedList``, ``PartitionableDevices``, ``DeviceTaints``, ``DeviceTaintRules``,
-``ConsumableCapacity``, ``DeviceBindingAndStatus``, ``ListTypeAttributes``; a ``DRA`` prefix
-is accepted, and the gates ``DRADeviceBindingConditions`` plus ``DRAResourceClaimDeviceStatus``
+``ConsumableCapacity``, ``DeviceBindingAndStatus``, ``ListTypeAttributes``,
+``FractionalCapacityRange``, ``DerivedAttributes``, ``DeviceCompatibilityGroups``,
+``OptionalNodeOperations``; a ``DRA`` prefix is accepted, and the gates ``DRADeviceBindingConditions`` plus ``DRAResourceClaimDeviceStatus``
 give ``DeviceBindingAndStatus`` as in kube-scheduler); the default of `allocate` is *no* optional feature, `DEFAULT_FEATURES` is what
 1.37 enables.
 
@@ -78,6 +79,17 @@ What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incub
   other nodes; consumable capacity with request policies (default, validValues, validRange
   rounding), ``allowMultipleAllocations`` and a fresh ``shareID`` per allocation (pass
   ``id_factory`` for deterministic ids).
+* 1.37 betas and alphas, each only with its feature: fractional ``validRange`` bounds are rounded
+  in milli-units (FractionalCapacityRange; without it upstream's whole-unit rounding); a request's
+  ``derivedAttributes`` are CEL values computed per device after its selectors matched, which its
+  constraints compare in place of (or shadowing) device attributes, a CEL error or a value of no
+  attribute type aborting allocation (DerivedAttributes; without it such a request is refused);
+  ``compatibilityGroups`` keep devices on one counter set to those sharing a group, already
+  allocated ones included (DeviceCompatibilityGroups; without it, as upstream, slices declaring
+  groups are ignored and their pools look incomplete); a slice's ``skipNodeOperations`` is copied
+  into each result (OptionalNodeOperations; without it such devices are not allocated, as KEP-5945
+  says). Node allocatable resources are computed after allocation (`dra.node_allocatable`);
+  DRAWorkloadResourceClaims changes nothing here.
 * binding conditions are copied into results and set ``allocationTimestamp`` (pass
   ``clock`` for a deterministic time); ``bindsToNode`` and node-local devices produce a
   ``metadata.name`` node selector, otherwise slice node selectors are AND-merged, and
@@ -101,6 +113,8 @@ conditions (upstream's scheduler plugin does that after the allocator); input th
 would refuse is refused naming the field (unknown fields such as ``derivedAttributes``, an
 ExactCount ``count`` below 1, both or neither of ``exactly``/``firstAvailable``, both
 constraint kinds, malformed quantities), where upstream's allocator ignores or accepts it;
+a device refused for its compatibility groups gives its counters back (upstream's code for that
+step was not available; see `search`); a derived attribute's empty list is an error;
 messages append what upstream leaves out (the invalid pools and why, the lister's "not found");
 pools are keyed by driver and name everywhere (upstream keys its counter bookkeeping by pool
 name only, so two drivers' pools of one name share counters there); stable's own search order
@@ -110,18 +124,22 @@ authorised. Quantities use this package's exact `quantity` module, not the CEL Q
 
 Modules: ``model`` (JSON to frozen dataclasses, strict for claims), ``pools`` (gathering),
 ``state`` (allocated devices), ``allocator`` (caches and claim plans), ``search`` (the
-depth-first search), ``results`` (result JSON), ``capacity``, ``constraints``, ``explain``.
+depth-first search), ``results`` (result JSON), ``capacity``, ``constraints``, ``groups``
+(compatibility groups), ``explain``.
 Tests: ``tests/dra/test_allocator*.py`` (our named cases, upstream's table ported, upstream
 step counts, a brute-force oracle over random cases); benchmark: ``bench/bench_allocator.py``.
 
 Explanations for what-if: `explain` returns a `DeviceVerdict` per (device reachable from
 the node, request or subrequest) with one reason from `REASONS`: ``usable``, ``pool
-incomplete``, ``pool invalid``, ``node mismatch``, ``binding conditions not supported``,
-``class selector false``, ``request selector false``, ``selector error``, ``already in
-use`` (names the claims), ``taint not tolerated`` (names key, value, effect and whether
-the ResourceSlice or which DeviceTaintRule put it there), ``counters exhausted``,
-``capacity short`` or ``constraint unmet`` (the device lacks the attribute, or too few
-usable devices share its matchAttribute value). It is slower than `allocate` and meant for
+incomplete`` (also for slices ignored because they declare compatibility groups), ``pool
+invalid``, ``node mismatch``, ``binding conditions not supported``, ``node operations not
+supported``, ``class selector false``, ``request selector false``, ``selector error``,
+``derived attribute error``, ``already in use`` (names the claims), ``taint not tolerated``
+(names key, value, effect and whether the ResourceSlice or which DeviceTaintRule put it there),
+``counters exhausted``, ``incompatible groups`` ("incompatible with <device> on counter set X
+(groups A vs B)"), ``capacity short`` or ``constraint unmet`` (the device lacks the attribute,
+or too few usable devices share its matchAttribute value). Derived attribute values are shown
+in the detail ("derived attribute derived/numa: 1"). It is slower than `allocate` and meant for
 one claim at a time; pass ``allocator=`` to reuse an `Allocator` (then ``classes``,
 ``slices``, ``allocated_claims``, ``taint_rules`` and ``features`` are ignored).
 `summarize(claim, verdicts)` condenses them per request: needed, usable, blocked counts per

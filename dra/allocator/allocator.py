@@ -13,8 +13,11 @@ from dra.taints import BLOCKING_EFFECTS, Taint
 
 from .errors import AllocationError, NodeAllocationError
 from .features import ALLOCATION_FEATURES, STABLE_FEATURES, normalize_features
+from .groups import Baseline, baseline
 from .model import (
     RESULTS_MAX,
+    Attr,
+    DerivedAttribute,
     Device,
     DeviceClass,
     Json,
@@ -85,6 +88,10 @@ class Allocator:
         self.consumable_capacity = "ConsumableCapacity" in f
         self.binding = "DeviceBindingAndStatus" in f
         self.list_attributes = "ListTypeAttributes" in f
+        self.fractional_capacity = "FractionalCapacityRange" in f
+        self.derived_attributes = "DerivedAttributes" in f
+        self.compatibility_groups = "DeviceCompatibilityGroups" in f
+        self.node_operations = "OptionalNodeOperations" in f
         #: upstream would use its "stable" allocator for these features: no distinctAttribute,
         #: capacity requests ignored, ``bindsToNode`` not looked at
         self.stable_variant = (f & ALLOCATION_FEATURES) - {"DeviceTaintRules"} <= STABLE_FEATURES
@@ -94,6 +101,13 @@ class Allocator:
             else ()
         )
         self.slices: list[Slice] = [parse_slice(s, rules) for s in slices]
+        #: slices left out because they declare compatibility groups and the feature is off
+        self.ignored_slices: list[Slice] = []
+        if not self.compatibility_groups:
+            # Upstream cannot check compatibility groups without the feature, so it ignores every
+            # slice declaring them: their pools look incomplete and nothing of them is allocated.
+            self.ignored_slices = [s for s in self.slices if s.uses_compatibility_groups]
+            self.slices = [s for s in self.slices if not s.uses_compatibility_groups]
         self.classes: dict[str, DeviceClass] = {}
         for raw in classes:
             cls = parse_class(raw)
@@ -118,6 +132,10 @@ class Allocator:
         self._inputs: dict[str, Any] = {}
         #: expression -> device key -> result
         self._selector_results: dict[str, dict[str, bool]] = {}
+        #: derived attribute expression -> device key -> value
+        self._derived_results: dict[str, dict[str, Attr]] = {}
+        self._groups_version = -1
+        self._group_baselines: dict[PoolID, Baseline] = {}
         self._blocking: dict[str, tuple[Taint, ...]] = {}
         #: search steps taken over all calls (upstream's NumAllocateOneInvocations statistic)
         self.search_steps = 0
@@ -195,20 +213,7 @@ class Allocator:
             except backend.errors as exc:
                 raise AllocationError(f"{where}: selector #{index}: CEL compile error: {exc}") from exc
             self._compiled[expr] = compiled
-        inp = self._inputs.get(device.key)
-        if inp is None:
-            if device.unsupported_attribute is not None:
-                raise AllocationError(
-                    f"{where}: selector #{index} on device {device.key}: CEL runtime error: attribute"
-                    f" {device.unsupported_attribute}: unsupported attribute value"
-                )
-            try:
-                inp = backend.device_input(device.driver, device.raw)
-            except backend.errors as exc:
-                raise AllocationError(
-                    f"{where}: selector #{index} on device {device.key}: CEL runtime error: {exc}"
-                ) from exc
-            self._inputs[device.key] = inp
+        inp = self._device_input(device, f"{where}: selector #{index}")
         try:
             hit = bool(compiled.matches(inp))
         except backend.errors as exc:
@@ -217,6 +222,74 @@ class Allocator:
             ) from exc
         results[device.key] = hit
         return hit
+
+    def _device_input(self, device: Device, what: str) -> Any:
+        """The device as CEL input, converted once; ``what`` prefixes errors ("<where>: selector #i")."""
+        inp = self._inputs.get(device.key)
+        if inp is None:
+            if device.unsupported_attribute is not None:
+                raise AllocationError(
+                    f"{what} on device {device.key}: CEL runtime error: attribute"
+                    f" {device.unsupported_attribute}: unsupported attribute value"
+                )
+            backend = self.backend
+            try:
+                inp = backend.device_input(device.driver, device.raw)
+            except backend.errors as exc:
+                raise AllocationError(f"{what} on device {device.key}: CEL runtime error: {exc}") from exc
+            self._inputs[device.key] = inp
+        return inp
+
+    def derived_values(self, rd: RequestData, device: Device) -> dict[str, Attr]:
+        """The request's derived attributes for the device (evaluated once per expression and
+        device); `AllocationError` on a CEL error or a value of no attribute type, which aborts
+        allocation as upstream does."""
+        values = rd.derived_cache.get(device.key)
+        if values is None:
+            values = {
+                d.name: self._derived_value(d, device, f"{rd.where}, request {rd.spec.name}")
+                for d in rd.spec.derived
+            }
+            rd.derived_cache[device.key] = values
+        return values
+
+    def _derived_value(self, derived: DerivedAttribute, device: Device, where: str) -> Attr:
+        results = self._derived_results.setdefault(derived.expression, {})
+        hit = results.get(device.key)
+        if hit is not None:
+            return hit
+        what = f"{where}: derived attribute {derived.name}"
+        backend = self.backend
+        key = "value:" + derived.expression
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = backend.engine.compile_value(derived.expression)
+            except backend.errors as exc:
+                raise AllocationError(f"{what}: CEL compile error: {exc}") from exc
+            self._compiled[key] = compiled
+        inp = self._device_input(device, what)
+        try:
+            raw = compiled.evaluate(inp)
+        except backend.errors as exc:
+            raise AllocationError(f"{what} on device {device.key}: CEL runtime error: {exc}") from exc
+        attr = attribute_of(raw, self.list_attributes)
+        if isinstance(attr, str):
+            raise AllocationError(f"{what} on device {device.key}: {attr}")
+        results[device.key] = attr
+        return attr
+
+    def group_baseline(self, pool: Pool) -> Baseline:
+        """Compatibility groups of the pool's allocated devices (on any node), per counter set."""
+        if self._groups_version != self.state.version:
+            self._group_baselines.clear()
+            self._groups_version = self.state.version
+        base = self._group_baselines.get(pool.id)
+        if base is None:
+            devices = [d for s in pool.slices for d in s.devices]
+            devices.extend(pool.other_devices)
+            base = self._group_baselines[pool.id] = baseline(devices, self.state.is_allocated)
+        return base
 
     def available_counters(self, pool: Pool) -> dict[tuple[str, str], int]:
         """Counters of the pool minus what allocated devices (on any node) consume."""
@@ -335,6 +408,14 @@ class Allocator:
                     " feature is disabled"
                 )
             specs = [request.exact] if request.exact is not None else list(request.first_available)
+            if not self.derived_attributes:
+                for spec in specs:
+                    if spec.derived:
+                        what = f"subrequest {spec.name}" if is_sub else f"request {request.name}"
+                        raise AllocationError(
+                            f"claim {claim.ref}, {what}: has derived attributes, but the DRADerivedAttributes"
+                            " feature is disabled"
+                        )
             # Upstream's stable allocator, which serves these features, does not know capacity
             # requests at all: it ignores them (as ours does with the feature off).
             if not self.consumable_capacity and not self.stable_variant:
@@ -415,8 +496,14 @@ class Allocator:
         )
 
     def selectable(self, rd: RequestData, device: Device) -> bool:
-        """Class and request selectors (binding-condition devices need the feature)."""
+        """Class and request selectors (binding-condition devices need the feature, devices whose
+        slice skips node operations too), then the request's derived attributes, which raise
+        `AllocationError` on a CEL error."""
         if device.binding_conditions and not self.binding:
+            return False
+        if device.skip_node_operations and not self.node_operations:
+            # The kubelet would call a node plugin the driver does not run (KEP-5945: the
+            # allocator fails such an allocation when the feature is off).
             return False
         hit = rd.selectable_cache.get(device.key)
         if hit is not None:
@@ -432,5 +519,41 @@ class Allocator:
                 if not self.selector_matches(expr, device, rd.where, i):
                     ok = False
                     break
+        if ok and rd.spec.derived:
+            self.derived_values(rd, device)
         rd.selectable_cache[device.key] = ok
         return ok
+
+
+_SCALAR_KINDS: tuple[tuple[type, str], ...] = ((bool, "bool"), (int, "int"), (str, "string"))
+
+
+def _scalar_kind(value: object) -> str | None:
+    for python_type, kind in _SCALAR_KINDS:
+        if isinstance(value, python_type):
+            return kind
+    if type(value).__name__ == "Semver":
+        return "version"
+    return None
+
+
+def attribute_of(value: object, lists: bool) -> Attr | str:
+    """A derived attribute's CEL result as an attribute value, or why it cannot be one."""
+    kind = _scalar_kind(value)
+    if kind == "version":
+        return ("version", str(value))
+    if kind is not None:
+        return (kind, value)
+    if isinstance(value, (list, tuple)):
+        if not lists:
+            return "a list result needs the DRAListTypeAttributes feature"
+        kinds = {_scalar_kind(item) for item in value}
+        if not value or len(kinds) != 1 or None in kinds:
+            return "a list result must hold values of one type: strings, ints, bools or semvers"
+        (item_kind,) = kinds
+        assert item_kind is not None
+        items = tuple(str(v) if item_kind == "version" else v for v in value)
+        return (item_kind + "s", items)
+    return f"result of type {type(value).__name__} is not a string, int, bool or semver" + (
+        " or a list of them" if lists else ""
+    )

@@ -11,6 +11,9 @@ are compared with what the constraint holds:
   intersection of the devices' sets and needs it non-empty, distinctAttribute needs the new
   set disjoint from each held one. An empty list is no value at all.
 
+A request's derived attributes (DRADerivedAttributes) come first: a derived attribute of the name
+shadows the device's own attribute for the devices of the request that defines it.
+
 Two upstream details are kept on purpose, because the goal is upstream's answer: the
 matchAttribute intersection is not widened again on `remove` (only emptied when the last
 device goes), and distinctAttribute holds one value per *request name* — a request's second
@@ -19,6 +22,7 @@ device replaces its first one's value, and removing one device forgets the reque
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .model import Attr, Device
@@ -40,9 +44,20 @@ def find_attribute(device: Device, name: str) -> Attr | None:
     return attr
 
 
-def lookup_attribute(device: Device, name: str, lists: bool) -> Attr | None:
-    """`find_attribute`, but list values only with ListTypeAttributes (what explanations count)."""
-    attr = find_attribute(device, name)
+def constrained_attribute(device: Device, name: str, derived: Mapping[str, Attr] | None) -> Attr | None:
+    """What a constraint compares: the request's derived attribute of that name, else the device's."""
+    if derived:
+        attr = derived.get(name)
+        if attr is not None:
+            return attr
+    return find_attribute(device, name)
+
+
+def lookup_attribute(
+    device: Device, name: str, lists: bool, derived: Mapping[str, Attr] | None = None
+) -> Attr | None:
+    """`constrained_attribute`, but list values only with ListTypeAttributes (what explanations count)."""
+    attr = constrained_attribute(device, name, derived)
     if attr is not None and attr[0] in _SCALAR_OF and not lists:
         return None
     return attr
@@ -69,8 +84,8 @@ class MatchAttribute:
         self._held: Attr | None = None
         self._intersection: ValueSet | None = None
 
-    def add(self, request: str, device: Device) -> bool:
-        attr = find_attribute(device, self.attribute)
+    def add(self, request: str, device: Device, derived: Mapping[str, Attr] | None = None) -> bool:
+        attr = constrained_attribute(device, self.attribute, derived)
         if attr is None:
             return False
         if self.lists:
@@ -107,8 +122,8 @@ class DistinctAttribute:
         #: request name -> the value of its latest device
         self._held: dict[str, Attr] = {}
 
-    def add(self, request: str, device: Device) -> bool:
-        attr = find_attribute(device, self.attribute)
+    def add(self, request: str, device: Device, derived: Mapping[str, Attr] | None = None) -> bool:
+        attr = constrained_attribute(device, self.attribute, derived)
         if attr is None:
             return False
         if self._count and not self._distinct(attr):

@@ -7,27 +7,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from .allocator import Allocator
-from .constraints import find_attribute, lookup_attribute
+from .constraints import constrained_attribute, lookup_attribute
 from .errors import AllocationError
 from .features import DEFAULT_FEATURES
-from .model import Device, Json, PreparedClaim, node_matches, parse_node, prepare_claim
+from .groups import conflict
+from .model import Attr, Device, Json, PreparedClaim, node_matches, parse_node, prepare_claim
 from .plan import Candidate, RequestData
-from .pools import Pool
+from .pools import Pool, slice_targets_node
 from .search import Search
 from .selectors import SelectorBackend
 from .state import AllocatedState
+
+_IGNORED = (
+    "its slice declares compatibilityGroups, which are ignored (with the slice) while the"
+    " DeviceCompatibilityGroups feature is off"
+)
 
 USABLE = "usable"
 POOL_INCOMPLETE = "pool incomplete"
 POOL_INVALID = "pool invalid"
 NODE_MISMATCH = "node mismatch"
 BINDING_UNSUPPORTED = "binding conditions not supported"
+NODE_OPERATIONS_UNSUPPORTED = "node operations not supported"
 CLASS_SELECTOR_FALSE = "class selector false"
 REQUEST_SELECTOR_FALSE = "request selector false"
 SELECTOR_ERROR = "selector error"
+DERIVED_ATTRIBUTE_ERROR = "derived attribute error"
 ALREADY_IN_USE = "already in use"
 TAINT_NOT_TOLERATED = "taint not tolerated"
 COUNTERS_EXHAUSTED = "counters exhausted"
+INCOMPATIBLE_GROUPS = "incompatible groups"
 CAPACITY_SHORT = "capacity short"
 CONSTRAINT_UNMET = "constraint unmet"
 
@@ -37,12 +46,15 @@ REASONS = (
     POOL_INVALID,
     NODE_MISMATCH,
     BINDING_UNSUPPORTED,
+    NODE_OPERATIONS_UNSUPPORTED,
     CLASS_SELECTOR_FALSE,
     REQUEST_SELECTOR_FALSE,
     SELECTOR_ERROR,
+    DERIVED_ATTRIBUTE_ERROR,
     ALREADY_IN_USE,
     TAINT_NOT_TOLERATED,
     COUNTERS_EXHAUSTED,
+    INCOMPATIBLE_GROUPS,
     CAPACITY_SHORT,
     CONSTRAINT_UNMET,
 )
@@ -74,6 +86,16 @@ def _constraint_name(is_match: bool, attribute: str) -> str:
     return f"{'matchAttribute' if is_match else 'distinctAttribute'} {attribute}"
 
 
+def _show_derived(values: dict[str, Attr]) -> str:
+    return "; ".join(f"derived attribute {name}: {attr[1]!r}" for name, attr in values.items())
+
+
+def _with_derived(detail: str, values: dict[str, Attr] | None) -> str:
+    if not values:
+        return detail
+    return f"{detail}; {_show_derived(values)}" if detail else _show_derived(values)
+
+
 def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tuple[str, str]:
     a = run.a
     pool, device = cand.pool, cand.device
@@ -85,6 +107,11 @@ def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tu
         return NODE_MISMATCH, "the device's own node selection excludes this node"
     if device.binding_conditions and not a.binding:
         return BINDING_UNSUPPORTED, "the DeviceBindingAndStatus feature is off"
+    if device.skip_node_operations and not a.node_operations:
+        return (
+            NODE_OPERATIONS_UNSUPPORTED,
+            "the slice sets skipNodeOperations and the OptionalNodeOperations feature is off",
+        )
     try:
         cls = rd.device_class
         for i, expr in enumerate(cls.selectors):
@@ -95,6 +122,12 @@ def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tu
                 return REQUEST_SELECTOR_FALSE, f"selector #{i}: {expr}"
     except AllocationError as exc:
         return SELECTOR_ERROR, str(exc)
+    derived = None
+    if rd.spec.derived:
+        try:
+            derived = a.derived_values(rd, device)
+        except AllocationError as exc:
+            return DERIVED_ATTRIBUTE_ERROR, str(exc)
     holders = a.state.exclusive.get(device.key)
     if holders and not rd.admin:
         return ALREADY_IN_USE, "allocated to " + ", ".join(holders)
@@ -112,16 +145,23 @@ def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tu
                     left = avail.get((cc.counter_set, name))
                     if left is not None and left < v:
                         return COUNTERS_EXHAUSTED, f"counter {cc.counter_set}/{name}: needs {v}, {left} left"
+        if a.compatibility_groups and pool.uses_groups:
+            why = conflict(device, a.group_baseline(pool))
+            if why is not None:
+                return INCOMPATIBLE_GROUPS, why
     if a.consumable_capacity and not run.capacity_ok(rd, cand):
         return CAPACITY_SHORT, "requested capacity does not fit (or breaks the device's request policy)"
     for i in rd.constraint_ids:
         is_match, attribute = run.plans[0].constraints[i]
-        if find_attribute(device, attribute) is None:
+        if constrained_attribute(device, attribute, derived) is None:
             return (
                 CONSTRAINT_UNMET,
-                f"{_constraint_name(is_match, attribute)}: the device does not have the attribute",
+                _with_derived(
+                    f"{_constraint_name(is_match, attribute)}: the device does not have the attribute",
+                    derived,
+                ),
             )
-    return USABLE, ""
+    return USABLE, _with_derived("", derived)
 
 
 def explain(
@@ -158,15 +198,23 @@ def explain(
     view = alloc.node_view(node_obj)
     run = Search(alloc, view, [alloc.plan(prepared)])
     datas = [rd for per_request in run.requests[0] for rd in per_request]
-    rows: list[tuple[Device, RequestData, str, str]] = []
+    rows: list[tuple[Candidate, RequestData, str, str]] = []
     for pool in view.pools:
         for cand, on_node in _device_rows(alloc, pool, node_obj):
             for rd in datas:
                 reason, detail = _verdict(run, rd, cand, on_node)
-                rows.append((cand.device, rd, reason, detail))
+                rows.append((cand, rd, reason, detail))
     rows = _match_attribute_shortfalls(run, datas, rows)
+    ignored = [s for s in alloc.ignored_slices if slice_targets_node(s, node_obj, alloc.partitionable)]
+    for s in sorted(ignored, key=lambda s: (s.driver, s.pool, s.name)):
+        for d in s.devices:
+            for rd in datas:
+                rows.append(
+                    (Candidate(d, s, Pool(s.driver, s.pool, incomplete=True)), rd, POOL_INCOMPLETE, _IGNORED)
+                )
     return [
-        DeviceVerdict(d.driver, d.pool, d.name, rd.name, reason, detail) for d, rd, reason, detail in rows
+        DeviceVerdict(c.device.driver, c.device.pool, c.device.name, rd.name, reason, detail)
+        for c, rd, reason, detail in rows
     ]
 
 
@@ -175,9 +223,14 @@ def _enough(counts: dict[int, dict[Any, int]], rd: RequestData, value: Any) -> b
     return id(rd) not in counts or counts[id(rd)].get(value, 0) >= rd.num_devices
 
 
+def _derived_of(run: Search, rd: RequestData, device: Device) -> dict[str, Attr] | None:
+    """Derived values of a usable device (already evaluated by `_verdict`, so no error here)."""
+    return run.a.derived_values(rd, device) if rd.spec.derived else None
+
+
 def _match_attribute_shortfalls(
-    run: Search, datas: list[RequestData], rows: list[tuple[Device, RequestData, str, str]]
-) -> list[tuple[Device, RequestData, str, str]]:
+    run: Search, datas: list[RequestData], rows: list[tuple[Candidate, RequestData, str, str]]
+) -> list[tuple[Candidate, RequestData, str, str]]:
     """Mark usable devices whose matchAttribute value too few usable devices share.
 
     All devices of the constrained requests carry one common value, so a value that fewer
@@ -190,19 +243,20 @@ def _match_attribute_shortfalls(
             continue
         constrained = [rd for rd in datas if index in rd.constraint_ids and not rd.all_mode]
         counts: dict[int, dict[Any, int]] = {id(rd): {} for rd in constrained}
-        for device, rd, reason, _ in rows:
+        for cand, rd, reason, _ in rows:
             if reason == USABLE and id(rd) in counts:
-                attr = lookup_attribute(device, attribute, lists)
+                attr = lookup_attribute(cand.device, attribute, lists, _derived_of(run, rd, cand.device))
                 if attr is not None and attr[0] in ("int", "bool", "string", "version"):
                     counts[id(rd)][attr] = counts[id(rd)].get(attr, 0) + 1
         alternatives: dict[str, list[RequestData]] = {}
         for rd in datas:
             alternatives.setdefault(rd.parent or rd.name, []).append(rd)
 
-        for i, (device, rd, reason, _) in enumerate(rows):
+        for i, (cand, rd, reason, _) in enumerate(rows):
             if reason != USABLE or id(rd) not in counts:
                 continue
-            attr = lookup_attribute(device, attribute, lists)
+            derived = _derived_of(run, rd, cand.device)
+            attr = lookup_attribute(cand.device, attribute, lists, derived)
             if attr is None or attr[0] not in ("int", "bool", "string", "version"):
                 continue
             short = [] if _enough(counts, rd, attr) else [rd.name]
@@ -211,11 +265,14 @@ def _match_attribute_shortfalls(
                     short.append(base)
             if short:
                 rows[i] = (
-                    device,
+                    cand,
                     rd,
                     CONSTRAINT_UNMET,
-                    f"matchAttribute {attribute}: too few usable devices with value {attr[1]!r} for "
-                    + ", ".join(short),
+                    _with_derived(
+                        f"matchAttribute {attribute}: too few usable devices with value {attr[1]!r} for "
+                        + ", ".join(short),
+                        derived,
+                    ),
                 )
     return rows
 

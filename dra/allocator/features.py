@@ -17,26 +17,27 @@ ALLOCATION_FEATURES = frozenset(
         "ConsumableCapacity",
         "DeviceBindingAndStatus",
         "ListTypeAttributes",
+        "FractionalCapacityRange",
+        "DerivedAttributes",
+        "DeviceCompatibilityGroups",
+        "OptionalNodeOperations",
     }
 )
-#: Known 1.37 DRA gates accepted without changing what the allocator computes: on by
-#: default and irrelevant here, or alpha features it does not implement (their fields, like
-#: ``derivedAttributes``, are refused; compatibility groups and partition types are ignored).
+#: Known 1.37 DRA gates accepted without changing what the allocator computes: on by default
+#: and irrelevant here, or features outside allocation. ``NodeAllocatableResources`` is applied
+#: after allocation (`dra.node_allocatable`); ``WorkloadResourceClaims`` reserves claims for a
+#: PodGroup, which the allocator never sees; partition types only feed pool status summaries.
 NEUTRAL_FEATURES = frozenset(
     {
         "DynamicResourceAllocation",
         "ExtendedResource",
         "ResourceClaimDeviceStatus",
         "DeviceBindingConditions",
-        "FractionalCapacityRange",
         "SchedulerFilterTimeout",
         "ResourceClaimGranularStatusAuthorization",
         "WorkloadResourceClaims",
         "NodeAllocatableResources",
         "ResourcePoolStatus",
-        "OptionalNodeOperations",
-        "DerivedAttributes",
-        "DeviceCompatibilityGroups",
         "PartitionableDevicesType",
     }
 )

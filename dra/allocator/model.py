@@ -154,6 +154,8 @@ class Capacity:
 class CounterConsumption:
     counter_set: str
     counters: Mapping[str, int]
+    #: ``compatibilityGroups`` (DRADeviceCompatibilityGroups); empty means "no groups"
+    groups: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -178,6 +180,8 @@ class Device:
     #: the first attribute with no value of a known type; evaluating a selector on the device
     #: is then an error naming it (upstream: "attribute X: unsupported attribute value")
     unsupported_attribute: str | None = None
+    #: its slice's ``skipNodeOperations``
+    skip_node_operations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -197,6 +201,12 @@ class Slice:
     devices: tuple[Device, ...]
     #: counter set name -> counter name -> value
     shared_counters: tuple[tuple[str, Mapping[str, int]], ...]
+    #: ``spec.skipNodeOperations`` (DRAOptionalNodeOperations), copied into each result
+    skip_node_operations: tuple[str, ...] = ()
+
+    @property
+    def uses_compatibility_groups(self) -> bool:
+        return any(c.groups for d in self.devices for c in d.consumes_counters)
 
 
 def device_key(driver: str, pool: str, device: str) -> str:
@@ -262,7 +272,13 @@ def _parse_counters(raw: object, field: str) -> dict[str, int]:
 
 
 def _parse_device(
-    raw: object, field: str, driver: str, pool: str, slice_name: str, rules: tuple[TaintRule, ...]
+    raw: object,
+    field: str,
+    driver: str,
+    pool: str,
+    slice_name: str,
+    rules: tuple[TaintRule, ...],
+    skip_node_operations: tuple[str, ...] = (),
 ) -> Device:
     # Hot path when converting large inventories: field names for messages are only built
     # for the sections a device actually has.
@@ -297,6 +313,12 @@ def _parse_device(
             CounterConsumption(
                 counter_set=str(_as_map(c, f"{field}.consumesCounters[{i}]").get("counterSet", "")),
                 counters=_parse_counters(c.get("counters"), f"{field}.consumesCounters[{i}].counters"),
+                groups=frozenset(
+                    str(g)
+                    for g in _as_list(
+                        c.get("compatibilityGroups"), f"{field}.consumesCounters[{i}].compatibilityGroups"
+                    )
+                ),
             )
             for i, c in enumerate(_as_list(raw["consumesCounters"], f"{field}.consumesCounters"))
         )
@@ -338,6 +360,7 @@ def _parse_device(
         allow_multiple=bool(raw.get("allowMultipleAllocations")),
         raw=raw,
         unsupported_attribute=unsupported,
+        skip_node_operations=skip_node_operations,
     )
 
 
@@ -352,8 +375,11 @@ def parse_slice(raw: Json, rules: tuple[TaintRule, ...] = ()) -> Slice:
     pool_name = pool.get("name")
     if not isinstance(pool_name, str) or not pool_name:
         raise AllocationError(f"{field}.spec.pool.name: required")
+    skip_ops = tuple(
+        str(op) for op in _as_list(spec.get("skipNodeOperations"), f"{field}.spec.skipNodeOperations")
+    )
     devices = tuple(
-        _parse_device(d, f"{field}.spec.devices[{i}]", driver, pool_name, name, rules)
+        _parse_device(d, f"{field}.spec.devices[{i}]", driver, pool_name, name, rules, skip_ops)
         for i, d in enumerate(_as_list(spec.get("devices"), f"{field}.spec.devices"))
     )
     shared = tuple(
@@ -376,6 +402,7 @@ def parse_slice(raw: Json, rules: tuple[TaintRule, ...] = ()) -> Slice:
         per_device_set=spec.get("perDeviceNodeSelection") is not None,
         devices=devices,
         shared_counters=shared,
+        skip_node_operations=skip_ops,
     )
 
 
@@ -426,8 +453,26 @@ _EXACT_FIELDS = (
     "adminAccess",
     "tolerations",
     "capacity",
+    "derivedAttributes",
 )
-_SUB_FIELDS = ("name", "deviceClassName", "selectors", "allocationMode", "count", "tolerations", "capacity")
+_SUB_FIELDS = (
+    "name",
+    "deviceClassName",
+    "selectors",
+    "allocationMode",
+    "count",
+    "tolerations",
+    "capacity",
+    "derivedAttributes",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedAttribute:
+    """``derivedAttributes[]`` of a request (DRADerivedAttributes): a virtual attribute for constraints."""
+
+    name: str
+    expression: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,6 +488,7 @@ class RequestSpec:
     tolerations: tuple[Toleration, ...]
     tolerations_json: tuple[Json, ...]
     capacity: Mapping[str, Quantity] | None
+    derived: tuple[DerivedAttribute, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,9 +522,21 @@ class PreparedClaim:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
+def _parse_derived(raw: object, field: str) -> tuple[DerivedAttribute, ...]:
+    out = []
+    for i, item in enumerate(_as_list(raw, field)):
+        item = _as_map(item, f"{field}[{i}]")
+        _refuse_unknown(item, ("name", "expression"), f"{field}[{i}]")
+        name, expression = item.get("name"), item.get("expression")
+        if not isinstance(name, str) or not name:
+            raise AllocationError(f"{field}[{i}].name: required")
+        if not isinstance(expression, str) or not expression:
+            raise AllocationError(f"{field}[{i}].expression: required")
+        out.append(DerivedAttribute(name, expression))
+    return tuple(out)
+
+
 def _parse_request_spec(raw: Json, name: str, field: str, allowed: tuple[str, ...]) -> RequestSpec:
-    if "derivedAttributes" in raw:
-        raise AllocationError(f"{field}.derivedAttributes: not supported (DRADerivedAttributes is alpha)")
     _refuse_unknown(raw, allowed, field)
     # An empty class name, an unknown mode or selector type are refused when the allocator
     # validates the request (`Allocator.plan`), with upstream's words and in its order.
@@ -514,6 +572,7 @@ def _parse_request_spec(raw: Json, name: str, field: str, allowed: tuple[str, ..
         ),
         tolerations_json=tolerations_json,
         capacity=capacity,
+        derived=_parse_derived(raw.get("derivedAttributes"), f"{field}.derivedAttributes"),
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from dra.quantity import Quantity
 
-from .model import Device, DeviceClass, Node, PreparedClaim, RequestSpec, Slice
+from .model import Attr, Device, DeviceClass, Node, PreparedClaim, RequestSpec, Slice
 from .pools import Pool
 
 
@@ -60,6 +60,8 @@ class RequestData:
     constraint_ids: tuple[int, ...]
     #: device key -> class and request selectors all true (static: slices do not change)
     selectable_cache: dict[str, bool] = field(default_factory=dict)
+    #: device key -> derived attribute name -> value (for requests with derivedAttributes)
+    derived_cache: dict[str, dict[str, Attr]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, slots=True)

@@ -27,6 +27,8 @@ class Pool:
     #: devices of this pool in slices not targeting the node: they still consume counters
     other_devices: tuple[Device, ...] = ()
     has_binding_conditions: bool = False
+    #: some device of the pool declares compatibility groups
+    uses_groups: bool = False
 
     @property
     def id(self) -> PoolID:
@@ -79,6 +81,11 @@ def _build(pool_id: PoolID, mine: Sequence[Slice], rest: Sequence[Slice], partit
     pool = Pool(*pool_id, slices=tuple(device_slices))
     pool.other_devices = tuple(d for s in others for d in s.devices)
     pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
+    pool.uses_groups = any(
+        c.groups
+        for d in (*(d for s in device_slices for d in s.devices), *pool.other_devices)
+        for c in d.consumes_counters
+    )
     pool.invalid = pool_problem(
         device_names=(d.name for s in device_slices for d in s.devices),
         counter_sets=((name, counters) for s in counter_slices for name, counters in s.shared_counters),

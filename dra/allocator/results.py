@@ -39,6 +39,8 @@ def allocation_result(run: Search, ci: int) -> dict[str, Any]:
             out["shareID"] = r.share_id
         if r.consumed:
             out["consumedCapacity"] = {k: str(v) for k, v in r.consumed.items()}
+        if a.node_operations and d.skip_node_operations:
+            out["skipNodeOperations"] = list(d.skip_node_operations)
         results.append(out)
     devices: dict[str, Any] = {"results": results}
     config = _config(run, ci, claim)

@@ -12,6 +12,7 @@ from dra.taints import Taint
 from .capacity import capacity_fits, consumed_capacity
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .errors import AllocationError, AllocationTimeout
+from .groups import GroupState
 from .model import RESULTS_MAX, Device
 from .plan import Candidate, ClaimPlan, DeviceResult, NodeView, RequestData, ResultLimitExceeded
 from .pools import PoolID
@@ -53,6 +54,8 @@ class Search:
         #: device key -> number of shares of it taken in this attempt
         self.allocating_shares: dict[str, int] = {}
         self.consumed_counters: dict[PoolID, dict[tuple[str, str], int]] = {}
+        #: (pool, counter set) -> compatibility groups of the devices there, allocated and taken
+        self.groups: dict[tuple[PoolID, str], GroupState] = {}
 
     def _prepare_all_mode(self) -> None:
         for plan in self.plans:
@@ -111,6 +114,7 @@ class Search:
             device.capacity,
             self.a.state.capacity.get(device.key),
             self.allocating_capacity.get(device.key),
+            self.a.fractional_capacity,
         )
 
     def in_use(self, key: str) -> bool:
@@ -135,6 +139,34 @@ class Search:
                 self._release_counters(cand)
                 return False
         return True
+
+    def _join_groups(self, cand: Candidate) -> list[tuple[tuple[PoolID, str], GroupState | None]] | None:
+        """Fold the device's compatibility groups into each of its counter sets: what to restore on
+        undo, or None (nothing changed) when it is incompatible with a device there."""
+        base = None
+        saved: list[tuple[tuple[PoolID, str], GroupState | None]] = []
+        for cc in cand.device.consumes_counters:
+            k = (cand.pool.id, cc.counter_set)
+            current = self.groups.get(k)
+            if current is None:
+                if base is None:
+                    base = self.a.group_baseline(cand.pool)
+                state = base.states.get(cc.counter_set, GroupState())
+            else:
+                state = current
+            if not state.admits(cc.groups):
+                self._restore_groups(saved)
+                return None
+            saved.append((k, current))
+            self.groups[k] = state.add(cc.groups)
+        return saved
+
+    def _restore_groups(self, saved: list[tuple[tuple[PoolID, str], GroupState | None]]) -> None:
+        for k, previous in reversed(saved):
+            if previous is None:
+                del self.groups[k]
+            else:
+                self.groups[k] = previous
 
     def _release_counters(self, cand: Candidate) -> None:
         consumed = self.consumed_counters[cand.pool.id]
@@ -174,13 +206,26 @@ class Search:
             if not self._take_counters(cand):
                 return None
             took_counters = True
+        joined = None
+        if a.compatibility_groups and cand.pool.uses_groups and device.consumes_counters:
+            # Checked right after the counters. Unlike a refusal for taints or constraints (see
+            # above), this one gives the counters back: upstream's code for this step was not
+            # available to compare, and keeping them would refuse compatible devices later on.
+            joined = self._join_groups(cand)
+            if joined is None:
+                if took_counters:
+                    self._release_counters(cand)
+                return None
         if self.taint_blocks(rd, device) is not None:
+            if joined:
+                self._restore_groups(joined)
             return None
         base = rd.parent or rd.name
         claim_constraints = self.constraints[ci]
         constraints = [claim_constraints[i] for i in rd.constraint_ids] if rd.constraint_ids else []
+        derived = a.derived_values(rd, device) if rd.spec.derived else None
         for added, c in enumerate(constraints):
-            if not c.add(base, device):
+            if not c.add(base, device, derived):
                 if must:
                     raise AllocationError(
                         f"{rd.where}, request {rd.spec.name}: cannot add device {key} because a claim"
@@ -188,6 +233,8 @@ class Search:
                     )
                 for prev in constraints[:added]:
                     prev.remove(base, device)
+                if joined:
+                    self._restore_groups(joined)
                 return None
         if not multi:
             self.allocating.setdefault(key, set()).add(ci)
@@ -197,9 +244,11 @@ class Search:
             if not self.capacity_ok(rd, cand):
                 # Checked before for every device but those of an All request, whose capacity
                 # was checked before the search: another request of the attempt took it since.
+                if joined:
+                    self._restore_groups(joined)
                 return None
             if multi:
-                consumed = consumed_capacity(rd.spec.capacity, device.capacity)
+                consumed = consumed_capacity(rd.spec.capacity, device.capacity, a.fractional_capacity)
                 share_id = a.id_factory()
                 pending = self.allocating_capacity.setdefault(key, {})
                 for name, q in consumed.items():
@@ -212,6 +261,8 @@ class Search:
             results.pop()
             for c in constraints:
                 c.remove(base, device)
+            if joined:
+                self._restore_groups(joined)
             if multi:
                 if consumed is not None:
                     pending = self.allocating_capacity[key]

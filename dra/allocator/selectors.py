@@ -11,8 +11,15 @@ class CompiledMatcher(Protocol):
     def matches(self, device: Any) -> bool: ...
 
 
+class CompiledValue(Protocol):
+    def evaluate(self, device: Any) -> object: ...
+
+
 class Engine(Protocol):
     def compile(self, expr: str) -> CompiledMatcher: ...
+
+    #: for derived attributes: an expression whose result is a value, not a bool
+    def compile_value(self, expr: str) -> CompiledValue: ...
 
 
 @dataclass(frozen=True)

@@ -72,13 +72,15 @@ CEL_COST_LIMIT: Final = 1_000_000
 COST_EXCEEDED: Final = "too complex, exceeds cost limit"
 
 
-def cel_problem(expression: str) -> str | None:
+def cel_problem(expression: str, *, value: bool = False) -> str | None:
+    """Why the expression cannot be stored, or None; ``value`` for derived attributes, whose result
+    is an attribute value rather than a bool."""
     engine = _cel_engine()
     if engine is None:
         problem = cel_syntax_problem(expression)
         return None if problem is None else f"compilation failed: {problem}"
     try:
-        compiled = engine.compile(expression)
+        compiled = engine.compile_value(expression) if value else engine.compile(expression)
     except Exception as error:  # CelError; the engine module may not be importable for typing
         return str(error)
     cost = getattr(compiled, "estimated_cost", 0)

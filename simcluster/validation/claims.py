@@ -10,7 +10,7 @@ import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation.cel import CEL_MAX_LEN, check_selectors
+from simcluster.validation.cel import CEL_MAX_LEN, COST_EXCEEDED, cel_problem, check_selectors
 from simcluster.validation.names import (
     device_qualified_name,
     dns_label,
@@ -192,6 +192,12 @@ def _check_exact(
             causes.required(child(entry, "expression"))
         elif isinstance(expression, str) and len(expression.encode()) > CEL_MAX_LEN:
             causes.too_long(child(entry, "expression"), CEL_MAX_LEN)
+        elif isinstance(expression, str):
+            problem = cel_problem(expression, value=True)
+            if problem == COST_EXCEEDED:
+                causes.forbidden(child(entry, "expression"), problem)
+            elif problem:
+                causes.invalid(child(entry, "expression"), expression, problem)
         unique(causes, entry, attr_name, seen)
 
 

@@ -18,6 +18,7 @@ from simcluster.validation.names import (
     driver_name,
     pool_name,
 )
+from simcluster.validation.node_allocatable import check_node_allocatable_resources
 from simcluster.validation.shared import (
     Obj,
     as_list,
@@ -213,6 +214,7 @@ def _check_device(
     if device.get("consumesCounters"):
         _check_consumes_counters(causes, child(path, "consumesCounters"), device["consumesCounters"])
     check_binding_conditions(causes, path, device)
+    check_node_allocatable_resources(causes, path, device)
 
     present = [f for f in _DEVICE_NODE_SELECTION if device.get(f) is not None]
     if per_device:

@@ -109,9 +109,11 @@ CASES: list[Case] = [
         expect=Error("unsupported field(s) fuzzy"),
     ),
     Case(
-        "derived_attributes_are_refused",
+        "derived_attributes_need_their_feature",
         [claim("c", exactly("gpu", derivedAttributes=[{"name": "derived/numa", "expression": "1"}]))],
-        expect=Error("derivedAttributes: not supported"),
+        expect=Error(
+            "claim default/c, request gpu: has derived attributes, but the DRADerivedAttributes feature is disabled"
+        ),
     ),
     Case(
         "more_than_32_devices_per_claim_is_an_error",

@@ -237,3 +237,89 @@ def test_it_calls_a_device_with_a_list_value_usable_where_allocate_takes_it() ->
         ("n01", "gpu"): "usable",
         ("bare", "gpu"): "constraint unmet",
     }
+
+
+# ---------------------------------------------------------------- the 1.37 alphas
+
+
+def _mig_gpu() -> list[J]:
+    counters = [{"name": "gpu-0-memory", "counters": {"memory": {"value": "8Gi"}}}]
+    parts = [
+        device(
+            name,
+            consumesCounters=[
+                {
+                    "counterSet": "gpu-0-memory",
+                    "counters": {"memory": {"value": "4Gi"}},
+                    "compatibilityGroups": [g],
+                }
+            ],
+        )
+        for name, g in (("mig-0", "mig"), ("vgpu-0", "vgpu"), ("mig-1", "mig"))
+    ]
+    return [
+        resource_slice("counters", [], count=2, sharedCounters=counters),
+        resource_slice("parts", parts, count=2),
+    ]
+
+
+def test_it_names_the_allocated_device_an_incompatible_partition_conflicts_with() -> None:
+    verdicts = {
+        v.device: v
+        for v in _explain(
+            claim("c", exactly("gpu")),
+            _mig_gpu(),
+            allocated_claims=[allocated("mig-user", result("mig-0"))],
+            features=DEFAULT_FEATURES | {"DeviceCompatibilityGroups"},
+        )
+    }
+    assert verdicts["mig-0"].reason == "already in use"
+    assert verdicts["vgpu-0"].reason == "incompatible groups"
+    assert verdicts["vgpu-0"].detail == (
+        f"incompatible with {DRIVER}/node-1/mig-0 on counter set gpu-0-memory (groups vgpu vs mig)"
+    )
+    assert verdicts["mig-1"].reason == "usable"
+
+
+def test_it_explains_a_pool_left_incomplete_by_groups_without_the_feature() -> None:
+    verdicts = _explain(claim("c", exactly("gpu")), _mig_gpu())
+    assert {v.device: v.reason for v in verdicts} == dict.fromkeys(
+        ("mig-0", "vgpu-0", "mig-1"), "pool incomplete"
+    )
+    assert "DeviceCompatibilityGroups feature is off" in verdicts[0].detail
+
+
+def test_it_shows_derived_values_and_derived_errors() -> None:
+    expr = f'device.attributes["{DRIVER}"].numa'
+    the_claim = claim(
+        "c",
+        exactly("gpu", derivedAttributes=[{"name": "derived/numa", "expression": expr}]),
+        constraints=[{"matchAttribute": "derived/numa"}],
+    )
+    verdicts = {
+        v.device: v
+        for v in _explain(
+            the_claim,
+            [resource_slice("s", [device("gpu-0", attrs={"numa": 1}), device("gpu-1")])],
+            features=DEFAULT_FEATURES | {"DerivedAttributes"},
+        )
+    }
+    assert (verdicts["gpu-0"].reason, verdicts["gpu-0"].detail) == (
+        "usable",
+        "derived attribute derived/numa: 1",
+    )
+    assert verdicts["gpu-1"].reason == "derived attribute error"
+    assert "derived attribute derived/numa on device gpu.example.com/node-1/gpu-1" in verdicts["gpu-1"].detail
+
+
+def test_it_tells_which_devices_skip_node_operations_without_the_feature() -> None:
+    verdicts = _reasons(
+        _explain(
+            claim("c", exactly("gpu")),
+            [
+                resource_slice("a", [device("gpu-0")], skipNodeOperations=["*"]),
+                resource_slice("b", [device("gpu-1")], pool="node-1-b"),
+            ],
+        )
+    )
+    assert verdicts == {("gpu-0", "gpu"): "node operations not supported", ("gpu-1", "gpu"): "usable"}

@@ -55,7 +55,7 @@ def test_it_maps_example_com_gpu_onto_the_gpu_device_class() -> None:
     assert {"gpu.example.com", "mig.example.com", "nic.example.com"} <= set(classes)
 
 
-@pytest.mark.parametrize("name", ["tiny", "demo"])
+@pytest.mark.parametrize("name", ["tiny", "demo", "features"])
 def test_it_creates_every_seed_object_without_a_validation_error(name: str) -> None:
     store = Store()
     for plural, obj in load_topology(name).seed_objects():
@@ -79,5 +79,5 @@ def test_it_names_the_field_when_a_node_group_uses_an_unknown_device_model() -> 
 
 
 def test_it_refuses_an_unknown_topology_name_listing_the_available_ones() -> None:
-    with pytest.raises(TopologyError, match="available: demo, large, tiny"):
+    with pytest.raises(TopologyError, match="available: demo, features, large, tiny"):
         load_topology("nope")

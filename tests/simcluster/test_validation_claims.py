@@ -283,6 +283,20 @@ CASES = [
         "must be referenced by at least one matchAttribute or distinctAttribute constraint",
     ),
     Case(
+        "derived attribute expression does not compile",
+        CLAIM,
+        do_all(
+            set_path(
+                "spec.devices.requests.1.exactly.derivedAttributes",
+                [{"name": "example.com/numa", "expression": "device.driver =="}],
+            ),
+            set_path("spec.devices.constraints", [{"matchAttribute": "example.com/numa"}]),
+        ),
+        "spec.devices.requests[1].exactly.derivedAttributes[0].expression",
+        "FieldValueInvalid",
+        "device.driver ==",
+    ),
+    Case(
         "reference with two slashes",
         CLAIM,
         set_path("spec.devices.constraints.0.requests", ["gpu/big/x"]),

@@ -395,6 +395,81 @@ CASES = [
         "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped",
     ),
     Case(
+        "node allocatable extended resource",
+        SLICE,
+        set_path(
+            "spec.devices.0.nodeAllocatableResources", {"example.com/foo": {"overhead": {"perPod": "1"}}}
+        ),
+        "spec.devices[0].nodeAllocatableResources",
+        "FieldValueInvalid",
+        "not an extended resource",
+    ),
+    Case(
+        "node allocatable entry empty",
+        SLICE,
+        set_path("spec.devices.0.nodeAllocatableResources", {"memory": {}}),
+        "spec.devices[0].nodeAllocatableResources[memory]",
+        "FieldValueRequired",
+        "at least one of `mapping` or `overhead` is required",
+    ),
+    Case(
+        "node allocatable mapping both kinds",
+        SLICE,
+        set_path(
+            "spec.devices.0.nodeAllocatableResources",
+            {
+                "cpu": {
+                    "mapping": {"deviceMultiplier": "8", "capacityKey": "memory", "capacityMultiplier": "1"}
+                }
+            },
+        ),
+        "spec.devices[0].nodeAllocatableResources[cpu].mapping",
+        "FieldValueInvalid",
+        "but both are set",
+    ),
+    Case(
+        "node allocatable capacity key unknown",
+        SLICE,
+        set_path(
+            "spec.devices.0.nodeAllocatableResources",
+            {"cpu": {"mapping": {"capacityKey": "cores", "capacityMultiplier": "2"}}},
+        ),
+        "spec.devices[0].nodeAllocatableResources[cpu].mapping.capacityKey",
+        "FieldValueInvalid",
+        "must be the name of one of the device's capacities",
+    ),
+    Case(
+        "node allocatable multiplier without key",
+        SLICE,
+        set_path(
+            "spec.devices.0.nodeAllocatableResources", {"cpu": {"mapping": {"capacityMultiplier": "2"}}}
+        ),
+        "spec.devices[0].nodeAllocatableResources[cpu].mapping",
+        "FieldValueRequired",
+        "exactly one of `capacityKey` or `deviceMultiplier` is required",
+    ),
+    Case(
+        "node allocatable negative overhead",
+        SLICE,
+        set_path(
+            "spec.devices.0.nodeAllocatableResources", {"memory": {"overhead": {"perContainer": "-1Gi"}}}
+        ),
+        "spec.devices[0].nodeAllocatableResources[memory].overhead.perContainer",
+        "FieldValueInvalid",
+        "must be greater than or equal to 0",
+    ),
+    Case(
+        "compatibility groups repeated",
+        SLICE,
+        set_path(
+            "spec.devices.0.consumesCounters",
+            [{"counterSet": "s", "counters": {"mem": {"value": "1"}}, "compatibilityGroups": ["mig", "mig"]}],
+        ),
+        "spec.devices[0].consumesCounters[0].compatibilityGroups[1]",
+        "FieldValueDuplicate",
+        "Duplicate value",
+    ),
+    Case(
         "attribute name with two slashes",
         SLICE,
         lambda o: devices(o)[0]["attributes"].update({"a.com/b/c": {"int": 1}}),
@@ -443,4 +518,30 @@ def test_it_accepts_a_counter_set_slice_without_devices() -> None:
     obj = a_slice()
     del obj["spec"]["devices"]
     obj["spec"]["sharedCounters"] = [{"name": "gpu-0-counters", "counters": {"memory": {"value": "80Gi"}}}]
+    assert validate(SLICE, obj, None)[0] == []
+
+
+def test_it_accepts_the_1_37_alpha_fields_of_a_partitioned_gpu() -> None:
+    obj = a_slice()
+    first = devices(obj)[0]
+    first["consumesCounters"] = [
+        {
+            "counterSet": "gpu-0",
+            "counters": {"mem": {"value": "4Gi"}},
+            "compatibilityGroups": ["mig", "shared"],
+        }
+    ]
+    first["nodeAllocatableResources"] = {
+        "memory": {"overhead": {"perPod": "512Mi", "perContainer": "256Mi"}},
+        "cpu": {"mapping": {"deviceMultiplier": "500m"}},
+        "hugepages-2Mi": {"overhead": {"perPod": "2Mi"}},
+    }
+    first["allowMultipleAllocations"] = True
+    first["capacity"] = {
+        "bandwidth": {
+            "value": "1",
+            "requestPolicy": {"default": "200m", "validRange": {"min": "200m", "max": "1", "step": "100m"}},
+        }
+    }
+    obj["spec"]["skipNodeOperations"] = ["*"]
     assert validate(SLICE, obj, None)[0] == []

@@ -10,7 +10,7 @@ from simcluster.topology import load_topology
 from simcluster.validation import validate
 
 
-@pytest.mark.parametrize("name", ["tiny", "demo"])
+@pytest.mark.parametrize("name", ["tiny", "demo", "features"])
 def test_it_accepts_every_object_a_topology_seeds(name: str) -> None:
     topology = load_topology(name)
     problems = []
