@@ -317,7 +317,13 @@ def test_it_drains_a_node_through_the_eviction_api(
 ) -> None:
     cluster, _ = world
     _start(cluster, _deployment("web", 3), _pdb("web", "web", minAvailable=2))
-    node = _pods(cluster, "web")[0]["spec"]["nodeName"]
+    # A node without pods that declare no controller (kubectl refuses those without --force).
+    bare = {
+        p["spec"].get("nodeName")
+        for p in cluster.store.list("pods")
+        if not any(ref.get("controller") for ref in p["metadata"].get("ownerReferences") or [])
+    }
+    node = next(p["spec"]["nodeName"] for p in _pods(cluster, "web") if p["spec"]["nodeName"] not in bare)
     result = _kubectl(
         tmp_path, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s"
     )
