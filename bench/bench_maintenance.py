@@ -153,7 +153,7 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
 
     from dradash.asgi import application
     from inventory.kube import connect
-    from inventory.mirror import Mirror, wait_for_sync
+    from inventory.mirror.runner import Mirror, wait_for_sync
     from inventory.models import Device
     from maintenance.planning import DeviceRef
     from maintenance.services import Draft, maintenance_apply, maintenance_create

@@ -16,7 +16,7 @@ AUDIT_FILTERS = ("rule", "actor", "action", "source", "maintenance")
 
 def selectable_devices(*, filters: Mapping[str, str], limit: int) -> tuple[list[Any], int, str]:
     """The inventory's devices matching the operator's filters: (first `limit`, total, filter error)."""
-    from inventory.selectors import device_filterset
+    from inventory.selectors.devices import device_filterset
 
     filterset = device_filterset(filters=filters)
     if not filterset.is_valid():
@@ -27,7 +27,7 @@ def selectable_devices(*, filters: Mapping[str, str], limit: int) -> tuple[list[
 
 
 def device_refs(*, filters: Mapping[str, str]) -> list[DeviceRef]:
-    from inventory.selectors import device_filterset
+    from inventory.selectors.devices import device_filterset
 
     filterset = device_filterset(filters=filters)
     if not filterset.is_valid():

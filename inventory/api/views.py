@@ -12,11 +12,14 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from inventory import selectors
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
 from inventory.kube import KIND
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+from inventory.selectors.claims import claim_detail
+from inventory.selectors.classes import class_overview
+from inventory.selectors.nodes import node_list
+from inventory.selectors.rules import taint_rule_detail, taint_rule_list
 
 
 class NarrowFirstPagination(LimitOffsetPagination):
@@ -75,7 +78,7 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
     @extend_schema(responses=s.ClaimDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         claim = self.get_object()
-        detail = selectors.claim_detail(namespace=claim.namespace, name=claim.name)
+        detail = claim_detail(namespace=claim.namespace, name=claim.name)
         return Response(s.ClaimDetailSerializer(claim, context={"detail": detail, "request": request}).data)
 
 
@@ -96,7 +99,7 @@ class DeviceClassViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        overview = selectors.class_overview()
+        overview = class_overview()
         return Response(
             {
                 "results": s.DeviceClassSerializer(overview.classes, many=True).data,
@@ -106,7 +109,7 @@ class DeviceClassViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=s.DeviceClassSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        summary = next((c for c in selectors.class_overview().classes if c.name == pk), None)
+        summary = next((c for c in class_overview().classes if c.name == pk), None)
         if summary is None:
             raise Http404(f"DeviceClass {pk!r} is not in the mirror")
         return Response(s.DeviceClassSerializer(summary).data)
@@ -119,12 +122,12 @@ class TaintRuleViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.TaintRuleSerializer(selectors.taint_rule_list(), many=True).data})
+        return Response({"results": s.TaintRuleSerializer(taint_rule_list(), many=True).data})
 
     @extend_schema(responses=s.TaintRuleSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
         try:
-            summary, _devices = selectors.taint_rule_detail(name=pk)
+            summary, _devices = taint_rule_detail(name=pk)
         except KubeObject.DoesNotExist:
             raise Http404(f"DeviceTaintRule {pk!r} is not in the mirror") from None
         return Response(s.TaintRuleSerializer(summary).data)
@@ -137,11 +140,11 @@ class NodeViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.NodeSerializer(selectors.node_list(), many=True).data})
+        return Response({"results": s.NodeSerializer(node_list(), many=True).data})
 
     @extend_schema(responses=s.NodeSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        node = next((n for n in selectors.node_list() if n.name == pk), None)
+        node = next((n for n in node_list() if n.name == pk), None)
         if node is None:
             raise Http404(f"node {pk!r} is not in the mirror")
         return Response(s.NodeSerializer(node).data)

@@ -57,7 +57,7 @@ def test_it_filters_and_exports_the_audit_log(operator: Any) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_it_records_a_kubectl_rule_when_the_mirror_sees_it(simcluster: Any) -> None:
     from inventory.kube import connect
-    from inventory.mirror import Mirror
+    from inventory.mirror.runner import Mirror
 
     mirror = Mirror(connect(str(simcluster.kubeconfig_path)))
     mirror.sync_once()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.mirror import BatchWriter, Event
+from inventory.mirror.writer import BatchWriter, Event
 from inventory.models import Device
 from tests.inventory import factories as f
 
