@@ -10,16 +10,16 @@ import csv
 import json
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Case, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from dra.availability import BLOCK_REASONS
+from inventory import tables
 from inventory.filters import ClaimFilterSet, DeviceFilterSet
 from inventory.models import Claim, Device, KubeObject
 from inventory.selectors import claims as claim_queries
@@ -28,7 +28,7 @@ from inventory.selectors import objects as object_queries
 from inventory.selectors import rules as rule_queries
 from inventory.selectors.claims import claim_state_counts
 from inventory.selectors.classes import class_overview
-from inventory.selectors.devices import device_filter_choices, device_get, device_rows
+from inventory.selectors.devices import device_filter_choices, device_get
 from inventory.selectors.nodes import node_layouts, node_names
 from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
 from inventory.selectors.overview import cluster_summary, overview_totals
@@ -89,7 +89,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "labels": [c.name for c in classes],
         "allocated": [c.allocated + c.shared for c in classes],
         "free": [c.free for c in classes],
-        "blocked": [max(0, c.total - c.allocated - c.shared - c.free) for c in classes],
+        "blocked": [c.unavailable for c in classes],
     }
     context = {
         "classes": classes,
@@ -97,6 +97,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "watches": list(watch_health()),
         "chart": chart,
         "summary_url": _fragment_url(request, "summary"),
+        "block_labels": BLOCK_REASONS,
         "cluster": cluster_summary(),
     }
     return _page(
@@ -128,26 +129,9 @@ def devices(request: HttpRequest) -> HttpResponse:
         "json_url": reverse("inventory:devices-export-json") + (f"?{qs}" if qs else ""),
         "live_kinds": DEVICE_KINDS,
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
     }
     return render(request, "inventory/devices.html", context | {"live_version": live_version()})
-
-
-# Sortable columns of the Devices table → model fields (driver/pool/name always break ties).
-DEVICE_SORTS = {
-    "device": ("name",),
-    "node": ("node_name",),
-    "numa": ("numa_node",),
-    "pool": ("pool",),
-    "taints": ("taint_level",),
-    "state": ("allocation_state",),
-    "health": ("health",),
-}
-TAINT_LEVEL = Case(
-    When(max_taint_effect="NoExecute", then=Value(3)),
-    When(max_taint_effect="NoSchedule", then=Value(2)),
-    When(max_taint_effect="None", then=Value(1)),
-    default=Value(0),
-)
 
 
 def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, maximum: int) -> int:
@@ -175,45 +159,22 @@ def devices_data(request: HttpRequest) -> JsonResponse:
     except ValueError as exc:
         return JsonResponse({"errors": {"__all__": [{"message": str(exc)}]}}, status=400)
     sort, direction = request.GET.get("sort", ""), request.GET.get("dir", "asc")
-    if sort and sort not in DEVICE_SORTS or direction not in ("asc", "desc"):
-        message = f"sort must be one of {', '.join(sorted(DEVICE_SORTS))} and dir asc or desc"
+    if sort and sort not in tables.sorts() or direction not in ("asc", "desc"):
+        message = f"sort must be one of {', '.join(sorted(tables.sorts()))} and dir asc or desc"
         return JsonResponse({"errors": {"sort": [{"message": message}]}}, status=400)
-    qs = filterset.qs
-    if sort == "taints":
-        qs = qs.alias(taint_level=TAINT_LEVEL)
-    prefix = "-" if direction == "desc" else ""
-    order = [prefix + column for column in DEVICE_SORTS.get(sort, ())]
-    qs = qs.order_by(*order, "driver", "pool", "name")
+    qs = tables.sort_queryset(filterset.qs, sort, direction == "desc")
     total = qs.count()
     last_page = max(1, -(-total // size))
-    rows = list(device_rows(qs[(page - 1) * size : page * size]))
+    rows = list(tables.device_rows(qs[(page - 1) * size : page * size]))
     base = reverse("inventory:devices")
     for row in rows:
-        # The device-detail URL, built without a reverse() per row (same shape as its urls.py pattern).
-        row["url"] = (
-            f"{base}{quote(row['driver'], safe='')}/{quote(row['pool'], safe='/')}/{quote(row['device'], safe='')}/"
-        )
+        row["url"] = tables.device_url(row, base)
     return JsonResponse({"last_page": last_page, "last_row": total, "data": rows, "version": live_version()})
-
-
-EXPORT_COLUMNS = [
-    "driver",
-    "pool",
-    "device",
-    "node",
-    "numa",
-    "classes",
-    "taints",
-    "state",
-    "claims",
-    "pods",
-    "health",
-]
 
 
 def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
     filterset = _device_filters(request)
-    yield from device_rows(filterset.qs.order_by("driver", "pool", "name"))
+    yield from tables.device_rows(filterset.qs.order_by("driver", "pool", "name"))
 
 
 @login_required
@@ -231,24 +192,9 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
     writer = csv.writer(Echo())
 
     def lines() -> Iterator[str]:
-        yield writer.writerow(EXPORT_COLUMNS)
+        yield writer.writerow(tables.csv_header())
         for row in _export_rows(request):
-            taints = ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in row["taints"])
-            yield writer.writerow(
-                [
-                    row["driver"],
-                    row["pool"],
-                    row["device"],
-                    row["node"],
-                    "" if row["numa"] is None else row["numa"],
-                    " ".join(row["classes"]),
-                    taints,
-                    row["state"],
-                    " ".join(row["claims"]),
-                    " ".join(row["pods"]),
-                    row["health"],
-                ]
-            )
+            yield writer.writerow(tables.csv_row(row))
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="devices.csv"'

@@ -83,6 +83,7 @@ class MirrorHandle:
     reflectors: list[Reflector]
     writer: threading.Thread
     queue: queue.Queue[Op]
+    batch_writer: BatchWriter | None = None
     applied_batches: int = 0
     applied_ops: int = 0
     last_error: str = ""
@@ -95,6 +96,10 @@ class MirrorHandle:
 
     def is_alive(self) -> bool:
         return self.writer.is_alive()
+
+    def caught_up(self) -> bool:
+        """Every queued event applied and no derived work (taints, availability) left for later."""
+        return self.queue.unfinished_tasks == 0 and not (self.batch_writer and self.batch_writer.has_deferred)
 
 
 class Mirror:
@@ -187,7 +192,12 @@ class Mirror:
             threading.Thread(target=r.run, name=f"reflector-{r.kind}", daemon=True) for r in reflectors
         ]
         handle = MirrorHandle(
-            stop_event=stop, threads=threads, reflectors=reflectors, writer=threading.Thread(), queue=q
+            stop_event=stop,
+            threads=threads,
+            reflectors=reflectors,
+            writer=threading.Thread(),
+            queue=q,
+            batch_writer=self.writer,
         )
         handle.writer = threading.Thread(
             target=self._write_loop, args=(handle,), name="mirror-writer", daemon=True
@@ -272,10 +282,10 @@ def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **op
 
 
 def wait_for_sync(handle: MirrorHandle, *, timeout: float = 30.0) -> bool:
-    """True once every reflector has listed and the writer has drained the queue."""
+    """True once every reflector has listed and the writer has caught up (`MirrorHandle.caught_up`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if all(r.health.state == "synced" for r in handle.reflectors) and handle.queue.unfinished_tasks == 0:
+        if all(r.health.state == "synced" for r in handle.reflectors) and handle.caught_up():
             return True
         if not handle.is_alive():
             return False

@@ -32,6 +32,7 @@ from django.db.models import Count
 
 from dradash.realtime import broadcast
 from inventory.mirror import sql
+from inventory.mirror.derive.availability import pools_reached_by, pools_selected_by, recompute_availability
 from inventory.mirror.derive.claims import refresh_allocations, replace_claims
 from inventory.mirror.derive.classes import ClassMatcher, refresh_classes
 from inventory.mirror.derive.common import DeviceKey, chunks
@@ -53,6 +54,9 @@ ANALYZE_SQL = (
 )
 MAX_CHANGES_PER_MESSAGE = 500
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
+# Pools whose availability a batch recomputes itself; more wait for `refresh_deferred`, in chunks.
+AVAILABILITY_INLINE = 64
+AVAILABILITY_CHUNK = 100
 
 
 @dataclass
@@ -143,6 +147,9 @@ class BatchWriter:
         # (device pk) that recompute got. See `refresh_deferred`.
         self._taint_selectors: list[JSON | None] = []
         self._taint_cursor = 0
+        # Pools whose availability (dra.availability) still needs recomputing, and the kinds that asked.
+        self._availability_pools: set[str] = set()
+        self._availability_kinds: set[str] = set()
         self._defer = False
 
     def _pod_reports(self) -> dict[str, set[DeviceKey]]:
@@ -158,24 +165,31 @@ class BatchWriter:
 
     @property
     def has_deferred(self) -> bool:
-        return bool(self._taint_selectors)
+        return bool(self._taint_selectors or self._availability_pools)
 
     def refresh_deferred(self, *, chunk: int = TAINT_CHUNK) -> bool:
-        """Recompute the next `chunk` devices' effective taints for rules that changed; True while more
-        remain. One transaction and one broadcast per chunk, so watch events queued meanwhile wait for
-        one chunk (~0.1 s), not for thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
-        if not self._taint_selectors:
-            return False
-        with transaction.atomic():
-            ctx = Context.load(self._matchers)
-            last = refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
-            if last is None:
-                self._taint_selectors, self._taint_cursor = [], 0
-            else:
-                self._taint_cursor = last
-            broadcast(self.group, {"type": "inventory.changed", "kinds": ["devicetaintrules"], "changes": [],
-                                   "truncated": False, "count": 0, "rv": {}})  # fmt: skip
-        return bool(self._taint_selectors)
+        """Recompute the next `chunk` devices' effective taints for rules that changed, else the next
+        AVAILABILITY_CHUNK pools' availability; True while more remain. One transaction and one
+        broadcast per chunk, so watch events queued meanwhile wait for one chunk (~0.1 s), not for
+        thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
+        if self._taint_selectors:
+            with transaction.atomic():
+                ctx = Context.load(self._matchers)
+                last = refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
+                if last is None:
+                    self._taint_selectors, self._taint_cursor = [], 0
+                else:
+                    self._taint_cursor = last
+                _broadcast_derived(self.group, ["devicetaintrules"])
+        elif self._availability_pools:
+            pools = sorted(self._availability_pools)[: max(1, min(chunk, AVAILABILITY_CHUNK))]
+            with transaction.atomic():
+                recompute_availability(pools, Context.load(self._matchers))
+                _broadcast_derived(self.group, sorted(self._availability_kinds))
+            self._availability_pools.difference_update(pools)
+            if not self._availability_pools:
+                self._availability_kinds = set()
+        return self.has_deferred
 
     def apply(self, ops: Iterable[Op], *, defer: bool = False) -> BatchResult:
         """Apply `ops` in one transaction. `defer`: leave large taint recomputes to `refresh_deferred`
@@ -260,6 +274,14 @@ class BatchWriter:
         slice_pools: dict[str, str] = {}
         rule_selectors: list[JSON | None] = []
         rule_specs: dict[str, JSON] = {}
+        node_labels: dict[str, tuple[str, JSON]] = {}
+        if "nodes" in by_kind:
+            # Only names and labels decide which nodes reach a pool; status updates change neither.
+            for batch in chunks(by_kind["nodes"]):
+                rows = KubeObject.objects.filter(kind="nodes", uid__in=batch).values_list(
+                    "uid", "name", "raw__metadata__labels"
+                )
+                node_labels.update({uid: (name, labels or {}) for uid, name, labels in rows})
         for kind, objs in by_kind.items():
             deleted = [uid for uid, obj in objs.items() if obj is None]
             fields = ["uid", "name", "namespace", "index_key"]
@@ -280,6 +302,8 @@ class BatchWriter:
             "slice_pools": slice_pools,
             "rule_selectors": rule_selectors,
             "rule_specs": rule_specs,
+            "node_labels": node_labels,
+            "had_nodes": "nodes" in by_kind and KubeObject.objects.filter(kind="nodes").exists(),
         }
 
     def _write_objects(
@@ -317,7 +341,14 @@ class BatchWriter:
     def _derive(self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any]) -> None:
         if not any(
             k in by_kind
-            for k in ("resourceslices", "devicetaintrules", "deviceclasses", "resourceclaims", "pods")
+            for k in (
+                "resourceslices",
+                "devicetaintrules",
+                "deviceclasses",
+                "resourceclaims",
+                "pods",
+                "nodes",
+            )
         ):
             return
         ctx = Context.load(self._matchers)
@@ -339,6 +370,10 @@ class BatchWriter:
             pool_keys, gone_slices, ctx, fresh=fresh
         )  # fills taints, classes, allocations
 
+        availability = {
+            "resourceslices": set(pool_keys),
+            "resourceclaims": {f"{d}/{p}" for d, p, _ in claim_keys},
+        }
         if "devicetaintrules" in by_kind:
             # Only a rule whose spec changed moves taints: the eviction controller rewrites status
             # conditions every few seconds, and a rule may select thousands of devices.
@@ -353,12 +388,39 @@ class BatchWriter:
                 # that changes again mid-way must not leave devices computed from its old spec.
                 self._taint_selectors = [*self._taint_selectors, *selectors]
                 self._taint_cursor = 0
+                availability["devicetaintrules"] = pools_selected_by(selectors)
         if "deviceclasses" in by_kind:
             refresh_classes(ctx, skip=rebuilt)
+            availability["deviceclasses"] = pools_reached_by(set(), all_pools=True)
         if claim_keys - rebuilt:
             refresh_allocations(claim_keys - rebuilt)
         if "pods" in by_kind:
             refresh_health(by_kind["pods"], self._pod_reports())
+        if "nodes" in by_kind:
+            availability["nodes"] = self._pools_of_changed_nodes(by_kind["nodes"], old)
+        self._queue_availability(availability, ctx)
+
+    def _pools_of_changed_nodes(self, nodes: dict[str, JSON | None], old: dict[str, Any]) -> set[str]:
+        changed: set[str] = set()
+        for uid, obj in nodes.items():
+            before = old["node_labels"].get(uid)
+            meta = (obj or {}).get("metadata") or {}
+            after = (str(meta.get("name", "")), meta.get("labels") or {}) if obj is not None else None
+            if before != after:
+                changed.update(x[0] for x in (before, after) if x is not None)
+        flipped = old["had_nodes"] != KubeObject.objects.filter(kind="nodes").exists()
+        return pools_reached_by(changed, all_pools=flipped) if changed or flipped else set()
+
+    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
+        """Recompute the pools' availability now when they are few; else in chunks between batches."""
+        pools = set().union(*by_kind.values())
+        if not pools:
+            return
+        if len(pools) <= AVAILABILITY_INLINE:
+            recompute_availability(pools, ctx)
+            return
+        self._availability_pools |= pools
+        self._availability_kinds |= {kind for kind, keys in by_kind.items() if keys}
 
     def _write_watch_state(
         self,
@@ -402,6 +464,12 @@ def _announce(changes: list[JSON]) -> None:
         mirror_batch_committed.send(sender=BatchWriter, changes=changes)
     except Exception:  # a receiver's bug must not stop the mirror
         log.exception("a mirror_batch_committed receiver failed")
+
+
+def _broadcast_derived(group: str, kinds: list[str]) -> None:
+    """Rows derived from these kinds changed outside a batch (deferred work): pages showing them refresh."""
+    broadcast(group, {"type": "inventory.changed", "kinds": kinds, "changes": [], "truncated": False,
+                      "count": 0, "rv": {}})  # fmt: skip
 
 
 def _message(result: BatchResult) -> JSON:

@@ -1,16 +1,23 @@
-"""Per DeviceClass: how many devices, allocated, tainted by effect, free; the extended resources it serves."""
+"""Per DeviceClass: devices, allocated, tainted by effect, free and headroom; the extended resources it serves.
+
+`free` and `headroom` are the allocator's (`dra.availability`, kept per pool in `ClassAvailability` by
+the mirror): devices a one-device claim of the class could be given now, each on its own, and how many
+such claims fit together — the headroom what-if's answer for the class. The rest is counted from the
+Device rows. Two GROUP BY queries whatever the number of devices: the Overview re-renders on every
+live change.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.db.models import Count
+from django.db.models import Count, Q, Sum
 
+from dra.availability import COUNTERS
 from dra.extended import extended_resources
-from inventory.models import ALLOCATED, FREE, SHARED, Device, KubeObject, Pool
-from inventory.selectors.common import CLASSES, nanos
-from inventory.selectors.pools import pool_counters_left
+from inventory.models import ALLOCATED, FREE, SHARED, ClassAvailability, Device, KubeObject
+from inventory.selectors.common import CLASSES
 
 
 @dataclass
@@ -21,12 +28,29 @@ class ClassSummary:
     total: int = 0
     allocated: int = 0
     shared: int = 0
+    #: devices a one-device claim of the class (no tolerations) could be given now, each on its own
     free: int = 0
+    #: how many such claims fit together (equals `free` for whole devices; less for partitions)
+    headroom: int = 0
     tainted_none: int = 0
     tainted_no_schedule: int = 0
     tainted_no_execute: int = 0
-    # Free devices that cannot be used because their counters are exhausted (partitionable devices).
-    blocked_by_counters: int = 0
+    #: unallocated devices that still cannot be given, per reason (dra.availability.BLOCK_REASONS)
+    blocked: dict[str, int] = field(default_factory=dict)
+    #: some pool's headroom stopped at the per-node cap (devices that can be shared)
+    capped: bool = False
+    #: what the allocator refused for this class, per pool
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def blocked_by_counters(self) -> int:
+        """Unallocated devices whose shared counters partitions have used up."""
+        return self.blocked.get(COUNTERS, 0)
+
+    @property
+    def unavailable(self) -> int:
+        """Devices neither allocated nor free: tainted, counters used, pool incomplete …"""
+        return max(0, self.total - self.allocated - self.shared - self.free)
 
 
 @dataclass
@@ -36,12 +60,6 @@ class ClassOverview:
 
 
 def class_overview() -> ClassOverview:
-    """`inventory.selectors.class_overview`, counted by the database instead of row by row in Python.
-
-    Same numbers (a test holds them equal); one GROUP BY query, plus a look at the free partitionable
-    devices only, whose shared counters may be used up. The overview page is re-rendered
-    on every live change, so this keeps it cheap at 10,000 devices.
-    """
     objs = list(KubeObject.objects.filter(kind=CLASSES).order_by("name"))
     mapping = extended_resources(o.raw for o in objs)
     served, warnings = mapping.served, mapping.conflicts
@@ -50,11 +68,11 @@ def class_overview() -> ClassOverview:
     summaries = {
         o.name: ClassSummary(name=o.name, obj=o, extended_resource_names=served.get(o.name, [])) for o in objs
     }
-    # Devices with the same classes, state and taint flags are counted together: a few dozen groups.
+    # Devices with the same classes, state, taint flags and block are counted together: a few dozen groups.
     groups = Device.objects.values_list(
-        "class_index", "allocation_state", "taint_none", "taint_no_schedule", "taint_no_execute"
+        "class_index", "allocation_state", "taint_none", "taint_no_schedule", "taint_no_execute", "blocked"
     ).annotate(n=Count("id"))
-    for class_index, state, t_none, t_ns, t_ne, n in groups:
+    for class_index, state, t_none, t_ns, t_ne, blocked, n in groups:
         for name in class_index.split():
             summary = summaries.get(name)
             if summary is None:
@@ -62,47 +80,55 @@ def class_overview() -> ClassOverview:
             summary.total += n
             summary.allocated += n if state == ALLOCATED else 0
             summary.shared += n if state == SHARED else 0
-            summary.free += n if state == FREE and not (t_ns or t_ne) else 0
             summary.tainted_none += n if t_none else 0
             summary.tainted_no_schedule += n if t_ns else 0
             summary.tainted_no_execute += n if t_ne else 0
-    blocked, blocked_untainted = _counter_blocked_per_class()
-    for name, summary in summaries.items():
-        summary.blocked_by_counters = blocked.get(name, 0)
-        summary.free -= blocked_untainted.get(name, 0)
+            if state == FREE and blocked:
+                summary.blocked[blocked] = summary.blocked.get(blocked, 0) + n
+    with_errors = []
+    for name, numbers in class_availability().items():
+        summary = summaries.get(name)
+        if summary is None:
+            continue
+        summary.free, summary.headroom, summary.capped = numbers.free, numbers.headroom, numbers.capped
+        if numbers.errors:
+            with_errors.append(summary.name)
+    if with_errors:
+        errors: dict[str, list[str]] = defaultdict(list)
+        for name, driver, pool, error in (
+            ClassAvailability.objects.filter(device_class__in=with_errors)
+            .exclude(error="")
+            .values_list("device_class", "driver", "pool", "error")[:100]
+        ):
+            errors[name].append(f"{driver}/{pool}: {error}")
+        for name, messages in errors.items():
+            summaries[name].errors = messages
     return ClassOverview(classes=list(summaries.values()), warnings=warnings)
 
 
-def _counter_blocked_per_class() -> tuple[dict[str, int], dict[str, int]]:
-    """Free partitionable devices whose pool has used up a counter they consume: per class, all and untainted."""
-    pools = list(Pool.objects.exclude(shared_counters={}))
-    if not pools:
-        return {}, {}
-    left = pool_counters_left(pools=pools)
-    exhausted: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    for pool in pools:
-        for counter_set, counters in left.get(pool.pk, {}).items():
-            for counter, value in counters.items():
-                if nanos(value) <= 0:
-                    exhausted.setdefault((pool.driver, pool.name), set()).add((counter_set, counter))
-    blocked: dict[str, int] = defaultdict(int)
-    untainted: dict[str, int] = defaultdict(int)
-    if not exhausted:
-        return blocked, untainted
-    candidates = Device.objects.filter(partitionable=True, allocation_state=FREE).values_list(
-        "classes", "driver", "pool", "consumes_counters", "taint_no_schedule", "taint_no_execute"
+@dataclass(frozen=True)
+class ClassNumbers:
+    free: int
+    headroom: int
+    capped: bool
+    errors: int  # pools where the allocator refused something
+
+
+def class_availability(*, names: list[str] | None = None) -> dict[str, ClassNumbers]:
+    """Free and headroom per class (of `names`, default all): one aggregate over the per-pool rows."""
+    rows = ClassAvailability.objects.all()
+    if names is not None:
+        rows = rows.filter(device_class__in=names)
+    numbers = rows.values("device_class").annotate(
+        free=Sum("free"),
+        headroom=Sum("headroom"),
+        capped=Count("id", filter=Q(capped=True)),
+        errors=Count("id", filter=~Q(error="")),
     )
-    for classes, driver, pool_name, consumes, no_schedule, no_execute in candidates:
-        gone = exhausted.get((driver, pool_name))
-        if not gone or not any(
-            (c.get("counterSet"), name) in gone for c in consumes or [] for name in (c.get("counters") or {})
-        ):
-            continue
-        for name in classes or []:
-            blocked[name] += 1
-            if not (no_schedule or no_execute):
-                untainted[name] += 1
-    return blocked, untainted
+    return {
+        r["device_class"]: ClassNumbers(r["free"], r["headroom"], bool(r["capped"]), r["errors"])
+        for r in numbers
+    }
 
 
 def class_detail(*, name: str) -> tuple[KubeObject, ClassSummary | None]:

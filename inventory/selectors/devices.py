@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
 
+from dra.availability import BLOCK_REASONS
 from inventory.filters import DeviceFilterSet
-from inventory.models import Device, KubeObject, Pool
+from inventory.models import ClassAvailability, Device, KubeObject, Pool
+from inventory.selectors.classes import ClassNumbers, class_availability
 from inventory.selectors.common import CLASSES, InvalidFilters
 from inventory.selectors.pools import pool_counters_left
 
@@ -36,6 +38,13 @@ class DeviceDetail:
     rules: list[KubeObject]  # DeviceTaintRules that select the device
     pool: Pool | None
     counters_left: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: what one-device claims of each class of the device could get from its pool now, and in all
+    pool_availability: list[ClassAvailability] = field(default_factory=list)
+    class_numbers: dict[str, ClassNumbers] = field(default_factory=dict)
+
+    @property
+    def blocked_label(self) -> str:
+        return BLOCK_REASONS.get(self.device.blocked, self.device.blocked)
 
 
 def device_get(*, driver: str, pool: str, name: str) -> Device:
@@ -52,6 +61,9 @@ def device_detail(*, device: Device) -> DeviceDetail:
     rules = list(KubeObject.objects.filter(kind="devicetaintrules", name__in=rule_names))
     pool = Pool.objects.filter(driver=device.driver, name=device.pool).first()
     counters = pool_counters_left(pools=[pool])[pool.pk] if pool and pool.shared_counters else {}
+    in_pool = ClassAvailability.objects.filter(driver=device.driver, pool=device.pool).order_by(
+        "device_class"
+    )
     return DeviceDetail(
         device=device,
         slice=slice_obj,
@@ -60,65 +72,9 @@ def device_detail(*, device: Device) -> DeviceDetail:
         rules=rules,
         pool=pool,
         counters_left=counters,
+        pool_availability=list(in_pool),
+        class_numbers=class_availability(names=list(device.classes or [])),
     )
-
-
-DEVICE_ROW_FIELDS = (
-    "id",
-    "driver",
-    "pool",
-    "name",
-    "node_name",
-    "numa_node",
-    "classes",
-    "taints",
-    "allocation_state",
-    "admin_access",
-    "allocations",
-    "health",
-    "pool_complete",
-)
-
-
-def device_rows(devices: QuerySet[Device]) -> Iterator[dict[str, Any]]:
-    """What each row of the Devices table (and its CSV/JSON export) shows.
-
-    Reads only the shown columns as plain values: building model instances and decoding every JSON
-    column costs more than the query itself at a page of a few hundred rows.
-    """
-    for d in devices.values(*DEVICE_ROW_FIELDS).iterator(chunk_size=2000):
-        allocations = d["allocations"] or []
-        yield {
-            "id": d["id"],
-            "driver": d["driver"],
-            "pool": d["pool"],
-            "device": d["name"],
-            "node": d["node_name"],
-            "numa": d["numa_node"],
-            "classes": list(d["classes"] or []),
-            "taints": [
-                {
-                    "key": t.get("key", ""),
-                    "value": t.get("value", ""),
-                    "effect": t.get("effect", ""),
-                    "source": t.get("source", ""),
-                    "rule": t.get("rule", ""),
-                }
-                for t in d["taints"] or []
-            ],
-            "state": d["allocation_state"],
-            "adminAccess": d["admin_access"],
-            "claims": [
-                f"{a.get('namespace', '')}/{a.get('claim', '')}" for a in allocations if a.get("claim")
-            ],
-            "pods": [
-                f"{pod.get('namespace', '')}/{pod.get('name', '')}"
-                for a in allocations
-                for pod in a.get("pods") or []
-            ],
-            "health": d["health"],
-            "poolComplete": d["pool_complete"],
-        }
 
 
 def device_filter_choices() -> dict[str, list[str]]:

@@ -170,3 +170,7 @@ def partitionable_pool() -> None:
         ("resourceslices", resource_slice("counters", count=2, sharedCounters=counters, devices=None)),
         ("resourceslices", resource_slice("parts", count=2, devices=devices)),
     )
+
+
+def node(name: str, **labels: str) -> JSON:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta(name, labels=labels)}

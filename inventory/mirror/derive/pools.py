@@ -149,7 +149,15 @@ def recompute_pools(
                 device_key = (driver, pool_name, name)
                 present.add(device_key)
                 _pk, reports = existing.get(device_key, (0, {}))
-                row = SimpleNamespace(driver=driver, pool=pool_name, name=name, health_reports=reports)
+                # Availability is computed after the pool's rows are written (derive.availability).
+                row = SimpleNamespace(
+                    driver=driver,
+                    pool=pool_name,
+                    name=name,
+                    health_reports=reports,
+                    blocked="",
+                    blocked_reason="",
+                )
                 fill_from_slice(
                     row, slice_obj, device_json, selection=selection, node=node, complete=complete
                 )  # type: ignore[arg-type]
@@ -178,8 +186,9 @@ def recompute_pools(
     sql.upsert(
         Device,
         device_rows,
-        fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS],
+        fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS, "blocked", "blocked_reason"],
         conflict=["driver", "pool", "name"],
+        update=ALL_DEVICE_FIELDS,  # an existing device keeps its availability until it is recomputed
     )
     return present
 

@@ -253,30 +253,32 @@ def test_it_warns_when_two_classes_claim_the_same_extended_resource(
     assert "lost conflict" in html
 
 
-def test_it_counts_used_up_counters_on_the_overview(world: dict[str, Any]) -> None:
-    from inventory.models import Pool
-    from inventory.selectors.classes import class_overview
-    from tests.inventory.pages_support import device, kube, taint, taint_fields
+def test_it_shows_free_devices_what_fits_together_and_why_the_rest_does_not_on_the_overview(
+    client_in: Client,
+) -> None:
+    from tests.inventory import factories as f
 
-    kube("deviceclasses", "mig.example.com", {"spec": {}})
-    Pool.objects.create(
-        driver=DRIVER, name="node-5", generation=1, complete=True, shared_counters={"gpu-0": {"slices": "2"}}
+    f.partitionable_pool()  # one 40Gi GPU, three 20Gi partitions
+    f.write(("resourceclaims", f.claim("mig", results=[f.result("gpu-0-mig-0")])))
+
+    def row(html: str) -> str:
+        return html.split('<tr data-class="gpu.example.com">')[1].split("</tr>")[0]
+
+    overview = row(client_in.get(reverse("inventory:overview")).content.decode())
+    # Two partitions would each fit on their own; only one fits beside the other.
+    assert (
+        'data-testid="free"><a href="/devices/?device_class=gpu.example.com&allocatable=yes"><b>2</b>'
+        in overview
     )
-    uses_one = [{"counterSet": "gpu-0", "counters": {"slices": {"value": "1"}}}]
-    common = {
-        "node": "node-5",
-        "partitionable": True,
-        "consumes_counters": uses_one,
-        "classes": ["mig.example.com"],
-    }
-    device("mig-a", allocation_state="allocated", **common)
-    device("mig-b", allocation_state="allocated", **common)
-    device("mig-c", **common)  # free, but both slices are used: blocked
-    device("mig-d", **common, **taint_fields(taint("k", "NoExecute")))  # blocked and tainted
+    assert 'data-testid="headroom"><b>1</b>' in overview
 
-    mig = next(c for c in class_overview().classes if c.name == "mig.example.com")
-    assert (mig.total, mig.allocated, mig.shared, mig.free, mig.tainted_no_execute) == (4, 2, 0, 0, 1)
-    assert mig.blocked_by_counters == 2
+    f.write(("resourceclaims", f.claim("mig-2", results=[f.result("gpu-0-mig-1")])))
+    overview = row(client_in.get(reverse("inventory:overview")).content.decode())
+    assert "<b>0</b>" in overview.split('data-testid="free"')[1]
+    assert "1 counters consumed by partitions" in overview
+    assert "state=free&allocatable=counters" in overview
+    classes = row(client_in.get(reverse("inventory:classes")).content.decode())
+    assert 'data-testid="headroom">0<' in classes
 
 
 def test_it_counts_the_devices_each_rule_selects(world: dict[str, Any]) -> None:
@@ -319,4 +321,7 @@ def test_it_sorts_devices_by_taint_severity_on_the_server(client_in: Client, wor
 def test_it_rejects_an_unknown_sort_naming_the_choices(client_in: Client, world: dict[str, Any]) -> None:
     response = client_in.get(reverse("inventory:devices-data"), {"sort": "attributes"})
     assert response.status_code == 400
-    assert "sort must be one of device, health, node, numa, pool, state, taints" in response.content.decode()
+    assert (
+        "sort must be one of allocatable, device, health, node, numa, pool, state, taints"
+        in response.content.decode()
+    )
