@@ -12,6 +12,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from inventory import tables
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
 from inventory.kube import KIND
@@ -41,9 +42,9 @@ class NarrowFirstPagination(LimitOffsetPagination):
             return []
         ids = list(queryset.values_list("pk", flat=True)[self.offset : self.offset + self.limit])
         rows = queryset.model.objects.filter(pk__in=ids)
-        deferred = queryset.query.deferred_loading[0]
-        if deferred:
-            rows = rows.defer(*deferred)
+        names, deferring = queryset.query.deferred_loading
+        if names:
+            rows = rows.defer(*names) if deferring else rows.only(*names)
         by_id = {row.pk: row for row in rows}
         return [by_id[pk] for pk in ids if pk in by_id]
 
@@ -54,12 +55,12 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
     serializer_class = s.DeviceSerializer
     filterset_class = DeviceFilterSet
     pagination_class = NarrowFirstPagination
-    # Columns only filters use are not loaded (each JSON column costs a json.loads per row).
-    queryset = (
-        Device.objects.all()
-        .defer("attributes_flat", "attribute_index", "class_index", "health_reports", "slice_taints")
-        .order_by("driver", "pool", "name")
-    )
+    queryset = Device.objects.all().order_by("driver", "pool", "name")
+
+    def get_queryset(self) -> QuerySet[Device]:
+        # Only the fields the API serves are loaded (each JSON column costs a json.loads per row).
+        served = [name for name in tables.api_fields() if name != "device_id"]
+        return super().get_queryset().only(*served, "driver", "pool", "name")
 
 
 class PoolViewSet(viewsets.ReadOnlyModelViewSet[Pool]):
