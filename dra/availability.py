@@ -59,15 +59,15 @@ POOL_INVALID = "pool-invalid"
 NO_CLASS = "no-class"
 NO_NODE = "no-node"
 OTHER = "other"
-#: reason → how pages name it
+#: reason → how pages name it in a badge (`Blocked.message` has the whole sentence)
 BLOCK_REASONS: dict[str, str] = {
     IN_USE: "in use",
-    COUNTERS: "counters consumed by partitions",
+    COUNTERS: "counters used",
     TAINT: "untolerated taint",
     POOL_INCOMPLETE: "pool incomplete",
     POOL_INVALID: "pool invalid",
-    NO_CLASS: "no DeviceClass selects it",
-    NO_NODE: "no node reaches it",
+    NO_CLASS: "no DeviceClass",
+    NO_NODE: "no node",
     OTHER: "other",
 }
 

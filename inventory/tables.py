@@ -115,7 +115,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),
-        filter="allocatable", formatter="allocatable", layout={"width": 150},
+        filter="allocatable", formatter="allocatable", layout={"width": 140, "cssClass": "wrap"},
     ),
     Column("why", "Why not", ("blocked_reason",), lambda d: d["blocked_reason"], visible=False),
     Column(

@@ -61,9 +61,10 @@ def device_detail(*, device: Device) -> DeviceDetail:
     rules = list(KubeObject.objects.filter(kind="devicetaintrules", name__in=rule_names))
     pool = Pool.objects.filter(driver=device.driver, name=device.pool).first()
     counters = pool_counters_left(pools=[pool])[pool.pk] if pool and pool.shared_counters else {}
-    in_pool = ClassAvailability.objects.filter(driver=device.driver, pool=device.pool).order_by(
-        "device_class"
+    in_pool = list(
+        ClassAvailability.objects.filter(driver=device.driver, pool=device.pool).order_by("device_class")
     )
+    classes = sorted({*(a.device_class for a in in_pool), *(device.classes or [])})
     return DeviceDetail(
         device=device,
         slice=slice_obj,
@@ -72,8 +73,8 @@ def device_detail(*, device: Device) -> DeviceDetail:
         rules=rules,
         pool=pool,
         counters_left=counters,
-        pool_availability=list(in_pool),
-        class_numbers=class_availability(names=list(device.classes or [])),
+        pool_availability=in_pool,
+        class_numbers=class_availability(names=classes),
     )
 
 

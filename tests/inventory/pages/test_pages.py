@@ -275,7 +275,7 @@ def test_it_shows_free_devices_what_fits_together_and_why_the_rest_does_not_on_t
     f.write(("resourceclaims", f.claim("mig-2", results=[f.result("gpu-0-mig-1")])))
     overview = row(client_in.get(reverse("inventory:overview")).content.decode())
     assert "<b>0</b>" in overview.split('data-testid="free"')[1]
-    assert "1 counters consumed by partitions" in overview
+    assert "1 counters used" in overview
     assert "state=free&allocatable=counters" in overview
     classes = row(client_in.get(reverse("inventory:classes")).content.decode())
     assert 'data-testid="headroom">0<' in classes
@@ -325,3 +325,20 @@ def test_it_rejects_an_unknown_sort_naming_the_choices(client_in: Client, world:
         "sort must be one of allocatable, device, health, node, numa, pool, state, taints"
         in response.content.decode()
     )
+
+
+def test_it_says_on_the_device_page_why_a_free_device_cannot_be_given_and_what_its_pool_offers(
+    client_in: Client,
+) -> None:
+    from tests.inventory import factories as f
+
+    f.partitionable_pool()
+    f.write(("resourceclaims", f.claim("mig", results=[f.result("gpu-0-mig-0"), f.result("gpu-0-mig-1")])))
+    html = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-0", "gpu-0-mig-2"])
+    ).content.decode()
+    allocatable = html.split('data-testid="device-allocatable">')[1].split("</dd>")[0]
+    assert "counters used" in allocatable
+    assert "counter set gpu-0-slices used by gpu-0-mig-0, gpu-0-mig-1" in allocatable
+    pool = html.split('data-testid="pool-availability">')[1].split("</div>")[0]
+    assert "this pool: <b>0</b> free, <b>0</b> fit together" in pool and "all pools: 0 free, 0 fit" in pool
