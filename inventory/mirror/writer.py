@@ -54,8 +54,10 @@ ANALYZE_SQL = (
 )
 MAX_CHANGES_PER_MESSAGE = 500
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
-# Pools whose availability a batch recomputes itself; more wait for `refresh_deferred`, in chunks.
+# Pools whose availability a batch of slice or claim changes recomputes itself; more wait for
+# `refresh_deferred`, in chunks.
 AVAILABILITY_INLINE = 64
+INLINE_KINDS = ("resourceslices", "resourceclaims")
 AVAILABILITY_CHUNK = 100
 
 
@@ -412,15 +414,18 @@ class BatchWriter:
         return pools_reached_by(changed, all_pools=flipped) if changed or flipped else set()
 
     def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
-        """Recompute the pools' availability now when they are few; else in chunks between batches."""
-        pools = set().union(*by_kind.values())
-        if not pools:
-            return
-        if len(pools) <= AVAILABILITY_INLINE:
-            recompute_availability(pools, ctx)
-            return
-        self._availability_pools |= pools
-        self._availability_kinds |= {kind for kind, keys in by_kind.items() if keys}
+        """Recompute the pools' availability in this batch when slices or claims changed a few of them;
+        otherwise (many pools, or rules, classes and nodes, whose devices' taints and classes are
+        themselves recomputed after the batch) in chunks between batches (`refresh_deferred`)."""
+        now = by_kind.get("resourceslices", set()) | by_kind.get("resourceclaims", set())
+        later = set().union(*(keys for kind, keys in by_kind.items() if kind not in INLINE_KINDS))
+        if len(now) > AVAILABILITY_INLINE:
+            later |= now
+        elif now:
+            recompute_availability(now, ctx)
+        if later:
+            self._availability_pools |= later
+            self._availability_kinds |= {kind for kind, keys in by_kind.items() if keys}
 
     def _write_watch_state(
         self,

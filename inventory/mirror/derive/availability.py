@@ -123,13 +123,9 @@ def _rules_for(rules: list[JSON], driver: str, pool: str) -> list[JSON]:
 
 
 def _nodes_for(slices: list[JSON], ctx: Context) -> list[JSON]:
-    """The nodes the what-if would try for this pool: the Node objects (by name when the pool is bound to
-    nodes by name); without any Node object, bare nodes named by the slices, as the what-if does."""
-    bound = node_local_names(slices)
-    nodes = ctx.nodes
-    if bound is None:
-        return list(nodes.values())
-    return [nodes[name] for name in sorted(bound) if name in nodes]
+    """The nodes the what-if would try for this pool: the Node objects (only those it is bound to by name,
+    when it is)."""
+    return ctx.nodes(node_local_names(slices))
 
 
 def pools_selected_by(selectors: list[JSON | None]) -> set[str]:
