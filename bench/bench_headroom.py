@@ -35,7 +35,7 @@ from allocation.snapshot import Snapshot, snapshot_from_objects  # noqa: E402
 from allocation.whatif_feasibility import feasibility  # noqa: E402
 from allocation.whatif_headroom import headroom  # noqa: E402
 from allocation.whatif_inputs import resolve_subject  # noqa: E402
-from simcluster.driver import build_pool_slices  # noqa: E402
+from simcluster.controllers.driver import build_pool_slices  # noqa: E402
 from simcluster.topology import load_topology  # noqa: E402
 
 REPEATS = 3

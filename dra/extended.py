@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dra.names import is_qualified_name
 from dra.quantity import Quantity, QuantityError
 from dra.taints import parse_time
 
@@ -28,11 +29,19 @@ _GENERATED_PREFIX_MAX = 57
 
 
 def is_extended_resource_name(name: str) -> bool:
-    """Upstream `IsDRAExtendedResourceName`: a domain-prefixed name outside `kubernetes.io/` (not a
-    `requests.` quota name), or a class's implicit `deviceclass.resource.kubernetes.io/<class>`."""
-    if name.startswith(IMPLICIT_PREFIX):
-        return True
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+    """Upstream `IsExtendedResourceName`: domain-prefixed, outside the `kubernetes.io/` namespace, not a
+    `requests.` quota name, and a qualified name once `requests.` is put in front (its quota name).
+
+    What a DeviceClass may declare as `extendedResourceName`: another class's implicit name is refused."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return is_qualified_name("requests." + name)
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """A pod resource DRA may serve: an extended resource name, or a class's implicit
+    `deviceclass.resource.kubernetes.io/<class>`."""
+    return name.startswith(IMPLICIT_PREFIX) or is_extended_resource_name(name)
 
 
 def count_of(value: object) -> int:
@@ -129,7 +138,7 @@ def extended_requests(pod: Mapping[str, Any], mapping: Mapping[str, str]) -> lis
         amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
         for j, resource in enumerate(sorted(amounts)):
             count = count_of(amounts[resource])
-            if resource in mapping and is_extended_resource_name(resource) and count > 0:
+            if resource in mapping and is_dra_extended_resource_name(resource) and count > 0:
                 wanted.append((i, str(container.get("name", "")), resource, count, long_lived))
                 names[(i, resource)] = f"container-{i}-request-{j}"
     shared: dict[str, str] = {}

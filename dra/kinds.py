@@ -56,6 +56,12 @@ class Kind:
     def subresources(self) -> tuple[str, ...]:
         return (("status",) if self.status else ()) + self.extra_subresources
 
+    @property
+    def field_labels(self) -> tuple[str, ...]:
+        """Every field a `?fieldSelector=` may name: metadata.name (and .namespace), then the kind's own."""
+        base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
+        return base + self.field_selectors
+
     def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
         """The REST path: `/apis/resource.k8s.io/v1/resourceslices/<name>` and the like."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"

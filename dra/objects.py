@@ -6,6 +6,7 @@
   pool does not declare (`pool_problem`, the one check the allocator and the inventory share).
 * attributes: unqualified names belong to the driver's domain; `flat_attributes` spells every value
   as text under its qualified name (and the short name for the driver's own domain).
+* slice size: 128 devices, 64 once a device uses taints, counters or list attributes (`device_limit`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ NUMA_ATTRIBUTE = "resource.kubernetes.io/numaNode"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 SCALAR_ATTRIBUTE_TYPES = ("int", "bool", "string", "version")
 LIST_ATTRIBUTE_TYPES = ("ints", "bools", "strings", "versions")
+#: devices per ResourceSlice, and the lower limit once one of them uses an advanced feature (dra-api.md §2)
+MAX_DEVICES_PER_SLICE = 128
+MAX_DEVICES_PER_SLICE_WITH_ADVANCED_FEATURES = 64
 
 
 def device_id(driver: str, pool: str, device: str) -> str:
@@ -63,6 +67,25 @@ def flat_attributes(driver: str, attributes: Mapping[str, Any]) -> dict[str, str
         if domain == driver:
             flat[short] = text
     return flat
+
+
+def uses_advanced_features(device: Mapping[str, Any]) -> bool:
+    """Taints, counter consumption or list attributes lower the slice's device limit to 64."""
+    if device.get("taints") or device.get("consumesCounters"):
+        return True
+    attributes = device.get("attributes")
+    if not isinstance(attributes, Mapping):
+        return False
+    return any(
+        isinstance(attr, Mapping) and any(kind in attr for kind in LIST_ATTRIBUTE_TYPES)
+        for attr in attributes.values()
+    )
+
+
+def device_limit(devices: Iterable[Mapping[str, Any]]) -> int:
+    """How many devices one ResourceSlice may hold, given the devices it holds."""
+    advanced = any(uses_advanced_features(d) for d in devices)
+    return MAX_DEVICES_PER_SLICE_WITH_ADVANCED_FEATURES if advanced else MAX_DEVICES_PER_SLICE
 
 
 def numa_node(attributes: Mapping[str, Any]) -> int | None:

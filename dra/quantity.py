@@ -43,6 +43,10 @@ _QUANTITY_RE = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?([eEinumkKMGTP]*[+-]?\d*)")
 _EXPONENT_RE = re.compile(r"[eE]([+-]?\d+)")
 
 
+#: upstream's ErrFormatWrong, what the API server answers for a quantity it cannot read
+FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
 class QuantityError(ValueError):
     """A string that is not a valid Kubernetes quantity."""
 
@@ -221,10 +225,7 @@ def _parse_cached(text: str) -> Quantity:
         raise QuantityError(f"quantity {text!r}: must be a non-empty string")
     match = _QUANTITY_RE.fullmatch(text)
     if match is None:
-        raise QuantityError(
-            f"quantity {text!r}: quantities must match the regular expression "
-            r"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
+        raise QuantityError(f"quantity {text!r}: {FORMAT_ERROR}")
     sign, whole, fraction, suffix = match.groups()
     fraction = fraction or ""
     if not whole and not fraction:

@@ -11,10 +11,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from dra import names
 
 
 class SelectorError(ValueError):
@@ -248,30 +251,40 @@ def label_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[s
     return label_selector(selector).matches(labels)
 
 
-_KEY_RE = re.compile(
-    r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
-_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_SET_RE = re.compile(r"^\s*(\S+?)\s+(in|notin)\s*\((.*)\)\s*$")
+_SET_RE = re.compile(r"\s*(\S+?)\s+(in|notin)\s*\((.*)\)\s*")
+_INTEGER_RE = re.compile(r"-?\d+")
 
 
-def _check_key(key: str) -> str:
-    if not key or not _KEY_RE.match(key) or len(key.rsplit("/", 1)[-1]) > 63:
-        raise SelectorError(
-            f"unable to parse requirement: values[0][key]: Invalid value: {key!r}: name part must consist of "
-            "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+def _go_quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _checked(key: str, op: str, values: tuple[str, ...]) -> Requirement:
+    """upstream `NewRequirement`: every problem of one requirement, worded as `labels.Parse` words it."""
+    problems: list[str] = []
+    key_errors = names.qualified_name_errors(key)
+    if key_errors:
+        problems.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errors)}")
+    if op in ("In", "NotIn") and not values:
+        problems.append(
+            "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"
         )
-    return key
-
-
-def _check_value(value: str) -> str:
-    if len(value) > 63 or not _VALUE_RE.match(value):
-        raise SelectorError(
-            f"unable to parse requirement: values[0][value]: Invalid value: {value!r}: a valid label must be "
-            "an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-            "with an alphanumeric character"
-        )
-    return value
+    for i, value in enumerate(values):
+        if op in ("Gt", "Lt") and not _INTEGER_RE.fullmatch(value):
+            problems.append(
+                f"values[{i}]: Invalid value: {_go_quote(value)}: for 'Gt', 'Lt' operators, the value must be an integer"
+            )
+    for i, value in enumerate(values):
+        value_errors = names.label_value_errors(value)
+        if value_errors:
+            problems.append(
+                f"values[{i}][{key}]: Invalid value: {_go_quote(value)}: {'; '.join(value_errors)}"
+            )
+    if problems:
+        # an aggregate of one error reads as that error, of several as a bracketed list
+        shown = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+        raise SelectorError(f"unable to parse requirement: {shown}")
+    return Requirement(key, op, values)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -301,27 +314,20 @@ def parse_label_selector(text: str) -> LabelSelector:
         part = raw.strip()
         if not part:
             raise SelectorError(f"found '', expected: identifier in {text!r}")
-        set_match = _SET_RE.match(part)
+        set_match = _SET_RE.fullmatch(part)
         if set_match:
             key, op, values = set_match.groups()
-            items = tuple(_check_value(v.strip()) for v in values.split(",")) if values.strip() else ()
-            if not items:
-                raise SelectorError(f"for '{op}', 'notin' operators, values set can't be empty")
-            requirements.append(Requirement(_check_key(key), "In" if op == "in" else "NotIn", items))
+            items = tuple(v.strip() for v in values.split(",")) if values.strip() else ()
+            requirements.append(_checked(key, "In" if op == "in" else "NotIn", items))
             continue
         for token, op in (("!=", "NotIn"), ("==", "In"), ("=", "In"), (">", "Gt"), ("<", "Lt")):
             if token in part:
                 key, value = part.split(token, 1)
-                value = value.strip()
-                if op in ("Gt", "Lt") and not re.fullmatch(r"-?\d+", value):
-                    raise SelectorError(
-                        f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer: {value!r}"
-                    )
-                requirements.append(Requirement(_check_key(key.strip()), op, (_check_value(value),)))
+                requirements.append(_checked(key.strip(), op, (value.strip(),)))
                 break
         else:
             if part.startswith("!"):
-                requirements.append(Requirement(_check_key(part[1:].strip()), "DoesNotExist"))
+                requirements.append(_checked(part[1:].strip(), "DoesNotExist", ()))
             else:
-                requirements.append(Requirement(_check_key(part), "Exists"))
+                requirements.append(_checked(part, "Exists", ()))
     return LabelSelector(tuple(requirements))

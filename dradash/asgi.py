@@ -14,11 +14,14 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from dradash import realtime  # noqa: E402
 from dradash.routing import websocket_urlpatterns  # noqa: E402
+from dradash.sessionguard import SessionGuard  # noqa: E402
 
 router = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(SessionGuard(URLRouter(websocket_urlpatterns)))
+        ),
     }
 )
 

@@ -38,6 +38,16 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, spelled exactly; anything else fails at start-up naming the choices."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw not in choices:
+        raise ImproperlyConfiguredEnv(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return raw
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw == "":

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from dradash.env import database_from_url, env_bool, env_int, env_list, env_secret, env_str, local_secret_key
+from dradash.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -24,12 +34,15 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
     "django_htmx",
     "channels",
     "dradash",
     "inventory",
     "maintenance",
     "allocation",
+    "migration",
 ]
 
 MIDDLEWARE = [
@@ -42,6 +55,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "dradash.middleware.ApiBodyLimitMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dradash.urls"
@@ -106,10 +122,32 @@ DRADASH_KUBE_CONTEXT = env_str("DRADASH_KUBE_CONTEXT", "")
 DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
+DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
+# The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
+# start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
+DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes): after DRADASH_LOGIN_FAILURE_LIMIT wrong passwords in a row for one user
+# name, that account is locked for DRADASH_LOGIN_COOLOFF_MINUTES — even for the right password.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DRADASH_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DRADASH_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
+AXES_VERBOSE = False
+# axes.W006 asks to lock by IP address too. Accounts are locked by name on purpose: behind an ingress or
+# proxy every browser shares the proxy's address, and locking it would lock everybody out at once.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -123,22 +161,55 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
 
+# Request bodies: Django refuses larger ones; the API answers them with a JSON 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DRADASH_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
+
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes a missing or bad credential a 401, as HTTP wants.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "dradash.api.Pagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_PARSER_CLASSES": [
+        "dradash.api.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "EXCEPTION_HANDLER": "dradash.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "dradash API",
     "DESCRIPTION": "Kubernetes DRA inventory, what-if allocation and device maintenance.",
     "VERSION": "0.1.0",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI and ReDoc from the vendored drf-spectacular-sidecar package: no CDN (air-gapped clusters).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
+
+# Behind TLS (directly or through a proxy that sets X-Forwarded-Proto): DRADASH_SECURE=true turns on
+# secure cookies, HSTS, the HTTPS redirect and trusts the proxy's scheme header (`check --deploy` clean).
+DRADASH_SECURE = env_bool("DRADASH_SECURE", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+if DRADASH_SECURE:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("DRADASH_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("DRADASH_HSTS_PRELOAD", True)
+    # Probes and in-cluster callers reach the pods over plain HTTP on the Service.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
 LOGGING = {
     "version": 1,

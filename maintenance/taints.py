@@ -1,16 +1,18 @@
 """Validation of an operator's taint and selector, with the rules and limits the API server applies
-(dra-api.md §2, §3.4, §3.5), so a mistake is caught with a clear message before anything is written."""
+(dra-api.md §2, §3.4, §3.5), so a mistake is caught with a clear message before anything is written.
+
+The name formats are `dra.names`, the API server's own checks; each message reads as the API server's
+field error would (`Invalid value: "x": <rule>`), so an error caught here and one the cluster returns look
+alike."""
 
 from __future__ import annotations
 
-import re
+import json
 from dataclasses import dataclass
 
+from dra import names
+
 EFFECTS = ("None", "NoSchedule", "NoExecute")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -22,81 +24,47 @@ class FieldError:
         return {"field": self.field, "message": self.message}
 
 
-def dns_subdomain_errors(field: str, value: str, *, max_length: int = 253) -> list[FieldError]:
+def _invalid(field: str, value: str, messages: list[str]) -> list[FieldError]:
+    return [FieldError(field, f"Invalid value: {json.dumps(value)}: {m}") for m in messages]
+
+
+def _too_long(field: str, limit: int) -> FieldError:
+    return FieldError(field, f"Too long: may not be more than {limit} bytes")
+
+
+def dns_subdomain_errors(
+    field: str, value: str, *, max_length: int = names.DNS1123_SUBDOMAIN_MAX
+) -> list[FieldError]:
     if not value:
         return [FieldError(field, "Required value")]
-    if len(value) > max_length:
-        return [FieldError(field, f"must be no more than {max_length} characters")]
-    if not _DNS_SUBDOMAIN.match(value):
-        return [
-            FieldError(
-                field,
-                f"Invalid value: {value!r}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character",
-            )
-        ]
-    return []
+    # A tighter limit than a subdomain's own (driver names: 63) is the API server's "Too long".
+    tighter = max_length < names.DNS1123_SUBDOMAIN_MAX
+    errors = [_too_long(field, max_length)] if tighter and len(value) > max_length else []
+    return errors + _invalid(field, value, names.dns1123_subdomain_errors(value))
 
 
 def dns_label_errors(field: str, value: str) -> list[FieldError]:
     if not value:
         return [FieldError(field, "Required value")]
-    if len(value) > 63 or not _DNS_LABEL.match(value):
-        return [
-            FieldError(
-                field,
-                f"Invalid value: {value!r}: a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                "characters or '-', start and end with an alphanumeric character, and be at most 63 characters",
-            )
-        ]
-    return []
+    return _invalid(field, value, names.dns1123_label_errors(value))
 
 
 def pool_name_errors(field: str, value: str) -> list[FieldError]:
     if not value:
         return [FieldError(field, "Required value")]
-    if len(value) > 253:
-        return [FieldError(field, "must be no more than 253 characters")]
-    errors: list[FieldError] = []
-    for part in value.split("/"):
-        errors.extend(dns_subdomain_errors(field, part))
-    return errors[:1]
+    errors = [_too_long(field, names.POOL_NAME_MAX)] if len(value) > names.POOL_NAME_MAX else []
+    return errors + _invalid(field, value, names.pool_name_errors(value))
 
 
 def taint_key_errors(key: str) -> list[FieldError]:
     field = "taint.key"
     if not key:
         return [FieldError(field, "Required value: a taint needs a key, e.g. example.com/maintenance")]
-    prefix, _, name = key.rpartition("/")
-    errors: list[FieldError] = []
-    if "/" in key and not prefix:
-        errors.append(FieldError(field, f"Invalid value: {key!r}: prefix part must be non-empty"))
-    if prefix:
-        errors.extend(
-            FieldError(field, f"prefix part {e.message}") for e in dns_subdomain_errors(field, prefix)
-        )
-    if not name or len(name) > 63 or not _QUALIFIED_NAME_PART.match(name):
-        errors.append(
-            FieldError(
-                field,
-                f"Invalid value: {key!r}: name part must consist of alphanumeric characters, '-', '_' or '.', "
-                "must start and end with an alphanumeric character, and be at most 63 characters",
-            )
-        )
-    return errors
+    return _invalid(field, key, names.qualified_name_errors(key))
 
 
 def taint_value_errors(value: str) -> list[FieldError]:
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
-        return [
-            FieldError(
-                "taint.value",
-                f"Invalid value: {value!r}: a valid label value must be an empty string or consist of alphanumeric "
-                "characters, '-', '_' or '.', must start and end with an alphanumeric character, "
-                "and be at most 63 characters",
-            )
-        ]
-    return []
+    return _invalid("taint.value", value, names.label_value_errors(value))
 
 
 def taint_effect_errors(effect: str) -> list[FieldError]:
@@ -137,7 +105,11 @@ def selector_errors(selector: dict[str, str] | None, *, confirm_all_devices: boo
             )
         )
     if selector.get("driver"):
-        errors.extend(dns_subdomain_errors("deviceSelector.driver", selector["driver"], max_length=63))
+        errors.extend(
+            dns_subdomain_errors(
+                "deviceSelector.driver", selector["driver"], max_length=names.DRIVER_NAME_MAX
+            )
+        )
     if selector.get("pool"):
         errors.extend(pool_name_errors("deviceSelector.pool", selector["pool"]))
     if selector.get("device"):

@@ -53,7 +53,7 @@ def load_world(store: Store, topology_name: str | None, *, controllers: bool, op
         store.graceful_pod_deletion = True
         return start_all(store, topology, options)
     if topology is not None:
-        driver_module = _import_or_log("simcluster.driver")
+        driver_module = _import_or_log("simcluster.controllers.driver")
         if driver_module is not None:
             driver_module.Driver(store, topology).publish_all()  # a static world: slices, nothing moves
     return None

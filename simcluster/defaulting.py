@@ -7,8 +7,10 @@ Only the defaults a client could notice in the DRA workflow: taint `timeAdded`, 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
+
+from dra.taints import parse_time
 
 Obj = dict[str, Any]
 
@@ -29,12 +31,10 @@ _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\
 
 
 def _normal_time(value: str, micro: bool) -> str:
-    if not _TIMESTAMP.match(value):
+    moment = parse_time(value) if _TIMESTAMP.fullmatch(value) else None
+    if moment is None:
         return value  # not a timestamp: validation reports it
-    try:
-        moment = datetime.fromisoformat(value).astimezone(UTC)
-    except ValueError:
-        return value
+    moment = moment.astimezone(UTC)
     if micro:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -6,7 +6,7 @@ import base64
 import hashlib
 from typing import Any
 
-from simcluster.resources import GROUP_VERSIONS, RESOURCES, ResourceDef
+from simcluster.resources import GROUP_VERSIONS, RESOURCES, STATUS_VERBS, ResourceDef
 
 Doc = dict[str, Any]
 
@@ -88,7 +88,7 @@ def api_resource_list(group: str, version: str) -> Doc | None:
                     "singularName": "",
                     "namespaced": r.namespaced,
                     "kind": r.kind,
-                    "verbs": ["get", "patch", "update"],
+                    "verbs": list(STATUS_VERBS),
                 }  # fmt: skip
             )
     group_version = f"{group}/{version}" if group else version
@@ -115,7 +115,7 @@ def _aggregated_resource(r: ResourceDef) -> Doc:
             {
                 "subresource": sub,
                 "responseKind": {"group": "", "version": "", "kind": r.kind},
-                "verbs": ["get", "patch", "update"],
+                "verbs": list(STATUS_VERBS),
             }  # fmt: skip
             for sub in r.subresources
         ]

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final, Protocol
 
+from dra.quantity import FORMAT_ERROR, Quantity, QuantityError
+
 SCHEMA_DIR: Final = "kubernetes-json-schema/v1.37.0-local-strict"
 
 # ---------------------------------------------------------------------------------------------------------
@@ -153,10 +155,7 @@ _DATE_TIME: Final = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$",
 )
 QUANTITY_DEF: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-QUANTITY_RE: Final = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
-QUANTITY_MSG: Final = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
+
 _JSON_TYPE_NAMES: Final = {
     "string": "string",
     "integer": "integer",
@@ -165,6 +164,14 @@ _JSON_TYPE_NAMES: Final = {
     "object": "object",
     "array": "array",
 }
+
+
+def _is_quantity(text: str) -> bool:
+    try:
+        Quantity.parse(text)
+    except QuantityError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
@@ -289,10 +296,10 @@ class _Compiler:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
                     causes.invalid(_join(parent, segment), value, "must be base64-encoded")
-            elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.match(value):
+            elif fmt == "date-time" and isinstance(value, str) and not _DATE_TIME.fullmatch(value):
                 causes.invalid(_join(parent, segment), value, "must be an RFC 3339 date-time")
-            if quantity and isinstance(value, str) and not QUANTITY_RE.match(value):
-                causes.invalid(_join(parent, segment), value, QUANTITY_MSG)
+            if quantity and isinstance(value, str) and not _is_quantity(value):
+                causes.invalid(_join(parent, segment), value, FORMAT_ERROR)
             if enum_values and value not in enum_values:
                 causes.not_supported(_join(parent, segment), value, [str(e) for e in enum_values])
 

@@ -602,7 +602,7 @@ class Store:
                     meta.pop(fixed, None)
             if "managedFields" not in meta and "managedFields" in old["metadata"]:
                 meta["managedFields"] = old["metadata"]["managedFields"]
-            if resource.has_status:
+            if resource.status:
                 if "status" in old:
                     new["status"] = clone(old["status"])
                 else:

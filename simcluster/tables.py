@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from dra.taints import parse_time
 from simcluster.resources import ResourceDef
 
 Obj = dict[str, Any]
@@ -49,17 +50,8 @@ def human_duration(seconds: float) -> str:
     return f"{years}y"
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def age(obj: Obj, now: datetime) -> str:
-    created = _parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
+    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
     if created is None:
         return "<unknown>"
     return human_duration((now - created).total_seconds())
@@ -142,7 +134,7 @@ def _event_object(obj: Obj) -> str:
 
 
 def _event_last_seen(obj: Obj, now: datetime) -> str:
-    seen = _parse_time(obj.get("lastTimestamp")) or _parse_time(obj.get("eventTime"))
+    seen = parse_time(obj.get("lastTimestamp")) or parse_time(obj.get("eventTime"))
     if seen is None:
         return age(obj, now)
     return human_duration((now - seen).total_seconds())

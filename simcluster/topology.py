@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
+from dra.objects import NUMA_ATTRIBUTE
+
 TOPOLOGY_DIR = Path(__file__).with_name("topologies")
-NUMA_ATTRIBUTE = "resource.kubernetes.io/numaNode"
 PCI_BUS_ID_ATTRIBUTE = "resource.kubernetes.io/pciBusID"
 
 JSON = dict[str, Any]

@@ -3,7 +3,7 @@ that names the file and the import.
 
 Imports are read from the source: top-level and function-local `import`/`from` statements, relative
 imports resolved against the file's package, and `importlib.import_module("…")` / `__import__("…")`
-with a literal name. Layers, bottom to top: dra → dradash → inventory → allocation → maintenance;
+with a literal name. Layers, bottom to top: dra → dradash → inventory → allocation → maintenance → migration;
 simcluster imports only dra; product code never imports simcluster.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT_PACKAGES = ("dradash", "inventory", "allocation", "maintenance")
+PRODUCT_PACKAGES = ("dradash", "inventory", "allocation", "maintenance", "migration")
 ALL_PACKAGES = ("dra", *PRODUCT_PACKAGES, "simcluster")
 #: package -> the packages of this repository it may import (besides itself)
 ALLOWED = {
@@ -25,6 +25,7 @@ ALLOWED = {
     "inventory": {"dra", "dradash"},
     "allocation": {"dra", "dradash", "inventory"},
     "maintenance": {"dra", "dradash", "inventory", "allocation"},
+    "migration": {"dra", "dradash", "inventory", "allocation", "maintenance"},
     "simcluster": {"dra"},
 }
 # The Django project package wires the rooms together (urls, asgi routing, the demo command, Celery

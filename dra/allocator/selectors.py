@@ -25,7 +25,11 @@ class SelectorBackend:
 
 
 def default_backend() -> SelectorBackend:
-    """The package's CEL engine (`dra.allocator.cel`), imported on first use."""
+    """The process-wide CEL backend (`dra.allocator.cel.default_engine()`), imported on first use.
+
+    Which engine that is, cel-expr-python or cel-python, the application decides once at start-up
+    with `dra.allocator.cel.set_default_backend` (dradash: the DRADASH_CEL_BACKEND setting).
+    """
     from .cel import CelError, default_engine, device_input_from_api
 
     return SelectorBackend(engine=default_engine(), device_input=device_input_from_api, errors=(CelError,))

@@ -8,10 +8,10 @@ from django.db.models import QuerySet
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import viewsets
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from dradash.api import Pagination
 from inventory import tables
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
@@ -23,7 +23,7 @@ from inventory.selectors.nodes import node_list
 from inventory.selectors.rules import taint_rule_detail, taint_rule_list
 
 
-class NarrowFirstPagination(LimitOffsetPagination):
+class NarrowFirstPagination(Pagination):
     """Page by ids first, then load the page's full rows.
 
     Device rows are wide (JSON columns); sorting or skipping thousands of them to return 100 spills

@@ -18,20 +18,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dra.allocator import DEFAULT_FEATURES
 from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock
-
-if TYPE_CHECKING:  # the driver imports this package's base module; import the rest lazily
-    from simcluster.controllers.claims import ClaimController
-    from simcluster.controllers.eviction import EvictionController
-    from simcluster.controllers.owners import OwnerController
-    from simcluster.controllers.pods import PodLifecycle
-    from simcluster.controllers.poolstatus import PoolStatusController
-    from simcluster.controllers.scheduler import Scheduler
-    from simcluster.driver import Driver
-    from simcluster.store import Store
-    from simcluster.topology import Topology
+from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
+from simcluster.controllers.claims import ClaimController
+from simcluster.controllers.driver import Driver
+from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
+from simcluster.controllers.eviction import EvictionController
+from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
+from simcluster.controllers.owners import OwnerController
+from simcluster.controllers.pods import WATCHES as POD_WATCHES
+from simcluster.controllers.pods import PodLifecycle
+from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
+from simcluster.controllers.poolstatus import PoolStatusController
+from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
+from simcluster.controllers.scheduler import Scheduler
+from simcluster.errors import ApiError
+from simcluster.store import Store
+from simcluster.topology import Topology, generated_workloads
 
 __all__ = ["Clock", "Controllers", "FakeClock", "SystemClock", "start_all"]
 
@@ -82,23 +88,6 @@ class Controllers:
 
 
 def start_all(store: Store, topology: Topology | None, options: dict[str, Any] | None = None) -> Controllers:
-    from dra.allocator import DEFAULT_FEATURES
-    from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
-    from simcluster.controllers.claims import ClaimController
-    from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
-    from simcluster.controllers.eviction import EvictionController
-    from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
-    from simcluster.controllers.owners import OwnerController
-    from simcluster.controllers.pods import WATCHES as POD_WATCHES
-    from simcluster.controllers.pods import PodLifecycle
-    from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
-    from simcluster.controllers.poolstatus import PoolStatusController
-    from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
-    from simcluster.controllers.scheduler import Scheduler
-    from simcluster.driver import Driver
-    from simcluster.errors import ApiError
-    from simcluster.topology import Topology, generated_workloads
-
     options = dict(options or {})
     clock: Clock = options.get("clock") or SystemClock()
     world = topology or Topology(name="none", namespaces=(), nodes=(), device_classes=(), pools=())

@@ -62,17 +62,6 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    text = value.replace("Z", "+00:00")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 # Upper bound for a sleep while a timed wake is pending: a fake clock pokes on change, a real one is
 # re-read at least this often.
 _MAX_WAIT = 5.0

@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from dra.objects import is_extended_resource_claim
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
-    EXTENDED_RESOURCE_CLAIM,
     POD_CLAIM_NAME,
     controller_of,
     is_deleting,
@@ -64,7 +64,7 @@ class ClaimController:
             and owner.get("kind") == "Pod"
             and (
                 (meta(claim).get("annotations") or {}).get(POD_CLAIM_NAME)
-                or (meta(claim).get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM) == "true"
+                or is_extended_resource_claim(claim)
             )
         )
         orphaned = generated and owner is not None and owner.get("uid") not in live

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dra.taints import parse_time
 from simcluster.controllers.base import Clock, format_time
 from simcluster.errors import ApiError
 from simcluster.store import Store
@@ -14,8 +15,6 @@ JSON = dict[str, Any]
 
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
-EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
@@ -40,6 +39,12 @@ def namespace_of(obj: Mapping[str, Any]) -> str:
 
 def uid_of(obj: Mapping[str, Any]) -> str:
     return str(meta(obj).get("uid", ""))
+
+
+def creation_time(obj: Mapping[str, Any]) -> float:
+    """`metadata.creationTimestamp` in seconds; 0 for an object without one."""
+    moment = parse_time(meta(obj).get("creationTimestamp"))
+    return moment.timestamp() if moment else 0.0
 
 
 def is_deleting(obj: Mapping[str, Any]) -> bool:
@@ -151,11 +156,3 @@ def set_condition(conditions: Iterable[JSON], condition: JSON) -> list[JSON]:
     if not placed:
         out.append(dict(condition))
     return out
-
-
-def quantity_to_int(value: Any) -> int:
-    """Extended-resource quantities are integers ("1", 2); anything else counts as 0."""
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0

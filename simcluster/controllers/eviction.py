@@ -8,18 +8,25 @@ without one): an Event `DeviceTaintManagerEviction`, the `DisruptionTarget` cond
 the taint goes away or becomes tolerated. Each DeviceTaintRule gets an `EvictionInProgress` condition
 (reasons PodsPendingEviction, Completed, NotStarted, NoEffect, OtherEffect), written at most every
 `rule_status_period` seconds of the controller's clock except right after the rule's spec changes.
+
+The rules are `dra`'s: a pool's newest generation (`dra.objects.pools_of`), which devices a rule selects
+(`dra.taints.RuleIndex`) and when a taint evicts (`dra.taints.eviction_time`: only tolerations whose effect
+is NoExecute count). The scheduler asks `evicting_now` the same question before it adds a pod to a claim.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from simcluster.controllers.base import Clock, format_time, parse_time
+from dra.objects import pools_of
+from dra.taints import NO_EXECUTE, RuleIndex, Taint, eviction_time, parse_taint, parse_taint_rule
+from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     is_deleting,
     is_terminal,
@@ -51,93 +58,50 @@ NO_EFFECT_SUFFIX = (
 )
 
 
-@dataclass(frozen=True)
-class TrackedTaint:
-    taint: JSON
-    rule: str | None = None  # rule name, or None for a taint in a ResourceSlice
+def device_key(result: Mapping[str, Any]) -> DeviceKey:
+    """The device of an allocation result."""
+    return (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
 
 
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """DeviceToleration matching key, operator and value (the effect is checked by the caller)."""
-    if toleration.get("operator", "Equal") == "Exists":
-        return not toleration.get("key") or toleration.get("key") == taint.get("key")
-    return toleration.get("key") == taint.get("key") and (toleration.get("value") or "") == (
-        taint.get("value") or ""
-    )
-
-
-def eviction_time(
-    taint: Mapping[str, Any], tolerations: Iterable[Mapping[str, Any]], *, now: datetime
-) -> datetime | None:
-    """When a pod using a device with this NoExecute taint must go; None when it may stay forever.
-
-    Only tolerations with effect NoExecute count (upstream behaviour, dra-api §8.2); any without
-    `tolerationSeconds` tolerates forever, otherwise the smallest (negative → 0) delays the eviction."""
-    added = parse_time(taint.get("timeAdded")) or now
-    delays: list[int] = []
-    for toleration in tolerations:
-        if toleration.get("effect") != "NoExecute" or not tolerates(toleration, taint):
-            continue
-        if toleration.get("tolerationSeconds") is None:
-            return None
-        delays.append(max(0, int(toleration["tolerationSeconds"])))
-    return added + timedelta(seconds=min(delays)) if delays else added
-
-
-def rule_matches(rule: Mapping[str, Any], device: DeviceKey) -> bool:
-    """An absent selector matches nothing, an empty one everything; given fields must all match."""
-    selector = (rule.get("spec") or {}).get("deviceSelector")
-    if selector is None:
-        return False
-    driver, pool, name = device
-    return (
-        selector.get("driver") in (None, "", driver)
-        and selector.get("pool") in (None, "", pool)
-        and selector.get("device") in (None, "", name)
-    )
-
-
-def published_devices(slices: Iterable[JSON]) -> tuple[dict[DeviceKey, list[JSON]], set[DeviceKey]]:
-    """Driver taints per device and the set of devices, from each pool's newest generation only."""
-    slices = list(slices)
-    newest: dict[tuple[str, str], int] = {}
-    for item in slices:
-        spec = item.get("spec") or {}
-        pool_key = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
-        newest[pool_key] = max(newest.get(pool_key, 0), int((spec.get("pool") or {}).get("generation", 0)))
-    taints: dict[DeviceKey, list[JSON]] = {}
+def published_devices(slices: Iterable[JSON]) -> tuple[dict[DeviceKey, list[Taint]], set[DeviceKey]]:
+    """Driver taints per device and the set of devices, from each pool's newest generation only
+    (`dra.objects.pools_of`; a pool's validity does not matter to eviction)."""
+    taints: dict[DeviceKey, list[Taint]] = {}
     published: set[DeviceKey] = set()
-    for item in slices:
-        spec = item.get("spec") or {}
-        pool = spec.get("pool") or {}
-        driver, pool_name = str(spec.get("driver")), str(pool.get("name"))
-        if int(pool.get("generation", 0)) != newest[(driver, pool_name)]:
-            continue
-        for device in spec.get("devices") or []:
-            key = (driver, pool_name, str(device.get("name")))
+    for (driver, pool), state in pools_of(slices, partitionable=False).items():
+        for _, device in state.devices():
+            key = (driver, pool, str(device.get("name", "")))
             published.add(key)
-            if device.get("taints"):
-                taints[key] = list(device["taints"])
+            found = [parse_taint(t) for t in device.get("taints") or [] if isinstance(t, Mapping)]
+            if found:
+                taints[key] = found
     return taints, published
 
 
-def untolerated_no_execute(
-    result: Mapping[str, Any], rules: Iterable[JSON], slice_taints: Mapping[DeviceKey, list[JSON]]
-) -> list[JSON]:
-    """NoExecute taints on an allocated device that the result's tolerations do not tolerate at all."""
-    key = (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
-    taints = [t for t in slice_taints.get(key, []) if t.get("effect") == "NoExecute"]
-    taints += [
-        (r.get("spec") or {}).get("taint") or {}
-        for r in rules
-        if ((r.get("spec") or {}).get("taint") or {}).get("effect") == "NoExecute" and rule_matches(r, key)
-    ]
+def taints_on(
+    key: DeviceKey, rules: RuleIndex, slice_taints: Mapping[DeviceKey, list[Taint]], effect: str
+) -> list[Taint]:
+    """The device's taints of `effect`: the rules' (by rule name), then the driver's."""
+    found = [r.taint for r in rules.rules_for(*key) if r.taint.effect == effect]
+    return found + [t for t in slice_taints.get(key, []) if t.effect == effect]
+
+
+def evicting_now(
+    result: Mapping[str, Any],
+    rules: RuleIndex,
+    slice_taints: Mapping[DeviceKey, list[Taint]],
+    *,
+    now: datetime,
+) -> list[Taint]:
+    """The NoExecute taints on a result's device under which the eviction controller evicts a user of the
+    result now (`dra.taints.eviction_time`): the scheduler adds no pod to such a claim."""
     tolerations = result.get("tolerations") or []
-    return [
-        t
-        for t in taints
-        if not any(tol.get("effect") in (None, "", "NoExecute") and tolerates(tol, t) for tol in tolerations)
-    ]
+    evicting: list[Taint] = []
+    for taint in taints_on(device_key(result), rules, slice_taints, NO_EXECUTE):
+        at = eviction_time(taint, tolerations, now=now)
+        if at is not None and at <= now:
+            evicting.append(taint)
+    return evicting
 
 
 def _plural(count: int, singular: str, plural: str) -> str:
@@ -183,13 +147,16 @@ class EvictionController:
         self.evicted_total = 0
         self._rule_written: dict[str, datetime] = {}
         self._scheduled: dict[str, str] = {}  # pod uid → "ns/name" with a future eviction
-        self._devices_cache: tuple[tuple[int, int], dict[DeviceKey, list[JSON]], set[DeviceKey]] | None = None
+        self._devices_cache: tuple[tuple[int, int], dict[DeviceKey, list[Taint]], set[DeviceKey]] | None = (
+            None
+        )
 
     # --- the pass --------------------------------------------------------------------------------------
 
     def reconcile(self) -> float | None:
         now = self.clock.now()
         rules = read_all(self.store, "devicetaintrules")
+        index = RuleIndex.of(rules)
         slice_taints, published = self._devices()
         if not rules and not slice_taints and not self._scheduled:
             return None
@@ -199,7 +166,7 @@ class EvictionController:
             for p in read_all(self.store, "pods")
             if (p.get("spec") or {}).get("nodeName") and not is_deleting(p) and not is_terminal(p)
         ]
-        affected = self._affected(pods, claims, rules, slice_taints, now, effect="NoExecute")
+        affected = self._affected(pods, claims, index, slice_taints, now, effect=NO_EXECUTE)
 
         wake: list[datetime] = []
         still_scheduled: dict[str, str] = {}
@@ -242,7 +209,7 @@ class EvictionController:
 
     # --- taints on devices -----------------------------------------------------------------------------
 
-    def _devices(self) -> tuple[dict[DeviceKey, list[JSON]], set[DeviceKey]]:
+    def _devices(self) -> tuple[dict[DeviceKey, list[Taint]], set[DeviceKey]]:
         """Taints of every published device and the set of devices, from each pool's newest generation.
 
         Cached until a slice changes: most passes are about pods and claims, and a large world has
@@ -259,8 +226,8 @@ class EvictionController:
         self,
         pods: list[JSON],
         claims: Mapping[tuple[str, str], JSON],
-        rules: list[JSON],
-        slice_taints: Mapping[DeviceKey, list[JSON]],
+        rules: RuleIndex,
+        slice_taints: Mapping[DeviceKey, list[Taint]],
         now: datetime,
         *,
         effect: str,
@@ -269,6 +236,7 @@ class EvictionController:
         """Pods that a taint of `effect` on their allocated devices would evict, keyed by pod uid.
 
         With `only_rule`, only that rule's taint counts, as if its effect were `effect` (the preview)."""
+        preview = parse_taint_rule(only_rule) if only_rule is not None else None
         out: dict[str, _Affected] = {}
         for pod in pods:
             uid = uid_of(pod)
@@ -278,40 +246,24 @@ class EvictionController:
                     continue
                 allocation = (claim.get("status") or {}).get("allocation") or {}
                 for result in (allocation.get("devices") or {}).get("results") or []:
-                    key = (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
-                    for tracked in self._taints_on(key, rules, slice_taints, effect, only_rule):
-                        at = eviction_time(tracked.taint, result.get("tolerations") or [], now=now)
+                    key = device_key(result)
+                    if preview is None:
+                        taints = taints_on(key, rules, slice_taints, effect)
+                    elif preview.selects(*key):
+                        taints = [dataclasses.replace(preview.taint, effect=effect)]
+                    else:
+                        taints = []
+                    for taint in taints:
+                        at = eviction_time(taint, result.get("tolerations") or [], now=now)
                         if at is None:
                             continue
                         item = out.get(uid)
                         if item is None:
                             item = out[uid] = _Affected(pod, at)
                         item.at = min(item.at, at)
-                        if tracked.rule:
-                            item.rules.add(tracked.rule)
+                        if taint.rule:
+                            item.rules.add(taint.rule)
         return out
-
-    @staticmethod
-    def _taints_on(
-        key: DeviceKey,
-        rules: list[JSON],
-        slice_taints: Mapping[DeviceKey, list[JSON]],
-        effect: str,
-        only_rule: JSON | None,
-    ) -> list[TrackedTaint]:
-        if only_rule is not None:
-            if not rule_matches(only_rule, key):
-                return []
-            taint = dict((only_rule.get("spec") or {}).get("taint") or {})
-            taint["effect"] = effect
-            return [TrackedTaint(taint, name_of(only_rule))]
-        found = [
-            TrackedTaint((r.get("spec") or {}).get("taint") or {}, name_of(r))
-            for r in sorted(rules, key=name_of)
-            if ((r.get("spec") or {}).get("taint") or {}).get("effect") == effect and rule_matches(r, key)
-        ]
-        found += [TrackedTaint(t) for t in slice_taints.get(key, []) if t.get("effect") == effect]
-        return found
 
     # --- eviction --------------------------------------------------------------------------------------
 
@@ -431,14 +383,15 @@ class EvictionController:
         now: datetime,
     ) -> tuple[str, str, str]:
         """The one-time dry run for effect None: what NoExecute would do."""
-        selected = sum(1 for key in published if rule_matches(rule, key))
+        parsed = parse_taint_rule(rule)
+        selected = sum(1 for key in published if parsed.selects(*key))
         allocated: set[DeviceKey] = set()
         for claim in claims.values():
             allocation = (claim.get("status") or {}).get("allocation") or {}
             for result in (allocation.get("devices") or {}).get("results") or []:
-                key = (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
-                if rule_matches(rule, key):
+                key = device_key(result)
+                if parsed.selects(*key):
                     allocated.add(key)
-        would = self._affected(pods, claims, [], {}, now, effect="NoExecute", only_rule=rule)
+        would = self._affected(pods, claims, RuleIndex(), {}, now, effect=NO_EXECUTE, only_rule=rule)
         namespaces = len({namespace_of(item.pod) for item in would.values()})
         return "False", "NoEffect", no_effect_message(selected, len(allocated), len(would), namespaces)

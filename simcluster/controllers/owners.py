@@ -10,9 +10,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from simcluster.controllers.base import Clock, format_time, parse_time
+from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     controller_of,
+    creation_time,
     is_deleting,
     meta,
     name_of,
@@ -156,5 +157,4 @@ class OwnerController:
 
 
 def _negated_time(pod: JSON) -> float:
-    moment = parse_time(meta(pod).get("creationTimestamp"))
-    return -(moment.timestamp() if moment else 0.0)
+    return -creation_time(pod)

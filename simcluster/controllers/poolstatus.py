@@ -1,10 +1,15 @@
 """The ResourcePoolStatusRequest controller: fills `status` once with a snapshot of the driver's pools
-(dra-api.md §4). A request whose status is set is complete and never touched again."""
+(dra-api.md §4). A request whose status is set is complete and never touched again.
+
+Pools are `dra.objects.pools_of`: the newest generation only, complete when all its slices are published,
+and checked for the problems (duplicate device names, unknown counters) that make the allocator skip it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dra.objects import pools_of
+from dra.taints import BLOCKING_EFFECTS
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import meta, name_of, read_all
 from simcluster.errors import ApiError
@@ -42,37 +47,38 @@ class PoolStatusController:
         driver = str(spec.get("driver", ""))
         wanted_pool = spec.get("poolName")
         limit = int(spec.get("limit", 100))
-        pools: dict[str, list[JSON]] = {}
-        for item in slices:
-            s = item.get("spec") or {}
-            pool = str((s.get("pool") or {}).get("name", ""))
-            if s.get("driver") == driver and (not wanted_pool or pool == wanted_pool):
-                pools.setdefault(pool, []).append(item)
+        mine = [s for s in slices if (s.get("spec") or {}).get("driver") == driver]
+        pools = {
+            name: state
+            for (_, name), state in pools_of(mine).items()
+            if not wanted_pool or name == wanted_pool
+        }
         entries: list[JSON] = []
         for pool_name in sorted(pools):
-            group = pools[pool_name]
-            generation = max(int(s["spec"]["pool"].get("generation", 0)) for s in group)
-            newest = [s for s in group if int(s["spec"]["pool"].get("generation", 0)) == generation]
-            expected = int(newest[0]["spec"]["pool"].get("resourceSliceCount", len(newest)))
+            state = pools[pool_name]
             entry: JSON = {
                 "driver": driver,
                 "poolName": pool_name,
-                "generation": generation,
-                "resourceSliceCount": expected,
+                "generation": state.generation,
+                "resourceSliceCount": state.expected,
             }
-            node = newest[0]["spec"].get("nodeName")
+            node = (state.slices[0].get("spec") or {}).get("nodeName") if state.slices else None
             if node:
                 entry["nodeName"] = node
-            if len(newest) < expected:
-                entry["validationError"] = f"incomplete pool: {len(newest)} of {expected} slices published"
+            if not state.complete:
+                entry["validationError"] = (
+                    f"incomplete pool: {len(state.slices)} of {state.expected} slices published"
+                )
+            elif state.problem is not None:
+                entry["validationError"] = f"invalid pool: {state.problem}"
             else:
-                devices = [d for s in newest for d in s["spec"].get("devices") or []]
-                allocated = sum(1 for d in devices if (driver, pool_name, d["name"]) in in_use)
+                devices = [d for _, d in state.devices()]
+                allocated = sum(1 for d in devices if (driver, pool_name, d.get("name")) in in_use)
                 unavailable = sum(
                     1
                     for d in devices
-                    if (driver, pool_name, d["name"]) not in in_use
-                    and any(t.get("effect") in ("NoSchedule", "NoExecute") for t in d.get("taints") or [])
+                    if (driver, pool_name, d.get("name")) not in in_use
+                    and any(t.get("effect") in BLOCKING_EFFECTS for t in d.get("taints") or [])
                 )
                 entry.update(
                     totalDevices=len(devices),

@@ -17,15 +17,28 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from dra.allocator import DEFAULT_FEATURES
+from dra.allocator import DEFAULT_FEATURES, AllocatedState, AllocationError, Allocator
+from dra.extended import (
+    ExtendedRequest,
+    count_of,
+    extended_claim,
+    extended_requests,
+    extended_resources,
+    generated_claim_prefix,
+    served_by_device_plugin,
+)
+from dra.objects import is_extended_resource_claim
+from dra.selection import SelectorError, node_selector_matches
+from dra.taints import RuleIndex
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
-    EXTENDED_RESOURCE_CLAIM,
     POD_CLAIM_NAME,
     bind_pod,
+    creation_time,
     is_deleting,
     is_terminal,
     meta,
@@ -34,22 +47,13 @@ from simcluster.controllers.common import (
     owner_reference,
     pod_reference,
     post_event,
-    quantity_to_int,
     read_all,
     reserved_for,
     set_condition,
     uid_of,
 )
-from simcluster.controllers.eviction import published_devices, untolerated_no_execute
-from simcluster.controllers.extended import (
-    ExtendedRequest,
-    claim_requests,
-    creation_time,
-    extended_requests,
-    extended_resource_classes,
-    generated_claim_prefix,
-)
-from simcluster.controllers.nodes import node_ready, node_selector_matches, tolerates_node_taints
+from simcluster.controllers.eviction import evicting_now, published_devices
+from simcluster.controllers.nodes import node_ready, tolerates_node_taints
 from simcluster.errors import ApiError
 from simcluster.store import Store
 
@@ -74,14 +78,6 @@ WATCHES = frozenset(
 
 class Unschedulable(Exception):
     """The pod cannot be scheduled now; the message is what `PodScheduled` shows."""
-
-
-def _allocation_error() -> type[Exception]:
-    try:
-        from dra.allocator import AllocationError
-    except ImportError:  # pragma: no cover - the allocator lands in parallel
-        return RuntimeError
-    return AllocationError
 
 
 @dataclass
@@ -233,7 +229,7 @@ class Scheduler:
         if created_any:
             self._write_claim_statuses(pod, generated)
         self._drop_leftover_extended_claims(pod, world)
-        extended = extended_requests(pod, extended_resource_classes(world.classes))
+        extended = extended_requests(pod, extended_resources(world.classes).classes)
         return _Plan(pod_claims=pod_claims, generated=generated, extended=extended)
 
     def _drop_leftover_extended_claims(self, pod: JSON, world: _World) -> None:
@@ -243,7 +239,7 @@ class Scheduler:
             claim = world.claims.get(key)
             if (
                 claim is not None
-                and (meta(claim).get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM) == "true"
+                and is_extended_resource_claim(claim)
                 and (claim.get("status") or {}).get("allocation") is None
             ):
                 self.store.delete("resourceclaims", key[1], namespace=key[0], uid=uid_of(claim))
@@ -314,10 +310,9 @@ class Scheduler:
         allocated = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is not None]
         pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
         pending_keys = {(namespace_of(c), name_of(c)) for c in pending}
-        allocate_error = _allocation_error()
         # A claim whose device must be evicted gets no new pods (dra-api §8.4).
         joining = [c for c in allocated if not reserved_for(c, uid_of(pod))]
-        blocked = bool(joining) and self._claims_under_no_execute(joining, world)
+        blocked = bool(joining) and self._claims_under_no_execute(joining, world, self.clock.now())
         start = self._next_node % len(candidates)
         for offset in range(len(candidates)):
             node = candidates[(start + offset) % len(candidates)]
@@ -347,7 +342,7 @@ class Scheduler:
             if to_allocate:
                 try:
                     outcome = self._run_allocator(world, node, to_allocate, pending_keys)
-                except allocate_error as error:
+                except AllocationError as error:
                     raise Unschedulable(f"cannot allocate the pod's claims: {error}") from None
                 if outcome is None:
                     reasons["cannot allocate all claims"] += 1
@@ -372,11 +367,13 @@ class Scheduler:
                 return
 
     @staticmethod
-    def _claims_under_no_execute(claims: list[JSON], world: _World) -> bool:
+    def _claims_under_no_execute(claims: list[JSON], world: _World, now: datetime) -> bool:
+        """A claim whose device the eviction controller would evict a new user from now."""
         slice_taints, _ = published_devices(world.slices)
+        rules = RuleIndex.of(world.rules)
         for claim in claims:
             for result in claim["status"]["allocation"].get("devices", {}).get("results") or []:
-                if untolerated_no_execute(result, world.rules, slice_taints):
+                if evicting_now(result, rules, slice_taints, now=now):
                     return True
         return False
 
@@ -399,8 +396,6 @@ class Scheduler:
     def _allocator_for(self, world: _World) -> Any:
         """The allocator caches pools, compiled CEL and selector results, so it lives as long as slices,
         classes and rules stay the same; its allocated state follows the claims incrementally."""
-        from dra.allocator import AllocatedState, AllocationError, Allocator
-
         if self._allocator is None or self._allocator_signature != world.signature:
             self._allocator = Allocator(
                 classes=world.classes,
@@ -449,11 +444,14 @@ class Scheduler:
         affinity = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
             "requiredDuringSchedulingIgnoredDuringExecution"
         )
-        if affinity and not node_selector_matches(affinity, node):
-            return "node(s) didn't match Pod's node affinity/selector"
+        try:
+            if affinity and not node_selector_matches(affinity, node):
+                return "node(s) didn't match Pod's node affinity/selector"
+        except SelectorError as error:  # no node can match it; the pod waits until it is replaced
+            raise Unschedulable(f"invalid required node affinity: {error}") from None
         if not tolerates_node_taints(pod, node):
             return "node(s) had untolerated taint(s)"
-        capacity = quantity_to_int(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
+        capacity = count_of(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
         if world.pods_per_node[name_of(node)] >= capacity:
             return "Too many pods"
         return None
@@ -464,24 +462,10 @@ class Scheduler:
     ) -> tuple[JSON, list[ExtendedRequest]] | None:
         """The in-memory extended-resource claim for this node: resources the node offers as allocatable
         (a device plugin) are not served through DRA there."""
-        allocatable = (node.get("status") or {}).get("allocatable") or {}
-        served = [r for r in requests if quantity_to_int(allocatable.get(r.resource, "0")) <= 0]
+        served = [r for r in requests if not served_by_device_plugin(node, r.resource)]
         if not served:
             return None
-        claim = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {
-                "name": f"{name_of(pod)}-extended-resources",
-                "namespace": namespace_of(pod),
-                "uid": "",
-                "generateName": f"{name_of(pod)}-extended-resources-",
-                "annotations": {EXTENDED_RESOURCE_CLAIM: "true"},
-                "ownerReferences": [owner_reference(pod)],
-            },
-            "spec": {"devices": {"requests": claim_requests(served)}},
-        }
-        return claim, served
+        return extended_claim(pod, served), served
 
     # --- PreBind / Bind --------------------------------------------------------------------------------
 
@@ -501,7 +485,7 @@ class Scheduler:
         if extended is not None:
             extended_claim, served = extended
             body = copy.deepcopy(extended_claim)
-            del body["metadata"]["name"], body["metadata"]["uid"]
+            del body["metadata"]["name"]  # the API server names it from generateName
             created = self.store.create("resourceclaims", body)
             world.claims[(ns, name_of(created))] = created
             world.own(created)

@@ -96,7 +96,7 @@ def test_it_rejects_bad_input_with_a_400_naming_the_field(api: APIClient) -> Non
         format="json",
     )
     assert bad.status_code == 400
-    assert "input.taint.effect" in bad.json()
+    assert [e["field"] for e in bad.json()["errors"]] == ["input.taint.effect"]
     missing = api.post(
         "/api/whatif/runs/",
         {
@@ -106,7 +106,9 @@ def test_it_rejects_bad_input_with_a_400_naming_the_field(api: APIClient) -> Non
         format="json",
     )
     assert missing.status_code == 400
-    assert missing.json() == {"input.name": ["Pod default/nope is not in the inventory"]}
+    assert missing.json()["errors"] == [
+        {"field": "input.name", "message": "Pod default/nope is not in the inventory"}
+    ]
     assert WhatIfRun.objects.count() == 0
 
 

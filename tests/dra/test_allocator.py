@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from dra.allocator import DEFAULT_FEATURES, AllocationError, allocate
+from dra.allocator import DEFAULT_FEATURES, AllocationError, SelectorBackend, allocate
+from dra.allocator.cel import BACKEND_NAMES, CelError, backend, device_input_from_api
 from tests.dra.allocator_cases import (
     DRIVER,
     GPU_CLASS,
@@ -1384,10 +1385,17 @@ def test_it_has_a_case_for_every_documented_behaviour() -> None:
     assert len(CASES) >= 50
 
 
+def _selector_backend(name: str) -> SelectorBackend:
+    return SelectorBackend(engine=backend(name), device_input=device_input_from_api, errors=(CelError,))
+
+
+# Every case on both CEL backends: the allocator sees them only through SelectorBackend.
+@pytest.mark.parametrize("cel_backend", BACKEND_NAMES)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_it_allocates_as_documented(case: Case) -> None:
+def test_it_allocates_as_documented(case: Case, cel_backend: str) -> None:
     def run() -> list[dict[str, Any]] | None:
         return allocate(
+            backend=_selector_backend(cel_backend),
             classes=case.classes,
             slices=case.slices,
             allocated_claims=case.allocated,

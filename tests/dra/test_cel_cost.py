@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dra.allocator.cel import COST_LIMIT, CelExprEngine
+from dra.allocator.cel import BACKEND_NAMES, COST_LIMIT, new_engine
 
 NESTED_ALL = (
     "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, "
@@ -29,14 +29,18 @@ UPSTREAM_ESTIMATES = [
 ]
 
 
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
 @pytest.mark.parametrize(("expression", "upstream"), UPSTREAM_ESTIMATES)
-def test_it_estimates_close_to_cel_go(expression: str, upstream: int) -> None:
-    estimate = CelExprEngine().compile(expression).estimated_cost
+def test_it_estimates_close_to_cel_go(expression: str, upstream: int, backend: str) -> None:
+    estimate = new_engine(backend).compile(expression).estimated_cost
     assert 0.5 * upstream <= estimate <= 1.5 * upstream
 
 
-def test_it_puts_upstreams_expensive_case_over_the_limit_and_typical_selectors_far_under() -> None:
-    engine = CelExprEngine()
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_it_puts_upstreams_expensive_case_over_the_limit_and_typical_selectors_far_under(
+    backend: str,
+) -> None:
+    engine = new_engine(backend)
     assert engine.compile(NESTED_ALL).estimated_cost > COST_LIMIT
     typical = engine.compile(
         'device.driver == "gpu.example.com" && '

@@ -1,4 +1,4 @@
-"""Arbitrary selectors either evaluate or raise CelError: never another exception, never a crash.
+"""Arbitrary selectors either evaluate or raise CelError: never another exception, never a crash (both backends).
 
 cel-expr-python segfaults when some values (optionals) reach Python functions, so the engine refuses
 those expressions at compile time. This test generates expressions from a fixed seed, mixing device
@@ -13,6 +13,8 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ATOMS = [
     'device.attributes["gpu.example.com"]',
@@ -113,9 +115,9 @@ def generate(rng: random.Random, depth: int) -> str:
     return rng.choice(BINARY).format(generate(rng, depth - 1), generate(rng, depth - 1))
 
 
-def run(seed: int, count: int) -> None:
+def run(seed: int, count: int, backend: str) -> None:
     """Child process: print each expression before evaluating it; exit non-zero on a foreign exception."""
-    from dra.allocator.cel import CelError, CelExprEngine, device_input_from_api
+    from dra.allocator.cel import CelError, device_input_from_api, new_engine
 
     device = device_input_from_api(
         "gpu.example.com",
@@ -125,7 +127,7 @@ def run(seed: int, count: int) -> None:
             "capacity": {"m": {"value": "1Gi"}},
         },
     )
-    engine = CelExprEngine(cache_size=32)
+    engine = new_engine(backend, cache_size=32)
     rng = random.Random(seed)
     for expression in KNOWN_CRASHERS + [generate(rng, 3) for _ in range(count)]:
         print(expression, flush=True)
@@ -136,10 +138,11 @@ def run(seed: int, count: int) -> None:
     print("DONE", flush=True)
 
 
-def test_it_answers_or_raises_cel_error_for_arbitrary_expressions() -> None:
+@pytest.mark.parametrize("backend", ["cel-expr-python", "cel-python"])
+def test_it_answers_or_raises_cel_error_for_arbitrary_expressions(backend: str) -> None:
     root = Path(__file__).resolve().parents[2]
     child = subprocess.run(
-        [sys.executable, __file__, str(SEED), str(COUNT)],
+        [sys.executable, __file__, str(SEED), str(COUNT), backend],
         cwd=root,
         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -154,4 +157,4 @@ def test_it_answers_or_raises_cel_error_for_arbitrary_expressions() -> None:
 
 
 if __name__ == "__main__":
-    run(int(sys.argv[1]), int(sys.argv[2]))
+    run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

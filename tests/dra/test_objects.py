@@ -8,11 +8,21 @@ from dra.extended import (
     extended_claim,
     extended_requests,
     extended_resources,
+    generated_claim_prefix,
+    is_dra_extended_resource_name,
     is_extended_resource_name,
     served_by_device_plugin,
 )
 from dra.kinds import BY_PLURAL, kind_for
-from dra.objects import flat_attributes, numa_node, pool_problem, pool_state, pools_of
+from dra.objects import (
+    device_limit,
+    flat_attributes,
+    numa_node,
+    pool_problem,
+    pool_state,
+    pools_of,
+    uses_advanced_features,
+)
 
 
 def rs(
@@ -120,6 +130,7 @@ def test_it_lets_the_newest_class_win_an_extended_resource_name_then_the_first_n
         ]
     )
     assert tie.classes["example.com/gpu"] == "c"
+    assert tie.classes["deviceclass.resource.kubernetes.io/d"] == "d"
     assert tie.served["d"] == ["deviceclass.resource.kubernetes.io/d"]
     assert "c wins" in tie.conflicts[0] and "ignored: d" in tie.conflicts[0]
 
@@ -150,9 +161,13 @@ def test_it_builds_the_schedulers_extended_resource_claim() -> None:
 
 def test_it_knows_which_names_are_extended_resources_and_which_backend_serves_them() -> None:
     assert is_extended_resource_name("example.com/gpu")
-    assert is_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
     assert not is_extended_resource_name("cpu")
     assert not is_extended_resource_name("kubernetes.io/batch")
+    # a class's implicit name is served by DRA but is no name a class may declare
+    assert is_dra_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
+    assert not is_extended_resource_name("deviceclass.resource.kubernetes.io/gpu.example.com")
+    assert is_dra_extended_resource_name("example.com/gpu")
+    assert not is_dra_extended_resource_name("cpu")
     assert count_of("2") == 2 and count_of("1500m") == 0 and count_of("x") == 0
     assert served_by_device_plugin({"status": {"allocatable": {"example.com/gpu": "8"}}}, "example.com/gpu")
     assert not served_by_device_plugin(
@@ -167,3 +182,79 @@ def test_it_knows_where_each_kind_lives() -> None:
         == "/api/v1/namespaces/ml/pods/p/status"
     )
     assert kind_for("resourcepoolstatusrequests").api_version == "resource.k8s.io/v1alpha3"
+
+
+def test_it_lists_the_field_selectors_a_kind_supports() -> None:
+    assert kind_for("pods").field_labels[:2] == ("metadata.name", "metadata.namespace")
+    assert "spec.nodeName" in kind_for("pods").field_labels
+    # cluster-scoped kinds have no metadata.namespace to select on
+    assert kind_for("resourceslices").field_labels == (
+        "metadata.name",
+        "spec.nodeName",
+        "spec.driver",
+        "spec.pool.name",
+    )
+
+
+def test_it_wants_an_extended_resource_name_to_be_a_quota_name_too() -> None:
+    # upstream checks `requests.<name>` as a qualified name: the name part after the slash must be one
+    assert is_extended_resource_name("example.com/gpu-80gb")
+    assert not is_extended_resource_name("example.com/gpu 80gb")
+    assert not is_extended_resource_name("example.com/")
+    assert not is_extended_resource_name("Example_com/gpu")
+    assert not is_extended_resource_name("requests.example.com/gpu")
+
+
+def test_it_shortens_long_pod_and_claim_names_in_generated_claim_names() -> None:
+    prefix = generated_claim_prefix("p" * 60, "c" * 30)
+    assert len(prefix) <= 59 and prefix.endswith("-")
+    assert prefix.startswith("p" * 38 + "-c")
+    assert generated_claim_prefix("trainer-abc", "gpu") == "trainer-abc-gpu-"
+
+
+def test_it_lets_a_plain_init_container_share_the_request_of_a_sidecar_or_main_container() -> None:
+    mapping = {"example.com/gpu": "gpu.example.com"}
+    pod = {
+        "spec": {
+            "initContainers": [
+                {"name": "warmup", "resources": {"limits": {"example.com/gpu": "3"}}},
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "resources": {"limits": {"cpu": "1", "example.com/gpu": "1"}},
+                },
+            ],
+            "containers": [
+                {"name": "main", "resources": {"limits": {"example.com/gpu": "2", "memory": "1Gi"}}}
+            ],
+        }
+    }
+
+    mappings = extended_requests(pod, mapping)
+
+    # the sidecar (restartPolicy Always) is long-lived: the plain init container reuses its request
+    assert [(m.container, m.request) for m in mappings] == [
+        ("proxy", "container-1-request-1"),
+        ("warmup", "container-1-request-1"),
+        ("main", "container-2-request-0"),
+    ]
+    assert [(r["name"], r["exactly"]["count"]) for r in claim_requests(mappings)] == [
+        ("container-1-request-1", 3),
+        ("container-2-request-0", 2),
+    ]
+
+
+def test_it_counts_extended_resources_as_quantities() -> None:
+    # "1k" is a thousand devices, not a malformed number; fractions count nothing
+    assert count_of("1k") == 1000
+    assert count_of(4) == 4
+    assert count_of("0.5") == 0 and count_of("-1") == 0
+
+
+def test_it_lowers_the_slice_limit_for_devices_with_advanced_features() -> None:
+    plain = {"name": "gpu-0", "attributes": {"model": {"string": "h100"}}}
+    assert device_limit([plain, plain]) == 128
+    assert device_limit([plain, {"name": "gpu-1", "taints": [{"key": "k", "effect": "NoSchedule"}]}]) == 64
+    assert device_limit([{"name": "p", "consumesCounters": [{"counterSet": "s", "counters": {}}]}]) == 64
+    assert device_limit([{"name": "l", "attributes": {"links": {"ints": [1, 2]}}}]) == 64
+    assert not uses_advanced_features({"name": "odd", "attributes": {"x": "not-an-attribute"}})

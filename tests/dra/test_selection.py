@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dra.names import DNS1123_SUBDOMAIN_MSG, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
 from dra.selection import (
     SelectorError,
     device_selector,
@@ -120,3 +121,32 @@ def test_it_refuses_malformed_label_selector_strings() -> None:
         parse_label_selector("app in ()")
     with pytest.raises(SelectorError, match="name part must consist"):
         parse_label_selector("-bad=x")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "-bad=x",
+            'unable to parse requirement: key: Invalid value: "-bad": name part ' + QUALIFIED_NAME_MSG,
+        ),
+        (
+            "tier=has space",
+            'unable to parse requirement: values[0][tier]: Invalid value: "has space": ' + LABEL_VALUE_MSG,
+        ),
+        (
+            "gpus>x",
+            "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        # the prefix of a key is a DNS subdomain (a looser pattern once let this through)
+        (
+            "Example_com/app=x",
+            'unable to parse requirement: key: Invalid value: "Example_com/app": prefix part '
+            + DNS1123_SUBDOMAIN_MSG,
+        ),
+    ],
+)
+def test_it_words_label_selector_errors_as_labels_parse_does(text: str, message: str) -> None:
+    with pytest.raises(SelectorError) as caught:
+        parse_label_selector(text)
+    assert str(caught.value) == message

@@ -6,6 +6,7 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, Group
 from django.core.management import call_command
+from django.http import HttpRequest
 from django.test import Client
 from django.urls import reverse
 
@@ -68,7 +69,7 @@ def test_it_creates_a_demo_admin_and_prints_the_password_once(capsys: pytest.Cap
     assert out.startswith("demo admin created: username=admin password=")
     password = out.strip().rsplit("password=", 1)[1]
     client = Client()
-    assert client.login(username="admin", password=password)
+    assert client.login(request=HttpRequest(), username="admin", password=password)
     from django.contrib.auth.models import User
 
     admin = User.objects.get(username="admin")
@@ -78,7 +79,7 @@ def test_it_creates_a_demo_admin_and_prints_the_password_once(capsys: pytest.Cap
 @pytest.mark.django_db
 def test_it_uses_the_given_demo_admin_password(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("create_demo_admin", "--password", "s3cret-demo-pw")
-    assert Client().login(username="admin", password="s3cret-demo-pw")
+    assert Client().login(request=HttpRequest(), username="admin", password="s3cret-demo-pw")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dra.names import QUALIFIED_NAME_MSG
 from maintenance.planning import DeviceRef, plan_rules, rule_name, rule_object
 from maintenance.taints import selector_errors, taint_errors
 
@@ -74,3 +75,10 @@ def test_it_refuses_empty_and_missing_selectors_unless_confirmed() -> None:
         selector_errors({"driver": "Bad_Driver"}, confirm_all_devices=False)[0].field
         == "deviceSelector.driver"
     )
+
+
+def test_it_words_name_errors_as_the_api_server_does() -> None:
+    (key_error,) = taint_errors(key="bad key!", value="", effect="None")
+    assert key_error.message == f'Invalid value: "bad key!": name part {QUALIFIED_NAME_MSG}'
+    (device_error,) = selector_errors({"device": "gpu.0"}, confirm_all_devices=False)
+    assert device_error.message == 'Invalid value: "gpu.0": must not contain dots'

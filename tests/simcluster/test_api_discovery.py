@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubernetes import client
 
+from dra.kinds import KINDS
 from tests.simcluster.conftest import Http
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -84,3 +85,22 @@ def test_it_serves_openapi_v3_per_group_version(http: Http) -> None:
     ]
     patch = doc["paths"]["/apis/resource.k8s.io/v1/devicetaintrules/{name}"]["patch"]
     assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+
+
+def test_it_serves_every_kind_of_the_one_table_and_nothing_else(http: Http) -> None:
+    served: set[tuple[str, str, str, bool, tuple[str, ...]]] = set()
+    for path in ("/api", "/apis"):
+        _, _, body = http.get(path, headers={"Accept": f"{AGGREGATED},application/json"})
+        for group in body["items"]:
+            for version in group["versions"]:
+                for r in version["resources"]:
+                    served.add(
+                        (
+                            group["metadata"].get("name", ""),
+                            version["version"],
+                            r["resource"],
+                            r["scope"] == "Namespaced",
+                            tuple(s["subresource"] for s in r.get("subresources") or []),
+                        )
+                    )
+    assert served == {(k.group, k.version, k.plural, k.namespaced, k.subresources) for k in KINDS}

@@ -79,6 +79,15 @@ def test_it_filters_pods_by_node_and_phase(cluster: SimCluster, http: Http) -> N
     assert _names(http, "/api/v1/pods", fieldSelector="spec.nodeName=") == ["pending"]
 
 
+def test_it_rejects_a_malformed_label_selector_naming_the_rule(http: Http) -> None:
+    status, _, body = http.get(f"{SLICES}?labelSelector=tier%3Dhas%20space")
+    assert status == 400
+    assert body["reason"] == "BadRequest"
+    assert body["message"].startswith(
+        'unable to parse requirement: values[0][tier]: Invalid value: "has space": a valid label must be'
+    )
+
+
 def test_it_rejects_unsupported_field_labels(http: Http) -> None:
     status, _, body = http.get(f"{SLICES}?fieldSelector=spec.devices%3Dx")
     assert status == 400

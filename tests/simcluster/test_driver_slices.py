@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster.driver import Driver, build_pool_slices, split_devices
+from simcluster.controllers.driver import Driver, build_pool_slices, split_devices
 from simcluster.store import Store
 from simcluster.topology import load_topology
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
-
+from dra.taints import eviction_time
 from simcluster.controllers.base import format_time
-from simcluster.controllers.eviction import eviction_time, no_effect_message, pending_message, rule_matches
+from simcluster.controllers.eviction import no_effect_message, pending_message
 from tests.simcluster.sim_helpers import (
     claim_template,
     claims_of,
@@ -19,75 +18,6 @@ from tests.simcluster.sim_helpers import (
     settle,
     template_pod,
 )
-
-T0 = datetime(2026, 9, 1, 10, 0, 0, tzinfo=UTC)
-TAINT = {
-    "key": "example.com/maintenance",
-    "value": "drain",
-    "effect": "NoExecute",
-    "timeAdded": format_time(T0),
-}
-
-
-@pytest.mark.parametrize(
-    ("name", "tolerations", "expected"),
-    [
-        ("no toleration: at once", [], T0),
-        (
-            "tolerated for 60 s",
-            [
-                {
-                    "key": "example.com/maintenance",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 60,
-                }
-            ],
-            T0 + timedelta(seconds=60),
-        ),
-        (
-            "the smallest tolerationSeconds wins",
-            [
-                {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                {
-                    "key": "example.com/maintenance",
-                    "value": "drain",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 30,
-                },
-            ],
-            T0 + timedelta(seconds=30),
-        ),
-        (
-            "tolerated forever without tolerationSeconds",
-            [{"operator": "Exists", "effect": "NoExecute"}],
-            None,
-        ),
-        (
-            "a negative tolerationSeconds means at once",
-            [{"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5}],
-            T0,
-        ),
-        ("a toleration with an empty effect does not count", [{"operator": "Exists"}], T0),
-        (
-            "a toleration for another value does not count",
-            [{"key": "example.com/maintenance", "value": "x", "effect": "NoExecute"}],
-            T0,
-        ),
-    ],
-)
-def test_it_computes_the_eviction_time_from_time_added_and_the_smallest_toleration(
-    name: str, tolerations: list[dict[str, Any]], expected: datetime | None
-) -> None:
-    assert eviction_time(TAINT, tolerations, now=T0 + timedelta(hours=1)) == expected, name
-
-
-def test_it_matches_rules_by_driver_pool_and_device_and_nothing_without_a_selector() -> None:
-    device = ("gpu.example.com", "node-1", "gpu-0")
-    assert rule_matches({"spec": {"deviceSelector": {}}}, device)
-    assert rule_matches({"spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "node-1"}}}, device)
-    assert not rule_matches({"spec": {"deviceSelector": {"pool": "node-2"}}}, device)
-    assert not rule_matches({"spec": {}}, device)
 
 
 def test_it_words_condition_messages_as_upstream_does() -> None:
@@ -406,3 +336,57 @@ def test_it_gives_a_new_pod_a_fresh_device_instead_of_joining_a_shared_claim_bei
         shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
         assert devices_of(shared) != [tainted]
         assert [r["name"] for r in shared["status"]["reservedFor"]] == ["reader-b"]
+
+
+MAINTENANCE = {"key": "example.com/maintenance", "operator": "Exists", "effect": "NoExecute"}
+TOLERATION_TABLE: list[tuple[str, list[dict[str, Any]]]] = [
+    ("none", []),
+    ("thirty", [{**MAINTENANCE, "tolerationSeconds": 30}]),
+    ("smallest", [{**MAINTENANCE, "tolerationSeconds": 300}, {**MAINTENANCE, "tolerationSeconds": 10}]),
+    ("forever", [MAINTENANCE]),
+    # an empty effect lets the scheduler allocate a NoExecute device but does not delay eviction
+    ("empty-effect", [{"key": "example.com/maintenance", "operator": "Exists"}]),
+    ("negative", [{**MAINTENANCE, "tolerationSeconds": -5}]),
+    ("other-key", [{**MAINTENANCE, "key": "example.com/other"}]),
+]
+
+
+def test_it_evicts_each_pod_when_dra_taints_eviction_time_says() -> None:
+    with running() as (cluster, _, clock):
+        for name, tolerations in TOLERATION_TABLE:
+            request = {
+                "name": "gpu",
+                "exactly": {"deviceClassName": "gpu.example.com", "tolerations": tolerations},
+            }
+            cluster.store.create("resourceclaimtemplates", claim_template(f"tol-{name}", [request]))
+            cluster.store.create("pods", template_pod(f"tol-{name}", f"tol-{name}"))
+        settle(cluster)
+        assert all(
+            cluster.store.get("pods", f"tol-{n}", namespace="ml")["spec"]["nodeName"]
+            for n, _ in TOLERATION_TABLE
+        )
+
+        start = clock.now()
+        rule = _rule("drain-all-gpus", {"driver": "gpu.example.com"}, "NoExecute", start)
+        cluster.store.create("devicetaintrules", rule)
+        expected = {
+            f"tol-{name}": eviction_time(rule["spec"]["taint"], tolerations, now=start)
+            for name, tolerations in TOLERATION_TABLE
+        }
+        checkpoints = sorted({start, *(at for at in expected.values() if at is not None)})
+        checkpoints += [at - timedelta(seconds=1) for at in checkpoints if at > start]
+        checkpoints += [start + timedelta(hours=1)]
+        gone_at: dict[str, datetime | None] = dict.fromkeys(expected)
+        for checkpoint in sorted(set(checkpoints)):
+            clock.advance((checkpoint - clock.now()).total_seconds())
+            settle(cluster)
+            live = {
+                p["metadata"]["name"]
+                for p in pods(cluster, namespace="ml")
+                if not p["metadata"].get("deletionTimestamp")
+            }
+            for name in gone_at:
+                if gone_at[name] is None and name not in live:
+                    gone_at[name] = checkpoint
+
+        assert gone_at == expected

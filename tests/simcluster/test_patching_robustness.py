@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from simcluster.patching import PatchError, apply_patch, record_update
-from tests.simcluster.test_validation_dra import FACTORIES, Kind
+from tests.simcluster.validation_samples import FACTORIES, Kind
 
 TYPES = [
     "application/merge-patch+json",

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from simcluster.controllers.extended import (
-    claim_requests,
-    extended_requests,
-    extended_resource_classes,
-    generated_claim_prefix,
-)
+from typing import Any
+
+from simcluster.controllers.base import format_time
 from tests.simcluster.sim_helpers import (
     claim_template,
     claims_of,
@@ -273,60 +270,6 @@ def test_it_blocks_new_allocations_on_devices_under_a_no_schedule_rule_but_keeps
         assert late["spec"]["nodeName"] == "node-1"
 
 
-def test_it_lets_the_newest_class_win_a_shared_extended_resource_name_and_the_smaller_name_win_a_tie() -> (
-    None
-):
-    def cls(name: str, created: str) -> dict[str, object]:
-        return {
-            "metadata": {"name": name, "creationTimestamp": created},
-            "spec": {"extendedResourceName": "example.com/gpu"},
-        }
-
-    newer = extended_resource_classes([cls("a", "2026-01-01T00:00:00Z"), cls("b", "2026-01-02T00:00:00Z")])
-    tie = extended_resource_classes([cls("d", "2026-01-01T00:00:00Z"), cls("c", "2026-01-01T00:00:00Z")])
-
-    assert newer["example.com/gpu"] == "b"
-    assert tie["example.com/gpu"] == "c"
-    assert tie["deviceclass.resource.kubernetes.io/d"] == "d"
-
-
-def test_it_shortens_long_pod_and_claim_names_in_generated_claim_names() -> None:
-    prefix = generated_claim_prefix("p" * 60, "c" * 30)
-    assert len(prefix) <= 59 and prefix.endswith("-")
-    assert generated_claim_prefix("trainer-abc", "gpu") == "trainer-abc-gpu-"
-
-
-def test_it_lets_an_init_container_share_the_extended_resource_request_of_the_main_container() -> None:
-    mapping = {"example.com/gpu": "gpu.example.com"}
-    pod = {
-        "spec": {
-            "initContainers": [
-                {"name": "warmup", "resources": {"limits": {"example.com/gpu": "3"}}},
-                {
-                    "name": "proxy",
-                    "restartPolicy": "Always",
-                    "resources": {"limits": {"cpu": "1", "example.com/gpu": "1"}},
-                },
-            ],
-            "containers": [
-                {"name": "main", "resources": {"limits": {"example.com/gpu": "2", "memory": "1Gi"}}}
-            ],
-        }
-    }
-
-    mappings = extended_requests(pod, mapping)
-
-    assert [(m.container, m.request) for m in mappings] == [
-        ("proxy", "container-1-request-1"),
-        ("warmup", "container-1-request-1"),
-        ("main", "container-2-request-0"),
-    ]
-    assert [(r["name"], r["exactly"]["count"]) for r in claim_requests(mappings)] == [
-        ("container-1-request-1", 3),
-        ("container-2-request-0", 2),
-    ]
-
-
 def test_it_frees_a_claim_allocated_where_its_pod_cannot_run_and_allocates_it_again() -> None:
     with running() as (cluster, _, _):
         pod = template_pod("pinned", "unused")
@@ -373,3 +316,118 @@ def test_it_frees_a_claim_allocated_where_its_pod_cannot_run_and_allocates_it_ag
         running_pod = cluster.store.get("pods", "pinned", namespace="ml")
         assert (running_pod["status"]["phase"], running_pod["spec"]["nodeName"]) == ("Running", "node-1")
         assert devices_of(cluster.store.get("resourceclaims", "pinned-gpu", namespace="ml"))[0][1] == "node-1"
+
+
+def test_it_adds_no_pod_to_a_claim_whose_device_the_eviction_controller_would_evict_it_from() -> None:
+    # The claim tolerates the taint's key with an empty effect: allocation accepts that, eviction does not
+    # (only effect NoExecute delays it), so a pod joining the claim would be evicted at once.
+    with running(disable=["eviction"]) as (cluster, _, clock):
+        tolerant = {"key": "example.com/maintenance", "operator": "Exists"}
+        cluster.store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {"deviceClassName": "gpu.example.com", "tolerations": [tolerant]},
+                            }
+                        ]
+                    }
+                },
+            },
+        )
+
+        def reader(name: str) -> dict[str, Any]:
+            pod = template_pod(name, "unused")
+            pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+            return pod
+
+        cluster.store.create("pods", reader("reader-a"))
+        settle(cluster)
+        ((driver, pool, device),) = devices_of(cluster.store.get("resourceclaims", "shared", namespace="ml"))
+        cluster.store.create(
+            "devicetaintrules",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceTaintRule",
+                "metadata": {"name": "bad-gpu"},
+                "spec": {
+                    "deviceSelector": {"driver": driver, "pool": pool, "device": device},
+                    "taint": {
+                        "key": "example.com/maintenance",
+                        "effect": "NoExecute",
+                        "timeAdded": format_time(clock.now()),
+                    },
+                },
+            },
+        )
+        cluster.store.create("pods", reader("reader-b"))
+        settle(cluster)
+
+        reader_b = cluster.store.get("pods", "reader-b", namespace="ml")
+        assert reader_b["status"]["phase"] == "Pending"
+        scheduled = condition(reader_b, "PodScheduled")
+        assert scheduled is not None
+        assert "untolerated NoExecute taint" in scheduled["message"]
+        shared = cluster.store.get("resourceclaims", "shared", namespace="ml")
+        assert [r["name"] for r in shared["status"]["reservedFor"]] == ["reader-a"]
+
+
+def test_it_leaves_an_extended_resource_to_the_device_plugin_of_a_node_that_advertises_it() -> None:
+    with running() as (cluster, _, _):
+        for node in cluster.store.list("nodes"):
+            allocatable = {**node["status"]["allocatable"], "example.com/gpu": "1k"}  # a quantity: 1000
+            cluster.store.patch(
+                "nodes",
+                node["metadata"]["name"],
+                {"status": {"allocatable": allocatable}},
+                subresource="status",
+            )
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "plugin-gpu", "namespace": "default", "labels": {"app": "plugin-gpu"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "registry.example.com/x:1",
+                        "resources": {"limits": {"example.com/gpu": "1"}},
+                    }
+                ]
+            },
+        }
+        cluster.store.create("pods", pod)
+        settle(cluster)
+
+        (scheduled,) = pods(cluster, app="plugin-gpu")
+        assert scheduled["status"]["phase"] == "Running"
+        assert "extendedResourceClaimStatus" not in scheduled["status"]
+        assert claims_of(cluster, scheduled) == []
+
+
+def test_it_keeps_a_pod_with_an_unreadable_node_affinity_pending_and_the_scheduler_running() -> None:
+    with running() as (cluster, _, _):
+        pod = template_pod("odd", "single-gpu")
+        pod["spec"]["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["a"]}]}
+                    ]
+                }
+            }
+        }
+        cluster.store.create("pods", pod)
+        settle(cluster)  # also asserts no controller failed its pass
+
+        odd = cluster.store.get("pods", "odd", namespace="ml")
+        scheduled = condition(odd, "PodScheduled")
+        assert odd["status"]["phase"] == "Pending" and scheduled is not None
+        assert scheduled["message"].startswith("invalid required node affinity:")
+        assert "must be an integer" in scheduled["message"]

@@ -72,6 +72,39 @@ def test_it_answers_a_resource_pool_status_request_once_with_device_counts() -> 
         assert status["conditions"][0]["type"] == "Complete"
 
 
+def test_it_reports_an_invalid_pool_instead_of_counting_its_devices() -> None:
+    with running() as (cluster, _, _):
+        for name in ("dup-a", "dup-b"):  # one pool in two slices, both with a device called gpu-0
+            cluster.store.create(
+                "resourceslices",
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": name},
+                    "spec": {
+                        "driver": "dup.example.com",
+                        "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 2},
+                        "allNodes": True,
+                        "devices": [{"name": "gpu-0"}],
+                    },
+                },
+            )
+        cluster.store.create(
+            "resourcepoolstatusrequests",
+            {
+                "apiVersion": "resource.k8s.io/v1alpha3",
+                "kind": "ResourcePoolStatusRequest",
+                "metadata": {"name": "dup"},
+                "spec": {"driver": "dup.example.com"},
+            },
+        )
+        settle(cluster)
+
+        (pool,) = cluster.store.get("resourcepoolstatusrequests", "dup")["status"]["pools"]
+        assert pool["validationError"] == "invalid pool: duplicate device name gpu-0"
+        assert "totalDevices" not in pool
+
+
 def test_it_finishes_a_graceful_pod_deletion_like_a_kubelet() -> None:
     store = Store(graceful_pod_deletion=True)
     lifecycle = PodLifecycle(store, clock=FakeClock())

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dra.objects import NUMA_ATTRIBUTE
 from simcluster.store import Store
-from simcluster.topology import NUMA_ATTRIBUTE, TopologyError, build_topology, load_topology
+from simcluster.topology import TopologyError, build_topology, load_topology
 
 
 def test_it_ships_tiny_demo_and_large_worlds_of_the_promised_size() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from simcluster.schema import drop_unknown_fields, is_unknown_field_cause
 from simcluster.validation import validate
-from tests.simcluster.test_validation_dra import (
+from tests.simcluster.validation_samples import (
     CLAIM,
     NAMESPACE,
     POD,
@@ -78,6 +78,9 @@ def test_it_allows_dots_in_names_of_other_kinds() -> None:
         ({"a/b/c": "x"}, "metadata.labels"),
         ({"team": "has space"}, "metadata.labels"),
         ({"team": "v" * 64}, "metadata.labels"),
+        # a trailing newline once passed: Python's `$` matches before it, Go's does not
+        ({"app\n": "x"}, "metadata.labels"),
+        ({"team": "gold\n"}, "metadata.labels"),
     ],
 )
 def test_it_checks_label_keys_and_values(labels: dict[str, str], field: str | None) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from simcluster.validation import validate
-from tests.simcluster.test_validation_dra import CLAIM, FACTORIES, Kind, a_claim
+from tests.simcluster.validation_samples import CLAIM, FACTORIES, Kind, a_claim
 
 JUNK: list[Any] = [None, "x", -5, 1.5, True, [], {}, [1, "a"], {"a": {"b": None}}, "Ünïcode/ü"]
 

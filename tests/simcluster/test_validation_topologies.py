@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simcluster.driver import build_pool_slices
+from simcluster.controllers.driver import build_pool_slices
 from simcluster.resources import resource_for
 from simcluster.topology import load_topology
 from simcluster.validation import validate

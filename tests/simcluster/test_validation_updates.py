@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from simcluster.validation import validate
-from tests.simcluster.test_validation_dra import (
+from tests.simcluster.validation_samples import (
     CLAIM,
     POD,
     POOL_REQUEST,
@@ -313,5 +313,9 @@ def test_it_checks_share_ids_of_new_results() -> None:
     claim = a_claim()
     new = allocated(claim)
     new["status"]["allocation"]["devices"]["results"][2]["shareID"] = "NOT-A-UUID"
+    causes, _ = validate(CLAIM, new, claim, subresource="status")
+    assert fields(causes) == {"status.allocation.devices.results[2].shareID"}
+    # a UUID followed by a newline once passed (Python's `$` matches before it)
+    new["status"]["allocation"]["devices"]["results"][2]["shareID"] = "0f6b1c1e-8c4e-4a4e-9d0a-3f1e2d3c4b5a\n"
     causes, _ = validate(CLAIM, new, claim, subresource="status")
     assert fields(causes) == {"status.allocation.devices.results[2].shareID"}

@@ -28,6 +28,7 @@ from .checked_ast import Node
 from .tagged import EQUALITY_GUARD_FUNCTION
 
 COST_LIMIT = 1_000_000
+MAX_EXPRESSION_BYTES = 10 * 1024  # upstream's limit on a selector's length
 DEFAULT_LIST_SIZE = 64  # upstream: max(attribute value length 64, list attribute values 48)
 INCLUDES_COST = 48  # upstream charges `includes` the longest list attribute
 DEFAULT_STRING_LIST_SIZE = 64

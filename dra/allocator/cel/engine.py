@@ -38,19 +38,18 @@ import itertools
 import json
 import re
 import threading
-from collections import OrderedDict
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from . import library
-from .cost import COST_LIMIT, estimate_cost
+from .cache import DEFAULT_CACHE_SIZE, CompileCache
+from .cost import COST_LIMIT, MAX_EXPRESSION_BYTES, estimate_cost
 from .device import DeviceInput, from_cel_value
 from .errors import CelError
 from .rewrite import rewrite_checked_expr
 
-MAX_EXPRESSION_BYTES = 10 * 1024
-DEFAULT_CACHE_SIZE = 4096
+BACKEND = "cel-expr-python"
 
 _ENV_CONFIG_YAML = """\
 extensions:
@@ -143,6 +142,8 @@ class CelExprSelector:
 class CelExprEngine:
     """Compiles selectors once (LRU cache) and converts each device to a CEL activation once."""
 
+    backend = BACKEND
+
     def __init__(self, cache_size: int = DEFAULT_CACHE_SIZE, cost_limit: int = COST_LIMIT) -> None:
         self.cost_limit = cost_limit
         self._env = cel.NewEnv(
@@ -152,13 +153,11 @@ class CelExprEngine:
                 ext_strings.ExtStrings(),
                 ext_optional.ExtOptional(),
                 ext_bindings.ExtBindings(),
-                cel.CelExtension("kubernetes", library.function_decls()),
+                cel.CelExtension("kubernetes", _kubernetes_decls()),
             ],
         )
         self._python_functions = library.python_function_names()
-        self._cache: OrderedDict[tuple[str, bool], CelExprSelector] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._cache: CompileCache[CelExprSelector] = CompileCache(cache_size)
         self.compile_count = 0  # how many expressions were actually compiled (cache misses)
         # cel-expr-python activations belong to the thread that built them (using one from another thread
         # fails with "No PyCelArena found"), so DeviceInput caches one per (engine, thread). Slots come
@@ -176,17 +175,10 @@ class CelExprEngine:
 
     def _cached(self, expression: str, selector: bool) -> CelExprSelector:
         key = (expression, selector)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached
-        compiled = self._compile_uncached(expression, require_bool=selector)
-        with self._lock:
-            self._cache[key] = compiled
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return compiled
+        cached = self._cache.lookup(key)
+        if cached is None:  # compiled outside the cache's lock: it takes milliseconds
+            cached = self._cache.store(key, self._compile_uncached(expression, require_bool=selector))
+        return cached
 
     def _compile_uncached(self, expression: str, *, require_bool: bool = True) -> CelExprSelector:
         if not isinstance(expression, str):
@@ -259,7 +251,39 @@ class CelExprEngine:
 
     def cache_info(self) -> tuple[int, int]:
         """(entries, capacity) of the compiled-expression cache."""
-        return len(self._cache), self._cache_size
+        return len(self._cache), self._cache.size
+
+
+_CEL_TYPES = {
+    "tagged": cel.Type.BYTES,
+    "int": cel.Type.INT,
+    "bool": cel.Type.BOOL,
+    "string": cel.Type.STRING,
+    "double": cel.Type.DOUBLE,
+    "dyn": cel.Type.DYN,
+    "list": cel.Type.List(cel.Type.DYN),
+    "list<string>": cel.Type.List(cel.Type.STRING),
+}
+
+
+def _kubernetes_decls() -> list[cel.FunctionDecl]:
+    """The Kubernetes library (library.py's table), declared with types so the checker rejects misuse."""
+    return [
+        cel.FunctionDecl(
+            name,
+            [
+                cel.Overload(
+                    o.overload_id,
+                    _CEL_TYPES[o.result],
+                    [_CEL_TYPES[p] for p in o.params],
+                    is_member=o.member,
+                    impl=o.impl,
+                )
+                for o in group
+            ],
+        )
+        for name, group in library.overloads().items()
+    ]
 
 
 _CHECKER_ERROR = re.compile(r"^ERROR: <input>:\d+:\d+: (.*)$", re.MULTILINE)
@@ -275,16 +299,3 @@ def _only_cross_type_numeric_errors(message: str) -> bool:
 
 def _compile_message(raw: str) -> str:
     return re.sub(r"^INVALID_ARGUMENT: ", "", raw).replace(" [INVALID_ARGUMENT]", "").strip()
-
-
-_default: CelExprEngine | None = None
-_default_lock = threading.Lock()
-
-
-def default_engine() -> CelExprEngine:
-    """The process-wide engine (one cel-cpp environment, one compile cache)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = CelExprEngine()
-        return _default

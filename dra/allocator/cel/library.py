@@ -1,20 +1,24 @@
-"""The Kubernetes CEL libraries DRA selectors use, as Python overloads for cel-expr-python.
+"""The Kubernetes CEL libraries DRA selectors use, as Python overloads shared by both engines.
 
 Quantity and Semver (and IP/CIDR, :mod:`.library_net`) travel through CEL as tagged bytes (see
-:mod:`.tagged`). They share one CEL type (``bytes``), so a member function such as ``compareTo`` has
-one overload that checks the tag in Python. Exceptions raised here come back from CEL as error
-values, which the engine turns into ``CelError``.
+:mod:`.tagged`). They share one type (``tagged``, CEL ``bytes`` in cel-expr-python), so a member
+function such as ``compareTo`` has one overload that checks the tag in Python. Exceptions raised here
+come back from CEL as error values, which the engines turn into ``CelError``.
+
+The table (:func:`overloads`) names parameter and result types with engine-neutral words
+(:data:`TYPES`); each engine maps them to its own types: cel-expr-python declares them to its checker
+(``engine.py``), the cel-python adapter dispatches on them at runtime (``celpy_runtime.py``).
 
 Upstream sources (semantics only): ``apiserver/pkg/cel/library/{quantity,semverlib,lists,regex}.go``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
-
-from cel_expr_python import cel
 
 from dra.quantity import Quantity, QuantityError
 
@@ -33,15 +37,9 @@ from .tagged import (
     is_semver,
 )
 
-TAGGED = cel.Type.BYTES
-_INT, _BOOL, _STRING, _DOUBLE, _DYN = (
-    cel.Type.INT,
-    cel.Type.BOOL,
-    cel.Type.STRING,
-    cel.Type.DOUBLE,
-    cel.Type.DYN,
-)
-_LIST_DYN = cel.Type.List(cel.Type.DYN)
+#: The parameter and result types of the table; "tagged" is a Kubernetes value (Quantity, Semver, IP, CIDR).
+TYPES = ("tagged", "int", "bool", "string", "double", "dyn", "list", "list<string>")
+TAGGED, _INT, _BOOL, _STRING, _DOUBLE, _DYN, _LIST_DYN, _LIST_STRING = TYPES
 _INCLUDES_MAX_LIST = 48
 
 
@@ -245,30 +243,42 @@ def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- declarations
+@dataclass(frozen=True)
+class Overload:
+    """One overload of a library function; ``params`` include the receiver of a member function."""
+
+    overload_id: str
+    result: str
+    params: tuple[str, ...]
+    impl: Callable[..., Any]
+    member: bool = True
+
+
 def _overload(
     overload_id: str,
-    result: cel.Type,
-    params: list[cel.Type],
+    result: str,
+    params: list[str],
     impl: Callable[..., Any],
     *,
     member: bool = True,
-) -> cel.Overload:
-    return cel.Overload(overload_id, result, params, is_member=member, impl=impl)
-
-
-def function_decls() -> list[cel.FunctionDecl]:
-    """Every Kubernetes library function, declared with types so the checker rejects misuse."""
-    return [cel.FunctionDecl(name, overloads) for name, overloads in _declarations().items()]
+) -> Overload:
+    return Overload(overload_id, result, tuple(params), impl, member)
 
 
 def python_function_names() -> frozenset[str]:
     """Functions implemented in Python: optional values must never reach them (cel-expr-python crashes)."""
-    return frozenset(_declarations())
+    return frozenset(overloads())
 
 
-def _declarations() -> dict[str, list[cel.Overload]]:
+@functools.cache
+def overloads() -> dict[str, tuple[Overload, ...]]:
+    """Every Kubernetes library function by name, with the types the checker (or dispatcher) needs."""
+    return {name: tuple(group) for name, group in _declarations().items()}
+
+
+def _declarations() -> dict[str, list[Overload]]:
     q = TAGGED
-    decls: dict[str, list[cel.Overload]] = {
+    decls: dict[str, list[Overload]] = {
         # quantity
         "quantity": [_overload("string_to_quantity", q, [_STRING], _parse_quantity, member=False)],
         "isQuantity": [_overload("is_quantity_string", _BOOL, [_STRING], _is_quantity_string, member=False)],
@@ -328,13 +338,11 @@ def _declarations() -> dict[str, list[cel.Overload]]:
         # regex
         "find": [_overload("string_find_string", _STRING, [_STRING, _STRING], _find)],
         "findAll": [
-            _overload("string_find_all_string", cel.Type.List(_STRING), [_STRING, _STRING], _find_all),
-            _overload(
-                "string_find_all_string_int", cel.Type.List(_STRING), [_STRING, _STRING, _INT], _find_all
-            ),
+            _overload("string_find_all_string", _LIST_STRING, [_STRING, _STRING], _find_all),
+            _overload("string_find_all_string_int", _LIST_STRING, [_STRING, _STRING, _INT], _find_all),
         ],
     }
-    for name, net_overloads in library_net.function_decls(q).items():
+    for name, net_overloads in library_net.function_decls().items():
         decls[name] = [
             _overload(oid, result, params, impl, member=member)
             for oid, result, params, impl, member in net_overloads

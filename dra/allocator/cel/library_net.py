@@ -11,8 +11,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from cel_expr_python import cel
-
 IP_PREFIX = b"I"
 CIDR_PREFIX = b"C"
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -112,9 +110,9 @@ def _is_canonical(text: str) -> bool:
     return str(parse_ip(text)) == text
 
 
-def function_decls(tagged: cel.Type) -> dict[str, list[tuple[str, cel.Type, list[cel.Type], Any, bool]]]:
-    """(overload id, result, params, implementation, is_member) per function name."""
-    s, b, i = cel.Type.STRING, cel.Type.BOOL, cel.Type.INT
+def function_decls() -> dict[str, list[tuple[str, str, list[str], Any, bool]]]:
+    """(overload id, result, params, implementation, is_member) per function name (types as in library.TYPES)."""
+    tagged, s, b, i = "tagged", "string", "bool", "int"
     return {
         "ip": [
             ("string_to_ip", tagged, [s], lambda t: encode_ip(parse_ip(t)), False),

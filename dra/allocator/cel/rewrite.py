@@ -296,13 +296,13 @@ class _Rewriter:
         runtime, as upstream does.
         """
         call = message.message_of(CALL)
-        if call is None or call.first(1) is not None or call.string_of(2) not in _CONSTANT_CONSTRUCTORS:
+        if call is None or call.first(1) is not None or call.string_of(2) not in CONSTANT_CONSTRUCTORS:
             return None
         args = [to_node(w.decode(a.value)) for a in call.get_all(3) if isinstance(a.value, bytes)]
         if not args or any(a.kind != "const" for a in args):
             return None
         try:
-            tagged = _CONSTANT_CONSTRUCTORS[call.string_of(2) or ""](*[a.value for a in args])
+            tagged = CONSTANT_CONSTRUCTORS[call.string_of(2) or ""](*[a.value for a in args])
         except (ValueError, TypeError):
             return None
         self.changed = True
@@ -577,7 +577,7 @@ def _fold_cidr(text: object) -> bytes:
     return library_net.encode_cidr(library_net.parse_cidr(text))
 
 
-_CONSTANT_CONSTRUCTORS: dict[str, Callable[..., bytes]] = {
+CONSTANT_CONSTRUCTORS: dict[str, Callable[..., bytes]] = {
     "quantity": _fold_quantity,
     "semver": _fold_semver,
     "ip": _fold_ip,

@@ -31,8 +31,10 @@ def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
         str(((s or {}).get("cel") or {}).get("expression", ""))
         for s in (cls.get("spec") or {}).get("selectors") or []
     ]
-    try:
-        from dra.allocator.cel import CelError, default_engine, device_input_from_api
+    try:  # the backend the allocator uses (DRADASH_CEL_BACKEND), so the mirror matches classes the same way
+        from dra.allocator.selectors import default_backend
+
+        backend = default_backend()
     except ImportError:  # the allocator's CEL engine is optional for the mirror; fall back to driver checks
         drivers = []
         for expression in expressions:
@@ -41,12 +43,11 @@ def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
                 return (lambda driver, device: False), "CEL engine unavailable: class selectors not evaluated"
             drivers.append(match.group(1))
         return (lambda driver, device: all(driver == d for d in drivers)), ""
-    engine = default_engine()
     try:
-        compiled = [engine.compile(e) for e in expressions]
-    except CelError as exc:
+        compiled = [backend.engine.compile(e) for e in expressions]
+    except backend.errors as exc:
         return (lambda driver, device: False), f"selector does not compile: {exc}"
-    return _CelClassMatcher(compiled, expressions, device_input_from_api, CelError), ""
+    return _CelClassMatcher(compiled, expressions, backend.device_input, backend.errors), ""
 
 
 _DRIVER_GUARD = re.compile(r"""^\s*device\.driver\s*==\s*"([^"]+)"\s*(?:&&|$)""")
@@ -68,7 +69,11 @@ class _CelClassMatcher:
     """
 
     def __init__(
-        self, compiled: list[Any], expressions: list[str], to_input: Any, cel_error: type[Exception]
+        self,
+        compiled: list[Any],
+        expressions: list[str],
+        to_input: Any,
+        cel_error: type[Exception] | tuple[type[Exception], ...],
     ):
         self.compiled = compiled
         self.to_input = to_input

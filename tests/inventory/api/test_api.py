@@ -110,14 +110,15 @@ def test_it_answers_400_for_an_unknown_filter_choice(api: APIClient) -> None:
     response = api.get("/api/devices/", {"state": "borrowed"})
 
     assert response.status_code == 400
-    assert "state" in response.json()
+    assert response.json()["errors"][0]["field"] == "state"
 
 
 def test_it_answers_400_naming_the_rule_for_a_malformed_attribute_filter(api: APIClient) -> None:
     response = api.get("/api/devices/", {"attribute": "model"})
 
     assert response.status_code == 400
-    assert "key=value" in response.json()["attribute"][0]
+    error = response.json()["errors"][0]
+    assert error["field"] == "attribute" and "key=value" in error["message"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,114 @@
+"""Conventions every REST endpoint shares: one pagination envelope, one error envelope, strict JSON.
+
+* Lists: ``{"count", "next", "previous", "results"}`` (`Pagination`); ``limit`` and ``offset`` must be
+  integers in range, otherwise 400 naming the parameter — never a database overflow.
+* Errors: ``{"errors": [{"field": "...", "message": "..."}], "detail": "<the same in one line>"}`` with a
+  4xx status (`dradash.api_errors.exception_handler`); ``field`` is ``""`` when the error is not about one field.
+* JSON bodies: nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are refused with
+  400 instead of exhausting the parser's recursion.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import exceptions, parsers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+MAX_JSON_DEPTH = 64
+#: offsets beyond this are refused (no list here has a billion rows; the database would overflow first)
+MAX_OFFSET = 10**9
+
+
+def field_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Flatten DRF's nested error detail into [{field, message}] with dotted field paths."""
+    out: list[dict[str, str]] = []
+    if isinstance(detail, Mapping):
+        for key, value in detail.items():
+            name = "" if key in ("non_field_errors", "detail") else str(key)
+            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            out.extend(field_errors(value, path))
+    elif isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            out.extend({"field": prefix, "message": str(item)} for item in detail)
+        else:
+            for i, item in enumerate(detail):
+                out.extend(field_errors(item, f"{prefix}[{i}]"))
+    else:
+        out.append({"field": prefix, "message": str(detail)})
+    return out
+
+
+def error_body(errors: list[dict[str, str]]) -> dict[str, Any]:
+    detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)
+    return {"errors": errors, "detail": detail}
+
+
+def error_response(field: str, message: str, *, status_code: int = 400) -> Response:
+    return Response(error_body([{"field": field, "message": message}]), status=status_code)
+
+
+def _positive_int(request: Request, name: str, default: int, *, maximum: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise exceptions.ValidationError({name: [f"must be a whole number, got {raw[:40]!r}"]}) from None
+    if value < 0:
+        raise exceptions.ValidationError({name: ["must not be negative"]})
+    if value > maximum:
+        raise exceptions.ValidationError({name: [f"must be at most {maximum}"]})
+    return value
+
+
+class Pagination(LimitOffsetPagination):
+    """`?limit=&offset=` with the envelope {count, next, previous, results}; limit capped, checked."""
+
+    default_limit = 100
+    max_limit = 1000
+
+    def get_limit(self, request: Request) -> int:
+        limit = _positive_int(request, self.limit_query_param, self.default_limit, maximum=self.max_limit)
+        if limit == 0:
+            raise exceptions.ValidationError({self.limit_query_param: ["must be at least 1"]})
+        return limit
+
+    def get_offset(self, request: Request) -> int:
+        return _positive_int(request, self.offset_query_param, 0, maximum=MAX_OFFSET)
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether `value` nests containers more than `limit` deep (iterative: no recursion to exhaust)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, refusing documents nested deeper than MAX_JSON_DEPTH with a 400."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+        except json.JSONDecodeError as exc:  # pragma: no cover - DRF already wraps these
+            raise exceptions.ParseError(f"JSON parse error: {exc}") from None
+        if json_depth_exceeds(data, MAX_JSON_DEPTH):
+            raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+        return data

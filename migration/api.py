@@ -1,0 +1,71 @@
+"""REST API of the migration room (under /api/migration/). Any signed-in user: nothing is written anywhere.
+
+POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` →
+{changed, failed, documents: [{index, kind, name, from, to, action, changed, notes, errors}], yaml, diff}.
+400/413 {"errors": [{"field", "message"}]} for bad input; 422 (the same report plus "errors") when a
+document cannot be converted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import path
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from migration.upgrade import UploadError, manifests_upgrade, read_upload, upgrade_report
+
+
+def _flag(value: Any, *, field: str) -> bool:
+    if value is None or value in (True, False):
+        return value is not False
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise UploadError(field, "must be true or false")
+
+
+def _data(request: Request) -> Any:
+    data = request.data
+    if not hasattr(data, "get"):
+        raise UploadError("yaml", "the body must be a JSON object or a form, not a JSON array or scalar")
+    return data
+
+
+def _upload(request: Request) -> Any:
+    _data(request)  # parses the body (and refuses a JSON array) before FILES is read
+    return request.FILES.get("file")
+
+
+class UpgradeView(APIView):
+    permission_classes = [IsAuthenticated]  # viewers too: converting text writes nothing to the cluster
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    def post(self, request: Request) -> Response:
+        try:
+            text, source = read_upload(
+                content_length=request.META.get("CONTENT_LENGTH"),
+                text=lambda: _data(request).get("yaml"),
+                upload=lambda: _upload(request),
+            )
+            use_inventory = _flag(_data(request).get("inventory"), field="inventory")
+        except UploadError as error:
+            return Response(
+                {"errors": [{"field": error.field, "message": error.message}]}, status=error.status
+            )
+        result = manifests_upgrade(text=text, source=source, use_inventory=use_inventory)
+        body = upgrade_report(result)
+        if result.failed:
+            body["errors"] = [
+                {"field": "yaml", "document": doc.index, "path": p.path, "message": p.message}
+                for doc in result.documents
+                for p in doc.problems
+            ]
+            return Response(body, status=422)
+        return Response(body)
+
+
+urlpatterns = [path("upgrade/", UpgradeView.as_view(), name="api-upgrade")]

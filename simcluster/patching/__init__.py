@@ -1,0 +1,85 @@
+"""PATCH for the simulated API server: JSON merge, strategic merge, JSON patch and server-side apply.
+
+One module per algorithm (`merge_patch`, `json_patch`, `strategic`, `apply` with `managed_fields`);
+`apply_patch` picks one by the request's content type, as kube-apiserver does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from simcluster import schema
+from simcluster.patching.apply import record_update, server_side_apply
+from simcluster.patching.errors import Json, PatchError
+from simcluster.patching.json_patch import json_patch
+from simcluster.patching.merge_patch import merge_patch
+from simcluster.patching.strategic import strategic_merge
+from simcluster.schema import ResourceDef
+
+__all__ = [
+    "APPLY_PATCH",
+    "APPLY_PATCH_CBOR",
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "STRATEGIC_MERGE_PATCH",
+    "SUPPORTED",
+    "PatchError",
+    "apply_patch",
+    "record_update",
+]
+
+MERGE_PATCH: Final = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
+JSON_PATCH: Final = "application/json-patch+json"
+APPLY_PATCH: Final = "application/apply-patch+yaml"
+APPLY_PATCH_CBOR: Final = "application/apply-patch+cbor"
+SUPPORTED: Final = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
+
+
+def apply_patch(
+    resource: ResourceDef,
+    current: dict[str, Any] | None,
+    patch_body: bytes,
+    content_type: str,
+    *,
+    field_manager: str | None = None,
+    force: bool = False,
+    subresource: str | None = None,
+) -> dict[str, Any]:
+    """Return the patched object (a new dict; ``current`` is not modified)."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == APPLY_PATCH:
+        return server_side_apply(
+            resource, current, patch_body, field_manager=field_manager, force=force, subresource=subresource
+        )
+    if media not in SUPPORTED:
+        raise PatchError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types include: {', '.join(SUPPORTED)}",
+        )
+    if current is None:
+        raise PatchError(404, "NotFound", f"{resource.plural} not found")
+    patch = _decode_json(patch_body)
+    if media == JSON_PATCH:
+        result = json_patch(current, patch)
+    elif media == MERGE_PATCH:
+        if not isinstance(patch, dict):
+            raise PatchError(400, "BadRequest", "merge patch must be a JSON object")
+        result = merge_patch(current, patch)
+    else:
+        if not isinstance(patch, dict):
+            raise PatchError(400, "BadRequest", "strategic merge patch must be a JSON object")
+        root = schema.kind_schema(resource.group, resource.version, resource.kind)
+        result = strategic_merge(current, patch, root)
+    if not isinstance(result, dict):
+        raise PatchError(422, "Invalid", "the patched object is not a JSON object")
+    return result
+
+
+def _decode_json(body: bytes) -> Json:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise PatchError(400, "BadRequest", f"error decoding patch: {error}") from None

@@ -1,0 +1,293 @@
+"""Server-side apply (``application/apply-patch+yaml``) and the managedFields record of other writes.
+
+Each manager's owned leaf fields are kept in ``metadata.managedFields`` (FieldsV1), so removing a field
+from the applied configuration removes it from the object (unless another manager owns it), and changing
+a field another manager owns is a conflict reported as kube reports it (409, one cause per field) unless
+the apply is forced, which takes the fields over.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from simcluster import schema
+from simcluster.patching.errors import Json, PatchError
+from simcluster.patching.managed_fields import (
+    SERVER_METADATA,
+    Path,
+    fields_from_v1,
+    fields_to_v1,
+    item_token,
+    list_keys,
+    lookup,
+    managed_entries,
+    owned_paths,
+    path_text,
+    prune_empty,
+    remove_path,
+)
+from simcluster.schema import ResourceDef
+
+
+def _strip_nulls(value: Json) -> Json:
+    if isinstance(value, dict):
+        return {k: _strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_nulls(v) for v in value]
+    return value
+
+
+def _apply_merge(current: Json, applied: Json, node: dict[str, Any] | None) -> Json:
+    if isinstance(applied, dict) and isinstance(current, dict):
+        result = dict(current)
+        for key, value in applied.items():
+            result[key] = _apply_merge(current.get(key), value, schema.field_schema(node, key))
+        return result
+    if isinstance(applied, list) and isinstance(current, list):
+        kind, keys = list_keys(node)
+        if kind == "set":
+            return list(current) + [v for v in applied if v not in current]
+        if kind == "map":
+            item_node = schema.item_schema(node)
+            merged = list(current)
+            for item in applied:
+                token = item_token(item, keys)
+                position = next((i for i, e in enumerate(merged) if item_token(e, keys) == token), None)
+                if position is None:
+                    merged.append(copy.deepcopy(item))
+                else:
+                    merged[position] = _apply_merge(merged[position], item, item_node)
+            return merged
+    return copy.deepcopy(applied)
+
+
+def _manager_label(entry: dict[str, Any]) -> str:
+    name = json.dumps(entry.get("manager", ""))
+    if entry.get("operation") == "Update":
+        return f"{name} using {entry.get('apiVersion', '')}"
+    return name
+
+
+def _conflict_error(conflicts: list[tuple[dict[str, Any], Path]]) -> PatchError:
+    count = len(conflicts)
+    noun = "conflict" if count == 1 else "conflicts"
+    if count == 1:
+        entry, path = conflicts[0]
+        detail = f"conflict with {_manager_label(entry)}: {path_text(path)}"
+    else:
+        lines: list[str] = []
+        by_manager: dict[str, list[Path]] = {}
+        for entry, path in conflicts:
+            by_manager.setdefault(_manager_label(entry), []).append(path)
+        for label, paths in by_manager.items():
+            lines.append(f"conflicts with {label}:")
+            lines.extend(f"- {path_text(p)}" for p in sorted(paths))
+        detail = "\n".join(lines)
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {_manager_label(e)}",
+            "field": path_text(p),
+        }
+        for e, p in conflicts
+    ]
+    return PatchError(409, "Conflict", f"Apply failed with {count} {noun}: {detail}", causes)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _under(path: Path, owned: Path) -> bool:
+    return path[: len(owned)] == owned
+
+
+def server_side_apply(
+    resource: ResourceDef,
+    current: dict[str, Any] | None,
+    body: bytes,
+    *,
+    field_manager: str | None,
+    force: bool,
+    subresource: str | None,
+) -> dict[str, Any]:
+    if not field_manager:
+        raise PatchError(
+            422,
+            "Invalid",
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            [
+                {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value: is required for apply patch",
+                    "field": "fieldManager",
+                }
+            ],
+        )
+    try:
+        applied = yaml.safe_load(body.decode("utf-8")) if body.strip() else None
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise PatchError(400, "BadRequest", f"error decoding YAML: {error}") from None
+    if not isinstance(applied, dict):
+        raise PatchError(400, "BadRequest", "the apply patch must be a YAML or JSON object")
+    api_version = resource.version if not resource.group else f"{resource.group}/{resource.version}"
+    if applied.get("apiVersion") != api_version or applied.get("kind") != resource.kind:
+        raise PatchError(
+            400,
+            "BadRequest",
+            f"apply patch must set apiVersion {api_version!r} and kind {resource.kind!r} "
+            f"(got {applied.get('apiVersion')!r}, {applied.get('kind')!r})",
+        )
+    applied_meta = applied.get("metadata")
+    if isinstance(applied_meta, dict) and applied_meta.get("managedFields"):
+        raise PatchError(400, "BadRequest", "metadata.managedFields must be nil")
+    applied = _strip_nulls(applied)
+    if subresource == "status":
+        applied = {k: v for k, v in applied.items() if k in ("apiVersion", "kind", "metadata", "status")}
+        meta = applied.get("metadata")
+        if isinstance(meta, dict):
+            applied["metadata"] = {k: v for k, v in meta.items() if k in SERVER_METADATA}
+    else:
+        applied.pop("status", None)
+    root = schema.kind_schema(resource.group, resource.version, resource.kind)
+    owned = owned_paths(applied, root)
+    base: dict[str, Any] = copy.deepcopy(current) if current is not None else {}
+    base_meta = base.get("metadata")
+    entries = managed_entries(base_meta) if isinstance(base_meta, dict) else []
+    entry_sub = subresource or ""
+
+    def is_mine(entry: dict[str, Any]) -> bool:
+        return (
+            entry.get("manager") == field_manager
+            and entry.get("operation") == "Apply"
+            and (entry.get("subresource") or "") == entry_sub
+        )
+
+    previous: set[Path] = set()
+    others: list[tuple[dict[str, Any], set[Path]]] = []
+    for entry in entries:
+        paths = fields_from_v1(entry.get("fieldsV1"))
+        if is_mine(entry):
+            previous = paths
+        else:
+            others.append((entry, paths))
+
+    conflicts: list[tuple[dict[str, Any], Path]] = []
+    if current is not None:
+        applied_view = _apply_merge({}, applied, root)
+        for path in sorted(owned):
+            found, existing = lookup(base, path)
+            if not found:
+                continue
+            _, wanted = lookup(applied_view, path)
+            if existing == wanted or path[-1] == ".":
+                continue
+            for entry, paths in others:
+                if path in paths:
+                    conflicts.append((entry, path))
+    if conflicts and not force:
+        raise _conflict_error(conflicts)
+
+    result = _apply_merge(base, applied, root)
+    others_owned: set[Path] = set()
+    for _, paths in others:
+        others_owned |= paths
+    # Whole list elements first: removing a key field before its element would orphan the element.
+    for path in sorted(previous - owned, key=lambda p: (p[-1] != ".", len(p), p)):
+        if path in others_owned or any(_under(path, o) for o in owned if len(o) < len(path)):
+            continue
+        element = path[:-1] if path[-1] == "." else None
+        if element is not None and any(_under(o, element) for o in others_owned):
+            continue  # another manager still owns fields inside this list element
+        remove_path(result, path)
+        prune_empty(result, path)
+
+    conflicted = {p for _, p in conflicts}
+    new_entries: list[dict[str, Any]] = []
+    for entry, paths in others:
+        kept = paths - conflicted if force else paths
+        if kept:
+            entry["fieldsV1"] = fields_to_v1(kept)
+            new_entries.append(entry)
+    mine: dict[str, Any] = {
+        "manager": field_manager,
+        "operation": "Apply",
+        "apiVersion": api_version,
+        "time": _now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_to_v1(owned),
+    }
+    if subresource:
+        mine["subresource"] = subresource
+    if owned:
+        new_entries.append(mine)
+    metadata = result.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        raise PatchError(400, "BadRequest", "metadata must be an object")
+    metadata["managedFields"] = new_entries
+    if current is None:
+        result.setdefault("apiVersion", api_version)
+        result.setdefault("kind", resource.kind)
+    return dict(result)
+
+
+def record_update(
+    resource: ResourceDef,
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    field_manager: str,
+    subresource: str | None = None,
+) -> dict[str, Any]:
+    """Record a non-apply write (create, PUT, merge/JSON/strategic PATCH) in ``new``'s managedFields.
+
+    The manager takes ownership of the leaf fields that the write set or changed (operation ``Update``), and
+    other managers lose them, so a later apply by someone else that changes those fields conflicts as kube's
+    does.  Optional for the server: without it apply still works, just without Update-vs-Apply conflicts.
+    """
+    root = schema.kind_schema(resource.group, resource.version, resource.kind)
+    new_paths = owned_paths(new, root)
+    old_paths = owned_paths(old, root) if old is not None else set()
+    changed = {p for p in new_paths if p not in old_paths or lookup(new, p) != lookup(old or {}, p)}
+    result = copy.deepcopy(new)
+    metadata = result.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        return result  # validation refuses such an object; nothing to record
+    entries = managed_entries(metadata)
+    api_version = resource.version if not resource.group else f"{resource.group}/{resource.version}"
+    kept: list[dict[str, Any]] = []
+    mine_paths: set[Path] = set()
+    for entry in entries:
+        paths = fields_from_v1(entry.get("fieldsV1"))
+        paths = {p for p in paths if p in new_paths or p[-1] == "." and lookup(new, p)[0]}
+        if (
+            entry.get("manager") == field_manager
+            and entry.get("operation") == "Update"
+            and (entry.get("subresource") or "") == (subresource or "")
+        ):
+            mine_paths |= paths
+            continue
+        paths -= changed
+        if paths:
+            entry["fieldsV1"] = fields_to_v1(paths)
+            kept.append(entry)
+    mine_paths |= changed
+    if mine_paths:
+        entry = {
+            "manager": field_manager,
+            "operation": "Update",
+            "apiVersion": api_version,
+            "time": _now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_to_v1(mine_paths),
+        }
+        if subresource:
+            entry["subresource"] = subresource
+        kept.append(entry)
+    metadata["managedFields"] = kept
+    return dict(result)

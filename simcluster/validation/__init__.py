@@ -1,0 +1,73 @@
+"""Validation of every write to the simulated API server: schema, object metadata, then per-kind rules.
+
+``validate`` answers as kube-apiserver does in its 422 ``Status``: a list of causes (reason, message,
+field) plus warnings for ``Warning`` headers.  The server owns defaulting and the spec/status split; this
+package only judges the object it is given (and the stored one, on update). One module per subject:
+`metadata`, `core` (Pod, Node, PodDisruptionBudget), `slices`, `claims`, `admin` (DeviceClass,
+DeviceTaintRule, ResourcePoolStatusRequest), and the parts they share (`names`, `capacity`, `cel`,
+`shared`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simcluster.schema import Causes, ResourceDef, schema_causes
+from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
+from simcluster.validation.claims import check_resource_claim, check_resource_claim_template
+from simcluster.validation.core import check_node, check_pdb, check_pod
+from simcluster.validation.metadata import check_metadata
+from simcluster.validation.slices import check_resource_slice
+
+__all__ = ["validate"]
+
+
+def validate(
+    resource: ResourceDef, obj: dict[str, Any], old: dict[str, Any] | None, *, subresource: str | None = None
+) -> tuple[list[dict[str, str]], list[str]]:
+    """Return ``(causes, warnings)``; no causes means the write is valid."""
+    causes = Causes()
+    causes.items.extend(schema_causes(resource.group, resource.version, resource.kind, obj))
+    check_metadata(causes, resource, obj, old)
+    warnings = _check_kind(causes, resource, obj, old, subresource)
+    return _dedupe(causes.items), warnings
+
+
+def _dedupe(items: list[dict[str, str]]) -> list[dict[str, str]]:
+    seen: set[tuple[str, str, str]] = set()
+    unique: list[dict[str, str]] = []
+    for item in items:
+        key = (item["reason"], item["field"], item["message"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique
+
+
+def _check_kind(
+    causes: Causes,
+    resource: ResourceDef,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    subresource: str | None,
+) -> list[str]:
+    key = (resource.group, resource.kind)
+    if key == ("resource.k8s.io", "ResourceSlice"):
+        return check_resource_slice(causes, obj, old)
+    if key == ("resource.k8s.io", "DeviceClass"):
+        return check_device_class(causes, obj, old)
+    if key == ("resource.k8s.io", "ResourceClaim"):
+        return check_resource_claim(causes, obj, old, subresource)
+    if key == ("resource.k8s.io", "ResourceClaimTemplate"):
+        return check_resource_claim_template(causes, obj, old)
+    if key == ("resource.k8s.io", "DeviceTaintRule"):
+        return check_device_taint_rule(causes, obj, old, subresource)
+    if key == ("resource.k8s.io", "ResourcePoolStatusRequest"):
+        return check_pool_status_request(causes, obj, old, subresource)
+    if key == ("", "Pod"):
+        return check_pod(causes, obj, old, subresource)
+    if key == ("", "Node"):
+        return check_node(causes, obj)
+    if key == ("policy", "PodDisruptionBudget"):
+        return check_pdb(causes, obj)
+    return []

@@ -1,0 +1,127 @@
+"""POST /api/migration/upgrade/: JSON or a file in, the per-document report, the new stream and its diff out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from dra.upgrade import load_documents
+from migration.upgrade import MAX_UPLOAD_BYTES
+from tests.maintenance.conftest import user_in
+from tests.migration.conftest import FIXTURES
+
+URL = "/api/migration/upgrade/"
+
+
+@pytest.fixture
+def viewer(db: Any) -> User:
+    return user_in("viewer", "victor")
+
+
+@pytest.fixture
+def client_as_viewer(viewer: User) -> Client:
+    client = Client()
+    client.force_login(viewer)
+    return client
+
+
+def test_it_converts_a_pasted_stream_for_a_viewer(client_as_viewer: Client) -> None:
+    text = (FIXTURES / "mixed.yaml").read_text()
+    response = client_as_viewer.post(URL, {"yaml": text}, content_type="application/json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["changed"] is True and body["failed"] is False
+    assert [
+        (d["index"], d["kind"], d["name"], d["from"], d["to"], d["action"]) for d in body["documents"]
+    ] == [
+        (1, "Namespace", "ml", "v1", "v1", "kept"),
+        (
+            2,
+            "ResourceClaimTemplate",
+            "single-h100",
+            "resource.k8s.io/v1beta1",
+            "resource.k8s.io/v1",
+            "converted",
+        ),
+        (3, "Pod", "trainer", "v1", "v1", "kept"),
+    ]
+    assert body["documents"][1]["notes"][1] == "request 'gpu': deviceClassName moved under exactly"
+    assert load_documents(body["yaml"])[1]["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "h100.example.com"
+    }
+    assert "+apiVersion: resource.k8s.io/v1\n" in body["diff"]
+
+
+def test_it_takes_an_uploaded_file(client_as_viewer: Client) -> None:
+    upload = SimpleUploadedFile("claims.yaml", (FIXTURES / "v1beta2-claims.yaml").read_bytes())
+    response = client_as_viewer.post(URL, {"file": upload})
+    assert response.status_code == 200
+    assert response.json()["diff"].startswith("--- a/claims.yaml\n")
+
+
+def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(client_as_viewer: Client) -> None:
+    text = (FIXTURES / "v1alpha3-taintrules.yaml").read_text()
+    response = client_as_viewer.post(URL, {"yaml": text}, content_type="application/json")
+    assert response.status_code == 422
+    body = response.json()
+    assert body["yaml"] is None and body["diff"] is None and body["failed"] is True
+    (error,) = body["errors"]
+    assert (error["field"], error["document"], error["path"]) == (
+        "yaml",
+        2,
+        "spec.deviceSelector.deviceClassName",
+    )
+    assert body["documents"][1]["errors"][0]["field"] == "spec.deviceSelector.deviceClassName"
+
+
+@pytest.mark.parametrize(
+    ("payload", "field", "words"),
+    [
+        ({}, "yaml", "Required value"),
+        ({"yaml": "   "}, "yaml", "Required value"),
+        ({"yaml": ["a"]}, "yaml", "must be a string"),
+        ({"yaml": "a: 1", "inventory": "maybe"}, "inventory", "true or false"),
+    ],
+)
+def test_it_answers_400_naming_the_field(
+    client_as_viewer: Client, payload: Any, field: str, words: str
+) -> None:
+    response = client_as_viewer.post(URL, payload, content_type="application/json")
+    assert response.status_code == 400
+    (error,) = response.json()["errors"]
+    assert error["field"] == field and words in error["message"]
+
+
+def test_it_refuses_a_json_array(client_as_viewer: Client) -> None:
+    response = client_as_viewer.post(URL, ["a: 1"], content_type="application/json")
+    assert response.status_code == 400
+    assert "JSON object" in response.json()["errors"][0]["message"]
+
+
+def test_it_answers_413_naming_the_limit(client_as_viewer: Client) -> None:
+    big = "# " + "x" * MAX_UPLOAD_BYTES + "\n"
+    response = client_as_viewer.post(URL, {"yaml": big}, content_type="application/json")
+    assert response.status_code == 413
+    assert f"the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)" in response.json()["errors"][0]["message"]
+    huge = "x" * (3 * MAX_UPLOAD_BYTES)  # past the body limit: refused before the body is parsed
+    response = client_as_viewer.post(URL, {"yaml": huge}, content_type="application/json")
+    assert response.status_code == 413
+    upload = SimpleUploadedFile("big.yaml", big.encode())
+    response = client_as_viewer.post(URL, {"file": upload})
+    assert response.status_code == 413 and response.json()["errors"][0]["field"] == "file"
+
+
+def test_it_refuses_a_file_that_is_not_utf8(client_as_viewer: Client) -> None:
+    upload = SimpleUploadedFile("latin1.yaml", "name: caf\xe9\n".encode("latin-1"))
+    response = client_as_viewer.post(URL, {"file": upload})
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "file", "message": "not UTF-8 text (byte 9)"}]
+
+
+def test_it_requires_a_login(db: Any) -> None:
+    response = Client().post(URL, {"yaml": "a: 1"}, content_type="application/json")
+    assert response.status_code in (401, 403)
