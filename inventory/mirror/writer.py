@@ -187,7 +187,8 @@ class BatchWriter:
             pools = sorted(self._availability_pools)[: max(1, min(chunk, AVAILABILITY_CHUNK))]
             with transaction.atomic():
                 recompute_availability(pools, Context.load(self._matchers))
-                _broadcast_derived(self.group, sorted(self._availability_kinds))
+                # Device rows changed: pages that show devices listen to their slices' kind.
+                _broadcast_derived(self.group, sorted(self._availability_kinds | {"resourceslices"}))
             self._availability_pools.difference_update(pools)
             if not self._availability_pools:
                 self._availability_kinds = set()
