@@ -43,6 +43,12 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
     ).values_list("pk", "driver", "pool", "name", "classes", "blocked", "blocked_reason"):
         devices[f"{driver}/{pool}"].append((pk, name, classes or [], blocked, reason))
     claims = _claims_by_pool(pool_keys)
+    rules = _RulesByPool(ctx.rules)
+    bound = {key: node_local_names(slices.get(key, [])) for key in pool_keys}
+    if all(names is not None for names in bound.values()):
+        ctx.nodes(frozenset().union(*(names for names in bound.values() if names)))  # one query for all
+    else:
+        ctx.nodes(None)
 
     rows: list[SimpleNamespace] = []
     changed: list[SimpleNamespace] = []
@@ -55,9 +61,10 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
             pool=pool,
             slices=mine,
             allocated_claims=claims.get(key, []),
-            taint_rules=_rules_for(ctx.rules, driver, pool),
+            taint_rules=rules.of(driver, pool),
             classes=[ctx.class_objects[c] for c in wanted if c in ctx.class_objects],
-            nodes=_nodes_for(mine, ctx),
+            # The nodes the what-if would try for this pool: those it is bound to by name, else all.
+            nodes=ctx.nodes(bound[key]),
         )
         for name, numbers in result.classes.items():
             rows.append(
@@ -112,20 +119,29 @@ def _claims_by_pool(pool_keys: list[str]) -> dict[str, list[JSON]]:
     }
 
 
-def _rules_for(rules: list[JSON], driver: str, pool: str) -> list[JSON]:
-    """The rules that may select a device of the pool (the allocator parses only these)."""
-    out = []
-    for rule in rules:
-        selector = device_selector((rule.get("spec") or {}).get("deviceSelector"))
-        if selector.present and selector.driver in (None, driver) and selector.pool in (None, pool):
-            out.append(rule)
-    return out
+class _RulesByPool:
+    """The DeviceTaintRules that may select a device of a pool (the allocator parses only these),
+    indexed once per chunk: maintenance writes one rule per device, thousands of them."""
 
+    def __init__(self, rules: list[JSON]) -> None:
+        self.by_pool: dict[tuple[str | None, str], list[JSON]] = defaultdict(list)
+        self.by_driver: dict[str | None, list[JSON]] = defaultdict(list)
+        for rule in rules:
+            selector = device_selector((rule.get("spec") or {}).get("deviceSelector"))
+            if not selector.present:
+                continue  # a missing selector selects nothing
+            if selector.pool is not None:
+                self.by_pool[(selector.driver, selector.pool)].append(rule)
+            else:
+                self.by_driver[selector.driver].append(rule)
 
-def _nodes_for(slices: list[JSON], ctx: Context) -> list[JSON]:
-    """The nodes the what-if would try for this pool: the Node objects (only those it is bound to by name,
-    when it is)."""
-    return ctx.nodes(node_local_names(slices))
+    def of(self, driver: str, pool: str) -> list[JSON]:
+        return [
+            *self.by_pool.get((driver, pool), ()),
+            *self.by_pool.get((None, pool), ()),
+            *self.by_driver.get(driver, ()),
+            *self.by_driver.get(None, ()),
+        ]
 
 
 def pools_selected_by(selectors: list[JSON | None]) -> set[str]:

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from dra.availability import bare_node
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
-from inventory.mirror.derive.common import JSON
+from inventory.mirror.derive.common import JSON, chunks
 from inventory.models import Device, KubeObject
 
 
@@ -79,11 +79,9 @@ class Context:
         if self._all_nodes is not None:
             return [self._all_nodes[n] for n in sorted(names) if n in self._all_nodes]
         wanted = sorted(names - set(self._some_nodes))
-        if wanted:
-            self._some_nodes.update(
-                self._load_nodes(KubeObject.objects.filter(kind="nodes", name__in=wanted))
-            )
-            self._some_nodes.update({n: None for n in wanted if n not in self._some_nodes})
+        for batch in chunks(wanted):
+            self._some_nodes.update(self._load_nodes(KubeObject.objects.filter(kind="nodes", name__in=batch)))
+            self._some_nodes.update({n: None for n in batch if n not in self._some_nodes})
         return [node for n in sorted(names) if (node := self._some_nodes.get(n)) is not None]
 
     @staticmethod
