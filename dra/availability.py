@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dra.allocator import (
@@ -203,18 +203,46 @@ def pool_availability(
         return result
     allocators = _allocators(classes, slices, claims, rules, features)
     groups = _node_groups(slices, nodes)
+    prepared = {name: prepare_claim(one_device_claim(name)) for name in class_names}
 
-    verdicts: dict[str, dict[str, DeviceVerdict]] = {name: {} for name in class_names}
+    placed: dict[str, set[str]] = {}
     for name in class_names:
         allocator, error = allocators[name]
         if allocator is None:
             result.classes[name] = ClassNumbers(error=error)
             continue
-        prepared = prepare_claim(one_device_claim(name))
+        devices, capped, error = _headroom(allocator, prepared[name], groups, max_per_node, driver, pool)
+        placed[name] = set(devices)
+        result.classes[name] = ClassNumbers(headroom=len(devices), capped=capped, error=error)
+
+    holders = _holders(claims, driver, pool)
+    every_placed = set().union(*placed.values())
+    explained = not _whole_devices(state_pool) or any(n.error for n in result.classes.values())
+    if not explained and all(d in every_placed or d in holders for d in device_names):
+        # Nothing left to explain: every device was given to a copy or is in use. Without counters or
+        # shared devices, a device that fits on its own also fits beside the others, so free = headroom.
+        for name, numbers in result.classes.items():
+            result.classes[name] = replace(numbers, free=numbers.headroom)
+        for device in device_names:
+            in_use = device not in every_placed
+            result.devices[device] = (
+                Blocked(IN_USE, "allocated to " + ", ".join(holders[device])) if in_use else None
+            )
+        return result
+
+    verdicts: dict[str, dict[str, DeviceVerdict]] = {name: {} for name in class_names}
+    for name in placed:
+        allocator, _error = allocators[name]
+        assert allocator is not None
         try:
             for node in groups:
                 for v in explain(
-                    classes=(), slices=(), allocated_claims=(), claim=prepared, node=node, allocator=allocator
+                    classes=(),
+                    slices=(),
+                    allocated_claims=(),
+                    claim=prepared[name],
+                    node=node,
+                    allocator=allocator,
                 ):
                     if (v.driver, v.pool) != (driver, pool):
                         continue
@@ -225,14 +253,43 @@ def pool_availability(
             result.classes[name] = ClassNumbers(error=str(exc))
             continue
         free = sum(1 for v in verdicts[name].values() if v.reason == "usable")
-        headroom, capped, error = _headroom(allocator, prepared, groups, max_per_node)
-        result.classes[name] = ClassNumbers(free=free, headroom=headroom, capped=capped, error=error)
+        result.classes[name] = replace(result.classes[name], free=free)
 
     consumers = _counter_consumers(state_pool.devices(), claims, driver, pool)
     errors = [f"{name}: {n.error}" for name, n in result.classes.items() if n.error]
     for device in device_names:
-        result.devices[device] = _blocked(device, class_names, verdicts, state_pool, consumers, errors)
+        result.devices[device] = _blocked(
+            device, class_names, verdicts, state_pool, consumers, errors, holders
+        )
     return result
+
+
+def _whole_devices(state_pool: PoolState) -> bool:
+    """No device of the pool shares counters or can be shared: devices are used whole, one per claim."""
+    return not any(
+        d.get("consumesCounters") or d.get("allowMultipleAllocations") for _s, d in state_pool.devices()
+    )
+
+
+def _holders(claims: list[Json], driver: str, pool: str) -> dict[str, list[str]]:
+    """Device → the claims holding it exclusively (admin access and shares leave it available)."""
+    out: dict[str, list[str]] = {}
+    for claim in claims:
+        meta = claim.get("metadata") or {}
+        ref = (
+            f"{meta.get('namespace')}/{meta.get('name')}"
+            if meta.get("namespace")
+            else str(meta.get("name", ""))
+        )
+        for r in allocation_results(claim):
+            if (
+                r.get("driver") == driver
+                and r.get("pool") == pool
+                and not r.get("adminAccess")
+                and not r.get("shareID")
+            ):
+                out.setdefault(str(r.get("device")), []).append(ref)
+    return out
 
 
 def _holds_pool(claim: Mapping[str, Any], driver: str, pool: str) -> bool:
@@ -290,10 +347,17 @@ def _any_true(value: Any) -> bool:
 
 
 def _headroom(
-    allocator: Allocator, claim: PreparedClaim, nodes: Sequence[Json], max_per_node: int
-) -> tuple[int, bool, str]:
-    """Copies placed greedily node after node; the state is left as it was."""
+    allocator: Allocator,
+    claim: PreparedClaim,
+    nodes: Sequence[Json],
+    max_per_node: int,
+    driver: str,
+    pool: str,
+) -> tuple[list[str], bool, str]:
+    """Copies placed greedily node after node: the devices they got (a shared device once per copy), whether
+    a node stopped at the cap, and what the allocator refused. The state is left as it was."""
     placed: list[Json] = []
+    devices: list[str] = []
     capped = False
     error = ""
     try:
@@ -311,12 +375,17 @@ def _headroom(
                 }
                 allocator.state.add_claim(copy)
                 placed.append(copy)
+                devices += [
+                    str(r.get("device"))
+                    for r in allocation_results(copy)
+                    if r.get("driver") == driver and r.get("pool") == pool
+                ]
     except AllocationError as exc:
         error = str(exc)
     finally:
         for copy in reversed(placed):
             allocator.state.remove_claim(copy)
-    return len(placed), capped, error
+    return devices, capped, error
 
 
 def _counter_consumers(
@@ -346,6 +415,7 @@ def _blocked(
     state_pool: PoolState,
     consumers: dict[str, list[str]],
     errors: list[str],
+    holders: dict[str, list[str]],
 ) -> Blocked | None:
     mine = [verdicts[name][device] for name in class_names if device in verdicts[name]]
     if any(v.reason == "usable" for v in mine):
@@ -356,6 +426,8 @@ def _blocked(
         return _from_verdict(relevant[0], state_pool, consumers)
     if errors:
         return Blocked(OTHER, "the allocator refused: " + "; ".join(errors))
+    if device in holders:
+        return Blocked(IN_USE, "allocated to " + ", ".join(holders[device]))
     if mine or not class_names:
         return Blocked(NO_CLASS, "no DeviceClass selects this device")
     return Blocked(NO_NODE, "no node can reach this device")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dra.allocator import DEFAULT_FEATURES, AllocatedState, Allocator, prepare_claim
+from dra.allocator import DEFAULT_FEATURES, AllocatedState, Allocator, explain, prepare_claim
 from dra.availability import (
     COUNTERS,
     IN_USE,
@@ -333,7 +333,25 @@ def test_it_adds_up_per_pool_to_what_placing_copies_over_the_whole_cluster_gives
                 nodes=reaching,
             )
             per_pool += a.classes[cls].headroom
+            assert a.classes[cls].free == _usable(mine, claims, rules, reaching, cls), (seed, pool, cls)
         assert per_pool == _whole_cluster_headroom(nodes, slices, claims, rules, cls), (seed, cls)
+
+
+def _usable(slices: list[J], claims: list[J], rules: list[J], nodes: list[J], cls: str) -> int:
+    """Devices `explain` calls usable for a one-device claim of `cls` from some node."""
+    usable = set()
+    for node in nodes:
+        for v in explain(
+            classes=[WHOLE_CLASS, MIG_CLASS],
+            slices=slices,
+            allocated_claims=claims,
+            claim=one_device_claim(cls),
+            node=node,
+            taint_rules=rules,
+        ):
+            if v.reason == "usable":
+                usable.add((v.pool, v.device))
+    return len(usable)
 
 
 def test_it_uses_bare_nodes_like_the_what_if_without_node_objects() -> None:
