@@ -416,8 +416,8 @@ class BatchWriter:
 
     def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
         """Recompute the pools' availability in this batch when slices or claims changed a few of them;
-        otherwise (many pools, or rules, classes and nodes, whose devices' taints and classes are
-        themselves recomputed after the batch) in chunks between batches (`refresh_deferred`)."""
+        otherwise in chunks between batches (`refresh_deferred`): many pools, or a rule, class or node
+        change, which may touch every pool (a rule's device taints are recomputed there too)."""
         now = by_kind.get("resourceslices", set()) | by_kind.get("resourceclaims", set())
         later = set().union(*(keys for kind, keys in by_kind.items() if kind not in INLINE_KINDS))
         if len(now) > AVAILABILITY_INLINE:
