@@ -9,7 +9,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from allocation.whatif_publish import register_server_loop, run_group
+from allocation.models import WhatIfRun
+from allocation.publish import register_server_loop, run_group
+from allocation.services import whatif_run_settle
 
 
 class WhatIfRunConsumer(AsyncWebsocketConsumer):
@@ -40,9 +42,5 @@ class WhatIfRunConsumer(AsyncWebsocketConsumer):
 
     @database_sync_to_async
     def _state(self, run_id: str) -> dict[str, Any] | None:
-        from allocation.models import WhatIfRun
-        from allocation.services import whatif_reap_stale
-
-        whatif_reap_stale()
         run = WhatIfRun.objects.filter(pk=run_id).first()
-        return run.public_state() if run is not None else None
+        return whatif_run_settle(run=run).public_state() if run is not None else None

@@ -8,11 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-
-class RunKind(models.TextChoices):
-    FEASIBILITY = "feasibility", "Feasibility"
-    HEADROOM = "headroom", "Headroom"
-    TAINT_IMPACT = "taint_impact", "Taint impact"
+from allocation.whatif.base import kind_label
 
 
 class RunState(models.TextChoices):
@@ -36,7 +32,9 @@ class WhatIfRun(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    # One of the registered what-if kinds (allocation.whatif.base); not a choices list, so that a new
+    # kind needs no migration.
+    kind = models.CharField(max_length=40)
     state = models.CharField(max_length=20, choices=RunState.choices, default=RunState.PENDING, db_index=True)
     input = models.JSONField()
     phase = models.CharField(max_length=200, blank=True, default="")
@@ -48,6 +46,9 @@ class WhatIfRun(models.Model):
     )
     cancel_requested = models.BooleanField(default=False)
     time_limit_seconds = models.PositiveIntegerField()
+    max_search_steps = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="search steps one allocation attempt may take (empty: no bound)"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="whatif_runs"
     )
@@ -61,7 +62,11 @@ class WhatIfRun(models.Model):
         indexes = [models.Index(fields=["state", "heartbeat_at"], name="whatif_state_heartbeat")]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} run {self.id} ({self.state})"
+        return f"{self.kind_label} run {self.id} ({self.state})"
+
+    @property
+    def kind_label(self) -> str:
+        return kind_label(self.kind)
 
     @property
     def is_finished(self) -> bool:
@@ -72,6 +77,7 @@ class WhatIfRun(models.Model):
         return {
             "id": str(self.id),
             "kind": self.kind,
+            "kind_label": self.kind_label,
             "state": self.state,
             "phase": self.phase,
             "percent": self.percent,

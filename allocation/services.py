@@ -1,8 +1,13 @@
-"""What-if services: create, run, cancel and reap WhatIfRun rows, and the three questions themselves.
+"""What-if services: create, queue, cancel, settle and reap WhatIfRun rows, and run one to its end.
 
-Celery tasks, views and the API are thin and call only these. Every state change is a conditional
-UPDATE (`state=<expected>`), so a cancel, a reaper and a worker racing each other can never move a
-run backwards or out of a final state.
+Celery tasks, the embedded worker, views and the API are thin and call only these. Every state change
+is a conditional UPDATE (`state=<expected>`), so a cancel, a reaper and a worker racing each other can
+never move a run backwards or out of a final state.
+
+The run row is the queue: a `pending` row is a queued run, and a worker takes it by moving it to
+`running` (one conditional UPDATE, so two workers never both run it). The embedded worker
+(`manage.py whatif_worker`, a child process of the web server) polls for pending rows and is woken
+when one is created; with a Celery broker (Redis) the run is also sent to the Celery workers.
 """
 
 from __future__ import annotations
@@ -10,25 +15,35 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from allocation.models import RunKind, RunState, WhatIfRun
-from allocation.snapshot import Snapshot, snapshot_load
-from allocation.whatif_common import Progress, WhatIfInputError, no_progress
-from allocation.whatif_feasibility import feasibility
-from allocation.whatif_headroom import headroom
-from allocation.whatif_inputs import check_pick_exists, normalize_input, resolve_subject
-from allocation.whatif_publish import publish_run
-from allocation.whatif_taint import TaintImpact, taint_impact_compute
+from allocation.models import RunState, WhatIfRun
+from allocation.publish import publish_run
+from allocation.snapshot import MirrorLookup, snapshot_load
+from allocation.supervisor import wake_embedded_worker
+from allocation.whatif.base import (
+    Budget,
+    Context,
+    WhatIfInputError,
+    WhatIfLimitError,
+    get_kind,
+)
+from dra.allocator import AllocationError, AllocationTimeout
+from dradash.celery import app as celery_app
+from dradash.context import user_can_author
 
 log = logging.getLogger(__name__)
 
+#: the Celery task that runs one (tasks.py registers it under this name)
+RUN_TASK = "allocation.run_whatif"
 HEARTBEAT_SECONDS = 2.0
 # A running run whose heartbeat is older than this has lost its worker (killed, restarted, host gone).
 STALE_AFTER = timedelta(seconds=30)
@@ -38,12 +53,6 @@ PENDING_TIMEOUT = timedelta(minutes=10)
 TIME_LIMIT_GRACE = timedelta(seconds=30)
 PROGRESS_WRITE_SECONDS = 0.5
 monotonic = time.monotonic
-
-_PLURAL = {
-    "ResourceClaim": "resourceclaims",
-    "ResourceClaimTemplate": "resourceclaimtemplates",
-    "Pod": "pods",
-}
 
 
 class RunStopped(Exception):
@@ -58,118 +67,95 @@ class RunTimedOut(RunStopped):
     pass
 
 
-# --------------------------------------------------------------------------- the questions
+# --------------------------------------------------------------------------- the question
 
 
-def taint_impact(
-    *,
-    selector: dict[str, str] | None = None,
-    selectors: list[dict[str, str]] | None = None,
-    taint: dict[str, Any],
-    now: datetime,
-    snapshot: Snapshot | None = None,
-) -> TaintImpact:
-    """What a proposed device taint would do (maintenance's preview): one `selector`, or several
-    `selectors` (one DeviceTaintRule each). `TaintImpact.to_json()` is JSON-serialisable. Raises
-    WhatIfInputError for a bad selector or taint."""
-    raw: dict[str, Any] = {"taint": taint}
-    if selectors is not None:
-        raw["selectors"] = selectors
-    elif selector is not None:
-        raw["selector"] = selector
-    data = normalize_input("taint_impact", raw)
-    return taint_impact_compute(
-        snapshot=snapshot if snapshot is not None else snapshot_load(),
-        selectors=data["selectors"],
-        taint=data["taint"],
-        now=now,
-    )
+def whatif_answer(*, kind: str, input: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Answer a stored (normalized) what-if input: the registered kind's `answer`."""
+    return get_kind(kind).answer(input, context)
 
 
-def whatif_answer(
-    *, kind: str, input: dict[str, Any], snapshot: Snapshot, now: datetime, progress: Progress = no_progress
-) -> dict[str, Any]:
-    """Answer a stored (normalized) what-if input against `snapshot`."""
-    if kind == RunKind.TAINT_IMPACT:
-        return taint_impact_compute(
-            snapshot=snapshot, selectors=input["selectors"], taint=input["taint"], now=now, progress=progress
-        ).to_json()
-    subject = resolve_subject(input, snapshot)
-    if kind == RunKind.FEASIBILITY:
-        return feasibility(
-            snapshot=snapshot, subject=subject, only_node=input.get("node", ""), progress=progress
-        )
-    if kind == RunKind.HEADROOM:
-        return headroom(
-            snapshot=snapshot, subject=subject, max_per_node=input["max_per_node"], progress=progress
-        )
-    raise WhatIfInputError("kind", f"unknown what-if kind {kind!r}")
+def whatif_input_normalize(*, kind: str, input: Any) -> dict[str, Any]:
+    """Validate `input` for `kind` against the inventory now; the canonical form a run stores.
+
+    Raises `WhatIfInputError` naming the field: a question that cannot be answered is refused here,
+    not accepted and then failed (or worse, "succeeded") in the worker."""
+    spec = get_kind(kind)
+    if not isinstance(input, dict):
+        raise WhatIfInputError("input", "must be an object")
+    return spec.normalize(input, MirrorLookup())
 
 
 # --------------------------------------------------------------------------- run lifecycle
 
 
-def _picked_exists(kind: str, namespace: str, name: str) -> object | None:
-    from inventory.models import KubeObject
+def whatif_run_create(
+    *, kind: str, input: Any, user: Any, celery_options: dict[str, Any] | None = None
+) -> WhatIfRun:
+    """Validate, store a pending run, and queue it once the row is committed.
 
-    return KubeObject.objects.filter(kind=_PLURAL[kind], namespace=namespace, name=name).first()
-
-
-def whatif_run_create(*, kind: str, input: Any, user: Any, producer: Any = None) -> WhatIfRun:
-    """Validate, store a pending run, and queue it once the row is committed."""
-    if kind not in RunKind.values:
-        raise WhatIfInputError("kind", f"must be one of {', '.join(RunKind.values)}, got {kind!r}")
-    data = normalize_input(kind, input)
-    check_pick_exists(data, _picked_exists)
-    run = WhatIfRun.objects.create(
-        kind=kind,
-        input=data,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
-        time_limit_seconds=settings.DRADASH_WHATIF_TIME_LIMIT,
-        phase="waiting for a worker",
-    )
-    transaction.on_commit(lambda: whatif_run_enqueue(run=run, producer=producer))
+    Raises `WhatIfInputError` for bad input and `WhatIfLimitError` when the user already has
+    DRADASH_WHATIF_MAX_RUNS_PER_USER runs pending or running.
+    """
+    data = whatif_input_normalize(kind=kind, input=input)
+    owner = user if getattr(user, "is_authenticated", False) else None
+    with transaction.atomic():
+        if owner is not None:
+            _check_user_limit(owner)
+        run = WhatIfRun.objects.create(
+            kind=kind,
+            input=data,
+            created_by=owner,
+            time_limit_seconds=settings.DRADASH_WHATIF_TIME_LIMIT,
+            max_search_steps=settings.DRADASH_WHATIF_MAX_SEARCH_STEPS,
+            phase="waiting for a worker",
+        )
+        transaction.on_commit(lambda: whatif_run_enqueue(run=run, celery_options=celery_options))
     return run
 
 
-def whatif_run_enqueue(*, run: WhatIfRun, producer: Any = None, start_worker: bool = True) -> None:
-    """Send the run to the workers; the task id is the run id (chosen here, so pages can subscribe first).
+def _check_user_limit(user: Any) -> None:
+    limit = settings.DRADASH_WHATIF_MAX_RUNS_PER_USER
+    # The user's row is locked so two requests at once cannot both pass the count (SQLite's IMMEDIATE
+    # transactions serialise writers anyway).
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    active = WhatIfRun.objects.filter(created_by=user, state__in=(RunState.PENDING, RunState.RUNNING)).count()
+    if active >= limit:
+        raise WhatIfLimitError(
+            "user",
+            f"you already have {active} what-if run{'s' if active != 1 else ''} pending or running; "
+            f"one user may have at most {limit} at once (DRADASH_WHATIF_MAX_RUNS_PER_USER) — "
+            "wait for one to finish or cancel it",
+        )
 
-    `producer`: a kombu Producer for another broker than the configured one (tests of the Redis path).
+
+def whatif_run_enqueue(*, run: WhatIfRun, celery_options: dict[str, Any] | None = None) -> None:
+    """Tell the workers: wake the embedded one, and send the run to Celery when a broker is configured
+    (the task id is the run id, chosen here, so pages can subscribe first).
+
+    `celery_options`: sent to Celery even without a configured broker, e.g. the `producer` of another
+    broker and a `queue` of its own (tests of the Redis path).
     """
-    from allocation.tasks import run_whatif
-
-    if settings.DRADASH_EMBEDDED_WORKER and producer is None and start_worker:
-        # Normally started with the server; this makes sure a run never waits for a worker that
-        # nobody started (idempotent, and quick once running).
-        from allocation.worker import start_embedded_worker
-
-        start_embedded_worker()
-    options: dict[str, Any] = {"task_id": str(run.id)}
-    if not str(settings.CELERY_BROKER_URL).startswith("memory://"):
-        # Separate (prefork) workers enforce these with signals; the cooperative deadline fires first.
-        options["soft_time_limit"] = run.time_limit_seconds + 5
-        options["time_limit"] = run.time_limit_seconds + int(TIME_LIMIT_GRACE.total_seconds())
-    if producer is not None:
-        options["producer"] = producer
+    wake_embedded_worker()
+    if celery_options is None and not settings.CELERY_BROKER_URL:
+        return  # the pending row is the queue
+    options: dict[str, Any] = {
+        "task_id": str(run.id),
+        # Prefork workers enforce these with signals; the allocator's own deadline fires first.
+        "soft_time_limit": run.time_limit_seconds + 5,
+        "time_limit": run.time_limit_seconds + int(TIME_LIMIT_GRACE.total_seconds()),
+    }
+    options.update(celery_options or {})
     try:
-        run_whatif.apply_async(args=[str(run.id)], **options)
+        celery_app.send_task(RUN_TASK, args=[str(run.id)], **options)
     except Exception as exc:  # the broker is down: say so on the run instead of leaving it pending
         log.exception("could not queue what-if run %s", run.id)
         _finish(run.id, RunState.FAILED, expected=RunState.PENDING, error=f"could not queue the run: {exc}")
 
 
-def whatif_requeue_pending() -> int:
-    """Queue every pending run again: an in-memory broker loses its queue when the process restarts.
-
-    A run delivered twice runs once (the worker only starts runs that are still pending).
-    """
-    runs = list(
-        WhatIfRun.objects.filter(state=RunState.PENDING, created_at__gte=timezone.now() - PENDING_TIMEOUT)
-    )
-    for run in runs:
-        whatif_run_enqueue(run=run, start_worker=False)
-    return len(runs)
+def whatif_may_cancel(*, user: Any, run: WhatIfRun) -> bool:
+    """The user who started a run, an operator or an admin may cancel it; anyone logged in may read it."""
+    return bool(run.created_by_id == user.pk or user.is_staff or user_can_author(user))
 
 
 def whatif_run_cancel(*, run: WhatIfRun) -> WhatIfRun:
@@ -187,49 +173,74 @@ def whatif_run_cancel(*, run: WhatIfRun) -> WhatIfRun:
 
 
 def _revoke(task_id: str) -> None:
+    if not settings.CELERY_BROKER_URL:
+        return
     try:
-        from dradash.celery import app
-
-        app.control.revoke(task_id)
+        celery_app.control.revoke(task_id)
     except Exception:  # best effort: the worker also skips runs that are no longer pending
         log.info("revoke of %s failed; the worker will skip it", task_id, exc_info=True)
 
 
-def whatif_reap_stale(*, now: datetime | None = None) -> int:
-    """Fail runs whose worker is gone (stale heartbeat), stuck past their time limit, or never picked up."""
-    now = now or timezone.now()
-    reaped = 0
-    for run in WhatIfRun.objects.filter(state=RunState.RUNNING):
+def _verdict(run: WhatIfRun, now: datetime) -> tuple[str, str] | None:
+    """(state, error) a run must end in because its worker is gone or stuck, or None."""
+    if run.state == RunState.RUNNING:
         beat = run.heartbeat_at or run.started_at or run.created_at
         if beat < now - STALE_AFTER:
-            reaped += _finish(
-                run.pk,
-                RunState.FAILED,
-                now=now,
-                error=(
-                    f"the worker running this stopped responding (last heartbeat {beat:%Y-%m-%d %H:%M:%S} UTC); "
-                    "it was probably restarted or killed — run the what-if again"
-                ),
+            return RunState.FAILED, (
+                f"the worker running this stopped responding (last heartbeat {beat:%Y-%m-%d %H:%M:%S} UTC); "
+                "it was probably restarted or killed — run the what-if again"
             )
-        elif (
+        if (
             run.started_at
             and run.started_at < now - timedelta(seconds=run.time_limit_seconds) - TIME_LIMIT_GRACE
         ):
-            reaped += _finish(
-                run.pk,
-                RunState.TIMED_OUT,
-                now=now,
-                error=f"still running after the time limit of {run.time_limit_seconds} s; stopped waiting for it",
+            return RunState.TIMED_OUT, (
+                f"still running after the time limit of {run.time_limit_seconds} s; stopped waiting for it"
             )
-    for run in WhatIfRun.objects.filter(state=RunState.PENDING, created_at__lt=now - PENDING_TIMEOUT):
-        reaped += _finish(
-            run.pk,
-            RunState.FAILED,
-            expected=RunState.PENDING,
-            now=now,
-            error=f"no worker picked this run up within {int(PENDING_TIMEOUT.total_seconds() // 60)} minutes",
-        )
+    elif run.state == RunState.PENDING and run.created_at < now - PENDING_TIMEOUT:
+        minutes = int(PENDING_TIMEOUT.total_seconds() // 60)
+        return RunState.FAILED, f"no worker picked this run up within {minutes} minutes"
+    return None
+
+
+def whatif_run_settle(*, run: WhatIfRun, now: datetime | None = None) -> WhatIfRun:
+    """On a read: decide about this one run only — a dead worker's run is shown failed, not running."""
+    verdict = _verdict(run, now or timezone.now())
+    if verdict is not None and _finish(run.pk, verdict[0], expected=run.state, now=now, error=verdict[1]):
+        run.refresh_from_db()
+    return run
+
+
+def whatif_reap_stale(*, now: datetime | None = None) -> int:
+    """Fail every run whose worker is gone, stuck past its time limit, or that nobody picked up.
+
+    Table-wide: the workers' periodic reaper calls it, never a page or API read."""
+    now = now or timezone.now()
+    reaped = 0
+    candidates = WhatIfRun.objects.filter(state=RunState.RUNNING) | WhatIfRun.objects.filter(
+        state=RunState.PENDING, created_at__lt=now - PENDING_TIMEOUT
+    )
+    for run in candidates:
+        verdict = _verdict(run, now)
+        if verdict is not None:
+            reaped += _finish(run.pk, verdict[0], expected=run.state, now=now, error=verdict[1])
     return reaped
+
+
+def whatif_pending_ids(*, limit: int, skip: Iterable[str] = ()) -> list[str]:
+    """The oldest pending runs a worker with `limit` free slots should take next."""
+    rows = (
+        WhatIfRun.objects.filter(state=RunState.PENDING)
+        .exclude(pk__in=list(skip))
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return [str(pk) for pk in rows]
+
+
+def whatif_runs_abandon(*, run_ids: Iterable[str], error: str) -> int:
+    """A worker going away ends its runs as failed at once, instead of leaving them to the reaper."""
+    return sum(_finish(run_id, RunState.FAILED, error=error) for run_id in run_ids)
 
 
 def _finish(
@@ -251,7 +262,7 @@ def _finish(
 
 
 class _Reporter:
-    """The Progress a run's service calls between steps: checks the deadline and the cancel flag,
+    """The Progress a run's kind calls between steps: checks the deadline and the cancel flag,
     writes phase and percent (throttled) with a heartbeat, and broadcasts them."""
 
     def __init__(self, run: WhatIfRun, clock: Callable[[], float]) -> None:
@@ -299,48 +310,60 @@ class _Heartbeat(threading.Thread):
 
 
 def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None) -> None:
-    """Run a pending run to its end (called by the Celery task). Never raises for a bad run.
+    """Run a pending run to its end (called by a worker). Never raises for a bad run: every way it
+    can end is one state and one message on the row.
 
-    `clock` (monotonic seconds) drives the time limit; default `allocation.services.monotonic`.
+    `clock` (monotonic seconds) drives the time limit, between steps and inside the allocator's
+    search; default `allocation.services.monotonic`.
     """
-    from celery.exceptions import SoftTimeLimitExceeded
-
-    from dra.allocator import AllocationError
-
     now = timezone.now()
     if not WhatIfRun.objects.filter(pk=run_id, state=RunState.PENDING).update(
         state=RunState.RUNNING, started_at=now, heartbeat_at=now, phase="reading the inventory", percent=0
     ):
-        return  # cancelled before it started, reaped, or a duplicate delivery
+        return  # cancelled before it started, reaped, or taken by another worker
     run = WhatIfRun.objects.get(pk=run_id)
     publish_run(run)
-    reporter = _Reporter(run, clock or monotonic)
+    clock = clock or monotonic
+    reporter = _Reporter(run, clock)
+    budget = Budget(deadline=reporter.deadline, max_search_steps=run.max_search_steps, monotonic=clock)
     heartbeat = _Heartbeat(run.pk)
     heartbeat.start()
     try:
         reporter("reading the inventory", 0, 1)
         snapshot = snapshot_load()
         WhatIfRun.objects.filter(pk=run.pk).update(snapshot_versions=snapshot.resource_versions)
-        result = whatif_answer(kind=run.kind, input=run.input, snapshot=snapshot, now=now, progress=reporter)
+        context = Context(snapshot=snapshot, now=now, progress=reporter, budget=budget)
+        result = whatif_answer(kind=run.kind, input=run.input, context=context)
         if WhatIfRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
             raise RunCancelled("cancelled")
         _finish(run.pk, RunState.SUCCEEDED, result=result)
     except RunCancelled:
         _finish(run.pk, RunState.CANCELLED, error="cancelled while running")
-    except (RunTimedOut, SoftTimeLimitExceeded) as exc:
-        message = (
-            str(exc)
-            if isinstance(exc, RunTimedOut)
-            else f"stopped after the time limit of {run.time_limit_seconds} s"
+    except RunTimedOut as exc:
+        _finish(run.pk, RunState.TIMED_OUT, error=str(exc))
+    except SoftTimeLimitExceeded:
+        _finish(
+            run.pk, RunState.TIMED_OUT, error=f"stopped after the time limit of {run.time_limit_seconds} s"
         )
-        _finish(run.pk, RunState.TIMED_OUT, error=message)
+    except AllocationTimeout:
+        _finish(run.pk, RunState.TIMED_OUT, error=_budget_message(run, budget))
     except WhatIfInputError as exc:
         _finish(run.pk, RunState.FAILED, error=str(exc))
     except AllocationError as exc:
-        _finish(run.pk, RunState.FAILED, error=f"the allocator refused the input: {exc}")
+        _finish(run.pk, RunState.FAILED, error=f"the allocator refused the question: {exc}")
     except Exception as exc:
         log.exception("what-if run %s failed", run.pk)
         _finish(run.pk, RunState.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=HEARTBEAT_SECONDS * 2)
+
+
+def _budget_message(run: WhatIfRun, budget: Budget) -> str:
+    """Which budget the allocator's search ran out of: the run's time, or one attempt's steps."""
+    if budget.deadline is not None and budget.monotonic() >= budget.deadline:
+        return f"stopped after the time limit of {run.time_limit_seconds} s (inside the allocator's search)"
+    return (
+        f"stopped: one allocation attempt took more than {run.max_search_steps} search steps "
+        "(DRADASH_WHATIF_MAX_SEARCH_STEPS); the question is too hard to answer exhaustively"
+    )

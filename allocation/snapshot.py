@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Max
 
 from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
+from dra.kinds import BY_KIND
 from inventory.kube import MIRRORED_KINDS
+from inventory.models import KubeObject, WatchState
 
 Obj = dict[str, Any]
 
@@ -94,10 +97,6 @@ def snapshot_load(*, features: frozenset[str] = DEFAULT_FEATURES) -> Snapshot:
     JSON is most of what a what-if costs. Callers must not modify the snapshot's objects.
     """
     global _cached
-    from django.db.models import Count, Max
-
-    from inventory.models import KubeObject, WatchState
-
     with transaction.atomic():
         versions = {
             kind: rv
@@ -124,3 +123,18 @@ def snapshot_load(*, features: frozenset[str] = DEFAULT_FEATURES) -> Snapshot:
     with _cache_lock:
         _cached = (state, snapshot)
     return snapshot
+
+
+class MirrorLookup:
+    """The mirror one object at a time, for checks at submit time: a web request must not decode the
+    whole inventory (that is the worker's job), so each question reads only the rows it names."""
+
+    def find(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """The object of `kind` (a Kubernetes kind name such as "DeviceClass") or None."""
+        plural = BY_KIND[kind].plural
+        raw = (
+            KubeObject.objects.filter(kind=plural, namespace=namespace or "", name=name)
+            .values_list("raw", flat=True)
+            .first()
+        )
+        return raw if isinstance(raw, dict) else None

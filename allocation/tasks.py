@@ -6,20 +6,18 @@ from typing import Any
 
 from celery.signals import worker_ready
 
-from allocation.services import whatif_reap_stale, whatif_run_execute
+from allocation.services import RUN_TASK, whatif_run_execute
+from allocation.worker import start_reaper
 from dradash.celery import app
 
 
-@app.task(name="allocation.run_whatif", acks_late=True, ignore_result=True)
+@app.task(name=RUN_TASK, acks_late=True, ignore_result=True)
 def run_whatif(run_id: str) -> None:
     whatif_run_execute(run_id=run_id)
 
 
 @worker_ready.connect
-def _reap_on_worker_start(**kwargs: Any) -> None:
+def _reap_while_the_worker_lives(**kwargs: Any) -> None:
     # A worker that starts may be the replacement of one that died mid-run; while it lives, it keeps
     # reaping, so a run whose worker died is marked failed even if nobody looks at it.
-    from allocation.worker import start_reaper
-
-    whatif_reap_stale()
     start_reaper()

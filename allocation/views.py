@@ -1,4 +1,8 @@
-"""Pages: the what-if forms, and a run page with live progress and a result that explains itself."""
+"""Pages: a form per what-if kind, and a run page with live progress and a result that explains itself.
+
+Each kind's template renders its own form and result (`allocation.whatif.base`); these views only
+loop over the registered kinds.
+"""
 
 from __future__ import annotations
 
@@ -9,77 +13,28 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from allocation.api.views import may_cancel
-from allocation.models import RunKind, WhatIfRun
-from allocation.services import whatif_reap_stale, whatif_run_cancel, whatif_run_create
-from allocation.whatif_common import WhatIfInputError
-from allocation.whatif_inputs import DEFAULT_MAX_PER_NODE, EFFECTS
+from allocation.models import WhatIfRun
+from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
+from allocation.whatif.base import WhatIfInputError, WhatIfLimitError, get_kind, kinds
+from allocation.whatif.inputs import DEFAULT_MAX_PER_NODE, EFFECTS, MAX_YAML_BYTES
+from inventory.models import KubeObject
 
 PICK_LIMIT = 500
 
 
 def _choices(kind: str) -> list[tuple[str, str]]:
-    from inventory.models import KubeObject
-
     rows = KubeObject.objects.filter(kind=kind).order_by("namespace", "name").values_list("namespace", "name")
     return list(rows[:PICK_LIMIT])
 
 
-def _form_input(kind: str, post: Any) -> dict[str, Any]:
-    """The run input from one of the three forms (field names mirror the API's input)."""
-    if kind == RunKind.TAINT_IMPACT:
-        return {
-            "selector": {k: post.get(k, "").strip() for k in ("driver", "pool", "device")},
-            "taint": {
-                "key": post.get("key", "").strip(),
-                "value": post.get("value", "").strip(),
-                "effect": post.get("effect", ""),
-            },
-        }
-    source = post.get("source", "")
-    data: dict[str, Any] = {"source": source}
-    if source == "yaml":
-        data["yaml"] = post.get("yaml", "")
-    elif source == "pick":
-        picked_kind, _, ref = post.get("pick", "").partition("|")
-        namespace, _, name = ref.partition("/")
-        data.update(kind=picked_kind, namespace=namespace, name=name)
-    elif source == "class":
-        data["deviceClassName"] = post.get("deviceClassName", "")
-        data["count"] = _int(post.get("count"), 1)
-    if kind == RunKind.HEADROOM:
-        data["max_per_node"] = _int(post.get("max_per_node"), DEFAULT_MAX_PER_NODE)
-    if post.get("node"):
-        data["node"] = post.get("node", "").strip()
-    return data
-
-
-def _int(raw: Any, default: int) -> Any:
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return raw  # let validation name the field
-
-
-@login_required
-def whatif_index(request: HttpRequest) -> HttpResponse:
-    errors: list[WhatIfInputError] = []
-    active = request.GET.get("form", RunKind.FEASIBILITY)
-    if request.method == "POST":
-        kind = request.POST.get("kind", "")
-        active = kind
-        try:
-            run = whatif_run_create(kind=kind, input=_form_input(kind, request.POST), user=request.user)
-        except WhatIfInputError as exc:
-            errors.append(exc)
-        else:
-            return redirect("allocation:whatif-run", run_id=run.id)
+def _index(
+    request: HttpRequest, *, errors: list[WhatIfInputError], active: str, posted: Any, status: int
+) -> HttpResponse:
     context = {
+        "kinds": kinds(),
         "errors": errors,
         "active": active,
-        "posted": request.POST if request.method == "POST" else {},
+        "posted": posted,
         "claims": _choices("resourceclaims"),
         "templates": _choices("resourceclaimtemplates"),
         "pods": _choices("pods"),
@@ -87,23 +42,60 @@ def whatif_index(request: HttpRequest) -> HttpResponse:
         "effects": EFFECTS,
         "pick_limit": PICK_LIMIT,
         "default_max_per_node": DEFAULT_MAX_PER_NODE,
+        "max_yaml_kib": MAX_YAML_BYTES // 1024,
         "recent": WhatIfRun.objects.select_related("created_by").order_by("-created_at")[:20],
     }
-    return render(request, "allocation/index.html", context, status=400 if errors else 200)
+    return render(request, "allocation/index.html", context, status=status)
+
+
+@login_required
+def whatif_index(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        registered = kinds()
+        default = registered[0].name if registered else ""
+        return _index(request, errors=[], active=request.GET.get("form", default), posted={}, status=200)
+    name = request.POST.get("kind", "")
+    try:
+        kind = get_kind(name)
+        run = whatif_run_create(kind=name, input=kind.form_input(request.POST), user=request.user)
+    except WhatIfLimitError as exc:
+        return _index(request, errors=[exc], active=name, posted=request.POST, status=429)
+    except WhatIfInputError as exc:
+        return _index(request, errors=[exc], active=name, posted=request.POST, status=400)
+    return redirect("allocation:whatif-run", run_id=run.id)
+
+
+def whatif_form_too_large(request: HttpRequest, *, length: int, limit: int) -> HttpResponse:
+    """The form again (without the paste: it was too big to read), saying what the limits are."""
+    error = WhatIfInputError(
+        "input.yaml",
+        f"the form sent {length / 1048576:.1f} MiB, more than this page reads ({limit // 1048576} MiB); "
+        f"a pasted object may be at most {MAX_YAML_BYTES // 1024} KiB",
+    )
+    return _index(request, errors=[error], active="", posted={}, status=413)
 
 
 def _run_or_404(run_id: Any) -> WhatIfRun:
-    whatif_reap_stale()
-    return get_object_or_404(WhatIfRun.objects.select_related("created_by"), pk=run_id)
+    run = get_object_or_404(WhatIfRun.objects.select_related("created_by"), pk=run_id)
+    return whatif_run_settle(run=run)
 
 
 @login_required
 def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     run = _run_or_404(run_id)
+    try:
+        kind = get_kind(run.kind)
+    except WhatIfInputError:
+        kind = None  # a kind no module registers any more: the page still shows the run's state
     return render(
         request,
         "allocation/run.html",
-        {"run": run, "result": run.result or {}, "can_cancel": may_cancel(request.user, run)},
+        {
+            "run": run,
+            "kind": kind,
+            "result": run.result or {},
+            "can_cancel": whatif_may_cancel(user=request.user, run=run),
+        },
     )
 
 
@@ -121,7 +113,7 @@ def whatif_run_status(request: HttpRequest, run_id: Any) -> HttpResponse:
 @require_POST
 def whatif_run_cancel_view(request: HttpRequest, run_id: Any) -> HttpResponse:
     run = _run_or_404(run_id)
-    if not may_cancel(request.user, run):
+    if not whatif_may_cancel(user=request.user, run=run):
         return HttpResponseForbidden("only the user who started a run, an operator or an admin may cancel it")
     whatif_run_cancel(run=run)
     return redirect("allocation:whatif-run", run_id=run.id)

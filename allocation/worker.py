@@ -1,149 +1,119 @@
-"""The embedded worker: a real Celery worker in a thread of the web (or demo) process.
+"""The what-if worker loop: take pending runs from the database and run each in a thread.
 
-Used when DRADASH_EMBEDDED_WORKER is true (the default without REDIS_URL): tasks go through the
-broker (`memory://` by default) exactly as they would to separate workers, so a run never executes
-inside a request and never blocks the server's event loop (libraries.md §5). Started once per
-process; `start_embedded_worker()` is idempotent.
+`manage.py whatif_worker` runs it — by default as a child process of the web server
+(`allocation.supervisor`), or on its own on any host that reaches the database. Celery workers
+(Redis) receive runs through their broker instead and only borrow the periodic reaper from here.
+Reaping every stale run of the table happens here, on a timer, and nowhere else.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
-import socket
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-from allocation.whatif_publish import register_server_loop
+from django.db import connection
+
+from allocation.services import whatif_pending_ids, whatif_reap_stale, whatif_run_execute
 
 log = logging.getLogger(__name__)
 
 REAP_EVERY_SECONDS = 15.0
-# Threads: a small run is not stuck behind a big one; the allocator is pure Python, so more buys nothing.
-CONCURRENCY = 2
-
-_lock = threading.Lock()
-_worker: Any = None
-_thread: threading.Thread | None = None
-_reaper: threading.Thread | None = None
-_stop_reaper = threading.Event()
+# Runs are woken for at once (the supervisor writes to the worker's stdin); polling covers a missed
+# wake-up and runs queued by other web processes.
+POLL_SECONDS = 1.0
 
 
-def start_embedded_worker(*, loop: asyncio.AbstractEventLoop | None = None, wait: float = 10.0) -> bool:
-    """Start the worker thread (and a reaper of stale runs) unless running; True if started now.
+class Worker:
+    """Runs up to `threads` what-if runs at once, oldest pending first.
 
-    `loop`: the server's event loop, for progress broadcasts over the in-memory channel layer; pass it
-    when calling from the ASGI start-up (without it, the first websocket consumer registers it).
+    Threads, not processes: a small run is not stuck behind two big ones (they share the CPU), and
+    the whole worker is one process the web server can supervise. `stop` ends the loop; runs still
+    going are left to the caller (`in_flight`).
     """
-    global _worker, _thread
-    if loop is not None:
-        register_server_loop(loop)
-    with _lock:
-        if _thread is not None and _thread.is_alive():
-            return False
-        from celery.worker import WorkController
 
-        from dradash.celery import app
+    def __init__(
+        self,
+        *,
+        threads: int,
+        poll_seconds: float = POLL_SECONDS,
+        reap_every: float = REAP_EVERY_SECONDS,
+        execute: Callable[[str], None] | None = None,
+    ) -> None:
+        self.threads = threads
+        self.poll_seconds = poll_seconds
+        self.reap_every = reap_every
+        self.execute = execute or (lambda run_id: whatif_run_execute(run_id=run_id))
+        self.wake = threading.Event()
+        self.stop = threading.Event()
+        self._running: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
 
-        app.finalize()
-        app.set_current()
-        import allocation.tasks  # noqa: F401  (register the task even if autodiscovery has not run)
+    def in_flight(self) -> list[str]:
+        with self._lock:
+            return [run_id for run_id, thread in self._running.items() if thread.is_alive()]
 
-        ready = threading.Event()
-        worker = WorkController(
-            app=app,
-            pool_cls="threads",
-            concurrency=CONCURRENCY,
-            hostname=f"embedded-{os.getpid()}@{socket.gethostname()}",
-            without_heartbeat=True,
-            without_mingle=True,
-            without_gossip=True,
-            ready_callback=lambda consumer: ready.set(),
-            loglevel="WARNING",
-        )
-        thread = threading.Thread(target=_run, args=(worker,), name="dradash-embedded-worker", daemon=True)
-        _worker, _thread = worker, thread
-        thread.start()
-    start_reaper()
-    if not ready.wait(wait):
-        log.warning("embedded Celery worker not ready after %.0f s", wait)
-    if str(app.conf.broker_url).startswith("memory://"):
-        threading.Thread(target=_requeue, name="dradash-whatif-requeue", daemon=True).start()
-    return True
-
-
-def _requeue() -> None:
-    # The in-memory queue died with the previous process; its pending runs are only in the database.
-    from django.db import connection
-
-    from allocation.services import whatif_requeue_pending
-
-    try:
-        whatif_requeue_pending()
-    except Exception:
-        log.warning("re-queueing pending what-if runs failed", exc_info=True)
-    finally:
+    def run(self) -> None:
+        next_reap = 0.0
+        while not self.stop.is_set():
+            if time.monotonic() >= next_reap:
+                _logged(whatif_reap_stale)
+                next_reap = time.monotonic() + self.reap_every
+            busy = self.in_flight()
+            free = self.threads - len(busy)
+            if free > 0:
+                for run_id in _logged(whatif_pending_ids, limit=free, skip=busy) or []:
+                    self._start(run_id)
+            if self.wake.wait(self.poll_seconds):
+                self.wake.clear()
         connection.close()
 
+    def _start(self, run_id: str) -> None:
+        thread = threading.Thread(target=self._execute, args=(run_id,), name=f"whatif-{run_id}", daemon=True)
+        with self._lock:
+            self._running = {k: t for k, t in self._running.items() if t.is_alive()}
+            self._running[run_id] = thread
+        thread.start()
 
-def start_reaper() -> None:
-    """Reap stale runs every REAP_EVERY_SECONDS in a daemon thread of this process (idempotent)."""
+    def _execute(self, run_id: str) -> None:
+        try:
+            self.execute(run_id)
+        except Exception:
+            log.exception("what-if run %s crashed its thread", run_id)
+        finally:
+            connection.close()
+            self.wake.set()  # a slot is free
+
+
+def _logged(fn: Callable[..., Any], **kwargs: Any) -> Any:
+    """Call `fn`; a database hiccup is logged and the loop goes on (the next round tries again)."""
+    try:
+        return fn(**kwargs)
+    except Exception:
+        log.warning("what-if worker: %s failed", getattr(fn, "__name__", fn), exc_info=True)
+        connection.close()
+        return None
+
+
+_reaper: threading.Thread | None = None
+_reaper_lock = threading.Lock()
+
+
+def start_reaper(*, every: float = REAP_EVERY_SECONDS) -> None:
+    """Reap stale runs every `every` seconds in a daemon thread of this process (idempotent): for
+    Celery workers, so a run whose worker died is marked failed even if nobody looks at it."""
     global _reaper
-    with _lock:
+    with _reaper_lock:
         if _reaper is not None and _reaper.is_alive():
             return
-        _stop_reaper.clear()
-        _reaper = threading.Thread(target=_reap_forever, name="dradash-whatif-reaper", daemon=True)
+        _reaper = threading.Thread(target=_reap_forever, args=(every,), name="whatif-reaper", daemon=True)
         _reaper.start()
 
 
-def _run(worker: Any) -> None:
-    try:
-        worker.start()
-    except Exception:
-        log.exception("embedded Celery worker stopped")
-
-
-def _reap_forever() -> None:
-    from django.db import connection
-
-    from allocation.services import whatif_reap_stale
-
+def _reap_forever(every: float) -> None:
     while True:
-        try:
-            whatif_reap_stale()
-        except Exception:
-            log.warning("reaping stale what-if runs failed", exc_info=True)
-        finally:
-            connection.close()
-        if _stop_reaper.wait(REAP_EVERY_SECONDS):
-            return
-
-
-def embedded_worker_running() -> bool:
-    return _thread is not None and _thread.is_alive()
-
-
-def stop_embedded_worker(*, timeout: float = 10.0) -> None:
-    """Stop the worker thread (tests, shutdown); waits for running tasks up to `timeout`."""
-    global _worker, _thread, _reaper
-    from celery.worker import state
-
-    with _lock:
-        worker, thread, reaper = _worker, _thread, _reaper
-        _worker = _thread = _reaper = None
-    _stop_reaper.set()
-    if worker is None or thread is None:
-        return
-    # The consumer loop polls this flag; worker.stop() alone can leave it blocked on the broker.
-    state.should_terminate = 0
-    try:
-        worker.stop(in_sighandler=False)
-        thread.join(timeout)
-    finally:
-        state.should_terminate = None
-    if reaper is not None:
-        reaper.join(timeout)
-    if thread.is_alive():
-        log.warning("embedded Celery worker did not stop within %.0f s", timeout)
+        _logged(whatif_reap_stale)
+        connection.close()
+        time.sleep(every)

@@ -32,9 +32,9 @@ import django  # noqa: E402
 django.setup()
 
 from allocation.snapshot import Snapshot, snapshot_from_objects  # noqa: E402
-from allocation.whatif_feasibility import feasibility  # noqa: E402
-from allocation.whatif_headroom import headroom  # noqa: E402
-from allocation.whatif_inputs import resolve_subject  # noqa: E402
+from allocation.whatif.kinds.feasibility import feasibility  # noqa: E402
+from allocation.whatif.kinds.headroom import headroom  # noqa: E402
+from allocation.whatif.subject import resolve_subject  # noqa: E402
 from simcluster.controllers.driver import build_pool_slices  # noqa: E402
 from simcluster.topology import load_topology  # noqa: E402
 

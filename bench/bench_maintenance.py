@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -62,8 +63,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_TLS: list[ssl.SSLContext] = []  # the bench cluster's admin client context, once it exists
+
+
 def get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=30) as response:
+    with urllib.request.urlopen(url, timeout=30, context=_TLS[0] if _TLS else None) as response:
         return json.loads(response.read())
 
 
@@ -72,15 +76,22 @@ def start_cluster(pods: int, tmp: Path) -> tuple[subprocess.Popen[bytes], Path, 
     kubeconfig = tmp / "kubeconfig"
     process = subprocess.Popen(
         [sys.executable, "-m", "simcluster", "--topology", "large", "--listen", f"127.0.0.1:{port}",
-         "--kubeconfig", str(kubeconfig), "--workload-pods", str(pods), "--log-level", "WARNING"],
+         "--kubeconfig", str(kubeconfig), "--workload-pods", str(pods), "--log-level", "WARNING",
+         "--pki-dir", str(tmp / "pki")],
         cwd=ROOT,
     )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    base = f"https://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
     placed, last_change, last = 0, time.monotonic(), -1
     while time.monotonic() < deadline:
         time.sleep(1)
         try:
+            if not _TLS:
+                if not kubeconfig.exists():
+                    continue
+                from simcluster.pki import load_or_create
+
+                _TLS.append(load_or_create(tmp / "pki").client_context())
             items = get_json(f"{base}/api/v1/pods")["items"]
         except OSError:
             continue
@@ -151,12 +162,21 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
     from django.contrib.auth.models import Group, User
     from django.test import Client
 
+    from allocation.services import whatif_run_execute
     from dradash.asgi import application
     from inventory.kube import connect
     from inventory.mirror.runner import Mirror, wait_for_sync
     from inventory.models import Device
+    from maintenance.confirmation import challenge
     from maintenance.planning import DeviceRef
-    from maintenance.services import Draft, maintenance_apply, maintenance_create
+    from maintenance.services import (
+        Draft,
+        maintenance_apply,
+        maintenance_blast,
+        maintenance_create,
+        maintenance_preview_observe,
+        maintenance_preview_start,
+    )
 
     settings.DRADASH_KUBECONFIG = str(kubeconfig)
     mirror = await sync_to_async(Mirror(connect(str(kubeconfig))).start)()
@@ -173,6 +193,10 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
     devices = await sync_to_async(
         lambda: [DeviceRef(*row) for row in Device.objects.filter(driver="gpu.example.com").values_list("driver", "pool", "name")]
     )()  # fmt: skip
+    # Every GPU of the large topology is more than one maintenance may select by default: this benchmark
+    # measures that size on purpose.
+    settings.DRADASH_MAINTENANCE_MAX_DEVICES = max(settings.DRADASH_MAINTENANCE_MAX_DEVICES, len(devices))
+    settings.DRADASH_MAINTENANCE_MAX_RULES = max(settings.DRADASH_MAINTENANCE_MAX_RULES, len(devices))
     maintenance = await sync_to_async(maintenance_create)(
         user=user,
         draft=Draft(title="bench: every GPU", reason="benchmark", ticket="", key="example.com/bench", value="",
@@ -183,6 +207,15 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
         {"name": f"dradash-{maintenance.id}-all-gpus", "selector": {"driver": "gpu.example.com"}}
     ]
     await sync_to_async(maintenance.save)()
+
+    def preview_and_phrase() -> str:
+        """Enforcing needs a fresh preview and the typed phrase its blast radius asks for."""
+        run = maintenance_preview_start(maintenance=maintenance, user=user)
+        whatif_run_execute(run_id=str(run.pk))
+        status = maintenance_preview_observe(maintenance=maintenance)
+        return challenge(maintenance_blast(maintenance=maintenance, status=status, effect="NoExecute")).phrase
+
+    phrase = await sync_to_async(preview_and_phrase)()
 
     server = uvicorn.Server(
         uvicorn.Config(application, host="127.0.0.1", port=0, lifespan="on", log_level="warning")
@@ -222,13 +255,13 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
     tasks = [asyncio.ensure_future(read_watcher()), asyncio.ensure_future(listen())]
     gone_seen: dict[str, float] = {}
     messages = 0
-    uri = f"ws://127.0.0.1:{port}/ws/maintenance/{maintenance.id}/"
+    uri = f"ws://127.0.0.1:{port}/ws/maintenance/{maintenance.id}/?pods=all"
     headers = {"Cookie": f"sessionid={session}", "Origin": f"http://127.0.0.1:{port}"}
     async with websockets.connect(uri, additional_headers=headers, max_size=64 * 1024 * 1024) as ws:
         assert json.loads(await ws.recv())["type"] == "progress"
         t_enforce = time.time()
         await sync_to_async(maintenance_apply)(
-            maintenance=maintenance, user=user, effect="NoExecute", confirmed=True
+            maintenance=maintenance, user=user, effect="NoExecute", confirmed=True, typed=phrase
         )
         await sync_to_async(maintenance.refresh_from_db)()
         total = len(maintenance.affected)

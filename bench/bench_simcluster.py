@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import ssl
 import statistics
 import subprocess
 import sys
@@ -84,11 +85,12 @@ def timed(fn: Any, repeat: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def _read_events(url: str, since: int, events: int) -> float:
+def _read_events(url: str, since: int, events: int, context: ssl.SSLContext | None) -> float:
     """Seconds one raw HTTP watch client needs to receive `events` events after `since`."""
     received = 0
     begin = time.perf_counter()
-    with urllib.request.urlopen(f"{url}{SLICES}?watch=true&resourceVersion={since}&timeoutSeconds=300") as r:
+    watch_url = f"{url}{SLICES}?watch=true&resourceVersion={since}&timeoutSeconds=300"
+    with urllib.request.urlopen(watch_url, context=context) as r:
         for line in r:
             if line.strip():
                 received += 1
@@ -97,19 +99,23 @@ def _read_events(url: str, since: int, events: int) -> float:
     return time.perf_counter() - begin
 
 
-def watch_throughput(url: str, store: Store, events: int) -> tuple[float, float, float]:
+def watch_throughput(
+    url: str, store: Store, events: int, context: ssl.SSLContext | None
+) -> tuple[float, float, float]:
     """(writer patches/s, live events/s received during the writes, replay events/s from history)."""
     names = [s["metadata"]["name"] for s in store.list("resourceslices")][:200]
     start_rv = store.resource_version
     live: list[float] = []
-    reader = threading.Thread(target=lambda: live.append(_read_events(url, start_rv, events)), daemon=True)
+    reader = threading.Thread(
+        target=lambda: live.append(_read_events(url, start_rv, events, context)), daemon=True
+    )
     reader.start()
     begin = time.perf_counter()
     for i in range(events):
         store.patch("resourceslices", names[i % len(names)], {"metadata": {"labels": {"bench": str(i)}}})
     writer_rate = events / (time.perf_counter() - begin)
     reader.join(300)
-    replay = _read_events(url, start_rv, events)
+    replay = _read_events(url, start_rv, events, context)
     return writer_rate, events / live[0], events / replay
 
 
@@ -141,7 +147,7 @@ def main() -> int:
             raw = json.dumps(body).encode()
 
             def fetch_bytes() -> bytes:
-                with urllib.request.urlopen(cluster.url + SLICES) as response:
+                with urllib.request.urlopen(cluster.url + SLICES, context=cluster.ssl_context()) as response:
                     data: bytes = response.read()
                 return data
 
@@ -159,7 +165,7 @@ def main() -> int:
                 )
 
             writer_rate, live_rate, replay_rate = watch_throughput(
-                cluster.url, cluster.store, args.watch_events
+                cluster.url, cluster.store, args.watch_events, cluster.ssl_context()
             )
             api.close()
 

@@ -366,7 +366,12 @@ def _headroom(
                 if count == max_per_node:
                     capped = True
                     break
-                results = allocator.allocate(node, [claim])
+                try:
+                    results = allocator.allocate(node, [claim])
+                except AllocationError as exc:
+                    if not exc.node_local:
+                        raise
+                    results = None  # an invalid pool: nothing more on this node, as a scheduler sees it
                 if results is None:
                     break
                 copy = {

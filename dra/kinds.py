@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 RESOURCE_GROUP = "resource.k8s.io"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+AUTHORIZATION_GROUP = "authorization.k8s.io"
+AUTHENTICATION_GROUP = "authentication.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,8 @@ class Kind:
     field_selectors: tuple[str, ...] = ()
     #: subresources other than status (eviction, binding, token …)
     extra_subresources: tuple[str, ...] = ()
+    #: a review (SubjectAccessReview, SelfSubjectReview …): created and answered, never stored
+    review: bool = False
 
     @property
     def api_version(self) -> str:
@@ -87,10 +92,11 @@ def _k(
     categories: tuple[str, ...] = (),
     field_selectors: tuple[str, ...] = (),
     extra_subresources: tuple[str, ...] = (),
+    review: bool = False,
 ) -> Kind:
     return Kind(
         group, version, plural, kind, namespaced, status, short_names, categories, field_selectors,
-        extra_subresources,
+        extra_subresources, review,
     )  # fmt: skip
 
 
@@ -101,7 +107,12 @@ KINDS: tuple[Kind, ...] = (
        field_selectors=("spec.unschedulable",)),
     _k("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),
        field_selectors=("spec.nodeName", "status.phase", "spec.schedulerName", "spec.restartPolicy",
-                        "status.nominatedNodeName")),
+                        "status.nominatedNodeName", "spec.serviceAccountName"),
+       extra_subresources=("binding", "eviction")),
+    _k("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True, short_names=("sa",),
+       extra_subresources=("token",)),
+    _k("", "v1", "secrets", "Secret", namespaced=True, field_selectors=("type",)),
+    _k("", "v1", "configmaps", "ConfigMap", namespaced=True, short_names=("cm",)),
     _k("", "v1", "services", "Service", namespaced=True, short_names=("svc",), status=True, categories=("all",),
        field_selectors=("spec.clusterIP", "spec.type")),
     _k("", "v1", "events", "Event", namespaced=True, short_names=("ev",),
@@ -110,10 +121,27 @@ KINDS: tuple[Kind, ...] = (
                         "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")),
     _k("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True,
        short_names=("pdb",), status=True),
+    _k("apps", "v1", "deployments", "Deployment", namespaced=True, short_names=("deploy",), status=True,
+       categories=("all",), extra_subresources=("scale",)),
     _k("apps", "v1", "replicasets", "ReplicaSet", namespaced=True, short_names=("rs",), status=True,
        categories=("all",), field_selectors=("status.replicas",)),
     _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
        field_selectors=("status.successful",)),
+    _k("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
+    _k(RBAC_GROUP, "v1", "clusterroles", "ClusterRole", namespaced=False),
+    _k(RBAC_GROUP, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+    _k(RBAC_GROUP, "v1", "roles", "Role", namespaced=True),
+    _k(RBAC_GROUP, "v1", "rolebindings", "RoleBinding", namespaced=True),
+    # Reviews are answered, never stored: the API server offers only `create` on them.
+    _k(AUTHORIZATION_GROUP, "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False,
+       review=True),
+    _k(AUTHORIZATION_GROUP, "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False,
+       review=True),
+    _k(AUTHORIZATION_GROUP, "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False, review=True),
+    _k(AUTHORIZATION_GROUP, "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", namespaced=True,
+       review=True),
+    _k(AUTHENTICATION_GROUP, "v1", "selfsubjectreviews", "SelfSubjectReview", namespaced=False, review=True),
+    _k(AUTHENTICATION_GROUP, "v1", "tokenreviews", "TokenReview", namespaced=False, review=True),
     _k(RESOURCE_GROUP, "v1", "deviceclasses", "DeviceClass", namespaced=False),
     _k(RESOURCE_GROUP, "v1", "resourceclaims", "ResourceClaim", namespaced=True, status=True),
     _k(RESOURCE_GROUP, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", namespaced=True),

@@ -139,7 +139,13 @@ def pool_problem(
 
     `device_names` are the devices that must be unique; `counter_sets` (name, counter names) the
     pool's declared counter sets; `consumptions` (counter set, counter names) what devices consume.
-    Without PartitionableDevices counters are not looked at."""
+    Without PartitionableDevices counters are not looked at.
+
+    The allocator asks per node, as upstream does: the names of the devices in slices relevant
+    for the node, every counter set of the pool's generation, and the consumptions of every
+    device of the pool (also those published for other nodes). The inventory asks for the whole
+    pool, so a name repeated in slices of two different nodes is a problem it shows while the
+    allocator (like the scheduler) still allocates on either node."""
     seen: set[str] = set()
     for name in device_names:
         if name in seen:

@@ -12,6 +12,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from allocation.supervisor import start_embedded_worker, stop_embedded_worker  # noqa: E402
 from dradash import realtime  # noqa: E402
 from dradash.routing import websocket_urlpatterns  # noqa: E402
 from dradash.sessionguard import SessionGuard  # noqa: E402
@@ -27,7 +28,8 @@ router = ProtocolTypeRouter(
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """The router, plus: remember the server's event loop so worker threads can broadcast onto it."""
+    """The router, plus: remember the server's event loop so other threads can broadcast onto it, and
+    run the embedded what-if worker process for as long as the server runs."""
     if scope["type"] == "lifespan":
         loop = asyncio.get_running_loop()
         realtime.register_server_loop(loop)
@@ -35,15 +37,11 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                if embedded:  # what-if runs left pending by a restart start again now, not on the next run
-                    from allocation.worker import start_embedded_worker
-
+                if embedded:  # the what-if worker process; runs left pending by a restart start now
                     await asyncio.to_thread(start_embedded_worker, loop=loop)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if embedded:
-                    from allocation.worker import stop_embedded_worker
-
                     await asyncio.to_thread(stop_embedded_worker)
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -20,6 +21,7 @@ from django.db import transaction
 log = logging.getLogger(__name__)
 
 _server_loop: asyncio.AbstractEventLoop | None = None
+_forward: Callable[[str, dict[str, Any]], None] | None = None
 _lock = threading.Lock()
 
 
@@ -29,8 +31,26 @@ def register_server_loop(loop: asyncio.AbstractEventLoop) -> None:
         _server_loop = loop
 
 
+def forward_sends(to: Callable[[str, dict[str, Any]], None] | None) -> None:
+    """Hand every send of this process to `to` instead of its own channel layer (None: stop).
+
+    For a child process whose parent owns the in-memory layer the websockets are on (the embedded
+    what-if worker): `to` passes the event to the parent, which sends it with `send_now`.
+    """
+    global _forward
+    with _lock:
+        _forward = to
+
+
 def send_now(group: str, event: dict[str, Any]) -> None:
     """Send at once (no transaction semantics). Prefer `broadcast` in services."""
+    forward = _forward
+    if forward is not None:
+        try:
+            forward(group, event)
+        except Exception:  # the parent is gone or the pipe is full: the write itself must not fail
+            log.exception("forwarding a broadcast to %s failed", group)
+        return
     layer = get_channel_layer()
     if layer is None:
         return

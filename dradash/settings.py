@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allocation.middleware.WhatIfFormBodyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -106,15 +107,19 @@ else:
         }
     }
 
-# Celery: with REDIS_URL, a real broker and separate workers; without, an in-process worker thread
-# on the in-memory transport (never task_always_eager: it would block every websocket of the process).
-CELERY_BROKER_URL = env_str("DRADASH_CELERY_BROKER_URL", REDIS_URL or "memory://")
+# What-if runs. The run rows are their queue: the embedded worker (`manage.py whatif_worker`, a child
+# process of the web server, so runs never compete with requests for the GIL) takes pending rows.
+# With REDIS_URL (or a broker URL) runs also go to separate `celery -A dradash worker` processes.
+CELERY_BROKER_URL = env_str("DRADASH_CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 DRADASH_EMBEDDED_WORKER = env_bool("DRADASH_EMBEDDED_WORKER", not REDIS_URL)
 DRADASH_WHATIF_TIME_LIMIT = env_int("DRADASH_WHATIF_TIME_LIMIT", 120, minimum=1)
+DRADASH_WHATIF_MAX_SEARCH_STEPS = env_int("DRADASH_WHATIF_MAX_SEARCH_STEPS", 1_000_000, minimum=1)
+DRADASH_WHATIF_MAX_RUNS_PER_USER = env_int("DRADASH_WHATIF_MAX_RUNS_PER_USER", 2, minimum=1)
+DRADASH_WHATIF_WORKER_THREADS = env_int("DRADASH_WHATIF_WORKER_THREADS", 4, minimum=1)
 
 # The cluster: a kubeconfig path (and context), or in-cluster config when empty.
 DRADASH_KUBECONFIG = env_str("DRADASH_KUBECONFIG", "")
@@ -126,6 +131,10 @@ DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
 # The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
 # start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
 DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
+# One maintenance may select at most this many devices and compile to at most this many rules: a
+# bigger change is split into several maintenances, each previewed and confirmed on its own.
+DRADASH_MAINTENANCE_MAX_DEVICES = env_int("DRADASH_MAINTENANCE_MAX_DEVICES", 5000, minimum=1)
+DRADASH_MAINTENANCE_MAX_RULES = env_int("DRADASH_MAINTENANCE_MAX_RULES", 500, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -1,14 +1,18 @@
 """REST API of the maintenance room (under /api/maintenance/). Viewers read and preview; operators and
-admins author. Errors come back as {"errors": [{"field", "message"}], "cluster": {...}} with a 4xx."""
+admins author. Bodies are read strictly (maintenance.validation): unknown fields, wrong types and a
+`confirm` that is not `true` are refused. Errors come back as {"errors": [{"field", "message"}],
+"headline", "current": {state, effect, version, actions} (on 409), "cluster": {...}} with a 4xx."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from django.utils import timezone
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,18 +20,21 @@ from rest_framework.views import APIView
 
 from dradash.context import user_can_author
 from maintenance import selectors
+from maintenance.errors import MaintenanceError
+from maintenance.live import maintenance_live
 from maintenance.models import AuditEntry, Maintenance
-from maintenance.planning import DeviceRef
-from maintenance.progress import maintenance_progress
 from maintenance.services import (
     Draft,
-    MaintenanceError,
     maintenance_apply,
     maintenance_create,
     maintenance_preview_start,
     maintenance_undo,
     maintenance_yaml,
 )
+from maintenance.taints import FieldError
+from maintenance.validation import parse_apply, parse_create, parse_preview, parse_undo
+
+YAML_RULES_IN_DETAIL = 50
 
 
 class CanAuthor(BasePermission):
@@ -45,84 +52,75 @@ class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
     class Meta:
         model = Maintenance
         fields = [
-            "id", "title", "reason", "ticket", "created_by", "created_at", "state", "taint_key", "taint_value",
-            "target_effect", "applied_effect", "every_device", "filters", "devices", "rules", "preview_run_id",
-            "affected", "enforced_at", "last_error",
+            "id", "title", "reason", "ticket", "created_by", "created_at", "state", "version", "taint_key",
+            "taint_value", "target_effect", "applied_effect", "every_device", "filters", "device_count",
+            "rule_count", "scope", "devices", "rules", "preview_run_id", "affected", "enforced_at", "last_error",
         ]  # fmt: skip
 
 
-class DeviceRefSerializer(serializers.Serializer[Any]):
-    driver = serializers.CharField()
-    pool = serializers.CharField()
-    device = serializers.CharField()
+class MaintenanceSummarySerializer(serializers.ModelSerializer[Maintenance]):
+    created_by = serializers.CharField(source="created_by.username", default="", read_only=True)
 
-
-class MaintenanceCreateSerializer(serializers.Serializer[Any]):
-    title = serializers.CharField()
-    reason = serializers.CharField()
-    ticket = serializers.CharField(required=False, allow_blank=True, default="")
-    key = serializers.CharField()
-    value = serializers.CharField(required=False, allow_blank=True, default="")
-    effect = serializers.CharField()
-    devices = DeviceRefSerializer(many=True, required=False, default=list)
-    filters = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
-    every_device = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        help_text='type "every device in the cluster" to allow it',
-    )
+    class Meta:
+        model = Maintenance
+        fields = ["id", "title", "created_by", "created_at", "state", "version", "taint_key", "taint_value",
+                  "target_effect", "applied_effect", "every_device", "device_count", "rule_count", "scope"]  # fmt: skip
 
 
 class AuditEntrySerializer(serializers.ModelSerializer[AuditEntry]):
     class Meta:
         model = AuditEntry
-        fields = ["id", "at", "actor", "source", "action", "rule_name", "rule_uid", "rule_generation",
-                  "maintenance", "preview_run_id", "effect", "yaml", "outcome", "message"]  # fmt: skip
+        fields = ["id", "at", "actor", "source", "action", "rule_name", "rule_uid", "rule_generation", "subject",
+                  "object_uid", "maintenance", "preview_run_id", "effect", "yaml", "outcome", "message"]  # fmt: skip
 
 
 def _error(error: MaintenanceError) -> Response:
     return Response(error.as_dict(), status=error.status)
 
 
+def _detail(maintenance: Maintenance) -> dict[str, Any]:
+    body = dict(MaintenanceSerializer(maintenance).data)
+    body["yaml"] = maintenance_yaml(maintenance=maintenance, limit=YAML_RULES_IN_DETAIL)
+    body["yaml_complete"] = maintenance.rule_count <= YAML_RULES_IN_DETAIL
+    return body
+
+
 class MaintenanceListView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
     def get(self, request: Request) -> Response:
-        items = Maintenance.objects.select_related("created_by")[:500]
-        return Response(MaintenanceSerializer(items, many=True).data)
+        items = Maintenance.objects.select_related("created_by").defer(
+            "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+        )[:500]
+        return Response(MaintenanceSummarySerializer(items, many=True).data)
 
     def post(self, request: Request) -> Response:
-        data = MaintenanceCreateSerializer(data=request.data)
-        if not data.is_valid():
-            errors = [{"field": f, "message": " ".join(str(m) for m in ms)} for f, ms in data.errors.items()]
-            return Response({"errors": errors}, status=400)
-        v = data.validated_data
-        refs = [DeviceRef(d["driver"], d["pool"], d["device"]) for d in v["devices"]]
-        if not refs and v["filters"] and not v["every_device"]:
-            refs = selectors.device_refs(filters=v["filters"])
-        draft = Draft(
-            title=v["title"], reason=v["reason"], ticket=v["ticket"], key=v["key"], value=v["value"],
-            effect=v["effect"], devices=refs, filters=v["filters"],
-            every_device=v["every_device"] == "every device in the cluster",
-        )  # fmt: skip
         try:
+            body = parse_create(request.data)
+            refs = list(body.devices)
+            if body.filters:
+                problems = selectors.filter_problems(body.filters)
+                if problems:
+                    raise MaintenanceError(problems)
+                refs = selectors.device_refs(filters=body.filters)
+                if not refs:
+                    raise MaintenanceError([FieldError("filters", "these filters match no device")])
+            draft = Draft(
+                title=body.title, reason=body.reason, ticket=body.ticket, key=body.key, value=body.value,
+                effect=body.effect, devices=refs, filters=body.filters, every_device=body.every_device,
+                expected_count=body.expected_count,
+            )  # fmt: skip
             maintenance = maintenance_create(user=request.user, draft=draft)
         except MaintenanceError as error:
             return _error(error)
-        body = dict(MaintenanceSerializer(maintenance).data)
-        body["yaml"] = maintenance_yaml(maintenance=maintenance)
-        return Response(body, status=201)
+        return Response(_detail(maintenance), status=201)
 
 
 class MaintenanceDetailView(APIView):
     permission_classes = [IsAuthenticated]
 
     def get(self, request: Request, maintenance_id: str) -> Response:
-        maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-        body = dict(MaintenanceSerializer(maintenance).data)
-        body["yaml"] = maintenance_yaml(maintenance=maintenance)
-        return Response(body)
+        return Response(_detail(get_object_or_404(Maintenance, pk=maintenance_id)))
 
 
 class MaintenancePreviewView(APIView):
@@ -131,10 +129,16 @@ class MaintenancePreviewView(APIView):
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
-            run = maintenance_preview_start(maintenance=maintenance, user=request.user)
+            version = parse_preview(request.data)
+            run = maintenance_preview_start(
+                maintenance=maintenance, user=request.user, expected_version=version
+            )
         except MaintenanceError as error:
             return _error(error)
-        return Response({"run": str(run.pk), "url": f"/api/whatif/runs/{run.pk}/"}, status=202)
+        return Response(
+            {"run": str(run.pk), "url": f"/api/whatif/runs/{run.pk}/", "version": maintenance.version},
+            status=202,
+        )
 
 
 class MaintenanceApplyView(APIView):
@@ -143,12 +147,11 @@ class MaintenanceApplyView(APIView):
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
+            body = parse_apply(request.data)
             maintenance_apply(
-                maintenance=maintenance,
-                user=request.user,
-                effect=str(request.data.get("effect", "")),
-                confirmed=request.data.get("confirm") in (True, "true", "yes"),
-            )
+                maintenance=maintenance, user=request.user, effect=body.effect, confirmed=body.confirmed,
+                typed=body.typed, preview_id=body.preview, expected_version=body.version,
+            )  # fmt: skip
         except MaintenanceError as error:
             return _error(error)
         return Response(MaintenanceSerializer(maintenance).data)
@@ -160,35 +163,61 @@ class MaintenanceUndoView(APIView):
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
-            maintenance_undo(
-                maintenance=maintenance, user=request.user, mode=str(request.data.get("mode", "delete"))
+            mode, version = parse_undo(request.data)
+            consequences = maintenance_undo(
+                maintenance=maintenance, user=request.user, mode=mode, expected_version=version
             )
         except MaintenanceError as error:
             return _error(error)
-        return Response(MaintenanceSerializer(maintenance).data)
+        return Response({**MaintenanceSerializer(maintenance).data, "undo": consequences})
 
 
 class MaintenanceProgressView(APIView):
-    """The same document the live page receives over /ws/maintenance/<id>/."""
+    """The same document the live page receives over /ws/maintenance/<id>/ (`?pods=all` lists every pod)."""
 
     permission_classes = [IsAuthenticated]
 
     def get(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-        return Response(maintenance_progress(maintenance=maintenance, now=timezone.now()))
+        every_pod = request.query_params.get("pods") == "all"
+        return Response(maintenance_live(maintenance=maintenance, now=timezone.now(), every_pod=every_pod))
 
 
 class AuditListView(APIView):
+    """The audit log, newest first, `?limit=&offset=` paginated; filters as on the page."""
+
     permission_classes = [IsAuthenticated]
 
     def get(self, request: Request) -> Response:
-        entries, _ = selectors.audit_list(params=request.query_params)
-        return Response(AuditEntrySerializer(entries[:1000], many=True).data)
+        params = {k: v for k, v in request.query_params.items() if k not in ("limit", "offset")}
+        entries, _, problems = selectors.audit_list(params=params)
+        if problems:
+            return Response({"errors": [p.as_dict() for p in problems]}, status=400)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(entries, request, view=self)
+        return paginator.get_paginated_response(AuditEntrySerializer(page, many=True).data)
+
+
+class AuditExportView(APIView):
+    """The filtered audit log as CSV (cells a spreadsheet would run as formulas are neutralised)."""
+
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request: Request) -> Any:
+        entries, _, problems = selectors.audit_list(params=request.query_params)
+        if problems:
+            return Response({"errors": [p.as_dict() for p in problems]}, status=400)
+        response = StreamingHttpResponse(
+            selectors.audit_csv_lines(entries), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = 'attachment; filename="dradash-audit.csv"'
+        return response
 
 
 urlpatterns = [
     path("", MaintenanceListView.as_view(), name="api-list"),
     path("audit/", AuditListView.as_view(), name="api-audit"),
+    path("audit/export.csv", AuditExportView.as_view(), name="api-audit-csv"),
     path("<str:maintenance_id>/", MaintenanceDetailView.as_view(), name="api-detail"),
     path("<str:maintenance_id>/preview/", MaintenancePreviewView.as_view(), name="api-preview"),
     path("<str:maintenance_id>/apply/", MaintenanceApplyView.as_view(), name="api-apply"),

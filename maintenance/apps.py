@@ -3,12 +3,12 @@ from typing import Any
 from django.apps import AppConfig
 
 
-def record_rules_seen_by_the_mirror(sender: Any, changes: list[dict[str, Any]], **kwargs: Any) -> None:
-    """Rules created, changed or deleted outside dradash enter the audit log as the mirror sees them."""
-    if any(change.get("kind") == "devicetaintrules" for change in changes):
-        from maintenance.selectors import audit_observe_cluster
+def record_what_the_mirror_saw(sender: Any, changes: list[dict[str, Any]], **kwargs: Any) -> None:
+    """Rule changes made outside dradash, evictions, broken budgets, replacements and driver taints
+    enter the audit log as the mirror sees them (after its batch committed)."""
+    from maintenance.audit import observe_batch
 
-        audit_observe_cluster()
+    observe_batch(changes)
 
 
 class MaintenanceConfig(AppConfig):
@@ -18,4 +18,4 @@ class MaintenanceConfig(AppConfig):
     def ready(self) -> None:
         from inventory.signals import mirror_batch_committed
 
-        mirror_batch_committed.connect(record_rules_seen_by_the_mirror, dispatch_uid="maintenance-audit")
+        mirror_batch_committed.connect(record_what_the_mirror_saw, dispatch_uid="maintenance-audit")

@@ -1,5 +1,12 @@
-"""Live eviction progress of one maintenance: the full progress document on connect, then again after
-every coalesced burst of cluster changes (pods, claims, rules) or maintenance writes."""
+"""Live maintenance pages.
+
+- `/ws/maintenance/<id>/` (`?pods=all` lists every pod): the maintenance's live document (state,
+  allowed actions, preview state, eviction progress) on connect, then again after every coalesced burst of cluster changes (pods,
+  claims, slices, rules), maintenance writes, or progress of its preview run.
+- `/ws/maintenance-audit/`: the audit page's socket, in the protocol of static/dradash/live.js:
+  `{"type": "hello", "version"}` on connect, `{"type": "changed", "kinds": ["audit"], "version"}` after
+  new entries (the version is the newest entry's id).
+"""
 
 from __future__ import annotations
 
@@ -12,54 +19,44 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from maintenance.audit import AUDIT_GROUP, latest_version
+from maintenance.live import maintenance_live
 from maintenance.models import Maintenance
-from maintenance.progress import maintenance_progress
 
-RELEVANT_KINDS = {"pods", "resourceclaims", "devicetaintrules"}
+RELEVANT_KINDS = {"pods", "resourceclaims", "devicetaintrules", "resourceslices", "poddisruptionbudgets"}
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
 
 
-def _progress(maintenance_id: str) -> dict[str, Any] | None:
+def _live(maintenance_id: str, every_pod: bool = False) -> dict[str, Any] | None:
     maintenance = Maintenance.objects.filter(pk=maintenance_id).first()
     if maintenance is None:
         return None
-    return maintenance_progress(maintenance=maintenance, now=timezone.now())
+    return maintenance_live(maintenance=maintenance, now=timezone.now(), every_pod=every_pod)
 
 
-class MaintenanceProgressConsumer(AsyncJsonWebsocketConsumer):
+class _Coalescing(AsyncJsonWebsocketConsumer):
+    """At most one push per DRADASH_LIVE_COALESCE_MS; changes that arrive meanwhile join the next."""
+
     flush_task: asyncio.Task[None] | None = None
     last_push: float = 0.0
     joined: list[str]
 
-    async def connect(self) -> None:
-        user = self.scope.get("user")
-        await self.accept()
-        if user is None or not user.is_authenticated:
-            await self.close(code=4401)
-            return
-        self.maintenance_id = self.scope["url_route"]["kwargs"]["maintenance_id"]
-        document = await database_sync_to_async(_progress)(self.maintenance_id)
-        if document is None:
-            await self.close(code=4404)
-            return
-        self.joined = ["inventory", f"maintenance-{self.maintenance_id}"]
-        for group in self.joined:
-            await self.channel_layer.group_add(group, self.channel_name)
-        await self.send_json({"type": "progress", "progress": document})
+    async def join(self, group: str) -> None:
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.joined.append(group)
+
+    async def leave(self, group: str) -> None:
+        await self.channel_layer.group_discard(group, self.channel_name)
+        self.joined.remove(group)
 
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "joined", []):
+        for group in list(getattr(self, "joined", [])):
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.flush_task is not None:
             self.flush_task.cancel()
 
-    async def inventory_changed(self, event: dict[str, Any]) -> None:
-        if RELEVANT_KINDS & set(event.get("kinds") or []):
-            self._schedule()
-
-    async def maintenance_changed(self, event: dict[str, Any]) -> None:
-        self._schedule()
-
-    def _schedule(self) -> None:
+    def schedule(self) -> None:
         if self.flush_task is None or self.flush_task.done():
             self.flush_task = asyncio.ensure_future(self._flush())
 
@@ -69,6 +66,76 @@ class MaintenanceProgressConsumer(AsyncJsonWebsocketConsumer):
         if wait > 0:
             await asyncio.sleep(wait)
         self.last_push = time.monotonic()
-        document = await database_sync_to_async(_progress)(self.maintenance_id)
+        await self.push()
+
+    async def push(self) -> None:
+        raise NotImplementedError
+
+
+class MaintenanceProgressConsumer(_Coalescing):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        await self.accept()
+        self.joined = []
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.maintenance_id = self.scope["url_route"]["kwargs"]["maintenance_id"]
+        # `?pods=all`: every affected pod in each document (automation; pages get the first 200).
+        self.every_pod = b"pods=all" in (self.scope.get("query_string") or b"").split(b"&")
+        self.preview_group = ""
+        document = await database_sync_to_async(_live)(self.maintenance_id, self.every_pod)
+        if document is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self.join("inventory")
+        await self.join(f"maintenance-{self.maintenance_id}")
+        await self._follow_preview(document)
+        await self.send_json({"type": "progress", "progress": document})
+
+    async def _follow_preview(self, document: dict[str, Any]) -> None:
+        """Listen to the latest preview run's group while it works (its progress and its end)."""
+        run = document["preview"]["run"]
+        wanted = f"whatif-{run}" if run and document["preview"]["state"] in ("pending", "running") else ""
+        if wanted == self.preview_group:
+            return
+        if self.preview_group:
+            await self.leave(self.preview_group)
+        if wanted:
+            await self.join(wanted)
+        self.preview_group = wanted
+
+    async def inventory_changed(self, event: dict[str, Any]) -> None:
+        if RELEVANT_KINDS & set(event.get("kinds") or []):
+            self.schedule()
+
+    async def maintenance_changed(self, event: dict[str, Any]) -> None:
+        self.schedule()
+
+    async def whatif_progress(self, event: dict[str, Any]) -> None:
+        self.schedule()
+
+    async def push(self) -> None:
+        document = await database_sync_to_async(_live)(self.maintenance_id, self.every_pod)
         if document is not None:
+            await self._follow_preview(document)
             await self.send_json({"type": "progress", "progress": document})
+
+
+class AuditConsumer(_Coalescing):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        await self.accept()
+        self.joined = []
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        await self.join(AUDIT_GROUP)
+        await self.send_json({"type": "hello", "version": await database_sync_to_async(latest_version)()})
+
+    async def audit_changed(self, event: dict[str, Any]) -> None:
+        self.schedule()
+
+    async def push(self) -> None:
+        version = await database_sync_to_async(latest_version)()
+        await self.send_json({"type": "changed", "kinds": ["audit"], "version": version})

@@ -1,5 +1,6 @@
-"""A maintenance groups the DeviceTaintRules written for one operator intent; the audit log records
-every rule change, through dradash or seen by the mirror."""
+"""A maintenance groups the DeviceTaintRules written for one operator intent; a preview records what
+its blast radius was computed over; the audit log records the whole story (draft, preview,
+confirmation, rule writes, evictions, broken budgets, replacements, undo, and what the mirror saw)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def new_maintenance_id() -> str:
 
 
 class Maintenance(models.Model):
+    # The lifecycle and its allowed actions are one table in maintenance.states.
     DRAFT = "draft"
     APPLIED = "applied"  # rules exist in the cluster (effect in `applied_effect`)
     UNDONE = "undone"
@@ -43,8 +45,25 @@ class Maintenance(models.Model):
     preview_run_id = models.CharField(max_length=64, blank=True, default="")
     # Pods the enforced taint affects, frozen when NoExecute was applied: [{uid, namespace, name, owner_uid, evict_at}]
     affected = models.JSONField(default=list, blank=True)
+    # Uids of the pods the affected pods' owners had at that moment: a pod of those owners not among
+    # them is a replacement (creation timestamps have one-second resolution, so they cannot tell).
+    owner_pods = models.JSONField(default=list, blank=True)
+    # PodDisruptionBudgets selecting those pods, with the disruptions they allowed at that moment:
+    # [{uid, namespace, name, allowed, pods: [uid]}] (the audit log reports the ones evictions broke).
+    budgets = models.JSONField(default=list, blank=True)
     enforced_at = models.DateTimeField(null=True, blank=True)
     last_error = models.JSONField(default=dict, blank=True)
+    # Bumped by every write to this maintenance: a form or API call made from an older page names the
+    # version it saw, and is refused (409, with the current state) when it no longer matches.
+    version = models.PositiveIntegerField(default=1)
+    device_count = models.PositiveIntegerField(default=0)
+    rule_count = models.PositiveIntegerField(default=0)
+    # What the selection spans, for summaries and the confirmation: {node_count, nodes (first 50),
+    # drivers, pool_count}.
+    scope = models.JSONField(default=dict, blank=True)
+    # Set (committed) before dradash writes the rules and cleared after, so the mirror's audit hook
+    # can tell dradash's own writes from someone else's while they are under way: {op, effect}.
+    write_intent = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -61,27 +80,81 @@ class Maintenance(models.Model):
         }
 
 
+class MaintenancePreview(models.Model):
+    """One preview (a taint-impact what-if run) and what it was computed over, so enforcing can refuse
+    a preview that no longer describes the cluster (the draft, or the selected devices' allocations,
+    changed since)."""
+
+    maintenance = models.ForeignKey(Maintenance, on_delete=models.CASCADE, related_name="previews")
+    run_id = models.CharField(max_length=64, db_index=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    fingerprint = models.CharField(max_length=64)
+    # {draft, devices: {count, hash}, allocated: {device: [claim uid]}, claims: {uid: "ns/name@rv"}}
+    basis = models.JSONField(default=dict)
+    result_recorded = models.BooleanField(default=False)  # its outcome is in the audit log
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+
+
+class SeenDeviceTaint(models.Model):
+    """A taint a driver publishes on a device in its ResourceSlice, as the mirror last saw it: the audit
+    log records taints appearing and disappearing (driver-reported faults) by comparing with this."""
+
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    device = models.CharField(max_length=63)
+    key = models.CharField(max_length=317)
+    effect = models.CharField(max_length=16)
+    value = models.CharField(max_length=63, blank=True, default="")
+    node = models.CharField(max_length=253, blank=True, default="")
+    slice_uid = models.CharField(max_length=64, blank=True, default="", db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["driver", "pool", "device", "key", "effect"], name="seen_device_taint_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["driver", "pool"])]
+
+
 class AuditEntry(models.Model):
     SOURCE_DRADASH = "dradash"
     SOURCE_CLUSTER = "cluster"  # seen by the mirror, written by someone else
     ACTIONS = [
-        ("create", "create"),
-        ("update", "update"),
-        ("delete", "delete"),
-        ("failed", "failed"),
+        ("draft", "draft created"),
+        ("preview", "preview started"),
+        ("preview-result", "preview result"),
+        ("confirm", "confirmed"),
+        ("refused", "refused"),
+        ("create", "rule created"),
+        ("update", "rule changed"),
+        ("delete", "rule deleted"),
+        ("failed", "write failed"),
+        ("undo", "undone"),
+        ("evicted", "pod evicted"),
+        ("pdb-broken", "budget broken"),
+        ("replacement", "replacement"),
         ("seen-create", "seen created"),
         ("seen-update", "seen changed"),
         ("seen-delete", "seen deleted"),
+        ("driver-taint", "driver tainted a device"),
+        ("driver-untaint", "driver removed a device taint"),
         ("outcome", "outcome"),
     ]
+    ACTION_NAMES = [a for a, _ in ACTIONS]
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    actor = models.CharField(
-        max_length=150, blank=True, default=""
-    )  # user name, or "cluster" for outside writes
+    # The dradash user; for changes made outside dradash, the field manager the API server recorded
+    # in managedFields ("kubectl-client-side-apply", ...); for driver taints, the driver.
+    actor = models.CharField(max_length=253, blank=True, default="", db_index=True)
     source = models.CharField(max_length=16, default=SOURCE_DRADASH, db_index=True)
-    action = models.CharField(max_length=16, choices=ACTIONS, db_index=True)
+    action = models.CharField(max_length=32, choices=ACTIONS, db_index=True)
     rule_name = models.CharField(max_length=253, blank=True, default="", db_index=True)
     rule_uid = models.CharField(max_length=64, blank=True, default="")
     rule_generation = models.BigIntegerField(null=True, blank=True)
@@ -91,7 +164,13 @@ class AuditEntry(models.Model):
     yaml = models.TextField(blank=True, default="")
     outcome = models.JSONField(default=dict, blank=True)
     message = models.TextField(blank=True, default="")
+    # What a non-rule entry is about: a pod, a PodDisruptionBudget or a device ("ns/name", "driver/pool/device").
+    subject = models.CharField(max_length=600, blank=True, default="")
+    object_uid = models.CharField(max_length=64, blank=True, default="", db_index=True)
 
     class Meta:
         ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["rule_uid", "rule_generation"])]
+        indexes = [
+            models.Index(fields=["rule_uid", "rule_generation"]),
+            models.Index(fields=["maintenance", "action"]),
+        ]

@@ -10,6 +10,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dra.selection import label_selector_matches
 from dra.taints import no_execute_delay
 from maintenance.models import AuditEntry, Maintenance
 
@@ -74,20 +75,90 @@ def affected_pods(*, maintenance: Maintenance, taint_time: datetime) -> list[dic
                 entry["tolerated"] = False
                 entry["delay"] = delay if entry["delay"] is None else min(entry["delay"], delay)
 
-    owners = {
-        obj.uid: _controller_owner(obj.raw)
-        for obj in KubeObject.objects.filter(kind="pods", uid__in=list(pods)).only("uid", "raw")
-    }
+    owners: dict[str, dict[str, Any]] = {}
+    labels: dict[str, dict[str, str]] = {}
+    for obj in KubeObject.objects.filter(kind="pods", uid__in=list(pods)).only("uid", "raw"):
+        owners[obj.uid] = _controller_owner(obj.raw)
+        labels[obj.uid] = dict(obj.raw.get("metadata", {}).get("labels") or {})
     affected = []
     for uid, entry in sorted(pods.items(), key=lambda kv: (kv[1]["namespace"], kv[1]["name"])):
         owner = owners.get(uid, {})
         evict_at = None if entry["tolerated"] else _stamp(taint_time + timedelta(seconds=entry["delay"]))
+        # Labels are kept so the audit log can tell, once the pod is gone, which budgets it counted in.
         affected.append(
             {"uid": uid, "name": entry["name"], "namespace": entry["namespace"], "claims": sorted(entry["claims"]),
              "owner_uid": owner.get("uid", ""), "owner": f"{owner.get('kind', '')}/{owner.get('name', '')}" if owner else "",
-             "evict_at": evict_at}
+             "evict_at": evict_at, "labels": labels.get(uid, {})}
         )  # fmt: skip
     return affected
+
+
+def _healthy(pod_row: tuple[Any, Any, Any]) -> bool:
+    _labels, phase, deleting = pod_row
+    return phase == "Running" and not deleting
+
+
+def affected_budgets(*, affected: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The PodDisruptionBudgets selecting affected pods and how many disruptions each allows now (its
+    status.disruptionsAllowed, else what minAvailable / maxUnavailable leave of the healthy pods).
+    Device-taint eviction ignores budgets; the audit log reports the ones it broke."""
+    from inventory.models import KubeObject
+
+    evictable = [p for p in affected if p.get("evict_at") is not None]
+    namespaces = {p["namespace"] for p in evictable}
+    if not namespaces:
+        return []
+    budgets = []
+    pods_by_ns: dict[str, list[tuple[Any, Any, Any]]] = defaultdict(list)
+    for namespace, labels, phase, deleting in KubeObject.objects.filter(
+        kind="pods", namespace__in=namespaces
+    ).values_list(
+        "namespace", "raw__metadata__labels", "raw__status__phase", "raw__metadata__deletionTimestamp"
+    ):
+        pods_by_ns[namespace].append((labels or {}, phase, deleting))
+    for pdb in KubeObject.objects.filter(kind="poddisruptionbudgets", namespace__in=namespaces).only(
+        "uid", "name", "namespace", "raw"
+    ):
+        spec, status = pdb.raw.get("spec") or {}, pdb.raw.get("status") or {}
+        selector = spec.get("selector")
+        if not selector:
+            continue  # an empty selector selects no pod in policy/v1
+        mine = [p["uid"] for p in evictable if p["namespace"] == pdb.namespace and label_selector_matches(
+            selector, p.get("labels") or {})]  # fmt: skip
+        if not mine:
+            continue
+        selected = [row for row in pods_by_ns[pdb.namespace] if label_selector_matches(selector, row[0])]
+        healthy = sum(1 for row in selected if _healthy(row))
+        allowed: int | None = None
+        if isinstance(status.get("disruptionsAllowed"), int):
+            allowed = status["disruptionsAllowed"]
+        elif isinstance(spec.get("minAvailable"), int):
+            allowed = max(0, healthy - spec["minAvailable"])
+        elif isinstance(spec.get("maxUnavailable"), int):
+            allowed = max(0, spec["maxUnavailable"] - (len(selected) - healthy))
+        if allowed is None:
+            continue  # a percentage and no controller's status: nothing to compare against
+        budgets.append(
+            {"uid": pdb.uid, "namespace": pdb.namespace, "name": pdb.name, "allowed": allowed, "pods": mine}
+        )
+    return budgets
+
+
+def owner_pods(*, affected: list[dict[str, Any]]) -> list[str]:
+    """Every pod the affected pods' owners have now (so later ones are known to be replacements)."""
+    from inventory.models import KubeObject
+
+    owners = {p["owner_uid"] for p in affected if p.get("owner_uid")}
+    if not owners:
+        return []
+    namespaces = {p["namespace"] for p in affected}
+    return sorted(
+        uid
+        for uid, metadata in KubeObject.objects.filter(kind="pods", namespace__in=namespaces).values_list(
+            "uid", "raw__metadata"
+        )
+        if _controller_owner({"metadata": metadata or {}}).get("uid") in owners
+    )
 
 
 def _stamp(moment: datetime) -> str:
@@ -113,9 +184,24 @@ def _disruption_time(pod: dict[str, Any]) -> str | None:
     return None
 
 
-def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str, Any]:
+PODS_SHOWN = 200
+STATE_ORDER = {"evicting": 0, "waiting": 1, "gone": 2, "tolerating": 3}
+
+
+def progress_bar(counts: dict[str, int]) -> dict[str, Any]:
+    """The bar's fill and its label from the same two numbers, so they cannot disagree: pods evicted
+    out of the pods the taint evicts (pods that tolerate it are not part of the bar)."""
+    done, of = counts["evicted"], counts["to_evict"]
+    label = f"{done} of {of} evicted" if of else "no pod to evict"
+    return {"done": done, "of": of, "percent": round(100.0 * done / of, 1) if of else 0.0, "label": label}
+
+
+def maintenance_progress(
+    *, maintenance: Maintenance, now: datetime, pods_limit: int | None = PODS_SHOWN
+) -> dict[str, Any]:
     """The state of every affected pod, the rules' conditions, counts and a timeline — one JSON document,
-    sent on websocket connect, on every coalesced change, and to pollers."""
+    sent on websocket connect, on every coalesced change, and to pollers. At most `pods_limit` pods are
+    listed (those still in motion first); the counts cover them all."""
     from inventory.models import KubeObject
 
     affected = maintenance.affected or []
@@ -132,12 +218,12 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
     namespaces = {p["namespace"] for p in affected}
     replacements: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if owner_uids and maintenance.enforced_at:
-        # Replacements are the owners' pods created once the taint was enforced (creationTimestamp has
-        # one-second resolution, hence the truncation), not their siblings that were already running.
+        # Replacements are the owners' pods created once the taint was enforced, not their siblings that
+        # were already running (`owner_pods`; creationTimestamp has one-second resolution).
         since = _stamp(maintenance.enforced_at.replace(microsecond=0))
         candidates = (
             KubeObject.objects.filter(kind="pods", namespace__in=namespaces, creation_timestamp__gte=since)
-            .exclude(uid__in=uids)
+            .exclude(uid__in=[*uids, *(maintenance.owner_pods or [])])
             .order_by("creation_timestamp", "name")
             .values_list("raw__metadata", "raw__spec__nodeName", "raw__status")
         )
@@ -150,6 +236,7 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
     timeline: list[dict[str, Any]] = []
     pods_out: list[dict[str, Any]] = []
     counts = {"total": len(affected), "waiting": 0, "tolerating": 0, "evicting": 0, "gone": 0,
+              "to_evict": 0, "evicted": 0,
               "replacement_running": 0, "replacement_pending": 0, "replacement_unschedulable": 0}  # fmt: skip
     used: dict[str, int] = defaultdict(int)
     for pod in affected:
@@ -164,6 +251,9 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
         else:
             state = "waiting"
         counts[state] += 1
+        if pod.get("evict_at") is not None:
+            counts["to_evict"] += 1
+            counts["evicted"] += int(state == "gone")
         if disrupted:
             timeline.append(
                 {"at": disrupted, "what": f"pod {pod['namespace']}/{pod['name']} marked for eviction"}
@@ -177,6 +267,7 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
                 new = options[index]
                 replacement = {
                     "name": new["metadata"]["name"],
+                    "namespace": new["metadata"].get("namespace", ""),
                     "state": _pod_phase(new),
                     "node": new.get("spec", {}).get("nodeName", ""),
                 }
@@ -186,7 +277,8 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
         seconds_left = None
         if state == "waiting" and pod.get("evict_at"):
             seconds_left = max(0.0, (datetime.fromisoformat(pod["evict_at"]) - now).total_seconds())
-        pods_out.append({**pod, "state": state, "seconds_left": seconds_left, "replacement": replacement})
+        shown = {k: v for k, v in pod.items() if k != "labels"}
+        pods_out.append({**shown, "state": state, "seconds_left": seconds_left, "replacement": replacement})
 
     rules = []
     names = [r["name"] for r in maintenance.rules]
@@ -204,26 +296,63 @@ def maintenance_progress(*, maintenance: Maintenance, now: datetime) -> dict[str
             timeline.append({"at": condition.get("lastTransitionTime", ""),
                              "what": f"rule {name}: {condition.get('type')}={condition.get('status')} "
                                      f"({condition.get('reason', '')}) {condition.get('message', '')}".strip()})  # fmt: skip
-    for entry in AuditEntry.objects.filter(maintenance=maintenance).order_by("at")[:200]:
+    for entry in reversed(AuditEntry.objects.filter(maintenance=maintenance).order_by("-at", "-id")[:200]):
         timeline.append(
             {
                 "at": _stamp(entry.at),
-                "what": f"{entry.actor}: {entry.action} {entry.rule_name} {entry.message}".strip(),
+                "what": f"{entry.actor}: {entry.message or entry.get_action_display()}",
             }
         )
     timeline.sort(key=lambda item: item["at"] or "")
 
-    evicted = counts["gone"]
-    evictable = counts["total"] - counts["tolerating"]
+    if pods_limit is not None and len(pods_out) > pods_limit:
+        pods_out.sort(key=lambda p: (STATE_ORDER.get(p["state"], 9), p["namespace"], p["name"]))
+        pods_out = pods_out[:pods_limit]
+    bar = progress_bar(counts)
     return {
         "id": maintenance.id,
         "state": maintenance.state,
         "effect": maintenance.applied_effect,
+        "version": maintenance.version,
         "enforced_at": _stamp(maintenance.enforced_at) if maintenance.enforced_at else None,
         "counts": counts,
-        "percent": round(100.0 * evicted / evictable, 1) if evictable else 100.0,
-        "complete": evictable == evicted,
+        "bar": bar,
+        "percent": bar["percent"],
+        "complete": counts["to_evict"] == counts["evicted"],
         "pods": pods_out,
-        "rules": rules,
+        "pods_total": len(affected),
+        "rules": rules[:PODS_SHOWN],
+        "rules_total": len(rules),
         "timeline": timeline[-300:],
     }
+
+
+def undo_consequences(*, progress: dict[str, Any]) -> dict[str, Any]:
+    """What undo does not undo: evicted pods stay evicted; their replacements are wherever they are."""
+    gone = [p for p in progress["pods"] if p["state"] == "gone" and p.get("evict_at") is not None]
+    evicted = progress["counts"]["evicted"]
+    replacements = [
+        {"pod": f"{p['namespace']}/{p['name']}", **p["replacement"]} for p in gone if p.get("replacement")
+    ]
+    if not evicted:
+        text = "No pod was evicted by this maintenance."
+    else:
+        names = ", ".join(f"{p['namespace']}/{p['name']}" for p in gone[:10])
+        more = f" and {evicted - min(len(gone), 10)} more" if evicted > min(len(gone), 10) else ""
+        text = (
+            f"Undo removes the taint; it does not bring evicted pods back: {evicted} pod"
+            f"{'' if evicted == 1 else 's'} evicted by this maintenance stay evicted ({names}{more})."
+        )
+        if replacements:
+            text += (
+                " Replacements: "
+                + "; ".join(
+                    f"{r['namespace']}/{r['name']} {r['state']}{' on ' + r['node'] if r['node'] else ''}"
+                    for r in replacements[:10]
+                )
+                + ("; …" if len(replacements) > 10 else "")
+                + "."
+            )
+        else:
+            text += " No replacement pod exists for them."
+    return {"evicted": evicted, "replacements": replacements, "text": text}

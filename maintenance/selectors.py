@@ -1,38 +1,64 @@
-"""Reads of the maintenance room: device selection from the inventory, preview summaries, the audit log."""
+"""Reads of the maintenance room: device selection from the inventory and the audit log."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import csv
+from collections.abc import Iterator, Mapping
+from datetime import datetime, time
 from typing import Any
 
-import yaml
 from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
-from maintenance.models import AuditEntry, Maintenance
-from maintenance.planning import LABEL_MAINTENANCE, DeviceRef
+from inventory.selectors.devices import device_filterset
+from maintenance.models import AuditEntry
+from maintenance.planning import DeviceRef
+from maintenance.taints import FieldError
+from maintenance.validation import filters_errors
 
-AUDIT_FILTERS = ("rule", "actor", "action", "source", "maintenance")
+AUDIT_FILTERS = ("maintenance", "actor", "action", "rule", "source", "subject", "since", "until")
+AUDIT_PARAMS = (*AUDIT_FILTERS, "page", "page_size", "format", "fragment", "live")
+NODES_LISTED = 12
 
 
-def selectable_devices(*, filters: Mapping[str, str], limit: int) -> tuple[list[Any], int, str]:
-    """The inventory's devices matching the operator's filters: (first `limit`, total, filter error)."""
-    from inventory.selectors.devices import device_filterset
-
+def filter_problems(filters: Mapping[str, Any]) -> list[FieldError]:
+    """Unknown keys and wrong types (refused), then what the inventory's FilterSet refuses."""
+    problems = filters_errors(filters)
+    if problems:
+        return problems
     filterset = device_filterset(filters=filters)
     if not filterset.is_valid():
-        message = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in filterset.errors.items())
-        return [], 0, message
-    queryset = filterset.qs
-    return list(queryset[:limit]), queryset.count(), ""
+        return [
+            FieldError(f"filters.{f}", " ".join(str(e) for e in errs)) for f, errs in filterset.errors.items()
+        ]
+    return []
+
+
+def matching_devices(*, filters: Mapping[str, str]) -> QuerySet[Any]:
+    """The inventory's devices matching valid `filters` (check `filter_problems` first)."""
+    return device_filterset(filters=filters).qs.order_by("driver", "pool", "name")
+
+
+def matching_summary(*, filters: Mapping[str, str]) -> dict[str, Any]:
+    """What "all N matching" would select: N, and the nodes and drivers it spans."""
+    queryset = device_filterset(filters=filters).qs
+    nodes = sorted(n for n in queryset.order_by().values_list("node_name", flat=True).distinct() if n)
+    drivers = sorted(queryset.order_by().values_list("driver", flat=True).distinct())
+    return {
+        "count": queryset.count(),
+        "node_count": len(nodes),
+        "nodes": nodes[:NODES_LISTED],
+        "more_nodes": max(0, len(nodes) - NODES_LISTED),
+        "drivers": drivers,
+    }
 
 
 def device_refs(*, filters: Mapping[str, str]) -> list[DeviceRef]:
-    from inventory.selectors.devices import device_filterset
-
-    filterset = device_filterset(filters=filters)
-    if not filterset.is_valid():
-        return []
-    return [DeviceRef(d, p, n) for d, p, n in filterset.qs.values_list("driver", "pool", "name")]
+    return [
+        DeviceRef(d, p, n)
+        for d, p, n in matching_devices(filters=filters).values_list("driver", "pool", "name")
+    ]
 
 
 def parse_device_refs(values: list[str]) -> list[DeviceRef]:
@@ -45,97 +71,111 @@ def parse_device_refs(values: list[str]) -> list[DeviceRef]:
     return refs
 
 
-def preview_run(*, maintenance: Maintenance) -> Any:
-    if not maintenance.preview_run_id:
-        return None
-    from allocation.models import WhatIfRun
-
-    return WhatIfRun.objects.filter(pk=maintenance.preview_run_id).first()
-
-
-def preview_summary(*, maintenance: Maintenance) -> dict[str, Any]:
-    """The blast radius from the latest preview run, restated on the enforce confirmation."""
-    run = preview_run(maintenance=maintenance)
-    summary: dict[str, Any] = {
-        "run": run,
-        "ready": False,
-        "done": run is not None and run.state not in ("pending", "running"),
-    }
-    if run is None or run.state != "succeeded" or not isinstance(run.result, dict):
-        return summary
-    result = run.result
-    counts = result.get("summary") or {}
-    pods = result.get("pods") or []
-    summary.update(
-        ready=True,
-        devices=counts.get("devices", 0),
-        claims=counts.get("claims", 0),
-        pods=counts.get("evicted", 0),
-        namespaces=sorted({p.get("namespace", "") for p in pods if p.get("evicted")}),
-        pdbs=result.get("budgets") or [],
-        unschedulable=result.get("pending_unschedulable") or [],
-        not_reallocatable=counts.get("not_reallocatable", 0),
-        result=result,
-    )
-    return summary
+def page_filters(params: Mapping[str, str]) -> tuple[dict[str, str], list[FieldError]]:
+    """The device filters of the New maintenance page's query string; an unknown one is an error
+    (a mistyped `nod=` must not quietly show every device)."""
+    known = {"page", "fragment", "live"}
+    filters = {k: v for k, v in params.items() if k not in known and v}
+    return filters, filter_problems(filters) if filters else []
 
 
-def audit_list(*, params: Mapping[str, str]) -> tuple[QuerySet[AuditEntry], dict[str, str]]:
-    filters = {k: params[k] for k in AUDIT_FILTERS if params.get(k)}
+def _moment(value: str, *, end: bool) -> datetime | None:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        day = parse_date(value)
+        if day is None:
+            return None
+        parsed = datetime.combine(day, time.max if end else time.min)
+    if timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, timezone.get_current_timezone())
+    return parsed
+
+
+def audit_list(*, params: Mapping[str, str]) -> tuple[QuerySet[AuditEntry], dict[str, str], list[FieldError]]:
+    """Entries matching the filters, newest first; problems name the parameter (nothing is guessed)."""
+    filters = {k: str(params[k]).strip() for k in AUDIT_FILTERS if params.get(k)}
+    problems = [
+        FieldError(k, "Unknown parameter: supported are " + ", ".join(AUDIT_PARAMS))
+        for k in params
+        if k not in AUDIT_PARAMS
+    ]
     entries = AuditEntry.objects.select_related("maintenance").all()
     if "rule" in filters:
         entries = entries.filter(rule_name__icontains=filters["rule"])
+    if "subject" in filters:
+        entries = entries.filter(subject__icontains=filters["subject"])
     if "actor" in filters:
         entries = entries.filter(actor=filters["actor"])
     if "action" in filters:
+        if filters["action"] not in AuditEntry.ACTION_NAMES:
+            problems.append(
+                FieldError("action", "Unsupported value: one of " + ", ".join(AuditEntry.ACTION_NAMES))
+            )
         entries = entries.filter(action=filters["action"])
     if "source" in filters:
+        if filters["source"] not in (AuditEntry.SOURCE_DRADASH, AuditEntry.SOURCE_CLUSTER):
+            problems.append(FieldError("source", 'Unsupported value: "dradash" or "cluster"'))
         entries = entries.filter(source=filters["source"])
     if "maintenance" in filters:
         entries = entries.filter(maintenance_id=filters["maintenance"])
-    return entries, filters
+    for name, lookup, end in (("since", "at__gte", False), ("until", "at__lte", True)):
+        if name in filters:
+            moment = _moment(filters[name], end=end)
+            if moment is None:
+                problems.append(
+                    FieldError(name, "must be a date (2026-11-29) or a date-time (2026-11-29T12:00:00Z)")
+                )
+            else:
+                entries = entries.filter(**{lookup: moment})
+    return entries, filters, problems
 
 
-def audit_observe_cluster() -> int:
-    """Record rule changes the mirror saw that dradash did not make (kubectl, GitOps, other tools).
+def audit_actors() -> list[str]:
+    return sorted(AuditEntry.objects.order_by().values_list("actor", flat=True).distinct()[:200])
 
-    A rule generation dradash has not recorded is a change from outside; a recorded rule the mirror no
-    longer has was deleted. Returns the number of entries written. Idempotent.
-    """
-    from inventory.models import KubeObject
 
-    written = 0
-    rules = list(KubeObject.objects.filter(kind="devicetaintrules").only("uid", "name", "generation", "raw"))
-    known = set(AuditEntry.objects.exclude(rule_uid="").values_list("rule_uid", "rule_generation"))
-    known_uids = {uid for uid, _ in known}
-    for rule in rules:
-        if (rule.uid, rule.generation) in known:
-            continue
-        labels = rule.raw.get("metadata", {}).get("labels") or {}
-        maintenance = Maintenance.objects.filter(pk=labels.get(LABEL_MAINTENANCE, "")).first()
-        AuditEntry.objects.create(
-            actor="cluster",
-            source=AuditEntry.SOURCE_CLUSTER,
-            action="seen-update" if rule.uid in known_uids else "seen-create",
-            rule_name=rule.name,
-            rule_uid=rule.uid,
-            rule_generation=rule.generation,
-            maintenance=maintenance,
-            effect=str(rule.raw.get("spec", {}).get("taint", {}).get("effect", ""))[:16],
-            yaml=yaml.safe_dump(rule.raw, sort_keys=False),
-            message="seen by the mirror" + (" (written by dradash)" if maintenance else ""),
+CSV_COLUMNS = [
+    "at",
+    "actor",
+    "source",
+    "action",
+    "rule",
+    "subject",
+    "effect",
+    "maintenance",
+    "preview",
+    "message",
+]
+
+
+def csv_safe(value: Any) -> str:
+    """A cell a spreadsheet will not run as a formula (OWASP CSV injection): prefix = + - @ tab CR."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def audit_csv_lines(entries: QuerySet[AuditEntry], *, limit: int = 100_000) -> Iterator[str]:
+    class Echo:
+        def write(self, value: str) -> str:
+            return value
+
+    writer = csv.writer(Echo())
+    yield writer.writerow(CSV_COLUMNS)
+    for e in entries[:limit].iterator(chunk_size=2000):
+        yield writer.writerow(
+            [
+                csv_safe(v)
+                for v in (
+                    e.at.isoformat(),
+                    e.actor,
+                    e.source,
+                    e.action,
+                    e.rule_name,
+                    e.subject,
+                    e.effect,
+                    e.maintenance_id or "",
+                    e.preview_run_id,
+                    e.message,
+                )
+            ]  # fmt: skip
         )
-        written += 1
-    present = {r.uid for r in rules}
-    deleted_seen = set(
-        AuditEntry.objects.filter(action__in=("seen-delete", "delete")).values_list("rule_uid", flat=True)
-    )
-    for uid, name in AuditEntry.objects.exclude(rule_uid="").values_list("rule_uid", "rule_name").distinct():
-        if uid not in present and uid not in deleted_seen:
-            AuditEntry.objects.create(
-                actor="cluster", source=AuditEntry.SOURCE_CLUSTER, action="seen-delete", rule_name=name,
-                rule_uid=uid, message="no longer in the cluster",
-            )  # fmt: skip
-            deleted_seen.add(uid)
-            written += 1
-    return written

@@ -1,15 +1,19 @@
-"""Maintenance pages: thin views over maintenance.services (writes) and maintenance.progress (reads)."""
+"""Maintenance pages: thin views over maintenance.services (writes) and the room's reads.
+
+The detail page's actions live in one fragment (`?fragment=live`) that the page re-fetches when the
+live document says the maintenance or its preview changed; every form carries the version it was
+drawn at, so an action from an out-of-date page is refused with the current state (409)."""
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -17,22 +21,30 @@ from dradash.context import user_can_author
 from inventory.filters import HEALTH_CHOICES
 from inventory.models import ALLOCATION_STATES
 from maintenance import selectors
-from maintenance.models import Maintenance
+from maintenance.audit import latest_version
+from maintenance.confirmation import challenge
+from maintenance.errors import MaintenanceError
+from maintenance.live import live_document, maintenance_live
+from maintenance.models import AuditEntry, Maintenance
 from maintenance.progress import maintenance_progress
 from maintenance.services import (
     Draft,
-    MaintenanceError,
     maintenance_apply,
+    maintenance_blast,
     maintenance_create,
     maintenance_kubectl_command,
+    maintenance_preview_observe,
     maintenance_preview_start,
     maintenance_undo,
     maintenance_yaml,
 )
-from maintenance.taints import EFFECTS
+from maintenance.taints import EFFECTS, FieldError
+from maintenance.validation import EVERY_DEVICE_PHRASE, form_version
 
-DEVICE_FILTERS = ("driver", "pool", "node", "device_class", "attribute", "taint", "state", "health", "q")
-SELECTION_PREVIEW_LIMIT = 500
+SELECTION_PAGE_SIZE = 100
+DEVICES_PAGE_SIZE = 50
+RULES_SHOWN = 10
+AUDIT_PAGE_SIZE = 100
 
 
 def _require_author(request: HttpRequest) -> None:
@@ -42,68 +54,122 @@ def _require_author(request: HttpRequest) -> None:
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    maintenances = Maintenance.objects.select_related("created_by")[:200]
+    maintenances = Maintenance.objects.select_related("created_by").defer(
+        "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+    )[:200]
     return render(request, "maintenance/index.html", {"maintenances": maintenances, "nav": "maintenance"})
+
+
+# --------------------------------------------------------------------------- new
 
 
 @login_required
 def new(request: HttpRequest) -> HttpResponse:
     _require_author(request)
-    filters = {k: v for k, v in request.GET.items() if k in DEVICE_FILTERS and v}
-    devices, total, filter_error = selectors.selectable_devices(
-        filters=filters, limit=SELECTION_PREVIEW_LIMIT
-    )
+    filters, filter_errors = selectors.page_filters(request.GET)
     context: dict[str, Any] = {
         "nav": "maintenance",
         "filters": filters,
-        "devices": devices,
-        "total": total,
-        "limit": SELECTION_PREVIEW_LIMIT,
-        "filter_error": filter_error,
+        "filter_errors": filter_errors,
         "effects": EFFECTS,
         "state_choices": ALLOCATION_STATES,
         "health_choices": HEALTH_CHOICES,
         "form": {"effect": "NoExecute", "key": "example.com/maintenance"},
         "errors": [],
+        "ticked": set(),
+        "every_device_phrase": EVERY_DEVICE_PHRASE,
     }
-    if request.method == "POST":
-        form = request.POST
-        context["form"] = form
-        every = form.get("every_device") == "every device in the cluster"
-        if form.get("selection") == "all-matching":
-            refs = selectors.device_refs(filters=filters)
-        else:
-            refs = selectors.parse_device_refs(form.getlist("device"))
-        draft = Draft(
-            title=form.get("title", ""),
-            reason=form.get("reason", ""),
-            ticket=form.get("ticket", ""),
-            key=form.get("key", "").strip(),
-            value=form.get("value", "").strip(),
-            effect=form.get("effect", ""),
-            devices=refs,
-            filters=filters,
-            every_device=every,
+    if not filter_errors:
+        devices = selectors.matching_devices(filters=filters)
+        page = Paginator(devices, SELECTION_PAGE_SIZE).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
+        context.update(
+            page=page, matching=selectors.matching_summary(filters=filters), query=query.urlencode()
         )
+    if request.method != "POST":
+        return render(request, "maintenance/new.html", context)
+
+    form = request.POST
+    context["form"] = form
+    context["ticked"] = set(form.getlist("device"))
+    errors: list[FieldError] = list(filter_errors)
+    expected: int | None = None
+    if form.get("select_all") == "yes":
+        refs = [] if filter_errors else selectors.device_refs(filters=filters)
         try:
-            maintenance = maintenance_create(user=request.user, draft=draft)
-        except MaintenanceError as error:
-            context["errors"] = error.errors
-            return render(request, "maintenance/new.html", context, status=400)
-        return redirect("maintenance:detail", maintenance_id=maintenance.id)
-    return render(request, "maintenance/new.html", context)
+            expected = int(form.get("matching_count", ""))
+        except ValueError:
+            errors.append(FieldError("matching_count", "the page did not say how many devices it showed"))
+    else:
+        refs = selectors.parse_device_refs(form.getlist("device"))
+    if errors:
+        context["errors"] = errors
+        return render(request, "maintenance/new.html", context, status=400)
+    draft = Draft(
+        title=form.get("title", ""), reason=form.get("reason", ""), ticket=form.get("ticket", ""),
+        key=form.get("key", "").strip(), value=form.get("value", "").strip(), effect=form.get("effect", ""),
+        devices=refs, filters=filters, every_device=form.get("every_device", "").strip() == EVERY_DEVICE_PHRASE,
+        expected_count=expected,
+    )  # fmt: skip
+    if form.get("every_device", "").strip() and not draft.every_device:
+        context["errors"] = [
+            FieldError("every_device", f'type exactly "{EVERY_DEVICE_PHRASE}", or leave the field empty')
+        ]
+        return render(request, "maintenance/new.html", context, status=400)
+    try:
+        maintenance = maintenance_create(user=request.user, draft=draft)
+    except MaintenanceError as error:
+        context["errors"] = error.errors
+        return render(request, "maintenance/new.html", context, status=error.status)
+    return redirect("maintenance:detail", maintenance_id=maintenance.id)
+
+
+# --------------------------------------------------------------------------- detail
+
+
+def _enforce_options(maintenance: Maintenance, preview: Any, actions: list[str]) -> list[dict[str, Any]]:
+    """One confirmation per evicting effect the state allows: its blast radius and the phrase to type."""
+    options = []
+    for effect in ("NoSchedule", "NoExecute"):
+        if f"enforce-{effect}" not in actions:
+            continue
+        blast = (
+            maintenance_blast(maintenance=maintenance, status=preview, effect=effect)
+            if preview.ready
+            else None
+        )
+        options.append({"effect": effect, "blast": blast, "challenge": challenge(blast) if blast else None})
+    return options
 
 
 def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any) -> dict[str, Any]:
-    preview = selectors.preview_summary(maintenance=maintenance)
+    preview = maintenance_preview_observe(
+        maintenance=maintenance, check_stale=maintenance.state != Maintenance.UNDONE
+    )
+    progress = maintenance_progress(maintenance=maintenance, now=timezone.now())
+    live = live_document(maintenance=maintenance, progress=progress, preview=preview)
+    devices = Paginator(maintenance.devices, DEVICES_PAGE_SIZE).get_page(request.GET.get("devices_page"))
+    undo_entry = (
+        AuditEntry.objects.filter(maintenance=maintenance, action="undo").order_by("-id").first()
+        if maintenance.state == Maintenance.UNDONE
+        else None
+    )
     return {
         "nav": "maintenance",
         "m": maintenance,
-        "yaml": maintenance_yaml(maintenance=maintenance),
-        "kubectl": maintenance_kubectl_command(maintenance=maintenance),
+        "yaml": maintenance_yaml(maintenance=maintenance, limit=RULES_SHOWN),
+        "kubectl": maintenance_kubectl_command(maintenance=maintenance, limit=RULES_SHOWN),
+        "rules_shown": min(RULES_SHOWN, maintenance.rule_count),
         "preview": preview,
-        "progress": maintenance_progress(maintenance=maintenance, now=timezone.now()),
-        "audit": maintenance.auditentry_set.order_by("-at")[:50],
+        "result": preview.result,
+        "live": live,
+        "actions": live["actions"],
+        "enforce_options": _enforce_options(maintenance, preview, live["actions"]),
+        "progress": progress,
+        "undo_entry": undo_entry,
+        "devices_page": devices,
+        "live_url": reverse("maintenance:detail", args=[maintenance.id]) + "?fragment=live",
         "errors": [],
         **extra,
     }
@@ -112,15 +178,32 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
 @login_required
 def detail(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-    return render(request, "maintenance/detail.html", _detail_context(request, maintenance))
+    context = _detail_context(request, maintenance)
+    fragment = request.GET.get("fragment")
+    if fragment == "live":
+        return render(request, "maintenance/_live.html", context)
+    if fragment:
+        return HttpResponse(
+            "unknown fragment; known: live", status=400, content_type="text/plain; charset=utf-8"
+        )
+    return render(request, "maintenance/detail.html", context)
 
 
 @login_required
-def preview_panel(request: HttpRequest, maintenance_id: str) -> HttpResponse:
-    """The preview panel alone: htmx polls it every second while the preview run is working."""
+def rules_yaml(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+    """Every rule of the maintenance as one YAML stream (the page shows only the first few)."""
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-    context = {"m": maintenance, "preview": selectors.preview_summary(maintenance=maintenance), "oob": True}
-    return render(request, "maintenance/_preview.html", context)
+    response = HttpResponse(
+        maintenance_yaml(maintenance=maintenance), content_type="application/yaml; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{maintenance.id}-rules.yaml"'
+    return response
+
+
+def _show_refusal(request: HttpRequest, maintenance: Maintenance, error: MaintenanceError) -> HttpResponse:
+    maintenance.refresh_from_db()
+    context = _detail_context(request, maintenance, errors=error.errors, error=error)
+    return render(request, "maintenance/detail.html", context, status=error.status)
 
 
 @login_required
@@ -128,37 +211,43 @@ def preview_panel(request: HttpRequest, maintenance_id: str) -> HttpResponse:
 def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)  # viewers may run previews
     try:
-        maintenance_preview_start(maintenance=maintenance, user=request.user)
+        maintenance_preview_start(
+            maintenance=maintenance,
+            user=request.user,
+            expected_version=form_version(request.POST.get("version")),
+        )
     except MaintenanceError as error:
-        context = _detail_context(request, maintenance, errors=error.errors)
-        return render(request, "maintenance/detail.html", context, status=error.status)
+        return _show_refusal(request, maintenance, error)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
 def _write_and_show(request: HttpRequest, maintenance_id: str, write: Any) -> HttpResponse:
-    """Run an authoring write; on refusal show the detail page with the errors (the draft is kept)."""
+    """Run an authoring write; on refusal show the page as it is now, with what was refused and why."""
     _require_author(request)
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     try:
-        write(maintenance)
+        write(maintenance, form_version(request.POST.get("version")))
     except MaintenanceError as error:
-        maintenance.refresh_from_db()
-        context = _detail_context(
-            request, maintenance, errors=error.errors, cluster_error=error.cluster_error
-        )
-        return render(request, "maintenance/detail.html", context, status=error.status)
+        return _show_refusal(request, maintenance, error)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
 @login_required
 @require_POST
 def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
-    effect = request.POST.get("effect", "")
-    confirmed = request.POST.get("confirm") == "yes"
+    form = request.POST
     return _write_and_show(
         request,
         maintenance_id,
-        lambda m: maintenance_apply(maintenance=m, user=request.user, effect=effect, confirmed=confirmed),
+        lambda m, version: maintenance_apply(
+            maintenance=m,
+            user=request.user,
+            effect=form.get("effect", ""),
+            confirmed=form.get("confirm") == "yes",
+            typed=form.get("typed", ""),
+            preview_id=form.get("preview", ""),
+            expected_version=version,
+        ),  # fmt: skip
     )
 
 
@@ -167,37 +256,62 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
 def undo(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     mode = request.POST.get("mode", "delete")
     return _write_and_show(
-        request, maintenance_id, lambda m: maintenance_undo(maintenance=m, user=request.user, mode=mode)
+        request,
+        maintenance_id,
+        lambda m, version: maintenance_undo(
+            maintenance=m, user=request.user, mode=mode, expected_version=version
+        ),
     )
 
 
 @login_required
 def progress_json(request: HttpRequest, maintenance_id: str) -> JsonResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
-    return JsonResponse(maintenance_progress(maintenance=maintenance, now=timezone.now()))
+    return JsonResponse(maintenance_live(maintenance=maintenance, now=timezone.now()))
+
+
+# --------------------------------------------------------------------------- audit
 
 
 @login_required
 def audit(request: HttpRequest) -> HttpResponse:
-    entries, filters = selectors.audit_list(params=request.GET)
+    entries, filters, problems = selectors.audit_list(params=request.GET)
     if request.GET.get("format") == "csv":
-        response = HttpResponse(content_type="text/csv")
-        response["Content-Disposition"] = 'attachment; filename="dradash-audit.csv"'
-        writer = csv.writer(response)
-        writer.writerow(
-            ["at", "actor", "source", "action", "rule", "effect", "maintenance", "preview", "message"]
+        if problems:
+            return JsonResponse({"errors": [p.as_dict() for p in problems]}, status=400)
+        response = StreamingHttpResponse(
+            selectors.audit_csv_lines(entries), content_type="text/csv; charset=utf-8"
         )
-        for e in entries[:50000]:
-            writer.writerow(
-                [e.at.isoformat(), e.actor, e.source, e.action, e.rule_name, e.effect, e.maintenance_id or "",
-                 e.preview_run_id, e.message]
-            )  # fmt: skip
+        response["Content-Disposition"] = 'attachment; filename="dradash-audit.csv"'
         return response
-    page = Paginator(entries, 100).get_page(request.GET.get("page"))
+    if problems:
+        entries = entries.none()
+    page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
-    query.pop("page", None)
-    return render(
-        request,
-        "maintenance/audit.html",
-        {"nav": "maintenance", "page": page, "filters": filters, "query": query.urlencode()},
-    )
+    for name in ("page", "fragment", "live"):
+        query.pop(name, None)
+    context = {
+        "nav": "maintenance",
+        "page": page,
+        "filters": filters,
+        "problems": problems,
+        "query": query.urlencode(),
+        "actions": AuditEntry.ACTIONS,
+        "actors": selectors.audit_actors(),
+        "live_version": latest_version(),
+        "live_ws_path": "/ws/maintenance-audit/",
+        "live_poll_path": reverse("maintenance:audit-version"),
+        "fragment_url": reverse("maintenance:audit")
+        + "?"
+        + (query.urlencode() + "&" if query else "")
+        + f"page={page.number}&fragment=table",
+    }
+    if request.GET.get("fragment") == "table":
+        return render(request, "maintenance/_audit_table.html", context)
+    return render(request, "maintenance/audit.html", context)
+
+
+@login_required
+def audit_version(request: HttpRequest) -> JsonResponse:
+    """The polling fallback of the live audit page: the newest entry's id."""
+    return JsonResponse({"version": latest_version()})

@@ -1,4 +1,9 @@
-"""`python -m simcluster --topology demo --listen 127.0.0.1:PORT --kubeconfig PATH`"""
+"""`python -m simcluster --topology demo --listen 127.0.0.1:PORT --kubeconfig PATH [--pki-dir DIR]`
+
+and `python -m simcluster ctl --kubeconfig PATH ACTION [key=value …]`: the `/_simcluster/` fault hooks
+(device-unhealthy, device-healthy, compact, drop-watches, latency, restart), called with the kubeconfig's
+admin credentials.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import threading
 from pathlib import Path
 
 from simcluster.app import start_simcluster
+from simcluster.ctl import main as ctl_main
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -20,6 +26,9 @@ def _listen(value: str) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ctl"]:
+        return ctl_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m simcluster", description="A simulated Kubernetes v1.37 DRA cluster."
     )
@@ -47,6 +56,18 @@ def main(argv: list[str] | None = None) -> int:
         default=10.0,
         help="seconds between DeviceTaintRule status updates of the eviction controller",
     )
+    parser.add_argument(
+        "--pki-dir",
+        type=Path,
+        default=None,
+        help="keep the CA, serving certificate and signing keys here and reuse them on restart "
+        "(default: a temporary directory)",
+    )
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP with no authentication or authorization (debugging only)",
+    )
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -62,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             controllers=not args.no_controllers,
             bookmark_interval=args.bookmark_interval,
             rule_status_period=args.rule_status_period,
+            pki_dir=args.pki_dir,
+            insecure_http=args.insecure_http,
             **({"workload_pods": args.workload_pods} if args.workload_pods else {}),
         )
     except OSError as error:

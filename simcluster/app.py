@@ -6,6 +6,9 @@ import asyncio
 import importlib
 import importlib.util
 import logging
+import shutil
+import ssl
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +18,8 @@ from typing import Any
 from simcluster.errors import ApiError
 from simcluster.faults import Faults
 from simcluster.kubeconfig import write_kubeconfig
+from simcluster.pki import Pki, load_or_create
+from simcluster.rbac import seed_bootstrap_policy
 from simcluster.server import ServerOptions, SimServer
 from simcluster.store import Store
 
@@ -97,6 +102,9 @@ class SimCluster:
     kubeconfig_path: Path | None
     faults: Faults
     controllers: Any = None
+    #: the CA, serving certificate and signing keys (None with `insecure_http`)
+    pki: Pki | None = None
+    _own_pki_dir: Path | None = field(default=None, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -106,6 +114,36 @@ class SimCluster:
     @property
     def url(self) -> str:
         return self.server.url
+
+    @property
+    def admin_token(self) -> str:
+        """The admin's bearer token (user kubernetes-admin in system:masters)."""
+        if self.pki is None:
+            raise RuntimeError("simcluster runs with --insecure-http: there are no credentials")
+        return self.pki.admin_token
+
+    def user_kubeconfig(
+        self,
+        path: Path,
+        *,
+        user: str | None = None,
+        groups: tuple[str, ...] = (),
+        token: str | None = None,
+        namespace: str = "default",
+    ) -> Path:
+        """Write a kubeconfig for someone other than the admin: a client certificate for `user` (CN) in
+        `groups` (O) signed by the cluster CA, or a bearer `token` (e.g. from `kubectl create token`)."""
+        if self.pki is None:
+            raise RuntimeError("simcluster runs with --insecure-http: there are no credentials")
+        if (user is None) == (token is None):
+            raise ValueError("give exactly one of user or token")
+        cert = self.pki.issue_client_cert(user, groups) if user is not None else None
+        return write_kubeconfig(path, self.url, pki=self.pki, namespace=namespace, token=token,
+                                user=user or "token-user", client_cert=cert)  # fmt: skip
+
+    def ssl_context(self, *, admin: bool = True) -> ssl.SSLContext | None:
+        """A client TLS context trusting the cluster CA, presenting the admin certificate unless admin=False."""
+        return self.pki.client_context(admin=admin) if self.pki is not None else None
 
     def stop(self) -> None:
         if self._stopped:
@@ -117,13 +155,20 @@ class SimCluster:
             asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(30)
+        if self._own_pki_dir is not None:
+            shutil.rmtree(self._own_pki_dir, ignore_errors=True)
 
 
 def start_server_thread(
-    store: Store, *, host: str = "127.0.0.1", port: int = 0, options: ServerOptions | None = None
+    store: Store,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    options: ServerOptions | None = None,
+    pki: Pki | None = None,
 ) -> tuple[SimServer, asyncio.AbstractEventLoop, threading.Thread]:
     """Run the HTTP server on a fresh event loop in a daemon thread; return once it listens."""
-    server = SimServer(store, host=host, port=port, options=options)
+    server = SimServer(store, host=host, port=port, options=options, pki=pki)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     failure: list[BaseException] = []
@@ -159,21 +204,35 @@ def start_simcluster(
     history_size: int = 10_000,
     bookmark_interval: float = 10.0,
     default_watch_timeout: float = 1800.0,
+    pki_dir: Path | None = None,
+    insecure_http: bool = False,
     **controller_options: Any,
 ) -> SimCluster:
+    """Start a simcluster. It serves HTTPS with a CA of its own, authenticates and authorizes every request;
+    the CA, serving certificate and signing keys live in `pki_dir` (reused when it holds them; default a
+    temporary directory removed on stop). `insecure_http` serves plain HTTP without any auth (debugging)."""
+    own_pki: Path | None = None
+    pki: Pki | None = None
+    if not insecure_http:
+        if pki_dir is None:
+            pki_dir = own_pki = Path(tempfile.mkdtemp(prefix="simcluster-pki-"))
+        pki = load_or_create(pki_dir, (host,))
     clock = controller_options.get("clock")  # a controllers Clock (e.g. FakeClock): the store shares it
     store = Store(history_size=history_size, clock=clock.now if clock is not None else None)
+    seed_bootstrap_policy(store)
     started = load_world(store, topology, controllers=controllers, options=controller_options)
     options = ServerOptions(bookmark_interval=bookmark_interval, default_watch_timeout=default_watch_timeout)
     try:
-        server, loop, thread = start_server_thread(store, host=host, port=port, options=options)
+        server, loop, thread = start_server_thread(store, host=host, port=port, options=options, pki=pki)
     except BaseException:
         if started is not None:
             stop_controllers(started)
+        if own_pki is not None:
+            shutil.rmtree(own_pki, ignore_errors=True)
         raise
     server.driver = getattr(started, "driver", None)
     if kubeconfig_path is not None:
-        write_kubeconfig(kubeconfig_path, server.url)
+        write_kubeconfig(kubeconfig_path, server.url, pki=pki)
     return SimCluster(
         store=store,
         server=server,
@@ -182,4 +241,6 @@ def start_simcluster(
         kubeconfig_path=kubeconfig_path,
         faults=Faults(server, loop),
         controllers=started,
+        pki=pki,
+        _own_pki_dir=own_pki,
     )

@@ -94,7 +94,8 @@ def _default_claim_spec(spec: Any) -> None:
             _default_exact(sub)
 
 
-def _default_pod(obj: Obj) -> None:
+def _default_pod(obj: Obj, *, template: bool = False) -> None:
+    """SetDefaults_PodSpec and the container defaults; a pod (not a template) also gets its priority."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -104,8 +105,9 @@ def _default_pod(obj: Obj) -> None:
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    spec.setdefault("priority", 0)
+    if not template:  # the Priority admission plugin sets these on pods only
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("priority", 0)
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             if not isinstance(container, dict):
@@ -116,6 +118,9 @@ def _default_pod(obj: Obj) -> None:
             container.setdefault("terminationMessagePath", "/dev/termination-log")
             container.setdefault("terminationMessagePolicy", "File")
             container.setdefault("resources", {})
+            for port in container.get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
             resources = container["resources"]
             if isinstance(resources, dict) and resources.get("limits") and not resources.get("requests"):
                 resources["requests"] = dict(resources["limits"])
@@ -148,3 +153,23 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_claim_spec(spec.get("spec"))
     elif plural == "pods" and old is None:
         _default_pod(obj)
+    elif plural == "deployments" and isinstance(spec, dict):
+        _default_deployment(spec)
+
+
+def _default_deployment(spec: Obj) -> None:
+    """apps/v1 Deployment defaults (SetDefaults_Deployment)."""
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    template = spec.get("template")
+    if isinstance(template, dict):
+        _default_pod(template, template=True)

@@ -6,7 +6,7 @@ import base64
 import hashlib
 from typing import Any
 
-from simcluster.resources import GROUP_VERSIONS, RESOURCES, STATUS_VERBS, ResourceDef
+from simcluster.resources import GROUP_VERSIONS, RESOURCES, ResourceDef
 
 Doc = dict[str, Any]
 
@@ -81,16 +81,18 @@ def api_resource_list(group: str, version: str) -> Doc | None:
             entry["categories"] = list(r.categories)
         entry["storageVersionHash"] = _storage_hash(r)
         resources.append(entry)
-        for sub in r.subresources:
-            resources.append(
-                {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": r.kind,
-                    "verbs": list(STATUS_VERBS),
-                }  # fmt: skip
-            )
+        for sub in r.subresource_specs():
+            sub_entry: Doc = {
+                "name": f"{r.plural}/{sub.name}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+            }
+            if (sub.group, sub.version) != (r.group, r.version):
+                sub_entry["group"] = sub.group
+                sub_entry["version"] = sub.version
+            sub_entry["kind"] = sub.kind
+            sub_entry["verbs"] = list(sub.verbs)
+            resources.append(sub_entry)
     group_version = f"{group}/{version}" if group else version
     doc: Doc = {"kind": "APIResourceList", "groupVersion": group_version, "resources": resources}
     if group:
@@ -113,11 +115,15 @@ def _aggregated_resource(r: ResourceDef) -> Doc:
     if r.subresources:
         entry["subresources"] = [
             {
-                "subresource": sub,
-                "responseKind": {"group": "", "version": "", "kind": r.kind},
-                "verbs": list(STATUS_VERBS),
+                "subresource": sub.name,
+                "responseKind": {
+                    "group": sub.group if sub.kind != r.kind else "",
+                    "version": sub.version if sub.kind != r.kind else "",
+                    "kind": sub.kind,
+                },
+                "verbs": list(sub.verbs),
             }  # fmt: skip
-            for sub in r.subresources
+            for sub in r.subresource_specs()
         ]
     return entry
 

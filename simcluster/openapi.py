@@ -86,8 +86,12 @@ def _refs(node: Any, found: set[str]) -> None:
 
 
 def _schema_name(resource: ResourceDef, kind: str) -> str:
-    package = _PACKAGES.get(resource.group, resource.group.split(".")[0])
-    return f"io.k8s.api.{package}.{resource.version}.{kind}"
+    return _schema_of(resource.group, resource.version, kind)
+
+
+def _schema_of(group: str, version: str, kind: str) -> str:
+    package = _PACKAGES.get(group, group.split(".")[0])
+    return f"io.k8s.api.{package}.{version}.{kind}"
 
 
 def _gv_key(group: str, version: str) -> str:
@@ -139,6 +143,8 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
     kind_schema = _schema_name(resource, resource.kind)
     list_schema = _schema_name(resource, resource.list_kind)
     write = _query("dryRun", "fieldManager", "fieldValidation")
+    if resource.review:
+        return {scoped: {"post": _operation(resource, "post", "create", kind_schema, write)}}
     paths: dict[str, Doc] = {
         scoped: {
             "get": _operation(resource, "list", "list", list_schema,
@@ -156,14 +162,21 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
                                                                                    "propagationPolicy")),
         },
     }  # fmt: skip
-    for sub in resource.subresources:
-        paths[f"{scoped}/{{name}}/{sub}"] = {
-            "get": _operation(resource, "get", f"read{sub.title()}", kind_schema, []),
-            "put": _operation(resource, "put", f"replace{sub.title()}", kind_schema, write),
-            "patch": _patch_operation(
-                resource, f"patch{sub.title()}", kind_schema, [*write, *_query("force")]
-            ),
-        }
+    for sub in resource.subresource_specs():
+        title = sub.name.title()
+        sub_schema = _schema_of(sub.group, sub.version, sub.kind)
+        operations: Doc = {}
+        if "create" in sub.verbs:
+            operations["post"] = _operation(resource, "post", f"create{title}", sub_schema, write)
+        if "get" in sub.verbs:
+            operations["get"] = _operation(resource, "get", f"read{title}", sub_schema, [])
+        if "update" in sub.verbs:
+            operations["put"] = _operation(resource, "put", f"replace{title}", sub_schema, write)
+        if "patch" in sub.verbs:
+            operations["patch"] = _patch_operation(
+                resource, f"patch{title}", sub_schema, [*write, *_query("force")]
+            )
+        paths[f"{scoped}/{{name}}/{sub.name}"] = operations
     if resource.namespaced:
         paths[f"{base}/{resource.plural}"] = {
             "get": _operation(
@@ -184,6 +197,10 @@ def _document_bytes(key: str) -> bytes | None:
     for resource in selected:
         for kind in (resource.kind, resource.list_kind):
             name = _schema_name(resource, kind)
+            if name in defs:
+                wanted.add(name)
+        for sub in resource.subresource_specs():
+            name = _schema_of(sub.group, sub.version, sub.kind)
             if name in defs:
                 wanted.add(name)
         paths.update(_paths(resource))

@@ -11,7 +11,15 @@ from dataclasses import dataclass, fields
 
 from dra.kinds import KINDS, RESOURCE_GROUP, Kind
 
-__all__ = ["RESOURCES", "RESOURCE_GROUP", "ResourceDef", "lookup", "resource_for"]
+__all__ = [
+    "RESOURCES",
+    "RESOURCE_GROUP",
+    "ResourceDef",
+    "Subresource",
+    "lookup",
+    "resource_for",
+    "subresource",
+]
 
 STANDARD_VERBS: tuple[str, ...] = (
     "create",
@@ -24,6 +32,29 @@ STANDARD_VERBS: tuple[str, ...] = (
     "watch",
 )
 STATUS_VERBS: tuple[str, ...] = ("get", "patch", "update")
+REVIEW_VERBS: tuple[str, ...] = ("create",)
+
+
+@dataclass(frozen=True, slots=True)
+class Subresource:
+    """What discovery says of `<plural>/<name>`: the kind it takes and returns, where that kind lives, verbs."""
+
+    name: str
+    group: str
+    version: str
+    kind: str
+    verbs: tuple[str, ...]
+
+
+#: Subresources whose kind is not their parent's (upstream's discovery names the other kind's group/version).
+_OTHER_KIND_SUBRESOURCES: dict[tuple[str, str], Subresource] = {
+    ("pods", "binding"): Subresource("binding", "", "v1", "Binding", ("create",)),
+    ("pods", "eviction"): Subresource("eviction", "policy", "v1", "Eviction", ("create",)),
+    ("serviceaccounts", "token"): Subresource(
+        "token", "authentication.k8s.io", "v1", "TokenRequest", ("create",)
+    ),
+    ("deployments", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +65,11 @@ class ResourceDef(Kind):
 
     @classmethod
     def serving(cls, kind: Kind) -> ResourceDef:
-        return cls(**{f.name: getattr(kind, f.name) for f in fields(Kind)})
+        values = {f.name: getattr(kind, f.name) for f in fields(Kind)}
+        return cls(**values, verbs=REVIEW_VERBS if kind.review else STANDARD_VERBS)
+
+    def subresource_specs(self) -> tuple[Subresource, ...]:
+        return tuple(subresource(self, name) for name in self.subresources)
 
     def supports_field(self, label: str) -> bool:
         return label in self.field_labels
@@ -51,6 +86,14 @@ for _r in RESOURCES:
     _versions = GROUP_VERSIONS.setdefault(_r.group, [])
     if _r.version not in _versions:
         _versions.append(_r.version)
+
+
+def subresource(resource: ResourceDef, name: str) -> Subresource:
+    """The discovery facts of one of `resource`'s subresources (status: the parent's own kind)."""
+    other = _OTHER_KIND_SUBRESOURCES.get((resource.plural, name))
+    if other is not None:
+        return other
+    return Subresource(name, resource.group, resource.version, resource.kind, STATUS_VERBS)
 
 
 def resource_for(plural: str) -> ResourceDef | None:

@@ -15,9 +15,14 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from simcluster import discovery, tables
+from simcluster import discovery, evictions, protobuf, reviews, tables
+from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
+from simcluster.impersonation import impersonate, requested
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from simcluster.pki import Pki
+from simcluster.rbac import Authorizer, forbidden
+from simcluster.requestinfo import request_attributes
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
 from simcluster.store import Entry, Store, dumps
@@ -28,6 +33,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 JSON_TYPE = "application/json"
 _HEALTH_PATHS = {"healthz", "livez", "readyz"}
+USER_KEY = web.RequestKey("user", UserInfo)
 _TOO_OLD_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
@@ -50,7 +56,11 @@ def _json_response(body: Any, status: int = 200, *, content_type: str = JSON_TYP
 
 
 def _error_response(error: ApiError) -> web.Response:
-    return _json_response(error.to_status(), error.status)
+    response = _json_response(error.to_status(), error.status)
+    retry_after = (error.details or {}).get("retryAfterSeconds")
+    if retry_after:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 def _encode_continue(rv: int, key: tuple[str, str]) -> str:
@@ -89,9 +99,19 @@ class SimServer:
     """The aiohttp application plus its listening socket; restartable on the same port."""
 
     def __init__(
-        self, store: Store, *, host: str = "127.0.0.1", port: int = 0, options: ServerOptions | None = None
+        self,
+        store: Store,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        options: ServerOptions | None = None,
+        pki: Pki | None = None,
     ):
         self.store = store
+        #: None: plain HTTP and no authentication or authorization at all (`--insecure-http`, for debugging)
+        self.pki = pki
+        self.authenticator = Authenticator(pki, store) if pki is not None else None
+        self.authorizer = Authorizer(store)
         self.host = host
         self.port = port
         self.options = options or ServerOptions()
@@ -121,7 +141,8 @@ class SimServer:
             handler_cancellation=True,
         )
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        ssl_context = self.pki.server_context() if self.pki is not None else None
+        site = web.TCPSite(runner, self.host, self.port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
         if self.port == 0:
             server = getattr(site, "_server", None)
@@ -160,7 +181,9 @@ class SimServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.pki is not None else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
 
     # ------------------------------------------------------------------ middleware & dispatch
 
@@ -171,6 +194,8 @@ class SimServer:
         if self.latency_ms and not request.path.startswith("/_simcluster/"):
             await asyncio.sleep(self.latency_ms / 1000)
         try:
+            if self.authenticator is not None:
+                request[USER_KEY] = self._admit(request, self.authenticator)
             return await handler(request)
         except ApiError as error:
             return _error_response(error)
@@ -184,6 +209,28 @@ class SimServer:
             log.exception("internal error serving %s %s", request.method, request.path)
             return _error_response(ApiError(500, "InternalError", f"Internal error occurred: {error}"))
 
+    def _admit(self, request: web.Request, authenticator: Authenticator) -> UserInfo:
+        """Authenticate, apply impersonation headers and authorize the request; its (effective) user."""
+        transport = request.transport
+        peercert = transport.get_extra_info("peercert") if transport is not None else None
+        user = authenticator.authenticate(request.headers.get("Authorization"), peercert, request.path)
+        attrs = request_attributes(user, request.method, request.path, request.query)
+        wanted = requested(request.headers)
+        if wanted is not None:
+            user = impersonate(self.authorizer.authorize, attrs, wanted)
+            attrs = attrs.with_user(user)
+        allowed, reason = self.authorizer.authorize(attrs)
+        if not allowed:
+            raise forbidden(attrs, reason)
+        return user
+
+    def _user(self, request: web.Request) -> UserInfo:
+        user: UserInfo | None = request.get(USER_KEY)
+        if user is not None:
+            return user
+        # --insecure-http: like the old insecure port, every request acts with full rights
+        return UserInfo("system:admin", ("system:masters", "system:authenticated"))
+
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segs = [s for s in request.path.split("/") if s]
         if not segs:
@@ -196,6 +243,14 @@ class SimServer:
             return web.Response(text="ok", content_type="text/plain")
         if head == "_simcluster":
             return await self._control(request, segs[1:])
+        if self.pki is not None and segs in (
+            [".well-known", "openid-configuration"],
+            ["openid", "v1", "jwks"],
+        ):
+            configuration, jwks = issuer_documents(self.pki, self.url)
+            if head == "openid":
+                return _json_response(jwks, content_type="application/jwk-set+json")
+            return _json_response(configuration)
         if head == "openapi":
             return self._openapi(request, segs[1:])
         if head == "api":
@@ -312,6 +367,14 @@ class SimServer:
         if sub is not None and sub not in resource.subresources:
             raise resource_not_found()
         method = request.method
+        if resource.review:
+            if name is not None:
+                raise resource_not_found()
+            if method != "POST":
+                raise method_not_allowed()
+            return await self._review(request, resource, namespace)
+        if sub in ("eviction", "binding", "token", "scale") and name is not None and namespace is not None:
+            return await self._action(request, resource, namespace, name, sub)
         if name is None:
             if method == "GET":
                 if _flag(request.query.get("watch")):
@@ -341,6 +404,120 @@ class SimServer:
         if method == "DELETE" and sub is None:
             return await self._delete(request, resource, namespace, name)
         raise method_not_allowed()
+
+    async def _review(
+        self, request: web.Request, resource: ResourceDef, namespace: str | None
+    ) -> web.Response:
+        body = self._check_kind(resource, await self._read_body(request))
+        user = self._user(request)
+        plural = resource.plural
+        if plural == "selfsubjectaccessreviews":
+            answer = reviews.self_subject_access_review(resource, body, user, self.authorizer)
+        elif plural == "subjectaccessreviews":
+            answer = reviews.subject_access_review(resource, body, self.authorizer)
+        elif plural == "localsubjectaccessreviews":
+            answer = reviews.subject_access_review(resource, body, self.authorizer, namespace)
+        elif plural == "selfsubjectrulesreviews":
+            answer = reviews.self_subject_rules_review(resource, body, user, self.authorizer)
+        elif plural == "selfsubjectreviews":
+            answer = reviews.self_subject_review(resource, body, user)
+        elif plural == "tokenreviews":
+            if self.authenticator is None:
+                raise ApiError(
+                    503, "ServiceUnavailable", "token review is not available without authentication"
+                )
+            answer = reviews.token_review(resource, body, self.authenticator)
+        else:
+            raise resource_not_found()
+        return _json_response(answer, 201)
+
+    async def _action(
+        self, request: web.Request, resource: ResourceDef, namespace: str, name: str, sub: str
+    ) -> web.Response:
+        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment `scale` subresources."""
+        method = request.method
+        if sub == "scale":
+            return await self._scale(request, resource, namespace, name)
+        if method != "POST":
+            raise method_not_allowed()
+        body = await self._read_body(request)
+        if sub == "eviction":
+            status, answer = await asyncio.to_thread(
+                evictions.evict,
+                self.store,
+                namespace,
+                name,
+                body,
+                query_dry_run=request.query.getall("dryRun", []),
+            )
+            return _json_response(answer, status)
+        if sub == "token":
+            if self.authenticator is None:
+                raise ApiError(
+                    503,
+                    "ServiceUnavailable",
+                    "tokens are not issued without authentication (--insecure-http)",
+                )
+            return _json_response(
+                reviews.token_request(self.store, self.authenticator, namespace, name, body), 201
+            )
+        if not isinstance(body, dict) or not isinstance(body.get("target"), dict):
+            raise bad_request("Binding: target is required")
+        if ((body.get("metadata") or {}).get("name") or name) != name:
+            raise bad_request("name in URL does not match name in Binding object")
+        target = body["target"]
+        if target.get("kind", "Node") != "Node" or not target.get("name"):
+            raise invalid(resource, name, [{"reason": "FieldValueNotSupported", "field": "target.kind",
+                                            "message": 'Unsupported value: "" : must be "Node" with a name'}])  # fmt: skip
+        uid = ((body.get("metadata") or {}).get("uid")) or None
+        self.store.bind_pod(name, namespace=namespace, node=str(target["name"]), uid=uid)
+        return _json_response(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
+        )
+
+    async def _scale(
+        self, request: web.Request, resource: ResourceDef, namespace: str, name: str
+    ) -> web.Response:
+        """autoscaling/v1 Scale of a Deployment: read it, or set `spec.replicas` through it."""
+        method = request.method
+        if method in ("PUT", "PATCH"):
+            body = await self._read_body(request) if method == "PUT" else None
+            if method == "PATCH":
+                if request.content_type not in (
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ):
+                    raise ApiError(
+                        415, "UnsupportedMediaType", "scale supports merge and strategic merge patches only"
+                    )
+                body = await self._read_body(request)
+            if not isinstance(body, dict) or not isinstance((body.get("spec") or {}).get("replicas", 0), int):
+                raise bad_request("Scale: spec.replicas must be an integer")
+            wanted = (body.get("spec") or {}).get("replicas")
+            if wanted is not None:
+                if wanted < 0:
+                    raise invalid(resource, name, [{"reason": "FieldValueInvalid", "field": "spec.replicas",
+                                                    "message": f"Invalid value: {wanted}: must be greater than or equal to 0"}])  # fmt: skip
+                patch: Obj = {"spec": {"replicas": wanted}}
+                rv = (body.get("metadata") or {}).get("resourceVersion")
+                if rv:
+                    patch["metadata"] = {"resourceVersion": rv}
+                self.store.patch(resource.plural, name, patch, namespace=namespace, dry_run=self._dry_run(request),
+                                 field_manager=self._field_manager(request))  # fmt: skip
+        elif method != "GET":
+            raise method_not_allowed()
+        obj = self.store.get(resource.plural, name, namespace=namespace)
+        meta = obj["metadata"]
+        selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        scale = {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+            "spec": {"replicas": int((obj.get("spec") or {}).get("replicas", 1))},
+            "status": {"replicas": int((obj.get("status") or {}).get("replicas") or 0),
+                       "selector": ",".join(f"{k}={v}" for k, v in sorted(selector.items()))},
+        }  # fmt: skip
+        return _json_response(scale)
 
     @staticmethod
     def _include(request: web.Request) -> str:
@@ -381,6 +558,14 @@ class SimServer:
         if not raw:
             return None
         ctype = request.content_type
+        if ctype == protobuf.CONTENT_TYPE:
+            try:
+                return protobuf.decode(raw)
+            except protobuf.ProtobufError as error:
+                if "not supported" not in str(error):
+                    raise bad_request(
+                        f"the object provided is unrecognized (must be of type {ctype}): {error}"
+                    ) from error
         if "protobuf" in ctype or "cbor" in ctype:
             raise ApiError(
                 415,

@@ -94,6 +94,7 @@ _STATUS_CLEARED_ON_CREATE = {
     "resourcepoolstatusrequests",
     "poddisruptionbudgets",
     "replicasets",
+    "deployments",
     "jobs",
 }
 
@@ -494,7 +495,19 @@ class Store:
             if dry_run:
                 return _reorder(new), warnings
             entry = self._commit("ADDED", resource, key, new, None)
+            if plural == "namespaces":
+                self._create_default_service_account(name)
         return _decode(entry.raw), warnings
+
+    def _create_default_service_account(self, namespace: str) -> None:
+        """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once). Lock held."""
+        account = {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": namespace},
+        }
+        with contextlib.suppress(ApiError):
+            self.create("serviceaccounts", account)
 
     def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
         plural = resource.plural

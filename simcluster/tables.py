@@ -217,6 +217,65 @@ PRINTERS: dict[str, Printer] = {
     ),
 }  # fmt: skip
 
+
+def _subjects(obj: Obj, kind: str) -> str:
+    names = []
+    for subject in obj.get("subjects") or []:
+        if subject.get("kind") == kind:
+            name = subject.get("name", "")
+            names.append(f"{subject.get('namespace', '')}/{name}" if kind == "ServiceAccount" else name)
+    return ", ".join(names)
+
+
+def _binding_columns(obj: Obj, now: datetime) -> list[Any]:
+    ref = obj.get("roleRef") or {}
+    return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", age(obj, now), _subjects(obj, "User"),
+            _subjects(obj, "Group"), _subjects(obj, "ServiceAccount")]  # fmt: skip
+
+
+def _containers(obj: Obj, field: str) -> str:
+    containers = _get(obj, "spec", "template", "spec", "containers") or []
+    return ",".join(str(c.get(field, "")) for c in containers if isinstance(c, dict))
+
+
+_BINDING_COLUMNS: list[Column] = [_NAME_COLUMN, ("Role", "string", "", 0), _AGE_COLUMN, ("Users", "string", "", 1),
+                                  ("Groups", "string", "", 1), ("ServiceAccounts", "string", "", 1)]  # fmt: skip
+_CREATED_AT: Printer = (
+    [_NAME_COLUMN, ("Created At", "date", "", 0)],
+    lambda o, now: [_name(o), _get(o, "metadata", "creationTimestamp") or ""],
+)
+PRINTERS.update({
+    "deployments": (
+        [_NAME_COLUMN, ("Ready", "string", "", 0), ("Up-to-date", "integer", "", 0), ("Available", "integer", "", 0),
+         _AGE_COLUMN, ("Containers", "string", "", 1), ("Images", "string", "", 1), ("Selector", "string", "", 1)],
+        lambda o, now: [_name(o), f"{_get(o, 'status', 'readyReplicas') or 0}/{_get(o, 'spec', 'replicas') or 0}",
+                        _get(o, "status", "updatedReplicas") or 0, _get(o, "status", "availableReplicas") or 0,
+                        age(o, now), _containers(o, "name"), _containers(o, "image"),
+                        ",".join(f"{k}={v}" for k, v in (_get(o, "spec", "selector", "matchLabels") or {}).items())],
+    ),
+    "serviceaccounts": (
+        [_NAME_COLUMN, ("Secrets", "integer", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), len(o.get("secrets") or []), age(o, now)],
+    ),
+    "secrets": (
+        [_NAME_COLUMN, ("Type", "string", "", 0), ("Data", "string", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), o.get("type") or "Opaque", len(o.get("data") or {}) + len(o.get("stringData") or {}),
+                        age(o, now)],
+    ),
+    "configmaps": (
+        [_NAME_COLUMN, ("Data", "integer", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), len(o.get("data") or {}) + len(o.get("binaryData") or {}), age(o, now)],
+    ),
+    "leases": (
+        [_NAME_COLUMN, ("Holder", "string", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), _get(o, "spec", "holderIdentity") or "", age(o, now)],
+    ),
+    "roles": _CREATED_AT,
+    "clusterroles": _CREATED_AT,
+    "rolebindings": (_BINDING_COLUMNS, _binding_columns),
+    "clusterrolebindings": (_BINDING_COLUMNS, _binding_columns),
+})  # fmt: skip
+
 _DEFAULT_PRINTER: Printer = ([_NAME_COLUMN, _AGE_COLUMN], lambda o, now: [_name(o), age(o, now)])
 
 

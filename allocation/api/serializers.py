@@ -5,19 +5,26 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from allocation.models import RunKind, WhatIfRun
+from allocation.models import WhatIfRun
+from allocation.whatif.base import kinds
 
 
 class WhatIfRunCreateSerializer(serializers.Serializer[Any]):
-    kind = serializers.ChoiceField(choices=RunKind.choices)
-    input = serializers.JSONField(
-        help_text=(
-            "feasibility: {source: yaml, yaml} | {source: pick, kind: ResourceClaim|ResourceClaimTemplate|Pod, "
-            "namespace, name}, optional node. headroom: the same (claim or template) or {source: class, "
-            "deviceClassName, count}, optional max_per_node. taint_impact: {selector: {driver, pool, device}, "
-            "taint: {key, value, effect}}."
+    kind = serializers.ChoiceField(choices=[])
+    input = serializers.JSONField()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The registered kinds, read when the serializer is made: a kind added later is served too.
+        registered = kinds()
+        kind_field = self.fields["kind"]
+        assert isinstance(kind_field, serializers.ChoiceField)
+        kind_field.choices = [(k.name, k.label) for k in registered]
+        names = ", ".join(k.name for k in registered)
+        kind_field.error_messages["invalid_choice"] = f"must be one of {names}, got {{input!r}}"
+        self.fields["input"].help_text = " ".join(
+            f"{k.name}: {k.input_help}." for k in registered if k.input_help
         )
-    )
 
 
 class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
@@ -25,12 +32,14 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
     page_url = serializers.SerializerMethodField()
     ws_url = serializers.SerializerMethodField()
     finished = serializers.BooleanField(source="is_finished", read_only=True)
+    kind_label = serializers.CharField(read_only=True)
 
     class Meta:
         model = WhatIfRun
         fields = [
             "id",
             "kind",
+            "kind_label",
             "state",
             "finished",
             "phase",
@@ -41,6 +50,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "snapshot_versions",
             "cancel_requested",
             "time_limit_seconds",
+            "max_search_steps",
             "created_by",
             "created_at",
             "started_at",

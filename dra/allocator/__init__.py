@@ -1,6 +1,10 @@
 """A pure Python implementation of the Kubernetes DRA structured allocator (v1.37 semantics).
 
 No Django, no ``kubernetes`` import: Kubernetes JSON dicts in, ``status.allocation`` dicts out.
+It follows upstream ``k8s.io/dynamic-resource-allocation/structured`` ("incubating" variant,
+"experimental" with ListTypeAttributes) and gives upstream's answer on all 223 cases of its
+allocator table (ported in ``tests/dra/test_allocator_upstream_*.py``; ``python -m
+tests.dra.upstream_report`` prints the figure), apart from the differences listed at the end.
 
 One-shot use::
 
@@ -13,10 +17,17 @@ One-shot use::
 claims cannot be allocated together on that node. `AllocationError` means invalid input
 (missing class, unknown allocation mode, empty or unknown constraint, fields the enabled
 features do not allow, more than 32 results) or a CEL error, which aborts as upstream does.
-``features`` holds upstream names (``AdminAccess``, ``PrioritizedList``,
-``PartitionableDevices``, ``DeviceTaints``, ``DeviceTaintRules``, ``ConsumableCapacity``,
-``DeviceBindingAndStatus``, ``ListTypeAttributes``; a ``DRA`` prefix is accepted); the
-default of `allocate` is *no* optional feature, `DEFAULT_FEATURES` is what 1.37 enables.
+Its subclass `NodeAllocationError` (``node_local`` is True) fails only this node: upstream's
+errors wrapping ``ErrFailedAllocationOnNode``, today "invalid resource pools were
+encountered" when an invalid pool is reachable and nothing else serves the claims; a
+scheduler records it as the node's reason and tries the next node (``pools`` names each
+invalid pool and why). Messages are upstream's (its Go format strings), so they can be
+compared with scheduler events. ``features`` holds upstream names (``AdminAccess``,
+``PrioritizedList``, ``PartitionableDevices``, ``DeviceTaints``, ``DeviceTaintRules``,
+``ConsumableCapacity``, ``DeviceBindingAndStatus``, ``ListTypeAttributes``; a ``DRA`` prefix
+is accepted, and the gates ``DRADeviceBindingConditions`` plus ``DRAResourceClaimDeviceStatus``
+give ``DeviceBindingAndStatus`` as in kube-scheduler); the default of `allocate` is *no* optional feature, `DEFAULT_FEATURES` is what
+1.37 enables.
 
 Repeated use (a scheduler trying node after node, headroom counting) should build one
 `Allocator` (upstream ``NewAllocator``) and keep one `AllocatedState` current::
@@ -43,10 +54,14 @@ What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incub
 
 * pools: only the highest ``generation`` of a pool counts; a pool with fewer slices than
   ``resourceSliceCount`` is incomplete (never allocated from; ``All`` requests then fail
-  with an error), one with a newer generation elsewhere is obsolete (ignored), one with
-  duplicate device names or unknown counter references is invalid (never allocated from).
-  Slices reach a node through ``nodeName``, ``nodeSelector`` (NodeSelector semantics incl.
-  ``matchFields`` on ``metadata.name``), ``allNodes`` or ``perDeviceNodeSelection``.
+  with an error), one with a newer generation elsewhere is obsolete (ignored), one with a
+  device name twice among this node's slices, a counter set declared twice, or a device (of
+  any node) consuming a counter set or counter the pool does not declare is invalid
+  (`dra.objects.pool_problem`; never allocated from, and the node's `NodeAllocationError`
+  when nothing else fits). Slices reach a node through ``nodeName``, ``nodeSelector``
+  (NodeSelector semantics incl. ``matchFields`` on ``metadata.name``), ``allNodes`` or
+  ``perDeviceNodeSelection``; counter slices likewise, but when a pool looks incomplete from
+  the node all its slices decide, so counter sets published for another node count.
   Pools are ordered by driver and pool name, pools with binding conditions last; slices by
   name; devices in slice order.
 * search: first fit, depth first with backtracking; within one request only combinations
@@ -68,19 +83,36 @@ What it does (upstream ``k8s.io/dynamic-resource-allocation/structured``, "incub
   ``metadata.name`` node selector, otherwise slice node selectors are AND-merged, and
   ``allNodes`` devices give no node selector.
 
-Deliberate differences from upstream: ``distinctAttribute`` compares every device, not one
-value per request name (an upstream quirk); counters taken for a device that is then
-rejected (taint, constraint) are given back (upstream leaks them within the attempt); a
-claim config naming several requests is copied once, not once per request. Where upstream
-returns a node-local error ("invalid resource pools were encountered") this returns ``None``
-(explain shows ``pool invalid``). Quantities use this package's exact `quantity` module,
-not the CEL Quantity type.
+What upstream does that looks odd is kept, because the goal is upstream's answer:
+``distinctAttribute`` holds one value per request name (a request's next device is compared
+with its latest one only); counters taken for a device that is then refused (taint,
+constraint, capacity), and those of a shared device the search backtracks past, stay taken
+for the rest of the attempt; a matchAttribute intersection over list values only narrows;
+without ListTypeAttributes a list value is accepted as the first device of a constraint and
+never matches after; an attribute with no value of a known type is an error naming it
+("attribute X: unsupported attribute value") as soon as a selector looks at the device. For
+feature sets upstream serves with its "stable" allocator (only AdminAccess, PrioritizedList,
+PartitionableDevices, DeviceTaints) its deterministic differences are followed too:
+``distinctAttribute`` is an "empty constraint (unsupported constraint type?)", capacity
+requests are ignored, ``bindsToNode`` does not pin the node selector.
+
+Deliberate differences from upstream: ``allocationTimestamp`` is set when a result has binding
+conditions (upstream's scheduler plugin does that after the allocator); input the API server
+would refuse is refused naming the field (unknown fields such as ``derivedAttributes``, an
+ExactCount ``count`` below 1, both or neither of ``exactly``/``firstAvailable``, both
+constraint kinds, malformed quantities), where upstream's allocator ignores or accepts it;
+messages append what upstream leaves out (the invalid pools and why, the lister's "not found");
+pools are keyed by driver and name everywhere (upstream keys its counter bookkeeping by pool
+name only, so two drivers' pools of one name share counters there); stable's own search order
+(permutations, pools in Go map order) is not imitated. The admin-access namespace label
+cannot be checked here (only claims are given), so ``adminAccess: true`` is taken as
+authorised. Quantities use this package's exact `quantity` module, not the CEL Quantity type.
 
 Modules: ``model`` (JSON to frozen dataclasses, strict for claims), ``pools`` (gathering),
 ``state`` (allocated devices), ``allocator`` (caches and claim plans), ``search`` (the
 depth-first search), ``results`` (result JSON), ``capacity``, ``constraints``, ``explain``.
-Tests: ``tests/allocation/test_allocator*.py`` (named cases, upstream step counts, and a
-brute-force oracle over random cases); benchmark: ``bench/bench_allocator.py``.
+Tests: ``tests/dra/test_allocator*.py`` (our named cases, upstream's table ported, upstream
+step counts, a brute-force oracle over random cases); benchmark: ``bench/bench_allocator.py``.
 
 Explanations for what-if: `explain` returns a `DeviceVerdict` per (device reachable from
 the node, request or subrequest) with one reason from `REASONS`: ``usable``, ``pool
@@ -106,7 +138,7 @@ from datetime import datetime
 from typing import Any
 
 from .allocator import Allocator
-from .errors import AllocationError, AllocationTimeout
+from .errors import AllocationError, AllocationTimeout, NodeAllocationError
 from .explain import REASONS, DeviceVerdict, RequestSummary, explain, summarize
 from .features import DEFAULT_FEATURES
 from .model import Json, PreparedClaim, prepare_claim
@@ -121,6 +153,7 @@ __all__ = [
     "AllocationTimeout",
     "Allocator",
     "DeviceVerdict",
+    "NodeAllocationError",
     "PreparedClaim",
     "RequestSummary",
     "SelectorBackend",

@@ -11,8 +11,8 @@ from typing import Any
 
 from dra.taints import BLOCKING_EFFECTS, Taint
 
-from .errors import AllocationError
-from .features import normalize_features
+from .errors import AllocationError, NodeAllocationError
+from .features import ALLOCATION_FEATURES, STABLE_FEATURES, normalize_features
 from .model import (
     RESULTS_MAX,
     Device,
@@ -29,7 +29,7 @@ from .model import (
     parse_taint_rule,
     prepare_claim,
 )
-from .plan import Candidate, ClaimPlan, NodeView, RequestData, requests_of
+from .plan import Candidate, ClaimPlan, NodeView, RequestData
 from .pools import Pool, PoolID, gather_pools
 from .search import Search
 from .selectors import SelectorBackend, default_backend
@@ -85,6 +85,9 @@ class Allocator:
         self.consumable_capacity = "ConsumableCapacity" in f
         self.binding = "DeviceBindingAndStatus" in f
         self.list_attributes = "ListTypeAttributes" in f
+        #: upstream would use its "stable" allocator for these features: no distinctAttribute,
+        #: capacity requests ignored, ``bindsToNode`` not looked at
+        self.stable_variant = (f & ALLOCATION_FEATURES) - {"DeviceTaintRules"} <= STABLE_FEATURES
         rules = (
             tuple(parse_taint_rule(r) for r in taint_rules)
             if self.device_taints and "DeviceTaintRules" in f
@@ -160,7 +163,10 @@ class Allocator:
             per_pool.append(mine)
             candidates.extend(mine)
         has_multi = self.consumable_capacity and any(c.device.allow_multiple for c in candidates)
-        view = NodeView(node, pools, candidates, per_pool, [c.device.key for c in candidates], has_multi)
+        invalid = {f"{p.driver}/{p.name}": p.invalid for p in pools if p.invalid is not None}
+        view = NodeView(
+            node, pools, candidates, per_pool, [c.device.key for c in candidates], has_multi, invalid
+        )
         self._views[name] = view
         return view
 
@@ -191,7 +197,18 @@ class Allocator:
             self._compiled[expr] = compiled
         inp = self._inputs.get(device.key)
         if inp is None:
-            inp = self._inputs[device.key] = backend.device_input(device.driver, device.raw)
+            if device.unsupported_attribute is not None:
+                raise AllocationError(
+                    f"{where}: selector #{index} on device {device.key}: CEL runtime error: attribute"
+                    f" {device.unsupported_attribute}: unsupported attribute value"
+                )
+            try:
+                inp = backend.device_input(device.driver, device.raw)
+            except backend.errors as exc:
+                raise AllocationError(
+                    f"{where}: selector #{index} on device {device.key}: CEL runtime error: {exc}"
+                ) from exc
+            self._inputs[device.key] = inp
         try:
             hit = bool(compiled.matches(inp))
         except backend.errors as exc:
@@ -233,8 +250,20 @@ class Allocator:
         view = self._view_for(node)
         plans = [self.plan(c if isinstance(c, PreparedClaim) else self._prepared(c)) for c in claims]
         if not view.has_multi and self._all_in_use(view, plans):
-            return None
-        return Search(self, view, plans).execute()
+            return self.unschedulable(view) if view.invalid else None
+        results = Search(self, view, plans).execute()
+        return results if results is not None or not view.invalid else self.unschedulable(view)
+
+    @staticmethod
+    def unschedulable(view: NodeView) -> None:
+        """No allocation on this node: None, or `NodeAllocationError` when an invalid pool may be
+        the reason (upstream reports it then, not before: another pool might have served)."""
+        if view.invalid:
+            detail = "; ".join(f"{pool}: {why}" for pool, why in view.invalid.items())
+            raise NodeAllocationError(
+                f"invalid resource pools were encountered ({detail})", pools=view.invalid
+            )
+        return None
 
     def _all_in_use(self, view: NodeView, plans: list[ClaimPlan]) -> bool:
         """Cheap rejection of full nodes, the common case when trying node after node.
@@ -293,31 +322,47 @@ class Allocator:
         return plan
 
     def _make_plan(self, claim: PreparedClaim) -> ClaimPlan:
-        constraints: list[tuple[bool, str]] = []
-        for i, c in enumerate(claim.constraints):
-            if c.match_attribute:
-                constraints.append((True, c.match_attribute))
-            else:
-                if not self.consumable_capacity:
-                    raise AllocationError(
-                        f"claim {claim.ref}, constraint #{i}: distinctAttribute needs the ConsumableCapacity feature"
-                    )
-                assert c.distinct_attribute is not None
-                constraints.append((False, c.distinct_attribute))
+        """Validate the claim as upstream does before its search, with its messages and in its
+        order: per request the feature gates, then each (sub)request, then the result limit,
+        then the constraints."""
         requests: list[list[RequestData]] = []
         min_devices = 0
-        for rname, specs, is_sub in requests_of(claim):
+        for request in claim.requests:
+            is_sub = request.exact is None
             if is_sub and not self.prioritized_list:
                 raise AllocationError(
-                    f"claim {claim.ref}, request {rname}: has subrequests, but the PrioritizedList feature is disabled"
+                    f"claim {claim.ref}, request {request.name}: has subrequests, but the DRAPrioritizedList"
+                    " feature is disabled"
                 )
-            datas = [self._request_data(claim, rname if is_sub else None, spec) for spec in specs]
+            specs = [request.exact] if request.exact is not None else list(request.first_available)
+            # Upstream's stable allocator, which serves these features, does not know capacity
+            # requests at all: it ignores them (as ours does with the feature off).
+            if not self.consumable_capacity and not self.stable_variant:
+                for spec in specs:
+                    if spec.capacity is not None:
+                        what = f"subrequest {spec.name}" if is_sub else f"request {request.name}"
+                        raise AllocationError(
+                            f"claim {claim.ref}, {what}: has capacity requests, but the DRAConsumableCapacity"
+                            " feature is disabled"
+                        )
+            datas = [self._request_data(claim, request.name if is_sub else None, spec) for spec in specs]
             requests.append(datas)
             min_devices += min(1 if d.all_mode else d.num_devices for d in datas)
         if min_devices > RESULTS_MAX:
             raise AllocationError(
                 f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}"
             )
+        constraints: list[tuple[bool, str]] = []
+        for i, c in enumerate(claim.constraints):
+            if c.match_attribute:
+                constraints.append((True, c.match_attribute))
+            elif c.distinct_attribute and not self.stable_variant:
+                constraints.append((False, c.distinct_attribute))
+            else:
+                # No known constraint type (upstream's stable allocator knows only matchAttribute).
+                raise AllocationError(
+                    f"claim {claim.ref}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                )
         flat = [d for datas in requests for d in datas]
         has_all = any(d.all_mode for d in flat)
         return ClaimPlan(
@@ -332,20 +377,25 @@ class Allocator:
 
     def _request_data(self, claim: PreparedClaim, parent: str | None, spec: RequestSpec) -> RequestData:
         name = f"{parent}/{spec.name}" if parent else spec.name
-        where = f"claim {claim.ref}, request {name}"
-        if spec.capacity is not None and not self.consumable_capacity:
-            raise AllocationError(
-                f"{where}: has capacity requests, but the ConsumableCapacity feature is disabled"
-            )
+        # Upstream names a subrequest by its own name in these messages.
+        where = f"claim {claim.ref}, request {spec.name}"
+        for i, expr in enumerate(spec.selectors):
+            if not expr:
+                raise AllocationError(
+                    f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                )
         if spec.admin_access is not None and not self.admin_access:
-            raise AllocationError(
-                f"{where}: admin access is requested, but the AdminAccess feature is disabled"
-            )
+            raise AllocationError(f"{where}: admin access is requested, but the feature is disabled")
+        if not spec.class_name:
+            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
         device_class = self.classes.get(spec.class_name)
         if device_class is None:
-            raise AllocationError(f"{where}: device class {spec.class_name} not found")
+            raise AllocationError(
+                f"{where}: could not retrieve device class {spec.class_name}: deviceclass.resource.k8s.io"
+                f' "{spec.class_name}" not found'
+            )
         if spec.mode not in ("ExactCount", "All"):
-            raise AllocationError(f"{where}: unsupported allocation mode {spec.mode!r}")
+            raise AllocationError(f"{where}: unsupported count mode {spec.mode}")
         base = parent or spec.name
         applicable = tuple(
             i

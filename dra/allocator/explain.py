@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .allocator import Allocator
-from .constraints import lookup_attribute
+from .constraints import find_attribute, lookup_attribute
 from .errors import AllocationError
 from .features import DEFAULT_FEATURES
 from .model import Device, Json, PreparedClaim, node_matches, parse_node, prepare_claim
@@ -116,7 +116,7 @@ def _verdict(run: Search, rd: RequestData, cand: Candidate, on_node: bool) -> tu
         return CAPACITY_SHORT, "requested capacity does not fit (or breaks the device's request policy)"
     for i in rd.constraint_ids:
         is_match, attribute = run.plans[0].constraints[i]
-        if lookup_attribute(device, attribute, a.list_attributes) is None:
+        if find_attribute(device, attribute) is None:
             return (
                 CONSTRAINT_UNMET,
                 f"{_constraint_name(is_match, attribute)}: the device does not have the attribute",

@@ -41,6 +41,11 @@ NEUTRAL_FEATURES = frozenset(
     }
 )
 
+#: What upstream's "stable" allocator supports. Upstream picks the first of its allocators
+#: (stable, incubating, experimental) that supports every enabled feature; within this set it
+#: is the stable one, whose answers differ in a few deterministic ways (see `Allocator`).
+STABLE_FEATURES = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
+
 #: The Kubernetes 1.37 defaults: everything GA or beta-on.
 DEFAULT_FEATURES = frozenset(
     {
@@ -59,14 +64,18 @@ DEFAULT_FEATURES = frozenset(
 
 
 def normalize_features(features: Iterable[str]) -> frozenset[str]:
-    """Accept upstream names with or without the ``DRA`` gate prefix; refuse unknown ones."""
+    """Accept upstream names with or without the ``DRA`` gate prefix; refuse unknown ones.
+
+    The allocator feature ``DeviceBindingAndStatus`` may be named directly; from gate names it
+    takes both ``DRADeviceBindingConditions`` and ``DRAResourceClaimDeviceStatus``, as
+    kube-scheduler derives it."""
     out = set()
     for name in features:
         bare = name[3:] if name.startswith("DRA") and name != "DynamicResourceAllocation" else name
-        if bare == "DeviceBindingConditions":
-            bare = "DeviceBindingAndStatus"
         if bare not in ALLOCATION_FEATURES and bare not in NEUTRAL_FEATURES:
             known = ", ".join(sorted(ALLOCATION_FEATURES | NEUTRAL_FEATURES))
             raise AllocationError(f"features: unknown feature {name!r} (known: {known})")
         out.add(bare)
+    if {"DeviceBindingConditions", "ResourceClaimDeviceStatus"} <= out:
+        out.add("DeviceBindingAndStatus")
     return frozenset(out)

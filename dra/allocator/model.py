@@ -175,6 +175,9 @@ class Device:
     binding_failure_conditions: tuple[str, ...]
     allow_multiple: bool
     raw: Json
+    #: the first attribute with no value of a known type; evaluating a selector on the device
+    #: is then an error naming it (upstream: "attribute X: unsupported attribute value")
+    unsupported_attribute: str | None = None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -188,6 +191,9 @@ class Slice:
     node_selector: NodeSelector | None
     all_nodes: bool
     per_device: bool
+    #: ``perDeviceNodeSelection`` is set at all (even false): without PartitionableDevices
+    #: upstream ignores such a slice
+    per_device_set: bool
     devices: tuple[Device, ...]
     #: counter set name -> counter name -> value
     shared_counters: tuple[tuple[str, Mapping[str, int]], ...]
@@ -198,15 +204,17 @@ def device_key(driver: str, pool: str, device: str) -> str:
 
 
 def _parse_attr(raw: object, field: str) -> Attr | None:
+    """The attribute's value, or None when it has no value of a known type (a missing or null
+    value, or some future type)."""
     if not isinstance(raw, Mapping):
         raise AllocationError(f"{field}: must be an object")
     for kind in _SCALAR_ATTR_TYPES:
-        if kind in raw:
+        if raw.get(kind) is not None:
             return (kind, raw[kind])
     for kind in _LIST_ATTR_TYPES:
-        if kind in raw:
+        if raw.get(kind) is not None:
             return (kind, tuple(_as_list(raw[kind], f"{field}.{kind}")))
-    return None  # unknown future type: treated as absent
+    return None
 
 
 def _opt_qty(raw: Json, key: str, field: str) -> Quantity | None:
@@ -264,17 +272,20 @@ def _parse_device(
     if not isinstance(name, str) or not name:
         raise AllocationError(f"{field}.name: required")
     attributes: dict[str, Attr] = {}
+    unsupported: str | None = None
     attrs_raw = raw.get("attributes")
     if attrs_raw:
         for attr_name, attr_raw in _as_map(attrs_raw, f"{field}.attributes").items():
             if type(attr_raw) is dict and len(attr_raw) == 1:
                 kind, value = next(iter(attr_raw.items()))
-                if kind in _SCALAR_ATTR_TYPES:
+                if kind in _SCALAR_ATTR_TYPES and value is not None:
                     attributes[attr_name] = (kind, value)
                     continue
             attr = _parse_attr(attr_raw, f"{field}.attributes[{attr_name}]")
             if attr is not None:
                 attributes[attr_name] = attr
+            elif unsupported is None:
+                unsupported = attr_name
     capacity: dict[str, Capacity] = {}
     capacity_raw = raw.get("capacity")
     if capacity_raw:
@@ -326,6 +337,7 @@ def _parse_device(
         binding_failure_conditions=binding_failure_conditions,
         allow_multiple=bool(raw.get("allowMultipleAllocations")),
         raw=raw,
+        unsupported_attribute=unsupported,
     )
 
 
@@ -361,6 +373,7 @@ def parse_slice(raw: Json, rules: tuple[TaintRule, ...] = ()) -> Slice:
         node_selector=parse_node_selector(spec.get("nodeSelector"), f"{field}.spec.nodeSelector"),
         all_nodes=bool(spec.get("allNodes")),
         per_device=bool(spec.get("perDeviceNodeSelection")),
+        per_device_set=spec.get("perDeviceNodeSelection") is not None,
         devices=devices,
         shared_counters=shared,
     )
@@ -376,15 +389,19 @@ class DeviceClass:
     config: tuple[Json, ...]
 
 
-def _parse_selectors(raw: object, field: str) -> tuple[str, ...]:
+def _parse_selectors(raw: object, field: str, *, lenient: bool = False) -> tuple[str, ...]:
+    """CEL expressions of the selectors. A selector without one (some future selector type) is an
+    error here, or with ``lenient`` an empty string the allocator refuses when it validates the
+    request, in upstream's order of checks."""
     out = []
     for i, sel in enumerate(_as_list(raw, field)):
         sel = _as_map(sel, f"{field}[{i}]")
-        _refuse_unknown(sel, ("cel",), f"{field}[{i}]")
         cel = sel.get("cel")
         expr = _as_map(cel, f"{field}[{i}].cel").get("expression")
         if not isinstance(expr, str) or not expr:
-            raise AllocationError(f"{field}[{i}]: CEL expression empty (unsupported selector type?)")
+            if not lenient:
+                raise AllocationError(f"{field}[{i}]: CEL expression empty (unsupported selector type?)")
+            expr = ""
         out.append(expr)
     return tuple(out)
 
@@ -463,9 +480,11 @@ def _parse_request_spec(raw: Json, name: str, field: str, allowed: tuple[str, ..
     if "derivedAttributes" in raw:
         raise AllocationError(f"{field}.derivedAttributes: not supported (DRADerivedAttributes is alpha)")
     _refuse_unknown(raw, allowed, field)
-    class_name = raw.get("deviceClassName")
-    if not isinstance(class_name, str) or not class_name:
-        raise AllocationError(f"{field}.deviceClassName: required (unsupported request type?)")
+    # An empty class name, an unknown mode or selector type are refused when the allocator
+    # validates the request (`Allocator.plan`), with upstream's words and in its order.
+    class_name = raw.get("deviceClassName") or ""
+    if not isinstance(class_name, str):
+        raise AllocationError(f"{field}.deviceClassName: must be a string")
     mode = raw.get("allocationMode") or "ExactCount"
     count_raw = raw.get("count")
     count = 1 if count_raw is None else count_raw
@@ -486,7 +505,7 @@ def _parse_request_spec(raw: Json, name: str, field: str, allowed: tuple[str, ..
     return RequestSpec(
         name=name,
         class_name=class_name,
-        selectors=_parse_selectors(raw.get("selectors"), f"{field}.selectors"),
+        selectors=_parse_selectors(raw.get("selectors"), f"{field}.selectors", lenient=True),
         mode=str(mode),
         count=count,
         admin_access=None if admin is None else bool(admin),
@@ -508,16 +527,14 @@ def prepare_claim(raw: Json) -> PreparedClaim:
     devices = _as_map(spec.get("devices"), f"{field}.spec.devices")
     _refuse_unknown(devices, ("requests", "constraints", "config"), f"{field}.spec.devices")
     requests = []
-    seen: set[str] = set()
+    # Request names are not checked for uniqueness: the API server does, upstream's allocator
+    # does not (two requests of one name are simply both allocated).
     for i, r in enumerate(_as_list(devices.get("requests"), f"{field}.spec.devices.requests")):
         r = _as_map(r, f"{field}.spec.devices.requests[{i}]")
         rname = r.get("name")
         rfield = f"{field}, request {rname}"
         if not isinstance(rname, str) or not rname:
             raise AllocationError(f"{field}.spec.devices.requests[{i}].name: required")
-        if rname in seen:
-            raise AllocationError(f"{rfield}: duplicate request name")
-        seen.add(rname)
         _refuse_unknown(r, ("name", "exactly", "firstAvailable"), rfield)
         exact = r.get("exactly")
         first = _as_list(r.get("firstAvailable"), f"{rfield}.firstAvailable")
@@ -546,10 +563,11 @@ def prepare_claim(raw: Json) -> PreparedClaim:
         c = _as_map(c, cfield)
         _refuse_unknown(c, ("requests", "matchAttribute", "distinctAttribute"), cfield)
         match, distinct = c.get("matchAttribute"), c.get("distinctAttribute")
-        if bool(match) == bool(distinct):
+        if match and distinct:
             raise AllocationError(
-                f"{cfield}: empty constraint (exactly one of matchAttribute or distinctAttribute is required)"
+                f"{cfield}: matchAttribute and distinctAttribute are both set, only one is allowed"
             )
+        # Neither (some future constraint type) is refused by `Allocator.plan`, in upstream's words.
         constraints.append(
             Constraint(
                 requests=frozenset(str(x) for x in _as_list(c.get("requests"), f"{cfield}.requests")),

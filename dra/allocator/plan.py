@@ -36,6 +36,8 @@ class NodeView:
     keys: list[str]
     #: some candidate may be shared (allowMultipleAllocations with ConsumableCapacity)
     has_multi: bool
+    #: invalid pools ("driver/pool" -> why): reported when nothing fits on the node
+    invalid: dict[str, str]
     #: `AllocatedState.releases` when every candidate was last seen in use (-1: never)
     full_since: int = -1
 
@@ -82,10 +84,3 @@ class DeviceResult:
     candidate: Candidate
     share_id: str | None
     consumed: dict[str, Quantity] | None
-
-
-def requests_of(claim: PreparedClaim) -> list[tuple[str, list[RequestSpec], bool]]:
-    return [
-        (r.name, [r.exact] if r.exact is not None else list(r.first_available), r.exact is None)
-        for r in claim.requests
-    ]

@@ -19,9 +19,10 @@ class Pool:
     incomplete: bool = False
     #: why the pool cannot be used (duplicate devices, bad counter references), or None
     invalid: str | None = None
-    #: device slices relevant for the node, sorted by name
+    #: slices with devices relevant for the node, sorted by name (kept for invalid pools too, so
+    #: that explanations can name their devices; the search skips unusable pools)
     slices: tuple[Slice, ...] = ()
-    #: counter set -> counter -> value
+    #: counter set -> counter -> value, from every counter slice of the pool's generation
     counter_sets: dict[str, dict[str, int]] = field(default_factory=dict)
     #: devices of this pool in slices not targeting the node: they still consume counters
     other_devices: tuple[Device, ...] = ()
@@ -37,14 +38,14 @@ class Pool:
 
 
 def slice_targets_node(s: Slice, node: Node | None, partitionable: bool) -> bool:
-    if not partitionable and (s.per_device or s.shared_counters):
+    """Whether the slice is relevant for the node. Counter slices are no exception: when one is
+    left out, the pool looks incomplete from here and `gather_pools` fetches it from all slices."""
+    if not partitionable and (s.per_device_set or s.shared_counters):
         return False
-    if s.shared_counters:
-        # Counter sets are needed to use the pool regardless of node selection.
-        return True
-    field_name = f"ResourceSlice {s.name}.spec.nodeSelector"
     if s.node_name or s.all_nodes or s.node_selector is not None:
-        return node_matches(node, s.node_name, s.all_nodes, s.node_selector, field_name)
+        return node_matches(
+            node, s.node_name, s.all_nodes, s.node_selector, f"ResourceSlice {s.name}.spec.nodeSelector"
+        )
     if s.per_device:
         return any(
             node_matches(
@@ -60,16 +61,24 @@ def slice_targets_node(s: Slice, node: Node | None, partitionable: bool) -> bool
     return False
 
 
-def _validate(
-    pool: Pool,
-    device_slices: Sequence[Slice],
-    counter_slices: Sequence[Slice],
-    others: Sequence[Slice],
-    partitionable: bool,
-) -> None:
-    for s in counter_slices:
-        for set_name, counters in s.shared_counters:
-            pool.counter_sets.setdefault(set_name, dict(counters))
+def _build(pool_id: PoolID, mine: Sequence[Slice], rest: Sequence[Slice], partitionable: bool) -> Pool:
+    """A complete pool from its slices relevant for the node (``mine``) and, when some are not,
+    the others of the same generation (``rest``).
+
+    With PartitionableDevices a slice with counter sets is a counter slice only (v1 keeps
+    devices and counter sets apart); devices of other nodes' slices are validated and consume
+    counters, but only the node's own devices must have unique names.
+    """
+    device_slices = sorted(
+        (s for s in mine if not (partitionable and s.shared_counters)), key=lambda s: s.name
+    )
+    counter_slices = sorted(
+        (s for s in (*mine, *rest) if partitionable and s.shared_counters), key=lambda s: s.name
+    )
+    others = [s for s in rest if not (partitionable and s.shared_counters)]
+    pool = Pool(*pool_id, slices=tuple(device_slices))
+    pool.other_devices = tuple(d for s in others for d in s.devices)
+    pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
     pool.invalid = pool_problem(
         device_names=(d.name for s in device_slices for d in s.devices),
         counter_sets=((name, counters) for s in counter_slices for name, counters in s.shared_counters),
@@ -81,6 +90,11 @@ def _validate(
         ),
         partitionable=partitionable,
     )
+    if pool.invalid is None:
+        for s in counter_slices:
+            for set_name, counters in s.shared_counters:
+                pool.counter_sets[set_name] = dict(counters)
+    return pool
 
 
 def gather_pools(
@@ -89,12 +103,14 @@ def gather_pools(
     slices_by_pool: Mapping[PoolID, Sequence[Slice]],
     partitionable: bool,
 ) -> list[Pool]:
-    """Pools with devices reachable from the node, in allocation order.
+    """Pools with slices relevant for the node, in allocation order.
 
-    Only the highest generation of a pool counts. A pool is incomplete if fewer slices than
-    ``resourceSliceCount`` exist at that generation (looking at all slices, also those for
-    other nodes), obsolete (dropped) if a newer generation exists elsewhere, invalid if device
-    names repeat or counters are referenced that do not exist.
+    Only the highest generation of a pool seen from the node counts. If fewer slices than
+    ``resourceSliceCount`` are relevant, all slices of the pool decide: a newer generation
+    elsewhere makes it obsolete (dropped), too few at this generation incomplete (never
+    allocated from), else it is built from all of them (counter sets published for other
+    nodes count, and so do the devices there). Pools are ordered by driver and name, those
+    whose devices have binding conditions last.
     """
     collected: dict[PoolID, list[Slice]] = {}
     for s in candidate_slices:
@@ -108,34 +124,19 @@ def gather_pools(
             current.append(s)
 
     pools: list[Pool] = []
-    for (driver, pool_name), slices in collected.items():
-        generation, expected = slices[0].generation, slices[0].slice_count
-        others: list[Slice] = []
-        if len(slices) != expected:
-            everything = slices_by_pool.get((driver, pool_name), ())
+    for pid, mine in collected.items():
+        generation, expected = mine[0].generation, mine[0].slice_count
+        rest: list[Slice] = []
+        if len(mine) != expected:
+            everything = slices_by_pool.get(pid, ())
             if any(s.generation > generation for s in everything):
                 continue  # obsolete: the driver is replacing this generation
             same_generation = [s for s in everything if s.generation == generation]
             if len(same_generation) != expected:
-                pools.append(
-                    Pool(
-                        driver, pool_name, incomplete=True, slices=tuple(sorted(slices, key=lambda s: s.name))
-                    )
-                )
+                pools.append(Pool(*pid, incomplete=True, slices=tuple(sorted(mine, key=lambda s: s.name))))
                 continue
-            mine = {id(s) for s in slices}
-            others = [s for s in same_generation if id(s) not in mine]
-        if partitionable:
-            # v1 keeps devices and counter sets in separate slices; older data may mix them.
-            device_slices = [s for s in slices if s.devices or not s.shared_counters]
-            counter_slices = [s for s in slices if s.shared_counters]
-        else:
-            device_slices, counter_slices = list(slices), []
-        device_slices.sort(key=lambda s: s.name)
-        pool = Pool(driver, pool_name, slices=tuple(device_slices))
-        _validate(pool, device_slices, counter_slices, others if partitionable else (), partitionable)
-        pool.other_devices = tuple(d for s in others for d in s.devices)
-        pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
-        pools.append(pool)
+            own = {id(s) for s in mine}
+            rest = [s for s in same_generation if id(s) not in own]
+        pools.append(_build(pid, mine, rest, partitionable))
     pools.sort(key=lambda p: (p.has_binding_conditions, p.driver, p.name))
     return pools

@@ -54,12 +54,15 @@ def allocation_result(run: Search, ci: int) -> dict[str, Any]:
 
 
 def _config(run: Search, ci: int, claim: PreparedClaim) -> list[dict[str, Any]]:
+    """Class configs, once per class naming the requests that use it, then the claim's configs
+    that apply to an allocated request (by its name or its chosen subrequest's ``req/sub``).
+    A config that covers every request of the claim drops its list ("empty means all")."""
+    chosen: list[str] = []
     config: list[dict[str, Any]] = []
     class_slots: dict[str, list[dict[str, Any]]] = {}
-    chosen_names: list[str] = []
     for ri, datas in enumerate(run.requests[ci]):
         rd = datas[run.selected_sub[ci][ri]]
-        chosen_names.append(rd.name)
+        chosen.append(rd.name)
         slots = class_slots.get(rd.device_class.name)
         if slots is not None:
             for entry in slots:
@@ -73,16 +76,22 @@ def _config(run: Search, ci: int, claim: PreparedClaim) -> list[dict[str, Any]]:
         class_slots[rd.device_class.name] = slots
     for item in claim.config:
         wanted = list(item.get("requests") or [])
-        if wanted and not any(name in wanted or name.split("/")[0] in wanted for name in chosen_names):
+        applies = not wanted or any(
+            request.name in wanted or (request.exact is None and name in wanted)
+            for request, name in zip(claim.requests, chosen, strict=True)
+        )
+        if not applies:
             continue
         entry = {"source": "FromClaim", **{k: v for k, v in item.items() if k != "requests"}}
         if wanted:
             entry["requests"] = wanted
         config.append(entry)
-    n_requests = len(claim.requests)
     for entry in config:
-        # A list naming as many requests as the claim has means "all": say so by omitting it.
-        if "requests" in entry and len(entry["requests"]) == n_requests:
+        names = entry.get("requests")
+        if names and all(
+            request.name in names or (request.exact is None and name in names)
+            for request, name in zip(claim.requests, chosen, strict=True)
+        ):
             del entry["requests"]
     return config
 
@@ -96,7 +105,9 @@ def _node_selector(run: Search, ci: int) -> dict[str, Any] | None:
         node_name, selector = (
             (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
         )
-        if node_name or (d.binds_to_node and run.a.binding and node is not None):
+        # bindsToNode pins the allocation whatever the features (upstream's stable allocator,
+        # which serves the smaller feature sets, does not look at it).
+        if node_name or (d.binds_to_node and not run.a.stable_variant and node is not None):
             name = node.name if node is not None else node_name
             return {
                 "nodeSelectorTerms": [

@@ -78,12 +78,12 @@ class Search:
         for pool, cands in zip(self.view.pools, self.view.pool_candidates, strict=True):
             if pool.incomplete:
                 raise AllocationError(
-                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f"{rd.where}, request {rd.spec.name}: asks for all devices, but resource pool"
                     f" {pool.driver}/{pool.name} is currently being updated"
                 )
             if pool.invalid is not None:
                 raise AllocationError(
-                    f"{rd.where}, request {rd.name}: asks for all devices, but resource pool"
+                    f"{rd.where}, request {rd.spec.name}: asks for all devices, but resource pool"
                     f" {pool.driver}/{pool.name} is currently invalid ({pool.invalid})"
                 )
             for cand in cands:
@@ -147,6 +147,15 @@ class Search:
     def allocate_device(
         self, ci: int, rd: RequestData, cand: Candidate, must: bool
     ) -> Callable[[], None] | None:
+        """Take the (selectable) device for the request if it is free, within counters, tolerated,
+        within the constraints and capacity: an undo function, or None.
+
+        Upstream's order and bookkeeping are kept, including what it does not give back when a
+        device is refused after its counters were taken (a taint, a constraint, capacity): those
+        counters stay consumed for the rest of the attempt, and so do counters of a shared
+        device when the search backtracks past it. That can make a later choice in the same
+        attempt fail where a fresh attempt would succeed; it is upstream's answer.
+        """
         a = self.a
         device = cand.device
         key = device.key
@@ -166,31 +175,28 @@ class Search:
                 return None
             took_counters = True
         if self.taint_blocks(rd, device) is not None:
-            if took_counters:
-                self._release_counters(cand)
             return None
+        base = rd.parent or rd.name
         claim_constraints = self.constraints[ci]
         constraints = [claim_constraints[i] for i in rd.constraint_ids] if rd.constraint_ids else []
         for added, c in enumerate(constraints):
-            if not c.add(device):
+            if not c.add(base, device):
                 if must:
                     raise AllocationError(
-                        f"{rd.where}, request {rd.name}: cannot add device {key} because a claim"
+                        f"{rd.where}, request {rd.spec.name}: cannot add device {key} because a claim"
                         " constraint would not be satisfied"
                     )
                 for prev in constraints[:added]:
-                    prev.remove()
-                if took_counters:
-                    self._release_counters(cand)
+                    prev.remove(base, device)
                 return None
+        if not multi:
+            self.allocating.setdefault(key, set()).add(ci)
         share_id: str | None = None
         consumed: dict[str, Quantity] | None = None
         if a.consumable_capacity:
             if not self.capacity_ok(rd, cand):
-                for c in constraints:
-                    c.remove()
-                if took_counters:
-                    self._release_counters(cand)
+                # Checked before for every device but those of an All request, whose capacity
+                # was checked before the search: another request of the attempt took it since.
                 return None
             if multi:
                 consumed = consumed_capacity(rd.spec.capacity, device.capacity)
@@ -199,15 +205,13 @@ class Search:
                 for name, q in consumed.items():
                     pending[name] = pending.get(name, 0) + q.nano_value()
                 self.allocating_shares[key] = self.allocating_shares.get(key, 0) + 1
-        if not multi:
-            self.allocating.setdefault(key, set()).add(ci)
         results = self.results[ci]
         results.append(DeviceResult(rd, cand, share_id, consumed))
 
         def undo() -> None:
             results.pop()
             for c in constraints:
-                c.remove()
+                c.remove(base, device)
             if multi:
                 if consumed is not None:
                     pending = self.allocating_capacity[key]
@@ -219,8 +223,8 @@ class Search:
                         del self.allocating_shares[key]
             else:
                 self.allocating[key].discard(ci)
-            if took_counters:
-                self._release_counters(cand)
+                if took_counters:
+                    self._release_counters(cand)
 
         return undo
 
@@ -232,13 +236,12 @@ class Search:
             and self.a.monotonic() > self.a.deadline
         ):
             raise AllocationTimeout(
-                "allocation aborted: the time limit ran out during the search, like upstream's per-node filter"
-                " timeout"
+                "filter operation aborted: context deadline exceeded (the time limit ran out during the search)"
             )
         if self.step_budget is not None and self.a.search_steps > self.step_budget:
             raise AllocationTimeout(
-                f"allocation aborted after {self.a.max_search_steps} search steps (max_search_steps), like"
-                " upstream's per-node filter timeout"
+                f"filter operation aborted after {self.a.max_search_steps} search steps (max_search_steps),"
+                " as upstream's per-node filter timeout would"
             )
         if ci >= len(self.claims):
             return True

@@ -9,7 +9,8 @@ passes; `Controllers.wait_idle(timeout)` lets tests wait until everything has se
 Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status_period` (seconds between
 DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
-`disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus),
+`disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
+deployments, disruption),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02).
 """
 
@@ -24,6 +25,10 @@ from dra.allocator import DEFAULT_FEATURES
 from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock
 from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
 from simcluster.controllers.claims import ClaimController
+from simcluster.controllers.deployments import WATCHES as DEPLOYMENT_WATCHES
+from simcluster.controllers.deployments import DeploymentController
+from simcluster.controllers.disruption import WATCHES as DISRUPTION_WATCHES
+from simcluster.controllers.disruption import DisruptionController
 from simcluster.controllers.driver import Driver
 from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
 from simcluster.controllers.eviction import EvictionController
@@ -53,6 +58,8 @@ class Controllers:
     owners: OwnerController
     pods: PodLifecycle
     pool_status: PoolStatusController
+    deployments: DeploymentController
+    disruption: DisruptionController
     loops: dict[str, Loop] = field(default_factory=dict)
     _unsubscribe: Callable[[], None] | None = None
 
@@ -112,6 +119,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     owners = OwnerController(store, clock=clock)
     pods = PodLifecycle(store, clock=clock)
     pool_status = PoolStatusController(store, clock=clock)
+    deployments = DeploymentController(store, clock=clock)
+    disruption = DisruptionController(store, clock=clock)
     controllers = Controllers(
         store=store,
         clock=clock,
@@ -122,6 +131,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         owners=owners,
         pods=pods,
         pool_status=pool_status,
+        deployments=deployments,
+        disruption=disruption,
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
@@ -134,6 +145,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         ("owners", Loop("owners", owners.reconcile, batch_delay=batch), OWNER_WATCHES),
         ("pods", Loop("pods", pods.reconcile, batch_delay=batch), POD_WATCHES),
         ("poolstatus", Loop("poolstatus", pool_status.reconcile, batch_delay=batch), POOL_STATUS_WATCHES),
+        ("deployments", Loop("deployments", deployments.reconcile, batch_delay=batch), DEPLOYMENT_WATCHES),
+        ("disruption", Loop("disruption", disruption.reconcile, batch_delay=batch), DISRUPTION_WATCHES),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:

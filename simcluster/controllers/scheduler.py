@@ -343,6 +343,9 @@ class Scheduler:
                 try:
                     outcome = self._run_allocator(world, node, to_allocate, pending_keys)
                 except AllocationError as error:
+                    if error.node_local:
+                        reasons[str(error)] += 1  # this node only, as upstream's ErrFailedAllocationOnNode
+                        continue
                     raise Unschedulable(f"cannot allocate the pod's claims: {error}") from None
                 if outcome is None:
                     reasons["cannot allocate all claims"] += 1

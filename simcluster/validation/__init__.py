@@ -70,4 +70,10 @@ def _check_kind(
         return check_node(causes, obj)
     if key == ("policy", "PodDisruptionBudget"):
         return check_pdb(causes, obj)
+    bindings = (
+        ("rbac.authorization.k8s.io", "RoleBinding"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    )
+    if key in bindings and old is not None and obj.get("roleRef") != old.get("roleRef"):
+        causes.invalid("roleRef", obj.get("roleRef"), "cannot change roleRef")
     return []

@@ -13,6 +13,8 @@ ANNOTATIONS_MAX_BYTES: Final = 256 * 1024
 
 # Kinds whose names are DNS labels rather than DNS subdomains.
 _LABEL_NAMED: Final = {("", "Namespace")}
+# Kinds whose names are only path segments (RBAC's `system:discovery`, `impersonate:node`).
+_PATH_SEGMENT_NAMED: Final = {"rbac.authorization.k8s.io"}
 
 
 def check_metadata(
@@ -82,6 +84,12 @@ def _check_name(causes: Causes, resource: ResourceDef, path: str, name: Any) -> 
         return
     if (resource.group, resource.kind) in _LABEL_NAMED:
         dns_label(causes, path, name)
+    elif resource.group in _PATH_SEGMENT_NAMED:
+        if name in (".", ".."):
+            causes.invalid(path, name, f"may not be '{name}'")
+        for bad in ("/", "%"):
+            if bad in name:
+                causes.invalid(path, name, f"may not contain '{bad}'")
     elif (resource.group, resource.kind) == ("", "Event"):
         # Event names embed a timestamp suffix (``pod.17f3a...``); kube only checks them loosely.
         if "/" in name or name in (".", ".."):

@@ -1,17 +1,24 @@
-// Live eviction progress: a websocket that receives the whole progress document on connect and after
-// every coalesced change; if the socket cannot connect, poll the JSON endpoint instead.
+// The live maintenance page: a websocket that receives the maintenance's live document on connect and
+// after every coalesced change (polling the JSON endpoint if the socket cannot connect).
+// - The actions (#m-live) were drawn at a version and for one preview state: when the document says
+//   otherwise, every button in it is disabled at once and the fragment is fetched again, so the page
+//   never offers an action that no longer applies (the server refuses those anyway, with a 409).
+// - The progress bar's fill and its label come from the same two numbers.
 (function () {
   "use strict";
   const panel = document.getElementById("progress-panel");
   if (!panel) return;
   const live = document.getElementById("progress-live");
+  const track = document.getElementById("progress-track");
   const bar = document.getElementById("progress-bar");
   const counts = document.getElementById("progress-counts");
   const tbody = document.querySelector("#progress-pods tbody");
+  const more = document.getElementById("progress-pods-more");
   const rulesBox = document.getElementById("progress-rules");
   const timeline = document.getElementById("progress-timeline");
   let doc = JSON.parse(document.getElementById("progress-initial").textContent);
   let receivedAt = Date.now();
+  let refreshing = false;
 
   function text(tag, value, cls) {
     const el = document.createElement(tag);
@@ -26,18 +33,27 @@
     return "waiting · evicted in " + Math.ceil(left) + " s";
   }
 
-  function render() {
+  function renderBar() {
     const c = doc.counts;
-    bar.style.width = doc.percent + "%";
-    counts.textContent = c.gone + " of " + c.total + " evicted" +
-      (c.evicting ? " · " + c.evicting + " evicting" : "") +
-      (c.waiting ? " · " + c.waiting + " waiting" : "") +
-      (c.tolerating ? " · " + c.tolerating + " tolerate the taint" : "") +
-      " · replacements: " + c.replacement_running + " running, " + c.replacement_pending + " pending, " +
-      c.replacement_unschedulable + " unschedulable" + (doc.complete && c.total ? " · complete" : "");
+    const done = c.evicted, of = c.to_evict;
+    bar.style.width = (of ? (100 * done) / of : 0) + "%";
+    track.setAttribute("aria-valuenow", String(done));
+    track.setAttribute("aria-valuemax", String(of));
+    let label = of ? done + " of " + of + " evicted" : "no pod to evict";
+    if (c.evicting) label += " · " + c.evicting + " evicting";
+    if (c.waiting) label += " · " + c.waiting + " waiting";
+    if (c.tolerating) label += " · " + c.tolerating + " tolerate the taint";
+    if (c.total) label += " · replacements: " + c.replacement_running + " running, " + c.replacement_pending +
+      " pending, " + c.replacement_unschedulable + " unschedulable";
+    if (of && doc.complete) label += " · complete";
+    counts.textContent = label;
     counts.dataset.complete = doc.complete ? "true" : "false";
-    counts.dataset.gone = c.gone;
-    counts.dataset.total = c.total;
+    counts.dataset.evicted = String(done);
+    counts.dataset.of = String(of);
+  }
+
+  function render() {
+    renderBar();
     rulesBox.replaceChildren();
     for (const rule of doc.rules) {
       const p = text("p", "");
@@ -47,6 +63,7 @@
       }
       rulesBox.append(p);
     }
+    if (doc.rules_total > doc.rules.length) rulesBox.append(text("p", "… and " + (doc.rules_total - doc.rules.length) + " more rules", "muted"));
     tbody.replaceChildren();
     for (const pod of doc.pods) {
       const tr = document.createElement("tr");
@@ -57,19 +74,76 @@
           (pod.replacement.node ? " on " + pod.replacement.node : "") : ""));
       tbody.append(tr);
     }
+    if (!doc.pods.length) {
+      const tr = document.createElement("tr");
+      const td = text("td", doc.enforced_at ? "No pod held the selected devices when NoExecute was enforced." : "Nothing enforced with NoExecute yet.");
+      td.colSpan = 5;
+      tr.append(td);
+      tbody.append(tr);
+    }
+    more.hidden = doc.pods_total <= doc.pods.length;
+    more.textContent = "Showing " + doc.pods.length + " of " + doc.pods_total + " pods (those still in motion first); the API lists all: ?pods=all";
     timeline.replaceChildren();
     for (const item of doc.timeline.slice(-100)) timeline.append(text("li", item.at + " — " + item.what));
+    const undo = document.getElementById("undo-consequences");
+    if (undo && doc.undo && doc.state === "applied") undo.textContent = doc.undo.text;
+    checkActions();
+  }
+
+  // ---- the actions fragment follows the document
+  function actionsBox() { return document.getElementById("m-live"); }
+
+  function outOfDate(box) {
+    return String(doc.version) !== box.dataset.version || doc.preview_key !== box.dataset.previewKey;
+  }
+
+  function checkActions() {
+    const box = actionsBox();
+    if (!box || !outOfDate(box) || refreshing) return;
+    box.querySelectorAll("button, input, select").forEach((el) => { el.disabled = true; });
+    box.dataset.outdated = "true";
+    const note = document.getElementById("m-stale-note");
+    if (note) note.hidden = false;
+    refreshing = true;
+    fetch(box.dataset.fragmentUrl, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then((r) => (r.ok ? r.text() : Promise.reject(new Error(String(r.status)))))
+      .then((html) => {
+        const holder = document.createElement("div");
+        holder.innerHTML = html;  // our own server-rendered fragment (escaped by the template engine)
+        const next = holder.querySelector("#m-live");
+        if (next) { box.replaceWith(next); wireTyping(next); }
+      })
+      .catch(() => {})
+      .finally(() => { refreshing = false; const b = actionsBox(); if (b && outOfDate(b)) setTimeout(checkActions, 500); });
+  }
+
+  // The typed confirmation: the button waits until the phrase matches (the server checks it too).
+  function norm(s) { return s.split(/\s+/).filter(Boolean).join(" ").toLowerCase(); }
+  function wireTyping(root) {
+    root.querySelectorAll("form.enforce-form").forEach((form) => {
+      const phrase = form.dataset.phrase || "";
+      const button = form.querySelector("button[type=submit]");
+      const typed = form.querySelector("input.enforce-typed");
+      const confirm = form.querySelector("input.enforce-confirm");
+      if (!button || !confirm) return;
+      const update = () => {
+        const ok = confirm.checked && (!phrase || (typed && norm(typed.value) === norm(phrase)));
+        button.disabled = !ok;
+      };
+      form.addEventListener("input", update);
+      form.addEventListener("change", update);
+      update();
+    });
   }
 
   function accept(next) { doc = next; receivedAt = Date.now(); render(); }
 
-  let pollTimer = null;
   function poll() {
     live.dataset.state = "polling"; live.textContent = "polling";
-    const tick = () => fetch(panel.dataset.progressPoll, {credentials: "same-origin"})
-      .then((r) => r.ok ? r.json() : null).then((d) => { if (d) accept(d); }).catch(() => {});
+    const tick = () => fetch(panel.dataset.progressPoll, { credentials: "same-origin" })
+      .then((r) => (r.ok ? r.json() : null)).then((d) => { if (d) accept(d); }).catch(() => {});
     tick();
-    pollTimer = setInterval(tick, 3000);
+    setInterval(tick, 3000);
   }
 
   function connect() {
@@ -82,6 +156,7 @@
     ws.onclose = () => { if (!opened) { poll(); } else { live.dataset.state = "offline"; live.textContent = "reconnecting"; setTimeout(connect, 2000); } };
   }
 
+  wireTyping(document);
   render();
   setInterval(() => { if (doc.counts.waiting) render(); }, 1000);
   connect();

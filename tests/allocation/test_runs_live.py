@@ -1,4 +1,5 @@
-"""Live progress of a run over its websocket: the current state on connect, then every change."""
+"""Live progress of a run over its websocket: the current state on connect, then every change — sent
+by the worker process and relayed through the web process onto its in-memory channel layer."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from allocation.routing import websocket_urlpatterns
 from allocation.services import whatif_run_create
-from allocation.worker import start_embedded_worker, stop_embedded_worker
+from allocation.supervisor import start_embedded_worker, stop_embedded_worker
 from tests.allocation import whatif_objects as o
 from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # noqa: F401  (fixtures)
 

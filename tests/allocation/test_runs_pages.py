@@ -1,10 +1,16 @@
-"""The what-if pages: three forms, and a run page whose answer explains itself."""
+"""The what-if pages: a form per kind, a run page whose answer explains itself, and bad input (invalid
+CEL, a paste too big, too many runs) answered on the form with the input kept."""
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlencode
+
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils.html import escape
 
 from allocation.models import RunState, WhatIfRun
 from allocation.services import whatif_run_execute
@@ -30,6 +36,11 @@ def answered(client: Client, form: dict[str, str]) -> str:
     page = client.get(response["Location"])
     assert page.status_code == 200
     return page.content.decode()
+
+
+def browser_post(client: Client, form: dict[str, str]) -> Any:
+    """Post the way the page's form does (urlencoded, not the test client's multipart)."""
+    return client.post("/whatif/", urlencode(form), content_type="application/x-www-form-urlencoded")
 
 
 def test_it_shows_the_three_forms_with_inventory_objects_to_pick(client_in: Client) -> None:
@@ -100,3 +111,50 @@ def test_it_shows_live_progress_while_running_and_a_cancel_button(client_in: Cli
     assert run.state == RunState.CANCELLED
     status = client_in.get(f"/whatif/{run.id}/status/")
     assert status["HX-Refresh"] == "true"
+
+
+def test_it_names_the_field_and_keeps_a_paste_with_invalid_cel(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    bad = yaml.safe_dump(o.claim("bad", selector="device.driver =="))
+    response = client_in.post("/whatif/", {"kind": "feasibility", "source": "yaml", "yaml": bad})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert (
+        "<code>input.yaml.spec.devices.requests[0].exactly.selectors[0].cel.expression</code>: invalid CEL"
+        in page
+    )
+    assert escape(bad) in page  # the paste is still in the form
+    assert not WhatIfRun.objects.exists()
+
+
+def test_it_answers_a_three_megabyte_paste_naming_the_field_and_the_limit_and_keeps_it(
+    client_in: Client,
+) -> None:
+    big = (
+        "kind: ResourceClaim\nmetadata: {name: big}\n# " + "x" * (3 * 1024 * 1024) + "\nspec: {devices: {}}\n"
+    )
+    response = browser_post(client_in, {"kind": "feasibility", "source": "yaml", "yaml": big})
+    page = response.content.decode()
+    assert response.status_code == 400  # not Django's bare "Bad Request (400)" for a body over 2.5 MB
+    assert "<code>input.yaml</code>: must be at most 256 KiB" in page
+    assert big in page
+
+
+def test_it_answers_413_with_the_form_for_a_body_too_big_to_read(client_in: Client) -> None:
+    huge = "x" * (9 * 1024 * 1024)
+    response = browser_post(client_in, {"kind": "feasibility", "source": "yaml", "yaml": huge})
+    page = response.content.decode()
+    assert response.status_code == 413
+    assert "<code>input.yaml</code>: the form sent 9.0 MiB" in page and "at most 256 KiB" in page
+    assert 'id="form-feasibility"' in page
+
+
+def test_it_says_on_the_form_when_the_user_has_too_many_runs_going(client_in: Client) -> None:
+    o.store(*o.small_cluster().values())
+    form = {"kind": "headroom", "source": "class", "deviceClassName": o.DRIVER, "count": "1"}
+    assert client_in.post("/whatif/", form).status_code == 302
+    assert client_in.post("/whatif/", form).status_code == 302
+    response = client_in.post("/whatif/", form)
+    assert response.status_code == 429
+    assert "one user may have at most 2 at once" in response.content.decode()
+    assert WhatIfRun.objects.count() == 2

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -23,6 +24,11 @@ from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # 
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# Every worktree's suite may use the same Redis database: a queue of this test's own keeps another
+# suite's worker from taking (and dropping) this test's run.
+QUEUE = f"whatif-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 def redis_url() -> str:
@@ -48,7 +54,7 @@ def separate_worker(shared_db: str, tmp_path: Path) -> Iterator[str]:  # noqa: F
     log = (tmp_path / "worker.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "dradash", "worker", "--pool=solo", "--loglevel=INFO",
-         "--without-mingle", "--without-gossip", "-n", f"whatif-test-{os.getpid()}@%h"],
+         "--without-mingle", "--without-gossip", "-n", f"{QUEUE}@%h", "-Q", QUEUE],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -72,7 +78,7 @@ def test_it_runs_a_what_if_in_a_separate_worker_process_through_redis(
             kind="headroom",
             input={"source": "class", "deviceClassName": o.DRIVER},
             user=User.objects.create_user("rita"),
-            producer=conn.Producer(),
+            celery_options={"producer": conn.Producer(), "queue": QUEUE},
         )
     deadline = time.monotonic() + 60
     while not (run := WhatIfRun.objects.get(pk=run.pk)).is_finished:

@@ -227,3 +227,13 @@ def test_it_reports_invalid_pools_and_binding_conditions_without_the_feature() -
     assert by_device["twin"].reason == "pool invalid"
     assert by_device["twin"].detail == "duplicate device name twin"
     assert by_device["waits"].reason == "binding conditions not supported"
+
+
+def test_it_calls_a_device_with_a_list_value_usable_where_allocate_takes_it() -> None:
+    # Without ListTypeAttributes upstream still accepts a list value for the first device.
+    the_claim = claim("c", exactly("gpu"), constraints=[{"matchAttribute": f"{DRIVER}/numa"}])
+    slices = [resource_slice("s", [device("n01", attrs={"numa": {"ints": [0, 1]}}), device("bare")])]
+    assert _reasons(_explain(the_claim, slices)) == {
+        ("n01", "gpu"): "usable",
+        ("bare", "gpu"): "constraint unmet",
+    }

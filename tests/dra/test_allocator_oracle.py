@@ -161,16 +161,22 @@ BANDWIDTH = 10
 
 
 def _resource_case(rng: random.Random) -> tuple[list[Spec], list[Spec], list[Spec]]:
-    """Partitionable devices drawing on one counter, tainted devices, one shareable NIC-like device."""
-    devs: list[Spec] = [
-        {
-            "name": f"p{i}",
-            "uses": rng.choice((0, 2, 4, 6)),
-            "tainted": rng.random() < 0.25,
-            "multi": False,
-        }
-        for i in range(rng.randint(2, 5))
-    ]
+    """Partitionable devices drawing on one counter, tainted devices, one shareable NIC-like device.
+
+    Tainted devices draw on no counter: upstream takes a device's counters before it looks at
+    its taints and does not give them back for the rest of the attempt, which depends on the
+    search order and is not what this oracle enumerates (`test_allocator.py` has the case)."""
+    devs: list[Spec] = []
+    for i in range(rng.randint(2, 5)):
+        tainted = rng.random() < 0.25
+        devs.append(
+            {
+                "name": f"p{i}",
+                "uses": 0 if tainted else rng.choice((0, 2, 4, 6)),
+                "tainted": tainted,
+                "multi": False,
+            }
+        )
     if rng.random() < 0.7:
         devs.append({"name": "m0", "uses": 0, "tainted": False, "multi": True})
     busy = [
@@ -210,7 +216,11 @@ def _resource_oracle(devs: list[Spec], busy: list[Spec], requests: list[Spec]) -
         exclusive = [i for combo in choice for i in combo if not devs[i]["multi"]]
         if len(set(exclusive)) != len(exclusive):
             continue
-        if base_uses + sum(devs[i]["uses"] for i in exclusive) > COUNTER_TOTAL:
+        # Counters are only checked for devices that consume some (then against what is in use).
+        if (
+            any(devs[i]["uses"] for i in exclusive)
+            and base_uses + sum(devs[i]["uses"] for i in exclusive) > COUNTER_TOTAL
+        ):
             continue
         shares = [
             r["bw"] if r["bw"] is not None else BANDWIDTH

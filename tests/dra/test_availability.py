@@ -176,6 +176,7 @@ def test_it_counts_nothing_in_an_invalid_pool_and_gives_the_upstream_reason() ->
         [resource_slice("a", [device("gpu-0")], count=2), resource_slice("b", [device("gpu-0")], count=2)]
     )
     assert numbers(a) == (0, 0)
+    assert a.classes["gpu"].error == ""  # the node has no room: not a refusal of the question
     assert a.devices["gpu-0"] == Blocked(POOL_INVALID, "pool invalid: duplicate device name gpu-0")
 
 

@@ -79,7 +79,7 @@ def _start_django(backend: str | None) -> subprocess.CompletedProcess[str]:
         "import django; django.setup()\n"
         "from dra.allocator.selectors import default_backend; print(default_backend().engine.backend)"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     return subprocess.run(
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )

@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from allocation.worker import start_embedded_worker, stop_embedded_worker
+from allocation.supervisor import start_embedded_worker, stop_embedded_worker
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from inventory.models import Device

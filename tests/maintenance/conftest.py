@@ -28,3 +28,16 @@ def cluster_settings(simcluster: Any, settings: Any) -> Any:
     settings.DRADASH_KUBECONFIG = str(simcluster.kubeconfig_path)
     settings.DRADASH_KUBE_CONTEXT = ""
     return simcluster
+
+
+@pytest.fixture
+def mirrored(cluster_settings: Any, db: Any) -> Any:
+    """The simcluster, mirrored once into the database (devices, claims, pods, rules): call
+    `mirrored.sync()` again after changing the cluster."""
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+
+    mirror = Mirror(connect(str(cluster_settings.kubeconfig_path)))
+    mirror.sync_once()
+    cluster_settings.sync = mirror.sync_once
+    return cluster_settings

@@ -36,7 +36,7 @@ def a_maintenance(user: Any) -> Any:
     )  # fmt: skip
 
 
-def test_it_refuses_authoring_to_a_viewer_over_the_api(viewer: Any, operator: Any) -> None:
+def test_it_refuses_authoring_to_a_viewer_over_the_api(mirrored: Any, viewer: Any, operator: Any) -> None:
     client = logged_in(viewer)
     assert client.post("/api/maintenance/", BODY, content_type="application/json").status_code == 403
     m = a_maintenance(operator)
@@ -48,7 +48,7 @@ def test_it_refuses_authoring_to_a_viewer_over_the_api(viewer: Any, operator: An
     assert client.get(f"/api/maintenance/{m.id}/progress/").status_code == 200
 
 
-def test_it_lets_an_operator_create_a_draft_over_the_api(operator: Any) -> None:
+def test_it_lets_an_operator_create_a_draft_over_the_api(mirrored: Any, operator: Any) -> None:
     response = logged_in(operator).post("/api/maintenance/", BODY, content_type="application/json")
     assert response.status_code == 201, response.content
     body = response.json()
@@ -56,7 +56,7 @@ def test_it_lets_an_operator_create_a_draft_over_the_api(operator: Any) -> None:
     assert "kind: DeviceTaintRule" in body["yaml"]
 
 
-def test_it_answers_bad_input_with_the_field_and_rule(operator: Any) -> None:
+def test_it_answers_bad_input_with_the_field_and_rule(mirrored: Any, operator: Any) -> None:
     response = logged_in(operator).post(
         "/api/maintenance/",
         {**BODY, "effect": "PreferNoSchedule", "key": "bad key"},
@@ -67,17 +67,17 @@ def test_it_answers_bad_input_with_the_field_and_rule(operator: Any) -> None:
     assert fields == {"taint.key", "taint.effect"}
 
 
-def test_it_hides_the_authoring_controls_from_a_viewer(viewer: Any, operator: Any) -> None:
+def test_it_hides_the_authoring_controls_from_a_viewer(mirrored: Any, viewer: Any, operator: Any) -> None:
     m = a_maintenance(operator)
     page = logged_in(viewer).get(f"/maintenance/{m.id}/").content.decode()
-    assert 'id="enforce"' not in page and 'id="apply-none"' not in page
+    assert 'id="enforce-NoExecute"' not in page and 'id="apply-none"' not in page
     assert 'id="run-preview"' in page
     assert logged_in(viewer).get("/maintenance/new/").status_code == 403
     operator_page = logged_in(operator).get(f"/maintenance/{m.id}/").content.decode()
-    assert 'id="enforce"' in operator_page
+    assert 'id="enforce-NoExecute"' in operator_page and 'id="apply-none"' in operator_page
 
 
-def test_it_requires_login(operator: Any) -> None:
+def test_it_requires_login(mirrored: Any, operator: Any) -> None:
     m = a_maintenance(operator)
     assert Client().get(f"/maintenance/{m.id}/").status_code == 302
     assert Client().get("/api/maintenance/").status_code in (401, 403)

@@ -12,7 +12,7 @@ from channels.testing import WebsocketCommunicator
 
 from inventory.models import Allocation, KubeObject
 from maintenance.models import Maintenance
-from maintenance.progress import affected_pods, maintenance_progress
+from maintenance.progress import affected_pods, maintenance_progress, owner_pods
 from maintenance.routing import websocket_urlpatterns
 
 GPU = "gpu.example.com"
@@ -114,6 +114,7 @@ def test_it_follows_pods_from_waiting_to_gone_with_replacements() -> None:
     assert by_name["trainer-a"]["state"] == "gone"
     assert by_name["trainer-a"]["replacement"] == {
         "name": "trainer-c",
+        "namespace": "ml",
         "state": "unschedulable",
         "node": "node-0",
     }
@@ -125,7 +126,50 @@ def test_it_follows_pods_from_waiting_to_gone_with_replacements() -> None:
         "replacement_unschedulable": 1,
     }
     assert progress["percent"] == 50.0
+    assert progress["bar"] == {"done": 1, "of": 2, "percent": 50.0, "label": "1 of 2 evicted"}
     assert any("marked for eviction" in item["what"] for item in progress["timeline"])
+
+
+@pytest.mark.django_db
+def test_it_does_not_take_a_sibling_from_the_same_second_for_a_replacement() -> None:
+    m = world()
+    store("pods", pod("trainer-0-twin", "pod-t", created="2026-11-29T12:00:00Z"))  # the second of T0
+    m.owner_pods = owner_pods(affected=m.affected)
+    m.save()
+    assert "pod-t" in m.owner_pods
+    KubeObject.objects.filter(kind="pods", uid="pod-a").delete()
+    store("pods", pod("trainer-new", "pod-n", created="2026-11-29T12:00:00Z", node="node-1"))
+    progress = maintenance_progress(maintenance=m, now=T0 + timedelta(seconds=1))
+    gone = next(p for p in progress["pods"] if p["name"] == "trainer-a")
+    assert gone["replacement"]["name"] == "trainer-new"
+
+
+@pytest.mark.django_db
+def test_it_fills_the_bar_only_as_far_as_its_counts_say() -> None:
+    m = world()
+    m.affected = [{**p, "evict_at": None} for p in m.affected]  # both tolerate the taint forever
+    m.save()
+    progress = maintenance_progress(maintenance=m, now=T0)
+    assert progress["bar"] == {"done": 0, "of": 0, "percent": 0.0, "label": "no pod to evict"}
+    KubeObject.objects.filter(
+        kind="pods", uid="pod-a"
+    ).delete()  # a tolerating pod that left is not "evicted"
+    progress = maintenance_progress(maintenance=m, now=T0)
+    assert progress["bar"]["done"] == 0 and progress["counts"]["gone"] == 1
+
+    nothing = Maintenance.objects.create(title="t", reason="r", taint_key="k", target_effect="NoExecute")
+    assert maintenance_progress(maintenance=nothing, now=T0)["bar"]["percent"] == 0.0
+
+
+@pytest.mark.django_db
+def test_it_lists_the_pods_in_motion_first_when_there_are_many() -> None:
+    m = world()
+    m.affected = [{**m.affected[0], "uid": f"gone-{i}", "name": f"gone-{i}"} for i in range(300)] + m.affected
+    m.save()
+    progress = maintenance_progress(maintenance=m, now=T0)
+    assert len(progress["pods"]) == 200 and progress["pods_total"] == 302
+    assert progress["pods"][0]["state"] == "waiting" and progress["counts"]["gone"] == 300
+    assert progress["bar"] == {"done": 300, "of": 302, "percent": 99.3, "label": "300 of 302 evicted"}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -143,6 +187,7 @@ async def test_it_sends_the_current_state_on_connect_and_updates_live(django_use
     assert connected
     first = await communicator.receive_json_from(timeout=5)
     assert first["type"] == "progress" and first["progress"]["counts"]["total"] == 2
+    assert first["progress"]["state"] == "applied" and "undo-delete" in first["progress"]["actions"]
 
     await sync_to_async(KubeObject.objects.filter(kind="pods", uid="pod-a").delete)()
     await get_channel_layer().group_send(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+import ssl
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 from kubernetes import client, config
 
 from simcluster.testing import SimCluster, run_simcluster
@@ -92,10 +94,14 @@ def kubectl_popen(cluster: SimCluster, tmp_path: Path, *args: str) -> subprocess
 
 
 class Http:
-    """Plain HTTP against the cluster, for wire-level assertions the typed client hides."""
+    """Plain HTTP(S) against the cluster, for wire-level assertions the typed client hides.
 
-    def __init__(self, base_url: str) -> None:
+    Speaks TLS with the cluster's CA and, unless `admin` is False, the admin client certificate; one
+    keep-alive connection pool, so a test's requests share a handshake."""
+
+    def __init__(self, base_url: str, ssl_context: ssl.SSLContext | None = None) -> None:
         self.base_url = base_url
+        self.pool = urllib3.PoolManager(ssl_context=ssl_context, retries=False, timeout=30.0)
 
     def request(
         self,
@@ -106,41 +112,29 @@ class Http:
         content_type: str = "application/json",
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any, Any]:
-        import urllib.error
-        import urllib.request
-
         data = None
+        all_headers = dict(headers or {})
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", content_type)
-        for key, value in (headers or {}).items():
-            request.add_header(key, value)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                raw = response.read()
-                status, response_headers = response.status, response.headers
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            status, response_headers = error.code, error.headers
+            all_headers.setdefault("Content-Type", content_type)
+        response = self.pool.request(method, self.base_url + path, body=data, headers=all_headers)
+        raw = response.data
         try:
             parsed = json.loads(raw) if raw else None
         except ValueError:
             parsed = raw.decode()
-        return status, response_headers, parsed
+        return response.status, response.headers, parsed
 
     def get(self, path: str, **kwargs: Any) -> tuple[int, Any, Any]:
         return self.request("GET", path, **kwargs)
 
     def lines(self, path: str, timeout: float = 30) -> list[bytes]:
         """Every raw line of a streaming (watch) response, including any blank ones."""
-        import urllib.request
-
-        with urllib.request.urlopen(self.base_url + path, timeout=timeout) as response:
-            return response.read().split(b"\n")
+        response = self.pool.request("GET", self.base_url + path, timeout=timeout)
+        data: bytes = response.data
+        return data.split(b"\n")
 
 
 @pytest.fixture
 def http(cluster: SimCluster) -> Http:
-    return Http(cluster.url)
+    return Http(cluster.url, cluster.ssl_context())

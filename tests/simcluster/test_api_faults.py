@@ -79,7 +79,9 @@ def test_it_restarts_over_http(cluster: SimCluster, http: Http) -> None:
     listed = None
     while listed is None and time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(cluster.url + CLASSES, timeout=5) as response:
+            with urllib.request.urlopen(
+                cluster.url + CLASSES, timeout=5, context=cluster.ssl_context()
+            ) as response:
                 listed = json.loads(response.read())
         except OSError:
             time.sleep(0.01)  # not listening yet
@@ -122,7 +124,8 @@ def test_it_marks_a_device_unhealthy_and_healthy_over_the_control_path(tmp_path:
 
     def post(url: str) -> tuple[int, dict[str, Any]]:
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10) as r:
+            request = urllib.request.Request(url, method="POST")
+            with urllib.request.urlopen(request, timeout=10, context=cluster.ssl_context()) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
@@ -150,3 +153,30 @@ def test_it_marks_a_device_unhealthy_and_healthy_over_the_control_path(tmp_path:
         assert status == 400 and "gpu-99" in body["message"]
         status, body = post(f"{base}/device-unhealthy?driver=gpu.example.com")
         assert status == 400 and "node, device: required" in body["message"]
+
+
+def test_it_calls_the_fault_hooks_with_the_kubeconfig_admin_from_the_ctl_helper(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from simcluster.testing import run_simcluster
+
+    root = Path(__file__).resolve().parents[2]
+
+    def ctl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "simcluster", "ctl", "--kubeconfig", str(kubeconfig), *args],
+                              capture_output=True, text=True, timeout=60, cwd=root)  # fmt: skip
+
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kc") as cluster:
+        done = ctl(
+            tmp_path / "kc", "device-unhealthy", "driver=gpu.example.com", "node=node-1", "device=gpu-2"
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["taint"]["effect"] == "NoExecute"
+        viewer = cluster.user_kubeconfig(tmp_path / "viewer", user="viewer")
+        refused = ctl(viewer, "compact")
+        assert refused.returncode == 1
+        assert (
+            json.loads(refused.stdout)["message"]
+            == 'forbidden: User "viewer" cannot post path "/_simcluster/compact"'
+        )

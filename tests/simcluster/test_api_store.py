@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -136,7 +138,12 @@ def test_it_deletes_collections_by_selector(http: Http, cluster: SimCluster) -> 
 
 
 def test_it_forgets_a_watch_whose_client_went_away(cluster: SimCluster) -> None:
-    with socket.create_connection(("127.0.0.1", cluster.port)) as sock:
+    context = cluster.ssl_context()
+    assert context is not None
+    with (
+        socket.create_connection(("127.0.0.1", cluster.port)) as raw,
+        context.wrap_socket(raw, server_hostname="127.0.0.1") as sock,
+    ):
         sock.sendall(b"GET /apis/resource.k8s.io/v1/deviceclasses?watch=true HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.recv(100)
         assert cluster.server.open_watches == 1
@@ -158,20 +165,23 @@ def test_it_serves_from_the_command_line_and_stops_cleanly_on_sigterm(tmp_path: 
     )  # fmt: skip
     try:
         assert process.stdout is not None
-        assert process.stdout.readline().startswith(f"simcluster serving http://127.0.0.1:{port}")
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10) as response:
-            assert response.read() == b"ok"
+        assert process.stdout.readline().startswith(f"simcluster serving https://127.0.0.1:{port}")
         config = yaml.safe_load(kubeconfig.read_text())
+        ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        with urllib.request.urlopen(
+            f"https://127.0.0.1:{port}/readyz", timeout=10, context=ssl.create_default_context(cadata=ca)
+        ) as response:
+            assert response.read() == b"ok"
         assert config["current-context"] == "simcluster"
-        assert config["clusters"][0]["cluster"]["server"] == f"http://127.0.0.1:{port}"
-        assert config["users"][0]["user"]["token"]
+        assert config["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
+        assert config["users"][0]["user"]["client-certificate-data"]
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(30) == 0
 
 
 def test_it_runs_the_tiny_world_for_the_shared_fixture(simcluster: SimCluster) -> None:
-    http = Http(simcluster.url)
+    http = Http(simcluster.url, simcluster.ssl_context())
     _, _, slices = http.get("/apis/resource.k8s.io/v1/resourceslices")
     assert slices["items"], "the driver published the topology's slices"
     _, _, nodes = http.get("/api/v1/nodes")

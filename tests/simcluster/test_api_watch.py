@@ -192,7 +192,8 @@ def test_it_sends_periodic_bookmarks_while_the_watch_stays_open(cluster: SimClus
     cluster.store.create("deviceclasses", sample("deviceclasses"))
     rv = cluster.store.resource_version
     url = f"{cluster.url}{CLASSES}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true"  # no timeoutSeconds
-    with urllib.request.urlopen(url, timeout=30) as response:  # the fixture's interval is 0.3 s
+    # the fixture's interval is 0.3 s
+    with urllib.request.urlopen(url, timeout=30, context=cluster.ssl_context()) as response:
         first = json.loads(response.readline())
     assert first["type"] == "BOOKMARK"
     assert first["object"]["metadata"]["resourceVersion"] == str(rv)

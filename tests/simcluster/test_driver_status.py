@@ -6,18 +6,20 @@ import json
 import urllib.request
 from typing import Any
 
+from simcluster.testing import SimCluster
 from tests.simcluster.sim_helpers import claim_template, claims_of, pods, running, settle, template_pod
 
 
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as response:
+def _get(cluster: SimCluster, url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10, context=cluster.ssl_context()) as response:
         return json.loads(response.read())
 
 
 def test_it_serves_each_pool_with_its_generation_and_slice_count_over_http() -> None:
     with running() as (cluster, _, _):
         listing = _get(
-            f"{cluster.url}/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3Dnode-2,spec.driver%3Dgpu.example.com"
+            cluster,
+            f"{cluster.url}/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3Dnode-2,spec.driver%3Dgpu.example.com",
         )
         items = listing["items"]
         assert len(items) == 2

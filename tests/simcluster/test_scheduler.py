@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from simcluster.controllers.base import format_time
+from simcluster.testing import SimCluster
 from tests.simcluster.sim_helpers import (
+    JSON,
     claim_template,
     claims_of,
     condition,
@@ -431,3 +433,71 @@ def test_it_keeps_a_pod_with_an_unreadable_node_affinity_pending_and_the_schedul
         assert odd["status"]["phase"] == "Pending" and scheduled is not None
         assert scheduled["message"].startswith("invalid required node affinity:")
         assert "must be an integer" in scheduled["message"]
+
+
+def _fpga_pool(node: str, *slices: list[str]) -> list[JSON]:
+    """ResourceSlices of one fpga.example.com pool on ``node``, one per device-name list."""
+    return [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-fpga-{i}"},
+            "spec": {
+                "driver": "fpga.example.com",
+                "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": len(slices)},
+                "devices": [{"name": d} for d in names],
+            },
+        }
+        for i, names in enumerate(slices)
+    ]
+
+
+def _ask_for_an_fpga(cluster: SimCluster) -> None:
+    cluster.store.create(
+        "deviceclasses",
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "fpga.example.com"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "fpga.example.com"'}}]},
+        },
+    )
+    cluster.store.create(
+        "resourceclaimtemplates",
+        claim_template("fpga", [{"name": "fpga", "exactly": {"deviceClassName": "fpga.example.com"}}]),
+    )
+    cluster.store.create("pods", template_pod("fpga-user", "fpga", claim="fpga"))
+    settle(cluster)
+
+
+def test_it_passes_over_a_node_whose_pool_is_invalid_and_schedules_on_the_next() -> None:
+    with running() as (cluster, _, _):
+        *others, last = sorted(n["metadata"]["name"] for n in cluster.store.list("nodes"))
+        # The same device name in both slices of a pool: invalid, a node-local failure upstream.
+        for node in others:
+            for s in _fpga_pool(node, ["fpga-0"], ["fpga-0"]):
+                cluster.store.create("resourceslices", s)
+        for s in _fpga_pool(last, ["fpga-0"]):
+            cluster.store.create("resourceslices", s)
+        _ask_for_an_fpga(cluster)
+
+        (pod,) = pods(cluster, app="fpga-user")
+        assert (pod["status"]["phase"], pod["spec"]["nodeName"]) == ("Running", last)
+
+
+def test_it_names_the_invalid_pool_when_no_node_fits() -> None:
+    with running() as (cluster, _, _):
+        first, *_ = sorted(n["metadata"]["name"] for n in cluster.store.list("nodes"))
+        for s in _fpga_pool(first, ["fpga-0"], ["fpga-0"]):
+            cluster.store.create("resourceslices", s)
+        _ask_for_an_fpga(cluster)
+
+        (pod,) = pods(cluster, app="fpga-user")
+        assert pod["status"]["phase"] == "Pending"
+        scheduled = condition(pod, "PodScheduled")
+        assert scheduled is not None
+        assert (
+            f"1 invalid resource pools were encountered (fpga.example.com/{first}: duplicate device name fpga-0)"
+            in scheduled["message"]
+        )

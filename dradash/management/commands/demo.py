@@ -2,12 +2,14 @@
 
 Starts the simulated cluster as its own process (product code talks to it only over HTTP, through the
 kubeconfig it writes), migrates the database, creates the roles and a demo admin (printing the
-password), then serves the dashboard with the mirror and the what-if worker running in-process.
+password), then serves the dashboard with the mirror in a thread and the what-if worker as a child process
+(started by the ASGI lifespan, restarted if it dies, gone with the server).
 """
 
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -62,11 +64,14 @@ class Command(BaseCommand):
 
     def start_simcluster(self, topology: str, port: int, kubeconfig: Path) -> subprocess.Popen[bytes]:
         kubeconfig.unlink(missing_ok=True)
+        # The cluster's CA and keys stay in var/demo-pki: a restarted demo cluster keeps its identity.
+        pki_dir = kubeconfig.parent / "demo-pki"
         command = [
             sys.executable, "-m", "simcluster",
             "--topology", topology,
             "--listen", f"127.0.0.1:{port}",
             "--kubeconfig", str(kubeconfig),
+            "--pki-dir", str(pki_dir),
         ]  # fmt: skip
         self.stdout.write(f"Starting simcluster: {' '.join(command[1:])}")
         process = subprocess.Popen(command, cwd=settings.BASE_DIR)
@@ -75,9 +80,13 @@ class Command(BaseCommand):
             if process.poll() is not None:
                 raise CommandError(f"simcluster exited with code {process.returncode}; is port {port} free?")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
-                    if response.status == 200 and kubeconfig.exists():
-                        return process
+                if kubeconfig.exists():  # written once the server listens; /readyz is open to anyone
+                    tls = ssl.create_default_context(cafile=str(pki_dir / "ca.crt"))
+                    with urllib.request.urlopen(
+                        f"https://127.0.0.1:{port}/readyz", timeout=1, context=tls
+                    ) as response:
+                        if response.status == 200:
+                            return process
             except OSError:
                 pass
             time.sleep(0.2)
@@ -90,7 +99,7 @@ class Command(BaseCommand):
         call_command("create_demo_admin", *args)
 
     def start_background_work(self, kubeconfig: str) -> None:
-        """The mirror runs as a thread here; the embedded what-if worker starts with the ASGI app."""
+        """The mirror runs as a thread here; the embedded what-if worker process starts with the ASGI app."""
         from inventory.mirror.runner import start_mirror_thread
 
         start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)

@@ -1,0 +1,292 @@
+"""Feasibility: can this claim, template or pod be allocated now, on which nodes, with which devices,
+and where it cannot, why — per device, from the allocator's own `explain`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from allocation.snapshot import Obj, Snapshot
+from allocation.whatif.base import (
+    Budget,
+    Context,
+    Lookup,
+    Progress,
+    WhatIfInputError,
+    WhatIfKind,
+    no_progress,
+    register,
+)
+from allocation.whatif.fingerprint import attribute_filter, node_fingerprint
+from allocation.whatif.inputs import (
+    SUBJECT_KINDS,
+    node_input,
+    refuse_unknown,
+    subject_form_input,
+    subject_input,
+)
+from allocation.whatif.subject import Subject, resolve_subject
+from allocation.whatif.view import AllocatorView, allocate_on, meta, node_names, result_devices
+from dra.allocator import AllocationError, AllocationTimeout, explain
+
+# Per infeasible node and claim, at most this many device verdicts are listed (the counts cover all).
+MAX_VERDICTS = 64
+
+
+def verdict_json(verdict: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(verdict) if dataclasses.is_dataclass(verdict) else dict(vars(verdict))
+    return {
+        k: (v if isinstance(v, str | int | float | bool | type(None) | list | dict) else str(v))
+        for k, v in data.items()
+    }
+
+
+def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[str, Any]]:
+    verdicts = explain(
+        classes=(),
+        slices=(),
+        allocated_claims=(),
+        claim=claim,
+        node=view.node_obj(node),
+        allocator=view.allocator_for(node),
+    )
+    return [verdict_json(v) for v in verdicts]
+
+
+def subject_summary(subject: Subject) -> dict[str, Any]:
+    return {
+        "kind": subject.kind,
+        "namespace": subject.namespace,
+        "name": subject.name,
+        "label": subject.label,
+        "claims": [
+            {
+                "name": meta(c).get("name"),
+                "source": subject.claim_sources.get(str(meta(c).get("name")), ""),
+                "requests": [
+                    r.get("name") for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
+                ],
+            }
+            for c in subject.claims
+        ],
+        "extended": [dataclasses.asdict(r) for r in subject.extended],
+        "fixed_claims": [f"{meta(c).get('namespace')}/{meta(c).get('name')}" for c in subject.fixed],
+        "blockers": subject.blockers,
+        "notes": subject.notes,
+    }
+
+
+def feasibility(
+    *,
+    snapshot: Snapshot,
+    subject: Subject,
+    only_node: str = "",
+    progress: Progress = no_progress,
+    budget: Budget | None = None,
+) -> dict[str, Any]:
+    """Try the subject on every node (first-fit, as the scheduler's Filter does per node).
+
+    An `AllocationError` is about the question (a CEL runtime error, a claim the allocator refuses),
+    not about one node: it ends the run with one message. `AllocationTimeout` ends it as out of budget.
+    """
+    view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids, budget=budget)
+    nodes = [n for n in node_names(snapshot) if not only_node or n == only_node]
+    if only_node and not nodes:
+        raise WhatIfInputError("input.node", f"no node named {only_node} in the inventory")
+    feasible: list[dict[str, Any]] = []
+    infeasible: list[dict[str, Any]] = []
+    # A node that looks like one that did not fit is neither tried nor explained again: it gets a reference.
+    keep_attributes = attribute_filter(snapshot, subject.claims)
+    explained: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    placed: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    for done, node in enumerate(nodes):
+        progress("trying each node", done, len(nodes))
+        node_obj = view.node_obj(node)
+        why_not = subject.node_allows(node_obj)
+        if why_not:
+            infeasible.append({"node": node, "reason": why_not, "claims": []})
+            continue
+        claims, notes = subject.claims_for(node_obj)
+        if not claims:
+            feasible.append({"node": node, "claims": [], "notes": [*notes, "nothing left to allocate"]})
+            continue
+        key = (
+            node_fingerprint(
+                view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes
+            ),
+            tuple(str(meta(c).get("name")) for c in claims),
+        )
+        if key in placed:  # looks like a node that fit: it fits the same way, on its own devices
+            feasible.append(_rebased(placed[key], view, node=node, notes=notes))
+            continue
+        if key in explained:  # looks like a node that did not fit: it does not either
+            results = None
+        else:
+            try:
+                results = allocate_on(view, node=node, claims=claims)
+            except AllocationError as exc:
+                if not exc.node_local:
+                    raise  # a bad claim or selector fails the run once, with one message
+                results = None  # this node only (an invalid pool): explained like any misfit
+            if results is not None:
+                placed[key] = entry = {
+                    "node": node,
+                    "notes": notes,
+                    "claims": [
+                        {
+                            "claim": meta(c).get("name"),
+                            "devices": result_devices(r),
+                            "nodeSelector": r.get("nodeSelector"),
+                        }
+                        for c, r in zip(claims, results, strict=True)
+                    ],
+                }
+                feasible.append(entry)
+                continue
+        first = explained.get(key)
+        if first is not None:
+            infeasible.append(
+                {
+                    "node": node,
+                    "reason": first["reason"],
+                    "same_as": first["node"],
+                    "claims": [],
+                    "notes": notes,
+                }
+            )
+            continue
+        explained[key] = entry = _explain_node(view, node=node, claims=claims, notes=notes)
+        infeasible.append(entry)
+    progress("done", len(nodes), len(nodes))
+    reasons: Counter[str] = Counter()
+    for entry in infeasible:
+        reasons[entry["reason"]] += 1
+    return {
+        "subject": subject_summary(subject),
+        "feasible": bool(feasible),
+        "nodes_total": len(nodes),
+        "nodes_feasible": len(feasible),
+        "feasible_nodes": feasible,
+        "infeasible_nodes": infeasible,
+        "reasons": dict(reasons.most_common()),
+    }
+
+
+def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: list[str]) -> dict[str, Any]:
+    """`entry` (the answer for a node that looks the same) moved to `node`: its own pools, same ranks."""
+    pools = dict(zip(view.local_pools.get(entry["node"], []), view.local_pools.get(node, []), strict=True))
+    old = entry["node"]
+
+    def move(d: dict[str, Any]) -> dict[str, Any]:
+        to = pools.get((str(d.get("driver")), str(d.get("pool"))))
+        return {**d, "pool": to[1]} if to else d
+
+    def move_selector(selector: Any) -> Any:
+        if not selector:
+            return selector
+        text = json.dumps(selector)
+        return json.loads(text.replace(json.dumps(old), json.dumps(node)))
+
+    return {
+        "node": node,
+        "notes": notes,
+        "same_as": old,
+        "claims": [
+            {
+                **c,
+                "devices": [move(d) for d in c["devices"]],
+                "nodeSelector": move_selector(c.get("nodeSelector")),
+            }
+            for c in entry["claims"]
+        ],
+    }
+
+
+def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: list[str]) -> dict[str, Any]:
+    per_claim = []
+    all_alone_ok = True
+    for claim in claims:
+        try:
+            verdicts = explain_claim(view, node=node, claim=claim)
+        except AllocationTimeout:
+            raise
+        except AllocationError as exc:
+            per_claim.append(
+                {"claim": meta(claim).get("name"), "error": str(exc), "counts": {}, "verdicts": []}
+            )
+            all_alone_ok = False
+            continue
+        counts = Counter(str(v.get("reason", "")) for v in verdicts)
+        per_claim.append(
+            {
+                "claim": meta(claim).get("name"),
+                "counts": dict(counts.most_common()),
+                "verdicts": verdicts[:MAX_VERDICTS],
+                "truncated": max(0, len(verdicts) - MAX_VERDICTS),
+            }
+        )
+        try:
+            alone = allocate_on(view, node=node, claims=[claim])
+        except AllocationTimeout:
+            raise
+        except AllocationError:
+            alone = None
+        all_alone_ok = all_alone_ok and alone is not None
+    if len(claims) > 1 and all_alone_ok:
+        reason = "each claim fits alone, but not all together"
+    else:
+        top = Counter[str]()
+        for c in per_claim:
+            top.update({k: v for k, v in c["counts"].items() if k != "usable"})
+        reason = ", ".join(f"{k} ({v})" for k, v in top.most_common(3)) or "no device fits"
+    return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}
+
+
+# --------------------------------------------------------------------------- the kind
+
+_FIELDS = {"source", "yaml", "kind", "namespace", "name", "node"}
+
+
+def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
+    refuse_unknown(raw, _FIELDS)
+    out = subject_input(raw, lookup, allowed=SUBJECT_KINDS)
+    node = node_input(raw, lookup)
+    return {**out, "node": node} if node else out
+
+
+def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    subject = resolve_subject(data, ctx.snapshot)
+    return feasibility(
+        snapshot=ctx.snapshot,
+        subject=subject,
+        only_node=data.get("node", ""),
+        progress=ctx.progress,
+        budget=ctx.budget,
+    )
+
+
+def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
+    data = subject_form_input(post)
+    if post.get("node"):
+        data["node"] = str(post.get("node", "")).strip()
+    return data
+
+
+KIND = register(
+    WhatIfKind(
+        name="feasibility",
+        label="Feasibility",
+        template="allocation/kinds/feasibility.html",
+        normalize=_normalize,
+        answer=_answer,
+        form_input=_form_input,
+        input_help=(
+            "{source: yaml, yaml} | {source: pick, kind: ResourceClaim|ResourceClaimTemplate|Pod, namespace, "
+            "name}, optional node"
+        ),
+        order=10,
+    )
+)

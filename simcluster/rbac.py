@@ -1,0 +1,402 @@
+"""Authorization: request attributes and the RBAC authorizer (`rbac.authorization.k8s.io/v1`), as upstream.
+
+The group `system:masters` may do anything (kube's privileged-group authorizer comes before RBAC). Every
+other decision is RBAC's: ClusterRoleBindings grant their ClusterRole everywhere, RoleBindings grant a Role
+of their namespace or a ClusterRole only inside their namespace. Rules match verbs, API groups, resources
+(`pods/eviction`, `*/status`, `*`), resourceNames and nonResourceURLs (`/healthz`, `/api/*`) as upstream's
+`rbac.RuleAllows`. Aggregated ClusterRoles are not supported (their `aggregationRule` is ignored; the
+bootstrap `admin`/`edit`/`view` roles carry flat rules instead).
+
+The bootstrap policy a new cluster has (`system:discovery`, `system:public-info-viewer`,
+`system:basic-user`, `cluster-admin` and their bindings) is seeded into the store by `seed_bootstrap_policy`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from simcluster.auth import UserInfo
+from simcluster.errors import ApiError
+from simcluster.store import Store
+
+__all__ = ["Attributes", "Authorizer", "forbidden", "seed_bootstrap_policy"]
+
+RBAC_PLURALS = frozenset({"clusterroles", "clusterrolebindings", "roles", "rolebindings"})
+PRIVILEGED_GROUP = "system:masters"
+_RBAC = "rbac.authorization.k8s.io"
+_AUTO_UPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+_BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a request asks to do (upstream's authorizer.Attributes)."""
+
+    user: UserInfo
+    verb: str
+    resource_request: bool
+    path: str = ""
+    api_group: str = ""
+    api_version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    namespace: str = ""
+
+    def with_user(self, user: UserInfo) -> Attributes:
+        return Attributes(user, self.verb, self.resource_request, self.path, self.api_group, self.api_version,
+                          self.resource, self.subresource, self.name, self.namespace)  # fmt: skip
+
+    def with_verb(self, verb: str) -> Attributes:
+        return Attributes(self.user, verb, self.resource_request, self.path, self.api_group, self.api_version,
+                          self.resource, self.subresource, self.name, self.namespace)  # fmt: skip
+
+
+def forbidden_message(attrs: Attributes) -> str:
+    """upstream's responsewriters.forbiddenMessage."""
+    user = attrs.user.name
+    if not attrs.resource_request:
+        return f'User "{user}" cannot {attrs.verb} path "{attrs.path}"'
+    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
+    return f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" {where}'
+
+
+def forbidden(attrs: Attributes, reason: str = "") -> ApiError:
+    """403 as kube writes it: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group …`."""
+    message = forbidden_message(attrs)
+    if reason:
+        message = f"{message}: {reason}"
+    details: dict[str, Any] = {}
+    if attrs.resource_request:
+        qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
+        text = (
+            f'{qualified} "{attrs.name}" is forbidden: {message}'
+            if attrs.name
+            else f"{qualified} is forbidden: {message}"
+        )
+        if attrs.name:
+            details["name"] = attrs.name
+        if attrs.api_group:
+            details["group"] = attrs.api_group
+        details["kind"] = attrs.resource
+    else:
+        text = f"forbidden: {message}"
+    return ApiError(403, "Forbidden", text, details)
+
+
+# ---------------------------------------------------------------------------------------------- rule matching
+
+
+def _has(values: Iterable[Any], wanted: str) -> bool:
+    return any(v == "*" or v == wanted for v in values)
+
+
+def _resource_matches(rule_resources: Iterable[Any], combined: str, subresource: str) -> bool:
+    for resource in rule_resources:
+        if resource == "*" or resource == combined:
+            return True
+        if subresource and resource == f"*/{subresource}":
+            return True
+    return False
+
+
+def _url_matches(rule_urls: Iterable[Any], path: str) -> bool:
+    for url in rule_urls:
+        if url == "*" or url == path:
+            return True
+        if isinstance(url, str) and url.endswith("*") and path.startswith(url.rstrip("*")):
+            return True
+    return False
+
+
+def rule_allows(rule: Mapping[str, Any], attrs: Attributes) -> bool:
+    if not _has(rule.get("verbs") or (), attrs.verb):
+        return False
+    if not attrs.resource_request:
+        return _url_matches(rule.get("nonResourceURLs") or (), attrs.path)
+    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    names = rule.get("resourceNames") or ()
+    return (
+        _has(rule.get("apiGroups") or (), attrs.api_group)
+        and _resource_matches(rule.get("resources") or (), combined, attrs.subresource)
+        and (not names or attrs.name in names)
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the authorizer
+
+
+@dataclass(frozen=True)
+class _Grant:
+    """The rules one binding subject gives: where (namespace or "" for everywhere) and why."""
+
+    namespace: str
+    rules: tuple[Mapping[str, Any], ...]
+    source: str  # `ClusterRoleBinding "x" of ClusterRole "y" to Group "z"`
+
+
+@dataclass(frozen=True)
+class _Subject:
+    kind: str
+    name: str
+    namespace: str
+
+
+@dataclass
+class _Index:
+    grants: list[tuple[_Subject, _Grant]]
+    missing: list[tuple[_Subject, str, str]]  # subject, binding namespace, error text
+
+
+class Authorizer:
+    """RBAC over the store's Roles and bindings, re-read when any of them changes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._index: _Index | None = None
+        store.subscribe(self._on_change)
+
+    def _on_change(self, event_type: str, plural: str, obj: dict[str, Any]) -> None:
+        if plural in RBAC_PLURALS:
+            self._index = None
+
+    def _current(self) -> _Index:
+        index = self._index
+        if index is None:
+            with self._lock:
+                index = self._index
+                if index is None:
+                    index = self._index = self._build()
+        return index
+
+    def _build(self) -> _Index:
+        store = self.store
+        cluster_roles = {o["metadata"]["name"]: o for o in _objects(store, "clusterroles")}
+        roles = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in _objects(store, "roles")}
+        grants: list[tuple[_Subject, _Grant]] = []
+        missing: list[tuple[_Subject, str, str]] = []
+        for binding in _objects(store, "clusterrolebindings"):
+            ref = binding.get("roleRef") or {}
+            role = cluster_roles.get(ref.get("name")) if ref.get("kind") == "ClusterRole" else None
+            for subject in _subjects(binding, ""):
+                if role is None:
+                    missing.append(
+                        (subject, "", f'clusterrole.rbac.authorization.k8s.io "{ref.get("name")}" not found')
+                    )
+                    continue
+                source = (f'ClusterRoleBinding "{binding["metadata"]["name"]}" of ClusterRole "{ref.get("name")}" '
+                          f"to {_describe(subject)}")  # fmt: skip
+                grants.append((subject, _Grant("", tuple(role.get("rules") or ()), source)))
+        for binding in _objects(store, "rolebindings"):
+            namespace = binding["metadata"]["namespace"]
+            ref = binding.get("roleRef") or {}
+            kind = ref.get("kind")
+            role = (
+                cluster_roles.get(ref.get("name"))
+                if kind == "ClusterRole"
+                else roles.get((namespace, ref.get("name")))
+            )
+            for subject in _subjects(binding, namespace):
+                if role is None:
+                    singular = "clusterrole" if kind == "ClusterRole" else "role"
+                    missing.append(
+                        (
+                            subject,
+                            namespace,
+                            f'{singular}.rbac.authorization.k8s.io "{ref.get("name")}" not found',
+                        )
+                    )
+                    continue
+                source = (f'RoleBinding "{binding["metadata"]["name"]}/{namespace}" of {kind} "{ref.get("name")}" '
+                          f"to {_describe(subject)}")  # fmt: skip
+                grants.append((subject, _Grant(namespace, tuple(role.get("rules") or ()), source)))
+        return _Index(grants, missing)
+
+    def _grants_for(self, user: UserInfo) -> tuple[list[_Grant], list[tuple[str, str]]]:
+        index = self._current()
+        grants = [grant for subject, grant in index.grants if _applies(subject, user)]
+        errors = [(namespace, text) for subject, namespace, text in index.missing if _applies(subject, user)]
+        return grants, errors
+
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        """(allowed, reason) as upstream's SubjectAccessReview status reports them."""
+        if PRIVILEGED_GROUP in attrs.user.groups:
+            return True, ""
+        grants, errors = self._grants_for(attrs.user)
+        for grant in grants:
+            if grant.namespace and grant.namespace != attrs.namespace:
+                continue
+            if any(rule_allows(rule, attrs) for rule in grant.rules):
+                return True, f"RBAC: allowed by {grant.source}"
+        relevant = [text for namespace, text in errors if not namespace or namespace == attrs.namespace]
+        if relevant:
+            joined = relevant[0] if len(relevant) == 1 else "[" + ", ".join(relevant) + "]"
+            return False, f"RBAC: {joined}"
+        return False, ""
+
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(resourceRules, nonResourceRules) that apply to `user` in `namespace`, for SelfSubjectRulesReview."""
+        if PRIVILEGED_GROUP in user.groups:
+            grants: list[_Grant] = [_Grant("", ({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                                                {"verbs": ["*"], "nonResourceURLs": ["*"]}), "")]  # fmt: skip
+            grants += self._grants_for(user)[0]
+        else:
+            grants = self._grants_for(user)[0]
+        resource_rules: list[dict[str, Any]] = []
+        non_resource_rules: list[dict[str, Any]] = []
+        for grant in grants:
+            if grant.namespace and grant.namespace != namespace:
+                continue
+            for rule in grant.rules:
+                if rule.get("nonResourceURLs"):
+                    if not grant.namespace:  # a RoleBinding never grants non-resource URLs
+                        entry = {
+                            "verbs": list(rule.get("verbs") or []),
+                            "nonResourceURLs": list(rule["nonResourceURLs"]),
+                        }
+                        if entry not in non_resource_rules:
+                            non_resource_rules.append(entry)
+                    continue
+                entry = {"verbs": list(rule.get("verbs") or []), "apiGroups": list(rule.get("apiGroups") or []),
+                         "resources": list(rule.get("resources") or [])}  # fmt: skip
+                if rule.get("resourceNames"):
+                    entry["resourceNames"] = list(rule["resourceNames"])
+                if entry not in resource_rules:
+                    resource_rules.append(entry)
+        return resource_rules, non_resource_rules
+
+
+def _objects(store: Store, plural: str) -> list[dict[str, Any]]:
+    return [entry.obj for entry in store.snapshot(plural)[1]]
+
+
+def _subjects(binding: Mapping[str, Any], namespace: str) -> list[_Subject]:
+    found = []
+    for subject in binding.get("subjects") or ():
+        kind = str(subject.get("kind", ""))
+        subject_ns = str(subject.get("namespace") or "")
+        if kind == "ServiceAccount" and not subject_ns:
+            subject_ns = namespace
+        found.append(_Subject(kind, str(subject.get("name", "")), subject_ns))
+    return found
+
+
+def _applies(subject: _Subject, user: UserInfo) -> bool:
+    if subject.kind == "User":
+        return subject.name == user.name
+    if subject.kind == "Group":
+        return subject.name in user.groups
+    if subject.kind == "ServiceAccount":
+        return user.name == f"system:serviceaccount:{subject.namespace}:{subject.name}"
+    return False
+
+
+def _describe(subject: _Subject) -> str:
+    if subject.kind == "ServiceAccount":
+        return f'ServiceAccount "{subject.name}/{subject.namespace}"'
+    return f'{subject.kind} "{subject.name}"'
+
+
+# ---------------------------------------------------------------------------------------------- bootstrap policy
+
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+_VIEW_RULES: list[dict[str, Any]] = [
+    {"apiGroups": [""], "resources": ["configmaps", "endpoints", "persistentvolumeclaims", "pods", "replicationcontrollers",
+                                      "serviceaccounts", "services", "events", "limitranges", "namespaces",
+                                      "pods/log", "pods/status", "resourcequotas"], "verbs": _READ},
+    {"apiGroups": ["apps"], "resources": ["deployments", "deployments/scale", "deployments/status", "replicasets",
+                                          "replicasets/status", "daemonsets", "statefulsets"], "verbs": _READ},
+    {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status", "cronjobs"], "verbs": _READ},
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets", "poddisruptionbudgets/status"], "verbs": _READ},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _READ},
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims", "resourceclaims/status", "resourceclaimtemplates"],
+     "verbs": _READ},
+]  # fmt: skip
+_EDIT_RULES: list[dict[str, Any]] = [
+    {"apiGroups": [""], "resources": ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "configmaps",
+                                      "secrets", "services", "serviceaccounts", "persistentvolumeclaims"],
+     "verbs": _WRITE},
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": _READ},
+    {"apiGroups": [""], "resources": ["pods/eviction", "serviceaccounts/token"], "verbs": ["create"]},
+    {"apiGroups": ["apps"], "resources": ["deployments", "deployments/scale", "replicasets", "replicasets/scale"],
+     "verbs": _WRITE},
+    {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": _WRITE},
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": _WRITE},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _WRITE},
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims", "resourceclaimtemplates"], "verbs": _WRITE},
+    *_VIEW_RULES,
+]  # fmt: skip
+_ADMIN_RULES: list[dict[str, Any]] = [
+    {
+        "apiGroups": ["rbac.authorization.k8s.io"],
+        "resources": ["rolebindings", "roles"],
+        "verbs": [*_READ, *_WRITE],
+    },
+    {"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews"], "verbs": ["create"]},
+    *_EDIT_RULES,
+]
+
+BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
+    "cluster-admin": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                      {"nonResourceURLs": ["*"], "verbs": ["*"]}],
+    "system:discovery": [{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                                              "/openapi/*", "/readyz", "/version", "/version/"], "verbs": ["get"]}],
+    "system:public-info-viewer": [{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
+                                   "verbs": ["get"]}],
+    "system:service-account-issuer-discovery": [{"nonResourceURLs": ["/.well-known/openid-configuration",
+                                                                     "/.well-known/openid-configuration/",
+                                                                     "/openid/v1/jwks", "/openid/v1/jwks/"],
+                                                 "verbs": ["get"]}],
+    "system:basic-user": [
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+         "verbs": ["create"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
+    ],
+    "admin": _ADMIN_RULES,
+    "edit": _EDIT_RULES,
+    "view": _VIEW_RULES,
+}  # fmt: skip
+BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
+    "cluster-admin": ("cluster-admin", [PRIVILEGED_GROUP]),
+    "system:discovery": ("system:discovery", ["system:authenticated"]),
+    "system:public-info-viewer": (
+        "system:public-info-viewer",
+        ["system:authenticated", "system:unauthenticated"],
+    ),
+    "system:basic-user": ("system:basic-user", ["system:authenticated"]),
+    "system:service-account-issuer-discovery": (
+        "system:service-account-issuer-discovery",
+        ["system:serviceaccounts"],
+    ),
+}
+
+
+def seed_bootstrap_policy(store: Store) -> None:
+    """The default ClusterRoles and ClusterRoleBindings every cluster starts with (existing ones are kept)."""
+    for name, rules in BOOTSTRAP_CLUSTER_ROLES.items():
+        _create_if_absent(store, "clusterroles", {
+            "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": dict(_BOOTSTRAP_LABELS), "annotations": dict(_AUTO_UPDATE)},
+            "rules": rules,
+        })  # fmt: skip
+    for name, (role, groups) in BOOTSTRAP_BINDINGS.items():
+        _create_if_absent(store, "clusterrolebindings", {
+            "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": dict(_BOOTSTRAP_LABELS), "annotations": dict(_AUTO_UPDATE)},
+            "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": group} for group in groups],
+        })  # fmt: skip
+
+
+def _create_if_absent(store: Store, plural: str, obj: dict[str, Any]) -> None:
+    try:
+        store.create(plural, obj)
+    except ApiError as error:
+        if error.reason != "AlreadyExists":
+            raise

@@ -1,0 +1,102 @@
+"""An action decided on an out-of-date page (a second tab, a slow click) is refused with the truth:
+409, what the maintenance is now, who changed it — never "the cluster refused" when it did not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from maintenance import states
+from maintenance.models import AuditEntry, Maintenance
+from maintenance.services import maintenance_apply, maintenance_undo
+from tests.maintenance.support import create, rules_in
+
+pytestmark = pytest.mark.django_db
+
+
+def logged_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_it_answers_an_undo_from_a_second_tab_with_the_current_state(mirrored: Any, operator: Any) -> None:
+    m = create(operator)
+    maintenance_apply(maintenance=m, user=operator, effect="None", confirmed=False)
+    m.refresh_from_db()
+    seen_by_second_tab = m.version
+    maintenance_undo(maintenance=m, user=operator, mode="delete")  # the first tab undoes
+
+    page = logged_in(operator).post(
+        f"/maintenance/{m.id}/undo/", {"mode": "delete", "version": seen_by_second_tab}
+    )
+    assert page.status_code == 409
+    html = page.content.decode()
+    assert "The cluster refused the change" not in html and "Your draft is kept" not in html
+    assert "no longer in the state this page showed; nothing was done" in html
+    m.refresh_from_db()
+    assert f"the maintenance is now at version {m.version} and is undone" in html
+    assert 'id="undo-delete"' not in html and 'id="enforce-NoExecute"' not in html  # nothing stale offered
+    assert "Undone by olivia" in html
+
+
+def test_it_refuses_an_api_action_on_a_version_it_did_not_see(mirrored: Any, operator: Any) -> None:
+    m = create(operator)
+    api = logged_in(operator)
+    response = api.post(f"/api/maintenance/{m.id}/apply/", {"effect": "None", "version": m.version + 5},
+                        content_type="application/json")  # fmt: skip
+    assert response.status_code == 409
+    body = response.json()
+    assert body["current"] == {"state": "draft", "effect": "", "version": m.version,
+                               "actions": states.offered(state="draft", effect="")}  # fmt: skip
+    assert body["errors"][0]["field"] == "version"
+    assert rules_in(mirrored) == {}
+
+
+def test_it_refuses_undo_when_nothing_is_applied_and_says_so(mirrored: Any, operator: Any) -> None:
+    m = create(operator)
+    response = logged_in(operator).post(f"/api/maintenance/{m.id}/undo/", {"mode": "delete"},
+                                        content_type="application/json")  # fmt: skip
+    assert response.status_code == 409
+    assert "it is a draft: no rule is in the cluster yet" in response.json()["errors"][0]["message"]
+
+
+def test_it_lets_only_the_first_of_two_writes_on_one_version_through(mirrored: Any, operator: Any) -> None:
+    m = create(operator)
+    stale_copy = Maintenance.objects.get(pk=m.pk)
+    maintenance_apply(
+        maintenance=m, user=operator, effect="None", confirmed=False, expected_version=m.version
+    )
+    from maintenance.services import MaintenanceError
+
+    with pytest.raises(MaintenanceError) as error:
+        maintenance_undo(
+            maintenance=stale_copy, user=operator, mode="delete", expected_version=stale_copy.version
+        )
+    assert error.value.status == 409
+    assert len(rules_in(mirrored)) == len(m.rules)  # the stale undo deleted nothing
+    assert AuditEntry.objects.filter(maintenance=m, action="refused").count() == 1
+
+
+def test_it_offers_only_the_actions_the_state_allows() -> None:
+    assert states.offered(state="draft", effect="") == [
+        "preview",
+        "apply-none",
+        "enforce-NoSchedule",
+        "enforce-NoExecute",
+    ]
+    assert states.offered(state="applied", effect="NoExecute") == [
+        "preview",
+        "undo-none",
+        "enforce-NoSchedule",
+        "undo-delete",
+    ]
+    assert states.offered(state="applied", effect="None") == [
+        "preview",
+        "enforce-NoSchedule",
+        "enforce-NoExecute",
+        "undo-delete",
+    ]
+    assert states.offered(state="undone", effect="") == []

@@ -1,0 +1,71 @@
+"""kubectl 1.37.1's typed-client commands (protobuf bodies) against simcluster: `create deployment | secret |
+configmap | poddisruptionbudget`, `scale`, `rollout status`, and `explain` of the new kinds."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simcluster.testing import SimCluster, run_simcluster
+from tests.simcluster.conftest import kubectl_path
+from tests.simcluster.sim_helpers import settle
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[SimCluster]:
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
+        yield cluster
+
+
+def _run(tmp_path: Path, *args: str) -> str:
+    result = subprocess.run(
+        [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"), "--cache-dir", str(tmp_path / "cache"),
+         *args], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_it_creates_scales_and_rolls_out_a_deployment_from_kubectl(live: SimCluster, tmp_path: Path) -> None:
+    assert _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2", "--port=80") == (
+        "deployment.apps/web created\n"
+    )
+    stored = live.store.get("deployments", "web", namespace="default")
+    container = stored["spec"]["template"]["spec"]["containers"][0]
+    assert (container["name"], container["image"], container["ports"]) == ("nginx", "nginx:1", [{"containerPort": 80,
+                                                                                                "protocol": "TCP"}])  # fmt: skip
+    assert stored["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    assert _run(tmp_path, "scale", "deployment/web", "--replicas=3") == "deployment.apps/web scaled\n"
+    assert _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s") == (
+        'deployment "web" successfully rolled out\n'
+    )
+    settle(live)
+    table = _run(tmp_path, "get", "deployment", "web").splitlines()
+    assert table[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert table[1].split()[:4] == ["web", "3/3", "3", "3"]
+
+
+def test_it_creates_secrets_configmaps_and_budgets_from_kubectl(live: SimCluster, tmp_path: Path) -> None:
+    _run(tmp_path, "create", "secret", "generic", "db", "--from-literal=password=s3cret")
+    assert (
+        base64.b64decode(live.store.get("secrets", "db", namespace="default")["data"]["password"])
+        == b"s3cret"
+    )
+    _run(tmp_path, "create", "configmap", "settings", "--from-literal=mode=fast")
+    assert live.store.get("configmaps", "settings", namespace="default")["data"] == {"mode": "fast"}
+    _run(tmp_path, "create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=50%")
+    spec = live.store.get("poddisruptionbudgets", "web", namespace="default")["spec"]
+    assert spec == {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}
+
+
+@pytest.mark.parametrize("field", ["deployments.spec.strategy", "leases.spec", "clusterroles.rules",
+                                   "serviceaccounts", "rolebindings.subjects"])  # fmt: skip
+def test_it_explains_the_new_kinds(live: SimCluster, tmp_path: Path, field: str) -> None:
+    out = _run(tmp_path, "explain", field)
+    assert out.splitlines()[0].split()[0] in ("KIND:", "GROUP:")
+    assert "FIELD" in out or "DESCRIPTION" in out

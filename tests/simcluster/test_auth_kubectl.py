@@ -1,0 +1,108 @@
+"""kubectl 1.37.1 against simcluster's authentication and RBAC: `auth can-i [--list] [--as]`, `auth whoami`,
+`create token`, and what kubectl says for 401 and 403."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import Kubectl, kubectl_path
+
+SA = "system:serviceaccount:default:default"
+
+
+def _out(result: object) -> str:
+    assert getattr(result, "returncode", 1) == 0, getattr(result, "stderr", "")
+    return str(getattr(result, "stdout", ""))
+
+
+def _as(cluster: SimCluster, kubectl: Kubectl, tmp_path: Path, kubeconfig: Path, *args: str) -> object:
+    import os
+    import subprocess
+
+    return subprocess.run(
+        [str(kubectl_path()), "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "other-cache"), *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+
+
+def test_it_answers_auth_can_i_for_the_admin_and_for_a_service_account(kubectl: Kubectl) -> None:
+    assert _out(kubectl("auth", "can-i", "delete", "nodes")) == "yes\n"
+    denied = kubectl("auth", "can-i", "list", "pods", "--as", SA)
+    assert (denied.returncode, denied.stdout) == (1, "no\n")
+    assert _out(kubectl("auth", "can-i", "create", "selfsubjectaccessreviews", "--as", SA)) == "yes\n"
+
+
+def test_it_lists_the_rules_like_auth_can_i_list_on_a_real_cluster(kubectl: Kubectl) -> None:
+    admin = _out(kubectl("auth", "can-i", "--list")).splitlines()
+    assert admin[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert admin[1].split() == ["*.*", "[]", "[]", "[*]"]
+    assert admin[2].split() == ["[*]", "[]", "[*]"]
+    sa = _out(kubectl("auth", "can-i", "--list", "--as", SA)).splitlines()
+    resources = {line.split()[0] for line in sa[1:] if not line.startswith(" ")}
+    assert resources == {"selfsubjectreviews.authentication.k8s.io", "selfsubjectaccessreviews.authorization.k8s.io",
+                         "selfsubjectrulesreviews.authorization.k8s.io"}  # fmt: skip
+    assert any(line.split() == ["[/version]", "[]", "[get]"] for line in sa)
+
+
+def test_it_tells_auth_whoami_who_is_asking(kubectl: Kubectl) -> None:
+    out = _out(kubectl("auth", "whoami"))
+    assert out.splitlines() == [
+        "ATTRIBUTE   VALUE",
+        "Username    kubernetes-admin",
+        "Groups      [system:masters system:authenticated]",
+    ]
+    out = _out(kubectl("auth", "whoami", "--as", SA, "-o", "json"))
+    assert json.loads(out)["status"]["userInfo"]["username"] == SA
+
+
+def test_it_issues_tokens_that_kubectl_then_uses(
+    cluster: SimCluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    _out(kubectl("create", "serviceaccount", "robot"))
+    _out(
+        kubectl("create", "rolebinding", "robot-view", "--clusterrole=view", "--serviceaccount=default:robot")
+    )
+    token = _out(kubectl("create", "token", "robot", "--duration=15m")).strip()
+    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    assert claims["sub"] == "system:serviceaccount:default:robot"
+    assert claims["exp"] - claims["iat"] == 900
+    robot = cluster.user_kubeconfig(tmp_path / "robot-kubeconfig", token=token)
+    assert _out(_as(cluster, kubectl, tmp_path, robot, "get", "pods")) == ""  # allowed, no pods: empty stdout
+    denied = _as(cluster, kubectl, tmp_path, robot, "get", "nodes")
+    assert denied.returncode == 1
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): nodes is forbidden: User "system:serviceaccount:default:robot" cannot list '
+        'resource "nodes" in API group "" at the cluster scope'
+    )
+    whoami = _out(_as(cluster, kubectl, tmp_path, robot, "auth", "whoami")).splitlines()
+    assert whoami[1].split() == ["Username", "system:serviceaccount:default:robot"]
+    assert whoami[-1].split()[0] == "Extra:" and "authentication.kubernetes.io/credential-id" in whoami[-1]
+
+
+def test_it_tells_kubectl_without_credentials_to_log_in(
+    cluster: SimCluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    nobody = cluster.user_kubeconfig(tmp_path / "bad-kubeconfig", token="made-up")
+    result = _as(cluster, kubectl, tmp_path, nobody, "get", "pods")
+    assert result.returncode == 1
+    # client-go's words for a 401 Status, as against any real cluster
+    assert result.stderr.splitlines()[-1] == (
+        "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+    )
+
+
+def test_it_lets_kubectl_create_rbac_objects_and_namespaces(kubectl: Kubectl) -> None:
+    _out(kubectl("create", "namespace", "team"))
+    _out(kubectl("create", "role", "reader", "-n", "team", "--verb=get,list", "--resource=pods"))
+    _out(kubectl("create", "rolebinding", "alice-reads", "-n", "team", "--role=reader", "--user=alice"))
+    _out(kubectl("create", "clusterrole", "node-reader", "--verb=get", "--resource=nodes"))
+    _out(kubectl("create", "clusterrolebinding", "alice-nodes", "--clusterrole=node-reader", "--user=alice"))
+    assert _out(kubectl("auth", "can-i", "list", "pods", "-n", "team", "--as", "alice")) == "yes\n"
+    assert _out(kubectl("auth", "can-i", "get", "nodes", "--as", "alice")) == "yes\n"
+    assert kubectl("auth", "can-i", "list", "nodes", "--as", "alice").stdout == "no\n"
+    table = _out(kubectl("get", "rolebindings", "-n", "team", "-o", "wide")).splitlines()
+    assert table[0].split()[:3] == ["NAME", "ROLE", "AGE"]
+    assert table[1].split()[:2] == ["alice-reads", "Role/reader"]
