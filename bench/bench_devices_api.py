@@ -83,7 +83,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     if not (args.reuse and Device.objects.count() >= 10_000):
         from inventory.kube import connect
-        from inventory.mirror import Mirror
+        from inventory.mirror.runner import Mirror
         from simcluster.app import start_simcluster
 
         kubeconfig = Path(tempfile.mkdtemp(prefix="bench-api-")) / "kubeconfig"

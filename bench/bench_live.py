@@ -85,7 +85,7 @@ async def measure(args: argparse.Namespace, kubeconfig: Path) -> dict[str, Any]:
 
     from dradash.asgi import application
     from inventory.kube import connect
-    from inventory.mirror import Mirror, wait_for_sync
+    from inventory.mirror.runner import Mirror, wait_for_sync
 
     mirror = await sync_to_async(Mirror(connect(str(kubeconfig))).start)()
     assert await sync_to_async(wait_for_sync)(mirror, timeout=120)

@@ -165,7 +165,7 @@ async def measure(args: argparse.Namespace, kubeconfig: Path, base: str) -> dict
     from allocation.services import whatif_run_execute
     from dradash.asgi import application
     from inventory.kube import connect
-    from inventory.mirror import Mirror, wait_for_sync
+    from inventory.mirror.runner import Mirror, wait_for_sync
     from inventory.models import Device
     from maintenance.confirmation import challenge
     from maintenance.planning import DeviceRef

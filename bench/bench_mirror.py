@@ -163,7 +163,7 @@ def worker(args: argparse.Namespace) -> None:
 
     call_command("migrate", verbosity=0)
     from inventory.kube import connect
-    from inventory.mirror import Mirror
+    from inventory.mirror.runner import Mirror
     from inventory.models import Device, KubeObject, WatchState
 
     client = connect(args.kubeconfig)

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from inventory.selectors_pages import live_version
+from inventory.selectors.objects import live_version
 
 INVENTORY_GROUP = "inventory"
 CLOSE_UNAUTHENTICATED = 4401

@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
+from dra.availability import BLOCK_REASONS
 from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
 
 TAINT_CHOICES = [
@@ -24,6 +25,10 @@ HEALTH_CHOICES = [
     ("Unknown", "Unknown"),
     ("unreported", "unreported"),
 ]
+
+
+# Whether a one-device claim of the device's class could be given it now (Device.blocked), and why not.
+ALLOCATABLE_CHOICES = [("yes", "allocatable now"), ("no", "not allocatable"), *BLOCK_REASONS.items()]
 
 
 class AttributeFilterError(ValueError):
@@ -57,6 +62,9 @@ class DeviceFilterSet(django_filters.FilterSet):
     taint = django_filters.ChoiceFilter(choices=TAINT_CHOICES, method="filter_taint", label="Taint effect")
     state = django_filters.ChoiceFilter(choices=ALLOCATION_STATES, field_name="allocation_state")
     health = django_filters.ChoiceFilter(choices=HEALTH_CHOICES, method="filter_health")
+    allocatable = django_filters.ChoiceFilter(
+        choices=ALLOCATABLE_CHOICES, method="filter_allocatable", label="Allocatable"
+    )
     claim = django_filters.CharFilter(method="filter_claim", label="Claim namespace/name")
     q = django_filters.CharFilter(method="filter_search", label="Search")
 
@@ -92,6 +100,13 @@ class DeviceFilterSet(django_filters.FilterSet):
 
     def filter_health(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         return queryset.filter(health="" if value == "unreported" else value)
+
+    def filter_allocatable(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
+        if value == "yes":
+            return queryset.filter(blocked="")
+        if value == "no":
+            return queryset.exclude(blocked="")
+        return queryset.filter(blocked=value)
 
     def filter_claim(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         namespace, _, claim = value.strip().rpartition("/")

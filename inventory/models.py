@@ -1,8 +1,9 @@
 """The mirror of the cluster.
 
 `KubeObject` holds every watched object as the cluster has it (raw JSON, keyed by kind + uid).
-`Device`, `Pool` and `Claim` are derived rows, recomputed by `inventory.mirror` whenever the objects
-they come from change, so that pages and the API filter 10,000 devices with one indexed query.
+`Device`, `Pool`, `Claim` and `ClassAvailability` are derived rows, recomputed by `inventory.mirror`
+whenever the objects they come from change, so that pages and the API filter 10,000 devices with one
+indexed query.
 `WatchState` is the health of each kind's watch.
 """
 
@@ -151,6 +152,11 @@ class Device(models.Model):
     # Pods' reports about this device: {podUid: {"pod": "ns/name", "health": ..., "message": ...}}
     health_reports = models.JSONField(default=dict, blank=True)
 
+    # Why a one-device claim of its class could not be given this device now (dra.availability): ""
+    # when it could, else a reason of dra.availability.BLOCK_REASONS ("counters", "taint", …) and a sentence.
+    blocked = models.CharField(max_length=16, blank=True, default="")
+    blocked_reason = models.TextField(blank=True, default="")
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["driver", "pool", "name"], name="device_driver_pool_name_uniq")
@@ -158,6 +164,7 @@ class Device(models.Model):
         indexes = [
             models.Index(fields=["allocation_state"], name="device_alloc_state"),
             models.Index(fields=["max_taint_effect"], name="device_max_taint"),
+            models.Index(fields=["blocked"], name="device_blocked"),
         ]
         ordering = ["driver", "pool", "name"]
 
@@ -167,6 +174,31 @@ class Device(models.Model):
     @property
     def device_id(self) -> str:
         return f"{self.driver}/{self.pool}/{self.name}"
+
+
+class ClassAvailability(models.Model):
+    """What one-device claims of a DeviceClass could get from one pool now (`dra.availability`).
+
+    Kept current by the mirror for the pools each batch touches; a class's numbers are the sums over
+    its rows (one indexed aggregate), so pages never run the allocator.
+    """
+
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    device_class = models.CharField(max_length=253)
+    free = models.IntegerField(default=0)  # devices a one-device claim could be given, each on its own
+    headroom = models.IntegerField(default=0)  # one-device claims that fit together
+    capped = models.BooleanField(default=False)  # headroom stopped at the per-node cap (shareable devices)
+    error = models.TextField(blank=True, default="")  # what the allocator refused
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["driver", "pool", "device_class"], name="classavailability_uniq")
+        ]
+        indexes = [models.Index(fields=["device_class"], name="classavailability_class")]
+
+    def __str__(self) -> str:
+        return f"{self.device_class} @ {self.driver}/{self.pool}: {self.free} free, {self.headroom} fit"
 
 
 class Allocation(models.Model):

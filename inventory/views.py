@@ -1,4 +1,4 @@
-"""Inventory pages. Thin: queries live in inventory.selectors / inventory.selectors_pages.
+"""Inventory pages. Thin: queries live in inventory.selectors.
 
 Every page renders `live_version`; a live region re-fetches itself with `?fragment=<name>` when the
 websocket (or the polling fallback) says one of its kinds changed.
@@ -10,20 +10,29 @@ import csv
 import json
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Case, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from inventory import selectors as sel
-from inventory import selectors_pages as sp
+from dra.availability import BLOCK_REASONS
+from inventory import tables
 from inventory.filters import ClaimFilterSet, DeviceFilterSet
 from inventory.models import Claim, Device, KubeObject
+from inventory.selectors import claims as claim_queries
+from inventory.selectors import devices as device_queries
+from inventory.selectors import objects as object_queries
+from inventory.selectors import rules as rule_queries
+from inventory.selectors.claims import claim_state_counts
+from inventory.selectors.classes import class_overview
+from inventory.selectors.devices import device_filter_choices, device_get
+from inventory.selectors.nodes import node_layouts, node_names
+from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
+from inventory.selectors.overview import cluster_summary, overview_totals
+from inventory.selectors.rules import taint_rule_list
 
 DEVICE_KINDS = "resourceslices devicetaintrules resourceclaims pods deviceclasses"
 PAGE_SIZE_MAX = 500
@@ -45,7 +54,7 @@ def _page(
 ) -> HttpResponse:
     """Render the page, or only one of its live fragments when asked with ?fragment=<name>."""
     fragment = request.GET.get("fragment")
-    context.setdefault("live_version", sp.live_version())
+    context.setdefault("live_version", live_version())
     if fragment:
         if fragment not in fragments:
             return HttpResponse(
@@ -67,7 +76,7 @@ def _fragment_url(request: HttpRequest, name: str) -> str:
 @login_required
 def live_state(request: HttpRequest) -> JsonResponse:
     """What the polling fallback asks every few seconds: has anything changed since the page was drawn?"""
-    return JsonResponse({"version": sp.live_version()})
+    return JsonResponse({"version": live_version()})
 
 
 # ---- overview ----
@@ -75,20 +84,21 @@ def live_state(request: HttpRequest) -> JsonResponse:
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    classes = sp.class_overview_counts().classes
+    classes = class_overview().classes
     chart = {
         "labels": [c.name for c in classes],
         "allocated": [c.allocated + c.shared for c in classes],
         "free": [c.free for c in classes],
-        "blocked": [max(0, c.total - c.allocated - c.shared - c.free) for c in classes],
+        "blocked": [c.unavailable for c in classes],
     }
     context = {
         "classes": classes,
-        "totals": sp.overview_totals(),
-        "watches": list(sel.watch_health()),
+        "totals": overview_totals(),
+        "watches": list(watch_health()),
         "chart": chart,
         "summary_url": _fragment_url(request, "summary"),
-        "cluster": sp.cluster_summary(),
+        "block_labels": BLOCK_REASONS,
+        "cluster": cluster_summary(),
     }
     return _page(
         request, "inventory/overview.html", context, {"summary": "inventory/partials/overview_summary.html"}
@@ -112,33 +122,16 @@ def devices(request: HttpRequest) -> HttpResponse:
     context = {
         "filter": filterset,
         "errors": filterset.errors if not filterset.is_valid() else {},
-        "choices": sp.device_filter_choices(),
+        "choices": device_filter_choices(),
         "query": qs,
         "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
         "csv_url": reverse("inventory:devices-export-csv") + (f"?{qs}" if qs else ""),
         "json_url": reverse("inventory:devices-export-json") + (f"?{qs}" if qs else ""),
         "live_kinds": DEVICE_KINDS,
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
     }
-    return render(request, "inventory/devices.html", context | {"live_version": sp.live_version()})
-
-
-# Sortable columns of the Devices table → model fields (driver/pool/name always break ties).
-DEVICE_SORTS = {
-    "device": ("name",),
-    "node": ("node_name",),
-    "numa": ("numa_node",),
-    "pool": ("pool",),
-    "taints": ("taint_level",),
-    "state": ("allocation_state",),
-    "health": ("health",),
-}
-TAINT_LEVEL = Case(
-    When(max_taint_effect="NoExecute", then=Value(3)),
-    When(max_taint_effect="NoSchedule", then=Value(2)),
-    When(max_taint_effect="None", then=Value(1)),
-    default=Value(0),
-)
+    return render(request, "inventory/devices.html", context | {"live_version": live_version()})
 
 
 def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, maximum: int) -> int:
@@ -166,47 +159,22 @@ def devices_data(request: HttpRequest) -> JsonResponse:
     except ValueError as exc:
         return JsonResponse({"errors": {"__all__": [{"message": str(exc)}]}}, status=400)
     sort, direction = request.GET.get("sort", ""), request.GET.get("dir", "asc")
-    if sort and sort not in DEVICE_SORTS or direction not in ("asc", "desc"):
-        message = f"sort must be one of {', '.join(sorted(DEVICE_SORTS))} and dir asc or desc"
+    if sort and sort not in tables.sorts() or direction not in ("asc", "desc"):
+        message = f"sort must be one of {', '.join(sorted(tables.sorts()))} and dir asc or desc"
         return JsonResponse({"errors": {"sort": [{"message": message}]}}, status=400)
-    qs = filterset.qs
-    if sort == "taints":
-        qs = qs.alias(taint_level=TAINT_LEVEL)
-    prefix = "-" if direction == "desc" else ""
-    order = [prefix + column for column in DEVICE_SORTS.get(sort, ())]
-    qs = qs.order_by(*order, "driver", "pool", "name")
+    qs = tables.sort_queryset(filterset.qs, sort, direction == "desc")
     total = qs.count()
     last_page = max(1, -(-total // size))
-    rows = list(sp.device_rows(qs[(page - 1) * size : page * size]))
+    rows = list(tables.device_rows(qs[(page - 1) * size : page * size]))
     base = reverse("inventory:devices")
     for row in rows:
-        # The device-detail URL, built without a reverse() per row (same shape as its urls.py pattern).
-        row["url"] = (
-            f"{base}{quote(row['driver'], safe='')}/{quote(row['pool'], safe='/')}/{quote(row['device'], safe='')}/"
-        )
-    return JsonResponse(
-        {"last_page": last_page, "last_row": total, "data": rows, "version": sp.live_version()}
-    )
-
-
-EXPORT_COLUMNS = [
-    "driver",
-    "pool",
-    "device",
-    "node",
-    "numa",
-    "classes",
-    "taints",
-    "state",
-    "claims",
-    "pods",
-    "health",
-]
+        row["url"] = tables.device_url(row, base)
+    return JsonResponse({"last_page": last_page, "last_row": total, "data": rows, "version": live_version()})
 
 
 def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
     filterset = _device_filters(request)
-    yield from sp.device_rows(filterset.qs.order_by("driver", "pool", "name"))
+    yield from tables.device_rows(filterset.qs.order_by("driver", "pool", "name"))
 
 
 @login_required
@@ -224,24 +192,9 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
     writer = csv.writer(Echo())
 
     def lines() -> Iterator[str]:
-        yield writer.writerow(EXPORT_COLUMNS)
+        yield writer.writerow(tables.csv_header())
         for row in _export_rows(request):
-            taints = ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in row["taints"])
-            yield writer.writerow(
-                [
-                    row["driver"],
-                    row["pool"],
-                    row["device"],
-                    row["node"],
-                    "" if row["numa"] is None else row["numa"],
-                    " ".join(row["classes"]),
-                    taints,
-                    row["state"],
-                    " ".join(row["claims"]),
-                    " ".join(row["pods"]),
-                    row["health"],
-                ]
-            )
+            yield writer.writerow(tables.csv_row(row))
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="devices.csv"'
@@ -268,10 +221,10 @@ def devices_export_json(request: HttpRequest) -> HttpResponse:
 @login_required
 def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> HttpResponse:
     try:
-        device = sel.device_get(driver=driver, pool=pool, name=name)
+        device = device_get(driver=driver, pool=pool, name=name)
     except Device.DoesNotExist:
         raise Http404("no such device (it may have been removed from its ResourceSlice)") from None
-    detail = sel.device_detail(device=device)
+    detail = device_queries.device_detail(device=device)
     context = {
         "device": device,
         "detail": detail,
@@ -303,7 +256,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "query": query.urlencode(),
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         "fragment_url": _fragment_url(request, "table"),
-        "counts": sp.claim_state_counts(),
+        "counts": claim_state_counts(),
         "errors": filterset.errors if not filterset.is_valid() else {},
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
@@ -312,7 +265,7 @@ def claims(request: HttpRequest) -> HttpResponse:
 @login_required
 def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     try:
-        detail = sel.claim_detail(namespace=namespace, name=name)
+        detail = claim_queries.claim_detail(namespace=namespace, name=name)
     except (KubeObject.DoesNotExist, Claim.DoesNotExist):
         raise Http404("no such ResourceClaim") from None
     raw = detail.obj.raw
@@ -349,7 +302,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
 
 @login_required
 def classes(request: HttpRequest) -> HttpResponse:
-    overview = sp.class_overview_counts()
+    overview = class_overview()
     context = {
         "rows": overview.classes,
         "warnings": overview.warnings,
@@ -360,7 +313,7 @@ def classes(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def taint_rules(request: HttpRequest) -> HttpResponse:
-    context = {"rows": sp.taint_rule_counts(), "fragment_url": _fragment_url(request, "body")}
+    context = {"rows": taint_rule_list(), "fragment_url": _fragment_url(request, "body")}
     return _page(
         request, "inventory/taint_rules.html", context, {"body": "inventory/partials/taint_rules_body.html"}
     )
@@ -372,7 +325,7 @@ MATCHED_DEVICES_SHOWN = 500
 @login_required
 def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
     try:
-        rule, devices = sel.taint_rule_detail(name=name)
+        rule, devices = rule_queries.taint_rule_detail(name=name)
     except KubeObject.DoesNotExist:
         raise Http404("no such DeviceTaintRule") from None
     context = {
@@ -399,12 +352,12 @@ NODES_PER_PAGE = 25
 @login_required
 def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
-    paginator = Paginator(sp.node_names(q=q), NODES_PER_PAGE)
+    paginator = Paginator(node_names(q=q), NODES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     context = {
         "page": page,
         "q": q,
-        "layouts": sp.node_layouts(names=list(page.object_list)),
+        "layouts": node_layouts(names=list(page.object_list)),
         "query": urlencode({"q": q}) if q else "",
         "fragment_url": _fragment_url(request, "body"),
     }
@@ -418,10 +371,10 @@ def nodes(request: HttpRequest) -> HttpResponse:
 def object_yaml(request: HttpRequest, kind: str, uid: str) -> HttpResponse:
     if kind not in YAML_KINDS:
         raise Http404(f"unknown kind {kind[:64]!r}")
-    obj = sp.kube_object_by_uid(kind=kind, uid=uid)
+    obj = kube_object_by_uid(kind=kind, uid=uid)
     if obj is None:
         raise Http404(f"no {kind} with uid {uid[:64]!r}")
     if request.GET.get("format") == "json":
         return JsonResponse(obj.raw)
-    context = {"obj": obj, "yaml": sel.object_yaml(obj=obj)}
+    context = {"obj": obj, "yaml": object_queries.object_yaml(obj=obj)}
     return render(request, "inventory/yaml.html", context | {"live_version": None})

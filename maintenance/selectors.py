@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from inventory.selectors import device_filterset
+from inventory.selectors.devices import device_filterset
 from maintenance.models import AuditEntry
 from maintenance.planning import DeviceRef
 from maintenance.taints import FieldError

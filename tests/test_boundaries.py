@@ -147,7 +147,7 @@ def test_it_lets_only_inventory_kube_import_kubernetes() -> None:
 FRAMEWORKS = ("django", "rest_framework", "channels", "celery", "kubernetes")
 
 
-@pytest.mark.parametrize("room", [("dra",), ("inventory", "reflector.py")])
+@pytest.mark.parametrize("room", [("dra",), ("inventory", "mirror", "reflector.py")])
 def test_it_keeps_frameworks_out_of_the_pure_rooms(room: tuple[str, ...]) -> None:
     paths = python_files(*room) if ROOT.joinpath(*room).exists() else []
     assert paths, f"{'/'.join(room)} is missing"

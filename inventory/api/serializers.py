@@ -6,51 +6,26 @@ from typing import Any
 
 from rest_framework import serializers
 
+from inventory import tables
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
+    """A device's fields: the Devices table's (`inventory.tables`, declared once) and its detail fields."""
+
     device_id = serializers.CharField(read_only=True)
+
+    def get_field_names(self, declared_fields: Any, info: Any) -> list[str]:
+        return tables.api_fields()
 
     def to_representation(self, instance: Device) -> dict[str, Any]:
         # Every field is a plain column (JSON columns are already Python values): skip DRF's per-field
         # machinery, which costs about as much as the query for a page of 100 devices.
-        return {name: getattr(instance, name) for name in self.Meta.fields}
+        return {name: getattr(instance, name) for name in tables.api_fields()}
 
     class Meta:
         model = Device
-        fields = [
-            "id",
-            "device_id",
-            "driver",
-            "pool",
-            "name",
-            "node_name",
-            "node_selection",
-            "slice_name",
-            "slice_uid",
-            "pool_generation",
-            "pool_complete",
-            "attributes",
-            "capacity",
-            "consumes_counters",
-            "allow_multiple_allocations",
-            "partitionable",
-            "numa_node",
-            "binding_conditions",
-            "classes",
-            "taints",
-            "tainted",
-            "max_taint_effect",
-            "allocation_state",
-            "admin_access",
-            "claim_namespace",
-            "claim_name",
-            "allocations",
-            "statuses",
-            "health",
-            "health_message",
-        ]
+        fields = tables.api_fields()
 
 
 class PoolSerializer(serializers.ModelSerializer[Pool]):
@@ -145,11 +120,26 @@ class DeviceClassSerializer(serializers.Serializer[Any]):
     total = serializers.IntegerField()
     allocated = serializers.IntegerField()
     shared = serializers.IntegerField()
-    free = serializers.IntegerField()
+    free = serializers.IntegerField(
+        help_text="devices a claim for one device of this class (no tolerations) could be given now, each on its own"
+    )
+    headroom = serializers.IntegerField(
+        help_text="how many such one-device claims fit together: the headroom what-if's total for the class"
+    )
     tainted_none = serializers.IntegerField()
     tainted_no_schedule = serializers.IntegerField()
     tainted_no_execute = serializers.IntegerField()
-    blocked_by_counters = serializers.IntegerField()
+    blocked_by_counters = serializers.IntegerField(
+        help_text="unallocated devices whose shared counters partitions have used up"
+    )
+    blocked = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="unallocated devices that cannot be given now, per reason (counters, taint, pool-incomplete, …)",
+    )
+    headroom_capped = serializers.BooleanField(
+        source="capped", help_text="some pool stopped at the per-node cap of copies (shareable devices)"
+    )
+    errors = serializers.ListField(child=serializers.CharField(), help_text="what the allocator refused")
     selectors = serializers.SerializerMethodField()
 
     def get_selectors(self, summary: Any) -> list[Any]:

@@ -12,11 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import Pagination
-from inventory import selectors
+from inventory import tables
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
 from inventory.kube import KIND
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+from inventory.selectors.claims import claim_detail
+from inventory.selectors.classes import class_overview
+from inventory.selectors.nodes import node_list
+from inventory.selectors.rules import taint_rule_detail, taint_rule_list
 
 
 class NarrowFirstPagination(Pagination):
@@ -38,9 +42,9 @@ class NarrowFirstPagination(Pagination):
             return []
         ids = list(queryset.values_list("pk", flat=True)[self.offset : self.offset + self.limit])
         rows = queryset.model.objects.filter(pk__in=ids)
-        deferred = queryset.query.deferred_loading[0]
-        if deferred:
-            rows = rows.defer(*deferred)
+        names, deferring = queryset.query.deferred_loading
+        if names:
+            rows = rows.defer(*names) if deferring else rows.only(*names)
         by_id = {row.pk: row for row in rows}
         return [by_id[pk] for pk in ids if pk in by_id]
 
@@ -51,12 +55,12 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
     serializer_class = s.DeviceSerializer
     filterset_class = DeviceFilterSet
     pagination_class = NarrowFirstPagination
-    # Columns only filters use are not loaded (each JSON column costs a json.loads per row).
-    queryset = (
-        Device.objects.all()
-        .defer("attributes_flat", "attribute_index", "class_index", "health_reports", "slice_taints")
-        .order_by("driver", "pool", "name")
-    )
+    queryset = Device.objects.all().order_by("driver", "pool", "name")
+
+    def get_queryset(self) -> QuerySet[Device]:
+        # Only the fields the API serves are loaded (each JSON column costs a json.loads per row).
+        served = [name for name in tables.api_fields() if name != "device_id"]
+        return super().get_queryset().only(*served, "driver", "pool", "name")
 
 
 class PoolViewSet(viewsets.ReadOnlyModelViewSet[Pool]):
@@ -75,7 +79,7 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
     @extend_schema(responses=s.ClaimDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         claim = self.get_object()
-        detail = selectors.claim_detail(namespace=claim.namespace, name=claim.name)
+        detail = claim_detail(namespace=claim.namespace, name=claim.name)
         return Response(s.ClaimDetailSerializer(claim, context={"detail": detail, "request": request}).data)
 
 
@@ -96,7 +100,7 @@ class DeviceClassViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        overview = selectors.class_overview()
+        overview = class_overview()
         return Response(
             {
                 "results": s.DeviceClassSerializer(overview.classes, many=True).data,
@@ -106,7 +110,7 @@ class DeviceClassViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=s.DeviceClassSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        summary = next((c for c in selectors.class_overview().classes if c.name == pk), None)
+        summary = next((c for c in class_overview().classes if c.name == pk), None)
         if summary is None:
             raise Http404(f"DeviceClass {pk!r} is not in the mirror")
         return Response(s.DeviceClassSerializer(summary).data)
@@ -119,12 +123,12 @@ class TaintRuleViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.TaintRuleSerializer(selectors.taint_rule_list(), many=True).data})
+        return Response({"results": s.TaintRuleSerializer(taint_rule_list(), many=True).data})
 
     @extend_schema(responses=s.TaintRuleSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
         try:
-            summary, _devices = selectors.taint_rule_detail(name=pk)
+            summary, _devices = taint_rule_detail(name=pk)
         except KubeObject.DoesNotExist:
             raise Http404(f"DeviceTaintRule {pk!r} is not in the mirror") from None
         return Response(s.TaintRuleSerializer(summary).data)
@@ -137,11 +141,11 @@ class NodeViewSet(viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.NodeSerializer(selectors.node_list(), many=True).data})
+        return Response({"results": s.NodeSerializer(node_list(), many=True).data})
 
     @extend_schema(responses=s.NodeSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        node = next((n for n in selectors.node_list() if n.name == pk), None)
+        node = next((n for n in node_list() if n.name == pk), None)
         if node is None:
             raise Http404(f"node {pk!r} is not in the mirror")
         return Response(s.NodeSerializer(node).data)

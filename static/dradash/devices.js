@@ -9,11 +9,6 @@
     if (title) e.title = title;
     return e;
   }
-  function list(values) {
-    const box = el("span");
-    (values || []).forEach(function (v) { box.appendChild(el("span", "badge", v)); });
-    return box;
-  }
   const EFFECTS = ["None", "NoSchedule", "NoExecute"];
   function taints(cell) {
     const box = el("span");
@@ -25,16 +20,35 @@
     });
     return box;
   }
+  // A link that narrows the table to this value of a filter, keeping the other filters.
+  function filterLink(param, value, child) {
+    const query = new URLSearchParams(location.search);
+    ["page", "sort", "dir"].forEach(function (k) { query.delete(k); });
+    query.set(param, value);
+    const a = el("a", "filter-link");
+    a.href = location.pathname + "?" + query.toString();
+    a.appendChild(child);
+    return a;
+  }
   function deviceLink(cell) {
     const d = cell.getRow().getData();
     const a = el("a", null, d.device, d.driver + "/" + d.pool + "/" + d.device);
     a.href = d.url;
     return a;
   }
-  function pool(cell) {
+  function pool(cell, column) {
     const d = cell.getRow().getData();
-    const box = el("span", null, d.pool);
+    const box = el("span");
+    box.appendChild(column.filter ? filterLink(column.filter, d.pool, el("span", null, d.pool)) : el("span", null, d.pool));
     if (!d.poolComplete) box.appendChild(el("span", "badge warn", "incomplete", "not all ResourceSlices of this pool are present"));
+    return box;
+  }
+  function badges(cell, column) {
+    const box = el("span");
+    (cell.getValue() || []).forEach(function (v) {
+      const badge = el("span", "badge", v);
+      box.appendChild(column.filter ? filterLink(column.filter, v, badge) : badge);
+    });
     return box;
   }
   function state(cell) {
@@ -42,6 +56,16 @@
     const d = cell.getRow().getData();
     const cls = v === "free" ? "badge ok" : "badge";
     return el("span", cls, v + (d.adminAccess ? " (admin)" : ""));
+  }
+  // Whether a one-device claim of the device's class could be given it now, and if not, why.
+  function allocatable(cell, column, labels) {
+    const v = cell.getValue();
+    const d = cell.getRow().getData();
+    if (v === "yes") return el("span", "badge ok", "yes", "a claim for one device of its class could be given it now");
+    // An allocated device is simply in use; the reason matters for devices that look free.
+    const cls = d.state === "free" ? "badge warn" : "muted";
+    const badge = el("span", cls, labels[v] || v, d.why || "");
+    return column.filter ? filterLink(column.filter, v, badge) : badge;
   }
   function health(cell) {
     const v = cell.getValue();
@@ -59,10 +83,34 @@
     });
     return box;
   }
+  function joined(cell) {
+    return document.createTextNode((cell.getValue() || []).join(", "));
+  }
+  function plain(cell, column) {
+    const v = cell.getValue();
+    const text = v === null || v === undefined ? "" : String(v);
+    return column.filter && text ? filterLink(column.filter, text, el("span", null, text)) : document.createTextNode(text);
+  }
+  const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
+    allocatable: allocatable, health: health, claims: claims, joined: joined };
+
+  // The columns come from the page (inventory/tables.py declares them once); only renderers live here.
+  function tableColumns(spec) {
+    return spec.columns.map(function (c) {
+      const render = FORMATTERS[c.formatter] || plain;
+      const def = Object.assign({}, c, {
+        formatter: function (cell) { return render(cell, c, spec.blockLabels || {}); },
+      });
+      delete def.filter;
+      return def;
+    });
+  }
 
   function start() {
     const holder = document.getElementById("devices-table");
-    if (!holder || !window.Tabulator) return;
+    const specEl = document.getElementById("device-table-spec");
+    if (!holder || !specEl || !window.Tabulator) return;
+    const spec = JSON.parse(specEl.textContent);
     const count = document.getElementById("device-count");
     // Page, size and sort live in the page's URL too, so a reload or a shared link shows the same rows.
     const here = new URLSearchParams(location.search);
@@ -110,18 +158,7 @@
         const d = row.getData();
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
       },
-      columns: [
-        { title: "Device", field: "device", formatter: deviceLink, minWidth: 110, widthGrow: 0.8, headerSort: true },
-        { title: "Node", field: "node", width: 116, headerSort: true },
-        { title: "NUMA", field: "numa", width: 86, hozAlign: "right", headerSort: true },
-        { title: "Pool", field: "pool", width: 116, formatter: pool, headerSort: true },
-        { title: "Class", field: "classes", formatter: function (c) { return list(c.getValue()); }, width: 150 },
-        { title: "Taints", field: "taints", formatter: taints, minWidth: 340, widthGrow: 2.4, cssClass: "wrap", headerSort: true, headerSortStartingDir: "desc" },
-        { title: "State", field: "state", formatter: state, width: 96, headerSort: true },
-        { title: "Claim", field: "claims", formatter: claims, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
-        { title: "Pods", field: "pods", formatter: function (c) { return document.createTextNode((c.getValue() || []).join(", ")); }, minWidth: 140, widthGrow: 1.5, cssClass: "wrap" },
-        { title: "Health", field: "health", formatter: health, width: 92, headerSort: true },
-      ],
+      columns: tableColumns(spec),
     });
     table.on("dataLoadError", function () {
       if (count) count.textContent = "Could not load devices.";

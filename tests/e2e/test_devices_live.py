@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from inventory.kube import connect
-from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from tests.e2e.browser_helpers import log_in
 from tests.kubectl import run_kubectl
 

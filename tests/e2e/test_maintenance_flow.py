@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group, User
 
 from allocation.supervisor import start_embedded_worker, stop_embedded_worker
 from inventory.kube import connect
-from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from simcluster.testing import run_simcluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from inventory.mirror import BatchWriter, Event, Replace
+from inventory.mirror.writer import BatchWriter, Event, Replace
+from inventory.models import Device
 
 _uid = itertools.count(1)
 JSON = dict[str, Any]
@@ -148,3 +149,28 @@ def delete(kind: str, obj: JSON) -> None:
 
 def replace(kind: str, items: list[JSON], rv: str = "100") -> None:
     BatchWriter().apply([Replace(kind, items, rv)])
+
+
+def device(name: str, pool: str = "node-0", driver: str = "gpu.example.com") -> Device:
+    """The mirrored row of one device."""
+    return Device.objects.get(driver=driver, pool=pool, name=name)
+
+
+def partitionable_pool() -> None:
+    counters = [{"name": "gpu-0-slices", "counters": {"memory": {"value": "40Gi"}}}]
+    devices = [
+        {
+            "name": f"gpu-0-mig-{i}",
+            "consumesCounters": [{"counterSet": "gpu-0-slices", "counters": {"memory": {"value": "20Gi"}}}],
+        }
+        for i in range(3)
+    ]
+    write(
+        ("deviceclasses", device_class("gpu.example.com")),
+        ("resourceslices", resource_slice("counters", count=2, sharedCounters=counters, devices=None)),
+        ("resourceslices", resource_slice("parts", count=2, devices=devices)),
+    )
+
+
+def node(name: str, **labels: str) -> JSON:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta(name, labels=labels)}

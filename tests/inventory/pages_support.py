@@ -62,7 +62,7 @@ def device(
         node_selection="node",
         attributes=attributes,
         attributes_flat=flat,
-        # As inventory.mirror_derive writes it: one "key=value" line per flat attribute.
+        # As inventory.mirror.derive writes it: one "key=value" line per flat attribute.
         attribute_index="\n" + "".join(f"{k}={v}\n" for k, v in flat.items()),
         capacity=fields.pop("capacity", {"memory": {"value": "141Gi"}}),
         numa_node=numa,

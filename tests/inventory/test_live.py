@@ -17,7 +17,7 @@ from django.db import transaction
 from dradash.realtime import broadcast
 from inventory.consumers import INVENTORY_GROUP, InventoryConsumer
 from inventory.models import WatchState
-from inventory.selectors_pages import live_version
+from inventory.selectors.objects import live_version
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -35,7 +35,7 @@ def mirrored(cluster_settings: Any, db: Any) -> Any:
     """The simcluster, mirrored once into the database (devices, claims, pods, rules): call
     `mirrored.sync()` again after changing the cluster."""
     from inventory.kube import connect
-    from inventory.mirror import Mirror
+    from inventory.mirror.runner import Mirror
 
     mirror = Mirror(connect(str(cluster_settings.kubeconfig_path)))
     mirror.sync_once()

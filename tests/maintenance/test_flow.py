@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from inventory.kube import connect
-from inventory.mirror import Mirror
+from inventory.mirror.runner import Mirror
 from inventory.models import Device
 from maintenance.models import AuditEntry, Maintenance
 from maintenance.planning import DeviceRef

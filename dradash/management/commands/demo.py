@@ -100,7 +100,7 @@ class Command(BaseCommand):
 
     def start_background_work(self, kubeconfig: str) -> None:
         """The mirror runs as a thread here; the embedded what-if worker process starts with the ASGI app."""
-        from inventory.mirror import start_mirror_thread
+        from inventory.mirror.runner import start_mirror_thread
 
         start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.kube import KubeError, connect
-from inventory.mirror import Mirror
+from inventory.mirror.runner import Mirror
 
 
 class Command(BaseCommand):

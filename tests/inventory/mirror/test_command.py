@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

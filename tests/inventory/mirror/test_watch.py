@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from inventory.kube import connect
-from inventory.mirror import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from inventory.models import Claim, Device, KubeObject, WatchState
-from tests.inventory.mirror_helpers import wait_for_db_to_equal_cluster, wait_until
+from tests.inventory.mirror.helpers import wait_for_db_to_equal_cluster, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

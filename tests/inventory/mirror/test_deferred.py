@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.mirror import BatchWriter, Event
+from inventory.mirror.writer import BatchWriter, Event
 from inventory.models import Device
 from tests.inventory import factories as f
 
@@ -38,3 +38,27 @@ def test_it_finishes_the_recompute_before_returning_when_not_deferring() -> None
     f.write(("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])))
     BatchWriter().apply([Event("devicetaintrules", "ADDED", f.taint_rule("drain", selector={}), "5")])
     assert Device.objects.filter(tainted=True).count() == 2
+
+
+def test_it_recomputes_availability_after_a_rule_change_and_tells_the_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inventory.mirror import writer as mirror
+    from inventory.models import ClassAvailability
+
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        ("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])),
+    )
+    sent: list[dict[str, object]] = []
+    monkeypatch.setattr(mirror, "broadcast", lambda group, event: sent.append(event))
+    writer = BatchWriter()
+    rule = f.taint_rule("drain", selector={"device": "gpu-0"})
+
+    writer.apply([Event("devicetaintrules", "ADDED", rule, "10")], defer=True)
+    assert ClassAvailability.objects.get().free == 2  # the batch itself does not wait for it
+    while writer.refresh_deferred():
+        pass
+    assert ClassAvailability.objects.get().free == 1
+    assert f.device("gpu-0").blocked == "taint"
+    assert sent[-1]["kinds"] == ["devicetaintrules", "resourceslices"]

@@ -1,9 +1,9 @@
-"""Keep the database equal to the cluster.
+"""Keep the database equal to the cluster: apply batches of reflector operations.
 
-One `Reflector` thread per kind feeds a queue; one writer thread drains it in batches and applies each
-batch in a single transaction: upsert/delete `KubeObject` rows (a re-list is a diff keyed by uid that
-deletes what is gone), recompute the derived rows that depend on what changed (`mirror_derive`), update
-`WatchState`, and broadcast one `inventory.changed` message per batch after commit.
+`BatchWriter.apply` writes one batch in a single transaction: upsert/delete `KubeObject` rows (a re-list
+is a diff keyed by uid that deletes what is gone), recompute the derived rows that depend on what changed
+(`inventory.mirror.derive`), update `WatchState`, and broadcast one `inventory.changed` message per
+batch after commit. The threads that feed it live in `inventory.mirror.runner`.
 
 The message (group "inventory"; the documented stream of inventory changes):
 
@@ -19,12 +19,10 @@ ADDED and MODIFIED both arrive as "MODIFIED" (an upsert); a re-list reports only
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
@@ -33,17 +31,17 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from dradash.realtime import broadcast
-from inventory import mirror_derive as derive
-from inventory import mirror_sql
-from inventory.kube import KIND, KubeClient, KubeError, connect
-from inventory.models import (
-    WATCH_ERROR,
-    WATCH_STOPPED,
-    Device,
-    KubeObject,
-    WatchState,
-)
-from inventory.reflector import Health, Reflector
+from inventory.mirror import sql
+from inventory.mirror.derive.availability import pools_reached_by, pools_selected_by, recompute_availability
+from inventory.mirror.derive.claims import refresh_allocations, replace_claims
+from inventory.mirror.derive.classes import ClassMatcher, refresh_classes
+from inventory.mirror.derive.common import DeviceKey, chunks
+from inventory.mirror.derive.context import Context
+from inventory.mirror.derive.health import refresh_health
+from inventory.mirror.derive.pools import recompute_pools
+from inventory.mirror.derive.taints import refresh_taints
+from inventory.mirror.reflector import Health
+from inventory.models import Device, KubeObject, WatchState
 from inventory.signals import mirror_batch_committed
 
 log = logging.getLogger(__name__)
@@ -56,7 +54,11 @@ ANALYZE_SQL = (
 )
 MAX_CHANGES_PER_MESSAGE = 500
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
-DEFAULT_KINDS = list(KIND)
+# Pools whose availability a batch of slice or claim changes recomputes itself; more wait for
+# `refresh_deferred`, in chunks.
+AVAILABILITY_INLINE = 64
+INLINE_KINDS = ("resourceslices", "resourceclaims")
+AVAILABILITY_CHUNK = 100
 
 
 @dataclass
@@ -141,17 +143,20 @@ class BatchWriter:
 
     def __init__(self, *, group: str = GROUP) -> None:
         self.group = group
-        self._matchers: dict[tuple[str, str], tuple[derive.ClassMatcher, str]] = {}
-        self._reporting: dict[str, set[derive.DeviceKey]] | None = None
+        self._matchers: dict[tuple[str, str], tuple[ClassMatcher, str]] = {}
+        self._reporting: dict[str, set[DeviceKey]] | None = None
         # Rule selectors whose devices still need their effective taints recomputed, and how far
         # (device pk) that recompute got. See `refresh_deferred`.
         self._taint_selectors: list[JSON | None] = []
         self._taint_cursor = 0
+        # Pools whose availability (dra.availability) still needs recomputing, and the kinds that asked.
+        self._availability_pools: set[str] = set()
+        self._availability_kinds: set[str] = set()
         self._defer = False
 
-    def _pod_reports(self) -> dict[str, set[derive.DeviceKey]]:
+    def _pod_reports(self) -> dict[str, set[DeviceKey]]:
         if self._reporting is None:
-            reporting: dict[str, set[derive.DeviceKey]] = defaultdict(set)
+            reporting: dict[str, set[DeviceKey]] = defaultdict(set)
             for driver, pool, name, reports in Device.objects.exclude(health_reports={}).values_list(
                 "driver", "pool", "name", "health_reports"
             ):
@@ -162,24 +167,32 @@ class BatchWriter:
 
     @property
     def has_deferred(self) -> bool:
-        return bool(self._taint_selectors)
+        return bool(self._taint_selectors or self._availability_pools)
 
     def refresh_deferred(self, *, chunk: int = TAINT_CHUNK) -> bool:
-        """Recompute the next `chunk` devices' effective taints for rules that changed; True while more
-        remain. One transaction and one broadcast per chunk, so watch events queued meanwhile wait for
-        one chunk (~0.1 s), not for thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
-        if not self._taint_selectors:
-            return False
-        with transaction.atomic():
-            ctx = derive.Context.load(self._matchers)
-            last = derive.refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
-            if last is None:
-                self._taint_selectors, self._taint_cursor = [], 0
-            else:
-                self._taint_cursor = last
-            broadcast(self.group, {"type": "inventory.changed", "kinds": ["devicetaintrules"], "changes": [],
-                                   "truncated": False, "count": 0, "rv": {}})  # fmt: skip
-        return bool(self._taint_selectors)
+        """Recompute the next `chunk` devices' effective taints for rules that changed, else the next
+        AVAILABILITY_CHUNK pools' availability; True while more remain. One transaction and one
+        broadcast per chunk, so watch events queued meanwhile wait for one chunk (~0.1 s), not for
+        thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
+        if self._taint_selectors:
+            with transaction.atomic():
+                ctx = Context.load(self._matchers)
+                last = refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
+                if last is None:
+                    self._taint_selectors, self._taint_cursor = [], 0
+                else:
+                    self._taint_cursor = last
+                _broadcast_derived(self.group, ["devicetaintrules"])
+        elif self._availability_pools:
+            pools = sorted(self._availability_pools)[: max(1, min(chunk, AVAILABILITY_CHUNK))]
+            with transaction.atomic():
+                recompute_availability(pools, Context.load(self._matchers))
+                # Device rows changed: pages that show devices listen to their slices' kind.
+                _broadcast_derived(self.group, sorted(self._availability_kinds | {"resourceslices"}))
+            self._availability_pools.difference_update(pools)
+            if not self._availability_pools:
+                self._availability_kinds = set()
+        return self.has_deferred
 
     def apply(self, ops: Iterable[Op], *, defer: bool = False) -> BatchResult:
         """Apply `ops` in one transaction. `defer`: leave large taint recomputes to `refresh_deferred`
@@ -264,14 +277,20 @@ class BatchWriter:
         slice_pools: dict[str, str] = {}
         rule_selectors: list[JSON | None] = []
         rule_specs: dict[str, JSON] = {}
+        node_labels: dict[str, tuple[str, JSON]] = {}
+        if "nodes" in by_kind:
+            # Only names and labels decide which nodes reach a pool; status updates change neither.
+            for batch in chunks(by_kind["nodes"]):
+                rows = KubeObject.objects.filter(kind="nodes", uid__in=batch).values_list(
+                    "uid", "name", "raw__metadata__labels"
+                )
+                node_labels.update({uid: (name, labels or {}) for uid, name, labels in rows})
         for kind, objs in by_kind.items():
             deleted = [uid for uid, obj in objs.items() if obj is None]
             fields = ["uid", "name", "namespace", "index_key"]
             if kind == "devicetaintrules":
                 fields.append("raw")
-            for batch in derive.chunks(
-                deleted if kind != "devicetaintrules" and kind != "resourceslices" else objs
-            ):
+            for batch in chunks(deleted if kind != "devicetaintrules" and kind != "resourceslices" else objs):
                 for row in KubeObject.objects.filter(kind=kind, uid__in=batch).values(*fields):
                     names[(kind, row["uid"])] = (row["name"], row["namespace"])
                     if kind == "resourceslices":
@@ -286,6 +305,8 @@ class BatchWriter:
             "slice_pools": slice_pools,
             "rule_selectors": rule_selectors,
             "rule_specs": rule_specs,
+            "node_labels": node_labels,
+            "had_nodes": "nodes" in by_kind and KubeObject.objects.filter(kind="nodes").exists(),
         }
 
     def _write_objects(
@@ -297,10 +318,10 @@ class BatchWriter:
         changes: list[JSON] = []
         for kind, objs in by_kind.items():
             deleted = [uid for uid, obj in objs.items() if obj is None]
-            for batch in derive.chunks(deleted):
+            for batch in chunks(deleted):
                 KubeObject.objects.filter(kind=kind, uid__in=batch).delete()
             rows = [to_row(kind, obj, now) for obj in objs.values() if obj is not None]
-            mirror_sql.upsert(KubeObject, rows, fields=OBJECT_FIELDS, conflict=["kind", "uid"])
+            sql.upsert(KubeObject, rows, fields=OBJECT_FIELDS, conflict=["kind", "uid"])
             for uid, obj in objs.items():
                 if obj is None:
                     name, namespace = old_names.get((kind, uid), ("", ""))
@@ -323,12 +344,19 @@ class BatchWriter:
     def _derive(self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any]) -> None:
         if not any(
             k in by_kind
-            for k in ("resourceslices", "devicetaintrules", "deviceclasses", "resourceclaims", "pods")
+            for k in (
+                "resourceslices",
+                "devicetaintrules",
+                "deviceclasses",
+                "resourceclaims",
+                "pods",
+                "nodes",
+            )
         ):
             return
-        ctx = derive.Context.load(self._matchers)
+        ctx = Context.load(self._matchers)
         claims = by_kind.get("resourceclaims", {})
-        claim_keys = derive.replace_claims(claims) if claims else set()
+        claim_keys = replace_claims(claims) if claims else set()
 
         slices = by_kind.get("resourceslices", {})
         pool_keys: set[str] = set()
@@ -341,10 +369,14 @@ class BatchWriter:
             else:
                 pool_keys.add(index_key("resourceslices", obj))
         fresh = {uid: obj for uid, obj in slices.items() if obj is not None}
-        rebuilt = derive.recompute_pools(
+        rebuilt = recompute_pools(
             pool_keys, gone_slices, ctx, fresh=fresh
         )  # fills taints, classes, allocations
 
+        availability = {
+            "resourceslices": set(pool_keys),
+            "resourceclaims": {f"{d}/{p}" for d, p, _ in claim_keys},
+        }
         if "devicetaintrules" in by_kind:
             # Only a rule whose spec changed moves taints: the eviction controller rewrites status
             # conditions every few seconds, and a rule may select thousands of devices.
@@ -359,12 +391,42 @@ class BatchWriter:
                 # that changes again mid-way must not leave devices computed from its old spec.
                 self._taint_selectors = [*self._taint_selectors, *selectors]
                 self._taint_cursor = 0
+                availability["devicetaintrules"] = pools_selected_by(selectors)
         if "deviceclasses" in by_kind:
-            derive.refresh_classes(ctx, skip=rebuilt)
+            refresh_classes(ctx, skip=rebuilt)
+            availability["deviceclasses"] = pools_reached_by(set(), all_pools=True)
         if claim_keys - rebuilt:
-            derive.refresh_allocations(claim_keys - rebuilt)
+            refresh_allocations(claim_keys - rebuilt)
         if "pods" in by_kind:
-            derive.refresh_health(by_kind["pods"], self._pod_reports())
+            refresh_health(by_kind["pods"], self._pod_reports())
+        if "nodes" in by_kind:
+            availability["nodes"] = self._pools_of_changed_nodes(by_kind["nodes"], old)
+        self._queue_availability(availability, ctx)
+
+    def _pools_of_changed_nodes(self, nodes: dict[str, JSON | None], old: dict[str, Any]) -> set[str]:
+        changed: set[str] = set()
+        for uid, obj in nodes.items():
+            before = old["node_labels"].get(uid)
+            meta = (obj or {}).get("metadata") or {}
+            after = (str(meta.get("name", "")), meta.get("labels") or {}) if obj is not None else None
+            if before != after:
+                changed.update(x[0] for x in (before, after) if x is not None)
+        flipped = old["had_nodes"] != KubeObject.objects.filter(kind="nodes").exists()
+        return pools_reached_by(changed, all_pools=flipped) if changed or flipped else set()
+
+    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
+        """Recompute the pools' availability in this batch when slices or claims changed a few of them;
+        otherwise in chunks between batches (`refresh_deferred`): many pools, or a rule, class or node
+        change, which may touch every pool (a rule's device taints are recomputed there too)."""
+        now = by_kind.get("resourceslices", set()) | by_kind.get("resourceclaims", set())
+        later = set().union(*(keys for kind, keys in by_kind.items() if kind not in INLINE_KINDS))
+        if len(now) > AVAILABILITY_INLINE:
+            later |= now
+        elif now:
+            recompute_availability(now, ctx)
+        if later:
+            self._availability_pools |= later
+            self._availability_kinds |= {kind for kind, keys in by_kind.items() if keys}
 
     def _write_watch_state(
         self,
@@ -410,6 +472,12 @@ def _announce(changes: list[JSON]) -> None:
         log.exception("a mirror_batch_committed receiver failed")
 
 
+def _broadcast_derived(group: str, kinds: list[str]) -> None:
+    """Rows derived from these kinds changed outside a batch (deferred work): pages showing them refresh."""
+    broadcast(group, {"type": "inventory.changed", "kinds": kinds, "changes": [], "truncated": False,
+                      "count": 0, "rv": {}})  # fmt: skip
+
+
 def _message(result: BatchResult) -> JSON:
     changes = result.changes[:MAX_CHANGES_PER_MESSAGE]
     return {
@@ -420,264 +488,3 @@ def _message(result: BatchResult) -> JSON:
         "count": len(result.changes),
         "rv": result.resource_versions,
     }
-
-
-# --------------------------------------------------------------------------------------- threads
-
-
-class QueueSink:
-    """The reflectors' sink: everything goes through one queue to the single writer."""
-
-    def __init__(self, q: queue.Queue[Op]) -> None:
-        self.q = q
-
-    def replace(self, kind: str, items: list[JSON], resource_version: str) -> None:
-        self.q.put(Replace(kind, items, resource_version))
-
-    def apply(self, kind: str, event_type: str, obj: JSON, resource_version: str) -> None:
-        self.q.put(Event(kind, event_type, obj, resource_version))
-
-    def health(self, kind: str, health: Health) -> None:
-        self.q.put(HealthUpdate(kind, replace(health)))
-
-
-def record_cluster_info(client: KubeClient, missing: list[str]) -> None:
-    """Remember what the server serves (the overview shows it); best effort, discovery may be denied."""
-    from inventory.models import ClusterInfo
-
-    try:
-        version, api_versions = client.server_version(), client.api_versions()
-    except KubeError as exc:
-        log.warning("could not read the server's version and API groups: %s", exc)
-        return
-    ClusterInfo.objects.update_or_create(
-        pk=1,
-        defaults={
-            "server": str(getattr(client, "host", "") or ""),
-            "version": {k: str(v)[:200] for k, v in version.items()},
-            "api_versions": [v[:200] for v in api_versions[:500]],
-            "missing_kinds": missing,
-        },
-    )
-
-
-def served_kinds(client: KubeClient, kinds: list[str]) -> tuple[list[str], list[str]]:
-    """(served, not served) — e.g. v1alpha3 ResourcePoolStatusRequests only behind an alpha gate."""
-    served: list[str] = []
-    missing: list[str] = []
-    cache: dict[str, set[str]] = {}
-    for kind in kinds:
-        gv = KIND[kind].group_version
-        if gv not in cache:
-            cache[gv] = client.served_resources(gv)
-        (served if kind in cache[gv] else missing).append(kind)
-    return served, missing
-
-
-@dataclass
-class MirrorHandle:
-    """A running mirror: reflector threads + the writer thread."""
-
-    stop_event: threading.Event
-    threads: list[threading.Thread]
-    reflectors: list[Reflector]
-    writer: threading.Thread
-    queue: queue.Queue[Op]
-    applied_batches: int = 0
-    applied_ops: int = 0
-    last_error: str = ""
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self.stop_event.set()
-        for reflector in self.reflectors:
-            reflector.stop()
-        self.writer.join(timeout)
-
-    def is_alive(self) -> bool:
-        return self.writer.is_alive()
-
-
-class Mirror:
-    def __init__(
-        self,
-        client: KubeClient,
-        *,
-        kinds: list[str] | None = None,
-        batch_max: int = 5000,
-        watch_timeout_seconds: int = 300,
-        inactivity_timeout: float = 120.0,
-        page_size: int = 500,
-    ) -> None:
-        self.client = client
-        self.kinds = kinds or DEFAULT_KINDS
-        self.batch_max = batch_max
-        self.watch_timeout_seconds = watch_timeout_seconds
-        self.inactivity_timeout = inactivity_timeout
-        self.page_size = page_size
-        self.writer = BatchWriter()
-
-    def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
-        return lambda: self.client.list_all(kind, page_size=self.page_size)
-
-    def _watch_fn(self, kind: str) -> Callable[[str, int], Iterable[tuple[str, JSON]]]:
-        def watch(rv: str, timeout: int) -> Iterable[tuple[str, JSON]]:
-            # Real servers send a BOOKMARK about every minute; twice that without a byte means a dead link.
-            return self.client.watch_objects(
-                kind,
-                resource_version=rv,
-                timeout_seconds=timeout,
-                allow_bookmarks=True,
-                read_timeout=self.inactivity_timeout,
-            )
-
-        return watch
-
-    def sync_once(self) -> BatchResult:
-        """List every served kind and write it all in one transaction (`mirror --once`)."""
-        served, missing = served_kinds(self.client, self.kinds)
-        record_cluster_info(self.client, missing)
-        ops: list[Op] = []
-        for kind in served:
-            items, rv = self.client.list_all(kind, page_size=self.page_size)
-            ops.append(Replace(kind, items, rv))
-            ops.append(HealthUpdate(kind, Health(kind=kind, state="synced", resource_version=rv)))
-        for kind in missing:
-            ops.append(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
-        return self.writer.apply(ops)
-
-    def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
-        """Start one reflector thread per served kind and the writer.
-
-        resume=True watches from the resourceVersions stored in WatchState (written in the same
-        transaction as the data), skipping the initial list; a 410 falls back to a re-list.
-        """
-        stop = stop_event or threading.Event()
-        resume_from: dict[str, str] = {}
-        if resume:
-            resume_from = dict(
-                WatchState.objects.exclude(resource_version="").values_list("kind", "resource_version")
-            )
-        q: queue.Queue[Op] = queue.Queue()
-        sink = QueueSink(q)
-        try:
-            served, missing = served_kinds(self.client, self.kinds)
-            record_cluster_info(self.client, missing)
-        except KubeError as exc:
-            log.warning("discovery failed (%s); watching every kind", exc)
-            served, missing = list(self.kinds), []
-        for kind in missing:
-            q.put(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
-        reflectors = [
-            Reflector(
-                kind=kind,
-                list_fn=self._list_fn(kind),
-                watch_fn=self._watch_fn(kind),
-                sink=sink,
-                stop=stop,
-                watch_timeout_seconds=self.watch_timeout_seconds,
-                resume_from=resume_from.get(kind, ""),
-            )
-            for kind in served
-        ]
-        threads = [
-            threading.Thread(target=r.run, name=f"reflector-{r.kind}", daemon=True) for r in reflectors
-        ]
-        handle = MirrorHandle(
-            stop_event=stop, threads=threads, reflectors=reflectors, writer=threading.Thread(), queue=q
-        )
-        handle.writer = threading.Thread(
-            target=self._write_loop, args=(handle,), name="mirror-writer", daemon=True
-        )
-        handle.writer.start()
-        for thread in threads:
-            thread.start()
-        return handle
-
-    def _write_loop(self, handle: MirrorHandle) -> None:
-        try:
-            while True:
-                try:
-                    # With a taint recompute pending, take queued events first, else do one chunk of it.
-                    first = (
-                        handle.queue.get_nowait()
-                        if self.writer.has_deferred
-                        else handle.queue.get(timeout=0.5)
-                    )
-                except queue.Empty:
-                    if self.writer.has_deferred:
-                        self._refresh_with_retry(handle)
-                        continue
-                    if handle.stop_event.is_set():
-                        break
-                    continue
-                ops: list[Op] = [first]
-                # Drain what is already queued: one transaction and one broadcast for a burst.
-                while len(ops) < self.batch_max:
-                    try:
-                        ops.append(handle.queue.get_nowait())
-                    except queue.Empty:
-                        break
-                self._apply_with_retry(handle, ops)
-        finally:
-            self._mark_stopped()
-            connection.close()
-
-    def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
-        delay = 0.5
-        while True:
-            # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
-            # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
-            # below and replaced on the retry.
-            try:
-                self.writer.apply(ops, defer=True)
-                for _ in ops:
-                    handle.queue.task_done()
-                handle.applied_batches += 1
-                handle.applied_ops += len(ops)
-                return
-            except Exception as exc:  # the database went away: keep the batch and retry, do not lose events
-                handle.last_error = str(exc)
-                log.exception("mirror: applying %d ops failed; retrying in %.1fs", len(ops), delay)
-                connection.close()
-                if handle.stop_event.wait(delay):
-                    for _ in ops:
-                        handle.queue.task_done()
-                    return
-                delay = min(delay * 2, 30.0)
-
-    def _refresh_with_retry(self, handle: MirrorHandle) -> None:
-        try:
-            self.writer.refresh_deferred()
-        except Exception as exc:  # the database went away: the selectors stay queued, try again shortly
-            handle.last_error = str(exc)
-            log.exception("mirror: recomputing device taints failed; retrying")
-            connection.close()
-            handle.stop_event.wait(0.5)
-
-    def _mark_stopped(self) -> None:
-        try:
-            WatchState.objects.exclude(state=WATCH_ERROR).update(state=WATCH_STOPPED)
-        except Exception:
-            log.debug("could not mark watches stopped", exc_info=True)
-
-
-def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **options: Any) -> MirrorHandle:
-    """Run the mirror inside this process (the demo): returns a handle with `.stop()`."""
-    client = connect(kubeconfig or None, context or None)
-    return Mirror(client, **options).start()
-
-
-def wait_for_sync(handle: MirrorHandle, *, timeout: float = 30.0) -> bool:
-    """True once every reflector has listed and the writer has drained the queue."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(r.health.state == "synced" for r in handle.reflectors) and handle.queue.unfinished_tasks == 0:
-            return True
-        if not handle.is_alive():
-            return False
-        time.sleep(0.05)
-    return False

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from dra.allocator.cel import BACKEND_NAMES, default_backend_name, set_default_backend
-from inventory.mirror_derive import compile_class
+from inventory.mirror.derive.classes import compile_class
 
 GPU = {"name": "gpu-0", "attributes": {"model": {"string": "h200"}}}
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from inventory.kube import connect
-from inventory.mirror import Mirror
+from inventory.mirror.runner import Mirror
 from tests.kubectl import run_kubectl
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -253,56 +253,36 @@ def test_it_warns_when_two_classes_claim_the_same_extended_resource(
     assert "lost conflict" in html
 
 
-def test_it_counts_the_overview_like_the_shared_selector_including_used_up_counters(
-    world: dict[str, Any],
+def test_it_shows_free_devices_what_fits_together_and_why_the_rest_does_not_on_the_overview(
+    client_in: Client,
 ) -> None:
-    from inventory.models import Pool
-    from inventory.selectors import class_overview
-    from inventory.selectors_pages import class_overview_counts
-    from tests.inventory.pages_support import device, kube, taint, taint_fields
+    from tests.inventory import factories as f
 
-    kube("deviceclasses", "mig.example.com", {"spec": {}})
-    Pool.objects.create(
-        driver=DRIVER, name="node-5", generation=1, complete=True, shared_counters={"gpu-0": {"slices": "2"}}
+    f.partitionable_pool()  # one 40Gi GPU, three 20Gi partitions
+    f.write(("resourceclaims", f.claim("mig", results=[f.result("gpu-0-mig-0")])))
+
+    def row(html: str) -> str:
+        return html.split('<tr data-class="gpu.example.com">')[1].split("</tr>")[0]
+
+    overview = row(client_in.get(reverse("inventory:overview")).content.decode())
+    # Two partitions would each fit on their own; only one fits beside the other.
+    assert (
+        'data-testid="free"><a href="/devices/?device_class=gpu.example.com&allocatable=yes"><b>2</b>'
+        in overview
     )
-    uses_one = [{"counterSet": "gpu-0", "counters": {"slices": {"value": "1"}}}]
-    common = {
-        "node": "node-5",
-        "partitionable": True,
-        "consumes_counters": uses_one,
-        "classes": ["mig.example.com"],
-    }
-    device("mig-a", allocation_state="allocated", **common)
-    device("mig-b", allocation_state="allocated", **common)
-    device("mig-c", **common)  # free, but both slices are used: blocked
-    device("mig-d", **common, **taint_fields(taint("k", "NoExecute")))  # blocked and tainted
+    assert 'data-testid="headroom"><b>1</b>' in overview
 
-    def numbers(overview: Any) -> list[tuple[Any, ...]]:
-        return [
-            (
-                c.name,
-                c.total,
-                c.allocated,
-                c.shared,
-                c.free,
-                c.tainted_none,
-                c.tainted_no_schedule,
-                c.tainted_no_execute,
-                c.blocked_by_counters,
-                c.extended_resource_names,
-            )
-            for c in overview.classes
-        ]
-
-    fast = numbers(class_overview_counts())
-    assert fast == numbers(class_overview())
-    mig = next(n for n in fast if n[0] == "mig.example.com")
-    assert mig[1:5] == (4, 2, 0, 0) and mig[8] == 2
+    f.write(("resourceclaims", f.claim("mig-2", results=[f.result("gpu-0-mig-1")])))
+    overview = row(client_in.get(reverse("inventory:overview")).content.decode())
+    assert "<b>0</b>" in overview.split('data-testid="free"')[1]
+    assert "1 counters used" in overview
+    assert "state=free&allocatable=counters" in overview
+    classes = row(client_in.get(reverse("inventory:classes")).content.decode())
+    assert 'data-testid="headroom">0<' in classes
 
 
-def test_it_counts_matched_devices_like_the_shared_selector(world: dict[str, Any]) -> None:
-    from inventory.selectors import taint_rule_list
-    from inventory.selectors_pages import taint_rule_counts
+def test_it_counts_the_devices_each_rule_selects(world: dict[str, Any]) -> None:
+    from inventory.selectors.rules import taint_rule_list
     from tests.inventory.pages_support import kube
 
     taint = {"key": "k", "effect": "None"}
@@ -322,9 +302,7 @@ def test_it_counts_matched_devices_like_the_shared_selector(world: dict[str, Any
     def counts(rows: Any) -> dict[str, int]:
         return {r.name: r.matched_devices for r in rows}
 
-    fast = counts(taint_rule_counts())
-    assert fast == counts(taint_rule_list())
-    assert fast == {"all": 6, "drain-gpu-1": 1, "nics": 2, "none": 0, "pool": 2}
+    assert counts(taint_rule_list()) == {"all": 6, "drain-gpu-1": 1, "nics": 2, "none": 0, "pool": 2}
 
 
 def test_it_explains_an_invalid_claim_filter(client_in: Client, world: dict[str, Any]) -> None:
@@ -343,4 +321,24 @@ def test_it_sorts_devices_by_taint_severity_on_the_server(client_in: Client, wor
 def test_it_rejects_an_unknown_sort_naming_the_choices(client_in: Client, world: dict[str, Any]) -> None:
     response = client_in.get(reverse("inventory:devices-data"), {"sort": "attributes"})
     assert response.status_code == 400
-    assert "sort must be one of device, health, node, numa, pool, state, taints" in response.content.decode()
+    assert (
+        "sort must be one of allocatable, device, health, node, numa, pool, state, taints"
+        in response.content.decode()
+    )
+
+
+def test_it_says_on_the_device_page_why_a_free_device_cannot_be_given_and_what_its_pool_offers(
+    client_in: Client,
+) -> None:
+    from tests.inventory import factories as f
+
+    f.partitionable_pool()
+    f.write(("resourceclaims", f.claim("mig", results=[f.result("gpu-0-mig-0"), f.result("gpu-0-mig-1")])))
+    html = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-0", "gpu-0-mig-2"])
+    ).content.decode()
+    allocatable = html.split('data-testid="device-allocatable">')[1].split("</dd>")[0]
+    assert "counters used" in allocatable
+    assert "counter set gpu-0-slices used by gpu-0-mig-0, gpu-0-mig-1" in allocatable
+    pool = html.split('data-testid="pool-availability">')[1].split("</div>")[0]
+    assert "this pool: <b>0</b> free, <b>0</b> fit together" in pool and "all pools: 0 free, 0 fit" in pool

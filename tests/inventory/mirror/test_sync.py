@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from inventory.kube import connect
-from inventory.mirror import Mirror
+from inventory.mirror.runner import Mirror
 from inventory.models import Device, KubeObject, Pool, WatchState
-from tests.inventory.mirror_helpers import cluster_state, db_state, wait_until
+from tests.inventory.mirror.helpers import cluster_state, db_state, wait_until
 
 pytestmark = pytest.mark.django_db
 

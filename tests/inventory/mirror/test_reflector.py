@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from inventory.kube import KubeError, KubeTimeout
-from inventory.reflector import Backoff, Health, Reflector
+from inventory.mirror.reflector import Backoff, Health, Reflector
 
 JSON = dict[str, Any]
 

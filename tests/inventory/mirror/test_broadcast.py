@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from inventory import mirror
+from inventory.mirror import writer as mirror
 from tests.inventory import factories as f
 
 pytestmark = pytest.mark.django_db

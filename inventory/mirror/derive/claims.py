@@ -1,0 +1,208 @@
+"""Allocation and Claim rows from ResourceClaims, and the allocation columns of their devices."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from types import SimpleNamespace
+
+from django.db.models import Q
+
+from dra.objects import claim_device_classes, claim_state, is_extended_resource_claim, owner_pod
+from inventory.mirror import sql
+from inventory.mirror.derive.common import BULK_THRESHOLD, JSON, DeviceKey, chunks, devices_by_keys
+from inventory.models import ALLOCATED, FREE, SHARED, Allocation, Claim, Device
+
+ALLOCATION_FIELDS = [
+    "allocations",
+    "allocation_state",
+    "admin_access",
+    "claim_namespace",
+    "claim_name",
+    "statuses",
+]
+
+
+def fill_allocations(row: Device, allocations: list[Allocation]) -> None:
+    entries: list[JSON] = []
+    statuses: list[JSON] = []
+    for a in sorted(allocations, key=lambda a: (a.admin_access, a.claim_namespace, a.claim_name, a.request)):
+        main, _, sub = a.request.partition("/")
+        entries.append(
+            {
+                "claimUid": a.claim_uid,
+                "namespace": a.claim_namespace,
+                "claim": a.claim_name,
+                "request": main,
+                "subrequest": sub,
+                "adminAccess": a.admin_access,
+                "shareID": a.share_id,
+                "consumedCapacity": a.consumed_capacity,
+                "pods": a.pods,
+                "extendedResource": a.extended_resource,
+            }
+        )
+        if a.status:
+            statuses.append(
+                {"namespace": a.claim_namespace, "claim": a.claim_name, "shareID": a.share_id, **a.status}
+            )
+    row.allocations = entries
+    row.statuses = statuses
+    regular = [e for e in entries if not e["adminAccess"]]
+    row.admin_access = any(e["adminAccess"] for e in entries)
+    if not entries:
+        row.allocation_state = FREE
+    elif row.allow_multiple_allocations and regular:
+        row.allocation_state = SHARED
+    else:
+        row.allocation_state = ALLOCATED
+    first = regular[0] if regular else (entries[0] if entries else None)
+    row.claim_namespace = first["namespace"] if first else ""
+    row.claim_name = first["claim"] if first else ""
+
+
+def allocations_by_device(
+    *, keys: set[DeviceKey] | None = None, pool_keys: set[str] | None = None
+) -> dict[DeviceKey, list[Allocation]]:
+    result: dict[DeviceKey, list[Allocation]] = defaultdict(list)
+    wanted = len(keys or ()) + len(pool_keys or ())
+    if not wanted:
+        return result
+    if wanted > BULK_THRESHOLD:
+        rows: Iterable[Allocation] = Allocation.objects.all()
+    else:
+        q = Q(pk__in=[])
+        for driver, pool, name in keys or ():
+            q |= Q(driver=driver, pool=pool, device=name)
+        for key in pool_keys or ():
+            driver, _, pool = key.partition("/")
+            q |= Q(driver=driver, pool=pool)
+        rows = Allocation.objects.filter(q)
+    for a in rows:
+        result[(a.driver, a.pool, a.device)].append(a)
+    return result
+
+
+def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
+    """Rewrite Allocation and Claim rows of changed claims (None = deleted); returns affected device keys."""
+    affected: set[DeviceKey] = set()
+    uids = list(changed)
+    for batch in chunks(uids):
+        affected.update(
+            Allocation.objects.filter(claim_uid__in=batch).values_list("driver", "pool", "device")
+        )
+        Allocation.objects.filter(claim_uid__in=batch).delete()
+    new_rows: list[SimpleNamespace] = []
+    summaries: list[SimpleNamespace] = []
+    gone: list[str] = []
+    for uid, claim in changed.items():
+        if claim is None:
+            gone.append(uid)
+            continue
+        meta = claim.get("metadata") or {}
+        status = claim.get("status") or {}
+        allocation = status.get("allocation") or {}
+        results = (allocation.get("devices") or {}).get("results") or []
+        pods = [
+            {"namespace": meta.get("namespace", ""), "name": r.get("name", ""), "uid": r.get("uid", "")}
+            for r in status.get("reservedFor") or []
+            if r.get("resource") == "pods"
+        ]
+        device_status = {
+            (d.get("driver"), d.get("pool"), d.get("device"), d.get("shareID") or ""): d
+            for d in status.get("devices") or []
+        }
+        extended = is_extended_resource_claim(claim)
+        for result in results:
+            key = (str(result.get("driver", "")), str(result.get("pool", "")), str(result.get("device", "")))
+            entry = device_status.get((*key, result.get("shareID") or ""))
+            new_rows.append(
+                SimpleNamespace(
+                    claim_uid=uid,
+                    claim_namespace=str(meta.get("namespace", "")),
+                    claim_name=str(meta.get("name", "")),
+                    request=str(result.get("request", "")),
+                    driver=key[0],
+                    pool=key[1],
+                    device=key[2],
+                    admin_access=bool(result.get("adminAccess")),
+                    share_id=str(result.get("shareID") or ""),
+                    consumed_capacity=result.get("consumedCapacity") or {},
+                    pods=pods,
+                    status={k: entry[k] for k in ("conditions", "networkData", "data") if k in entry}
+                    if entry
+                    else None,
+                    extended_resource=extended,
+                )
+            )
+            affected.add(key)
+        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
+        summaries.append(
+            SimpleNamespace(
+                uid=uid,
+                namespace=str(meta.get("namespace", "")),
+                name=str(meta.get("name", "")),
+                state=claim_state(claim),
+                request_count=len(requests),
+                device_count=len(results),
+                reserved_for=[
+                    {"resource": r.get("resource", ""), "name": r.get("name", ""), "uid": r.get("uid", "")}
+                    for r in status.get("reservedFor") or []
+                ],
+                extended_resource=extended,
+                owner_pod=owner_pod(claim),
+                device_classes=claim_device_classes(claim),
+                created=str(meta.get("creationTimestamp", "")),
+            )
+        )
+    sql.insert(Allocation, new_rows, fields=ALLOCATION_ROW_FIELDS)
+    for batch in chunks(gone):
+        Claim.objects.filter(uid__in=batch).delete()
+    sql.upsert(Claim, summaries, fields=CLAIM_FIELDS, conflict=["uid"])
+    return affected
+
+
+ALLOCATION_ROW_FIELDS = [
+    "claim_uid",
+    "claim_namespace",
+    "claim_name",
+    "request",
+    "driver",
+    "pool",
+    "device",
+    "admin_access",
+    "share_id",
+    "consumed_capacity",
+    "pods",
+    "status",
+    "extended_resource",
+]
+
+
+CLAIM_FIELDS = [
+    "uid",
+    "namespace",
+    "name",
+    "state",
+    "request_count",
+    "device_count",
+    "reserved_for",
+    "extended_resource",
+    "owner_pod",
+    "device_classes",
+    "created",
+]
+
+
+def refresh_allocations(keys: set[DeviceKey]) -> None:
+    devices = devices_by_keys(keys)
+    if not devices:
+        return
+    allocations = allocations_by_device(keys={(d.driver, d.pool, d.name) for d in devices})
+    changed = []
+    for device in devices:
+        before = (device.allocations, device.statuses)
+        fill_allocations(device, allocations.get((device.driver, device.pool, device.name), []))
+        if (device.allocations, device.statuses) != before:
+            changed.append(device)
+    sql.update(Device, changed, fields=ALLOCATION_FIELDS)

@@ -1,0 +1,94 @@
+"""Per-batch caches of the taint rules, DeviceClasses and nodes, read on first use."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from dra.availability import bare_node
+from inventory.mirror.derive.classes import ClassMatcher, compile_class
+from inventory.mirror.derive.common import JSON, chunks
+from inventory.models import Device, KubeObject
+
+
+class Context:
+    """Per-batch caches of the few rules, classes and nodes, read on first use (pod batches need none)."""
+
+    def __init__(self, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> None:
+        self._matcher_cache = matcher_cache
+        self._rules: list[JSON] | None = None
+        self._classes: dict[str, ClassMatcher] | None = None
+        self._class_objects: dict[str, JSON] | None = None
+        self._any_nodes: bool | None = None
+        self._all_nodes: dict[str, JSON] | None = None
+        self._some_nodes: dict[str, JSON | None] = {}
+        self._bare_nodes: dict[str, JSON] | None = None
+        self.class_warnings: dict[str, str] = {}
+
+    @classmethod
+    def load(cls, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> Context:
+        return cls(matcher_cache)
+
+    @property
+    def rules(self) -> list[JSON]:
+        if self._rules is None:
+            self._rules = list(
+                KubeObject.objects.filter(kind="devicetaintrules").values_list("raw", flat=True)
+            )
+        return self._rules
+
+    @property
+    def classes(self) -> dict[str, ClassMatcher]:
+        if self._classes is None:
+            self._classes = {}
+            rows = KubeObject.objects.filter(kind="deviceclasses").values_list(
+                "name", "resource_version", "raw"
+            )
+            for name, rv, raw in rows:
+                key = (name, rv)
+                if key not in self._matcher_cache:
+                    self._matcher_cache[key] = compile_class(raw)
+                matcher, warning = self._matcher_cache[key]
+                self._classes[name] = matcher
+                if warning:
+                    self.class_warnings[name] = warning
+        return self._classes
+
+    @property
+    def class_objects(self) -> dict[str, JSON]:
+        """DeviceClasses as the cluster has them, by name."""
+        if self._class_objects is None:
+            self._class_objects = dict(
+                KubeObject.objects.filter(kind="deviceclasses").values_list("name", "raw")
+            )
+        return self._class_objects
+
+    def nodes(self, names: frozenset[str] | None = None) -> list[JSON]:
+        """Nodes as the allocator sees them (name and labels): those named, or all (None). Without any
+        Node object in the mirror, bare nodes named by the devices' slices: the what-if's stand-in."""
+        if self._any_nodes is None:
+            self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
+        if not self._any_nodes:
+            if self._bare_nodes is None:
+                found = Device.objects.filter(node_selection="node").values_list("node_name", flat=True)
+                self._bare_nodes = {name: bare_node(name) for name in found.distinct() if name}
+            return [n for name, n in self._bare_nodes.items() if names is None or name in names]
+        if names is None:
+            if self._all_nodes is None:
+                self._all_nodes = self._load_nodes(KubeObject.objects.filter(kind="nodes"))
+            return list(self._all_nodes.values())
+        if self._all_nodes is not None:
+            return [self._all_nodes[n] for n in sorted(names) if n in self._all_nodes]
+        wanted = sorted(names - set(self._some_nodes))
+        for batch in chunks(wanted):
+            self._some_nodes.update(self._load_nodes(KubeObject.objects.filter(kind="nodes", name__in=batch)))
+            self._some_nodes.update({n: None for n in batch if n not in self._some_nodes})
+        return [node for n in sorted(names) if (node := self._some_nodes.get(n)) is not None]
+
+    @staticmethod
+    def _load_nodes(rows: QuerySet[KubeObject]) -> dict[str, JSON]:
+        # Only name and labels: a Node's status (images, conditions) is most of its JSON.
+        found = rows.values_list("name", "raw__metadata__labels")
+        return {name: {"metadata": {"name": name, "labels": labels or {}}} for name, labels in found}
+
+    def class_names(self, driver: str, device: JSON) -> list[str]:
+        return sorted(name for name, matcher in self.classes.items() if matcher(driver, device))

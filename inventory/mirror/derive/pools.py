@@ -1,0 +1,245 @@
+"""Pool rows and Device rows from the pools' ResourceSlices (highest generation only)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from types import SimpleNamespace
+
+from django.db.models import Q
+
+from dra.objects import flat_attributes, node_selection, numa_node
+from inventory.mirror import sql
+from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_device, fill_allocations
+from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
+from inventory.mirror.derive.common import BULK_THRESHOLD, JSON, DeviceKey, chunks
+from inventory.mirror.derive.context import Context
+from inventory.mirror.derive.health import HEALTH_FIELDS, fill_health
+from inventory.mirror.derive.taints import TAINT_FIELDS, fill_taints
+from inventory.models import Device, KubeObject, Pool
+
+SLICE_FIELDS = [
+    "slice_uid",
+    "slice_name",
+    "node_name",
+    "node_selection",
+    "pool_generation",
+    "pool_complete",
+    "attributes",
+    "attributes_flat",
+    "attribute_index",
+    "capacity",
+    "consumes_counters",
+    "allow_multiple_allocations",
+    "partitionable",
+    "numa_node",
+    "binding_conditions",
+    "slice_taints",
+]
+
+
+ALL_DEVICE_FIELDS = SLICE_FIELDS + TAINT_FIELDS + ALLOCATION_FIELDS + HEALTH_FIELDS + CLASS_FIELDS
+
+
+def recompute_pools(
+    pool_keys: set[str], gone_slice_uids: set[str], ctx: Context, *, fresh: dict[str, JSON] | None = None
+) -> set[DeviceKey]:
+    """Rebuild Pool rows and their Device rows from the pools' slices; returns device keys now present."""
+    if not pool_keys:
+        return set()
+    slices_by_pool: dict[str, list[JSON]] = defaultdict(list)
+    fresh = fresh or {}
+    to_load: list[str] = []
+    for batch in chunks(sorted(pool_keys)):
+        rows = KubeObject.objects.filter(kind="resourceslices", index_key__in=batch).values_list(
+            "uid", "index_key"
+        )
+        for uid, index_key in rows:
+            if uid in fresh:  # written in this batch: no need to read it back
+                slices_by_pool[index_key].append(fresh[uid])
+            else:
+                to_load.append(uid)
+    for batch in chunks(to_load):
+        for index_key, raw in KubeObject.objects.filter(kind="resourceslices", uid__in=batch).values_list(
+            "index_key", "raw"
+        ):
+            slices_by_pool[index_key].append(raw)
+
+    all_slice_uids = set(gone_slice_uids)
+    for slices in slices_by_pool.values():
+        all_slice_uids.update(s["metadata"]["uid"] for s in slices)
+    # (pk, health reports) of the devices that exist now; reports survive a slice republish.
+    existing: dict[DeviceKey, tuple[int, JSON]] = {}
+    stale: list[int] = []
+
+    def remember(pk: int, driver: str, pool: str, name: str, reports: JSON) -> None:
+        key = (driver, pool, name)
+        if key in existing and existing[key][0] != pk:
+            stale.append(pk)
+        else:
+            existing[key] = (pk, reports or {})
+
+    columns = ("pk", "driver", "pool", "name", "health_reports")
+    for batch in chunks(sorted(all_slice_uids)):
+        for row in Device.objects.filter(slice_uid__in=batch).values_list(*columns):
+            remember(*row)
+    if len(pool_keys) <= BULK_THRESHOLD:
+        # Devices of the affected pools that sit in slices we did not look at (moved between slices).
+        q = Q(pk__in=[])
+        for key in pool_keys:
+            driver, _, pool = key.partition("/")
+            q |= Q(driver=driver, pool=pool)
+        for row in Device.objects.filter(q).values_list(*columns):
+            remember(*row)
+
+    allocations = allocations_by_device(pool_keys=pool_keys)
+    pools_existing = {f"{p.driver}/{p.name}": p for p in _pools(pool_keys)}
+    pool_rows: list[Pool] = []
+    pool_deletes: list[int] = []
+    device_rows: list[SimpleNamespace] = []
+    present: set[DeviceKey] = set()
+
+    for key in sorted(pool_keys):
+        slices = slices_by_pool.get(key, [])
+        if not slices:
+            if key in pools_existing:
+                pool_deletes.append(pools_existing[key].pk)
+            continue
+        driver, _, pool_name = key.partition("/")
+        generation = max(
+            int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices
+        )
+        current = sorted(
+            (
+                s
+                for s in slices
+                if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == generation
+            ),
+            key=lambda s: str(s["metadata"].get("name", "")),
+        )
+        expected = max(
+            int(((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 0) for s in current
+        )
+        complete = len(current) == expected
+        problems: list[str] = []
+        if not complete:
+            problems.append(f"incomplete: {len(current)} of {expected} slices at generation {generation}")
+        counters: dict[str, dict[str, str]] = {}
+        nodes: set[str] = set()
+        seen: set[str] = set()
+        count = 0
+        for slice_obj in current:
+            spec = slice_obj.get("spec") or {}
+            selection, node = node_selection(spec)
+            nodes.add(node)
+            for counter_set in spec.get("sharedCounters") or []:
+                name = str(counter_set.get("name", ""))
+                if name in counters:
+                    problems.append(f"duplicate counter set {name}")
+                counters[name] = {
+                    str(c): str((v or {}).get("value", "0"))
+                    for c, v in (counter_set.get("counters") or {}).items()
+                }
+            for device_json in spec.get("devices") or []:
+                name = str(device_json.get("name", ""))
+                if name in seen:
+                    problems.append(f"duplicate device name {name}")
+                    continue
+                seen.add(name)
+                count += 1
+                device_key = (driver, pool_name, name)
+                present.add(device_key)
+                _pk, reports = existing.get(device_key, (0, {}))
+                # Availability is computed after the pool's rows are written (derive.availability).
+                row = SimpleNamespace(
+                    driver=driver,
+                    pool=pool_name,
+                    name=name,
+                    health_reports=reports,
+                    blocked="",
+                    blocked_reason="",
+                )
+                fill_from_slice(
+                    row, slice_obj, device_json, selection=selection, node=node, complete=complete
+                )  # type: ignore[arg-type]
+                fill_taints(row, ctx)  # type: ignore[arg-type]
+                fill_classes(row, ctx, device_json)  # type: ignore[arg-type]
+                fill_allocations(row, allocations.get(device_key, []))  # type: ignore[arg-type]
+                fill_health(row)  # type: ignore[arg-type]
+                device_rows.append(row)
+        pool = pools_existing.get(key) or Pool(driver=driver, name=pool_name)
+        pool.generation = generation
+        pool.slice_count = len(current)
+        pool.expected_slice_count = expected
+        pool.complete = complete
+        pool.node_name = next(iter(nodes)) if len(nodes) == 1 else ""
+        pool.device_count = count
+        pool.shared_counters = counters
+        pool.problems = problems
+        pool_rows.append(pool)
+
+    stale.extend(pk for key, (pk, _r) in existing.items() if key not in present)  # slices gone or obsolete
+    for batch in chunks(stale):
+        Device.objects.filter(pk__in=batch).delete()
+    for batch in chunks(pool_deletes):
+        Pool.objects.filter(pk__in=batch).delete()
+    sql.upsert(Pool, pool_rows, fields=POOL_FIELDS, conflict=["driver", "name"])
+    sql.upsert(
+        Device,
+        device_rows,
+        fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS, "blocked", "blocked_reason"],
+        conflict=["driver", "pool", "name"],
+        update=ALL_DEVICE_FIELDS,  # an existing device keeps its availability until it is recomputed
+    )
+    return present
+
+
+POOL_FIELDS = [
+    "driver",
+    "name",
+    "generation",
+    "slice_count",
+    "expected_slice_count",
+    "complete",
+    "node_name",
+    "device_count",
+    "shared_counters",
+    "problems",
+]
+
+
+def _pools(pool_keys: set[str]) -> list[Pool]:
+    if len(pool_keys) > BULK_THRESHOLD:
+        return [p for p in Pool.objects.all() if f"{p.driver}/{p.name}" in pool_keys]
+    q = Q(pk__in=[])
+    for key in pool_keys:
+        driver, _, pool = key.partition("/")
+        q |= Q(driver=driver, name=pool)
+    return list(Pool.objects.filter(q))
+
+
+def fill_from_slice(
+    row: Device, slice_obj: JSON, device: JSON, *, selection: str, node: str, complete: bool
+) -> None:
+    spec = slice_obj.get("spec") or {}
+    row.slice_uid = str(slice_obj["metadata"]["uid"])
+    row.slice_name = str(slice_obj["metadata"].get("name", ""))
+    if selection == "perDevice":
+        per_selection, per_node = node_selection(device)
+        row.node_selection = f"perDevice:{per_selection}" if per_selection else "perDevice"
+        row.node_name = per_node
+    else:
+        row.node_selection = selection
+        row.node_name = node
+    row.pool_generation = int((spec.get("pool") or {}).get("generation") or 0)
+    row.pool_complete = complete
+    attributes = device.get("attributes") or {}
+    row.attributes = attributes
+    row.attributes_flat = flat_attributes(row.driver, attributes)
+    row.attribute_index = "\n" + "".join(f"{k}={v}\n" for k, v in row.attributes_flat.items())
+    row.capacity = device.get("capacity") or {}
+    row.consumes_counters = device.get("consumesCounters") or []
+    row.allow_multiple_allocations = bool(device.get("allowMultipleAllocations"))
+    row.partitionable = bool(row.consumes_counters)
+    row.numa_node = numa_node(attributes)
+    row.binding_conditions = device.get("bindingConditions") or []
+    row.slice_taints = device.get("taints") or []

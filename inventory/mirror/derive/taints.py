@@ -1,0 +1,82 @@
+"""Effective device taints (ResourceSlice taints and DeviceTaintRules, with provenance) and their flags."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db.models import Q
+
+from dra.taints import TAINT_LEVEL, effective_taints
+from inventory.mirror import sql
+from inventory.mirror.derive.common import JSON
+from inventory.mirror.derive.context import Context
+from inventory.models import Device
+
+TAINT_FIELDS = [
+    "taints",
+    "tainted",
+    "taint_none",
+    "taint_no_schedule",
+    "taint_no_execute",
+    "max_taint_effect",
+]
+
+
+def fill_taints(row: Device, ctx: Context) -> None:
+    row.taints = [
+        t.as_row()
+        for t in effective_taints(
+            driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
+        )
+    ]
+    for name, value in taint_flags(row.taints).items():
+        setattr(row, name, value)
+
+
+def taint_flags(taints: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Denormalised filter columns of a device's effective taints."""
+    effects = {str(t["effectiveEffect"]) for t in taints}
+    level = max((TAINT_LEVEL[e] for e in effects), default=0)
+    return {
+        "tainted": bool(effects),
+        "taint_none": "None" in effects,
+        "taint_no_schedule": "NoSchedule" in effects,
+        "taint_no_execute": "NoExecute" in effects,
+        "max_taint_effect": {0: "", 1: "None", 2: "NoSchedule", 3: "NoExecute"}[level],
+    }
+
+
+def refresh_taints(
+    selectors: list[JSON | None], ctx: Context, *, after_pk: int = 0, limit: int | None = None
+) -> int | None:
+    """Recompute effective taints of the devices any of these rule selectors (old or new) select.
+
+    With `limit`, only the next `limit` such devices with pk > `after_pk`; returns the last pk done, or
+    None once every selected device is done."""
+    q: Q | None = None
+    for selector in selectors:
+        if selector is None:
+            continue  # a missing selector selects nothing
+        part = Q()
+        for field_name, column in (("driver", "driver"), ("pool", "pool"), ("device", "name")):
+            if selector.get(field_name):
+                part &= Q(**{column: selector[field_name]})
+        q = part if q is None else q | part
+    if q is None:
+        return None
+    rows = Device.objects.filter(q, pk__gt=after_pk).order_by("pk")
+    if limit is not None:
+        rows = rows[:limit]
+    changed = []
+    last: int | None = None
+    count = 0
+    for device in rows.only("pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS):
+        count += 1
+        last = device.pk
+        before = device.taints
+        fill_taints(device, ctx)
+        if device.taints != before:
+            changed.append(device)
+    sql.update(Device, changed, fields=TAINT_FIELDS)
+    return last if limit is not None and count == limit else None

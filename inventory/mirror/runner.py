@@ -1,0 +1,293 @@
+"""The mirror's threads: one `Reflector` per kind feeding a queue, and one writer thread that drains it in
+batches through `BatchWriter` (see `inventory.mirror.writer`), with retries when the database goes away.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import connection
+
+from inventory.kube import KIND, KubeClient, KubeError, connect
+from inventory.mirror.reflector import Health, Reflector
+from inventory.mirror.writer import BatchResult, BatchWriter, Event, HealthUpdate, Op, Replace
+from inventory.models import WATCH_ERROR, WATCH_STOPPED, WatchState
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+DEFAULT_KINDS = list(KIND)
+
+
+class QueueSink:
+    """The reflectors' sink: everything goes through one queue to the single writer."""
+
+    def __init__(self, q: queue.Queue[Op]) -> None:
+        self.q = q
+
+    def replace(self, kind: str, items: list[JSON], resource_version: str) -> None:
+        self.q.put(Replace(kind, items, resource_version))
+
+    def apply(self, kind: str, event_type: str, obj: JSON, resource_version: str) -> None:
+        self.q.put(Event(kind, event_type, obj, resource_version))
+
+    def health(self, kind: str, health: Health) -> None:
+        self.q.put(HealthUpdate(kind, replace(health)))
+
+
+def record_cluster_info(client: KubeClient, missing: list[str]) -> None:
+    """Remember what the server serves (the overview shows it); best effort, discovery may be denied."""
+    from inventory.models import ClusterInfo
+
+    try:
+        version, api_versions = client.server_version(), client.api_versions()
+    except KubeError as exc:
+        log.warning("could not read the server's version and API groups: %s", exc)
+        return
+    ClusterInfo.objects.update_or_create(
+        pk=1,
+        defaults={
+            "server": str(getattr(client, "host", "") or ""),
+            "version": {k: str(v)[:200] for k, v in version.items()},
+            "api_versions": [v[:200] for v in api_versions[:500]],
+            "missing_kinds": missing,
+        },
+    )
+
+
+def served_kinds(client: KubeClient, kinds: list[str]) -> tuple[list[str], list[str]]:
+    """(served, not served) — e.g. v1alpha3 ResourcePoolStatusRequests only behind an alpha gate."""
+    served: list[str] = []
+    missing: list[str] = []
+    cache: dict[str, set[str]] = {}
+    for kind in kinds:
+        gv = KIND[kind].group_version
+        if gv not in cache:
+            cache[gv] = client.served_resources(gv)
+        (served if kind in cache[gv] else missing).append(kind)
+    return served, missing
+
+
+@dataclass
+class MirrorHandle:
+    """A running mirror: reflector threads + the writer thread."""
+
+    stop_event: threading.Event
+    threads: list[threading.Thread]
+    reflectors: list[Reflector]
+    writer: threading.Thread
+    queue: queue.Queue[Op]
+    batch_writer: BatchWriter | None = None
+    applied_batches: int = 0
+    applied_ops: int = 0
+    last_error: str = ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        for reflector in self.reflectors:
+            reflector.stop()
+        self.writer.join(timeout)
+
+    def is_alive(self) -> bool:
+        return self.writer.is_alive()
+
+    def caught_up(self) -> bool:
+        """Every queued event applied and no derived work (taints, availability) left for later."""
+        return self.queue.unfinished_tasks == 0 and not (self.batch_writer and self.batch_writer.has_deferred)
+
+
+class Mirror:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        kinds: list[str] | None = None,
+        batch_max: int = 5000,
+        watch_timeout_seconds: int = 300,
+        inactivity_timeout: float = 120.0,
+        page_size: int = 500,
+    ) -> None:
+        self.client = client
+        self.kinds = kinds or DEFAULT_KINDS
+        self.batch_max = batch_max
+        self.watch_timeout_seconds = watch_timeout_seconds
+        self.inactivity_timeout = inactivity_timeout
+        self.page_size = page_size
+        self.writer = BatchWriter()
+
+    def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
+        return lambda: self.client.list_all(kind, page_size=self.page_size)
+
+    def _watch_fn(self, kind: str) -> Callable[[str, int], Iterable[tuple[str, JSON]]]:
+        def watch(rv: str, timeout: int) -> Iterable[tuple[str, JSON]]:
+            # Real servers send a BOOKMARK about every minute; twice that without a byte means a dead link.
+            return self.client.watch_objects(
+                kind,
+                resource_version=rv,
+                timeout_seconds=timeout,
+                allow_bookmarks=True,
+                read_timeout=self.inactivity_timeout,
+            )
+
+        return watch
+
+    def sync_once(self) -> BatchResult:
+        """List every served kind and write it all in one transaction (`mirror --once`)."""
+        served, missing = served_kinds(self.client, self.kinds)
+        record_cluster_info(self.client, missing)
+        ops: list[Op] = []
+        for kind in served:
+            items, rv = self.client.list_all(kind, page_size=self.page_size)
+            ops.append(Replace(kind, items, rv))
+            ops.append(HealthUpdate(kind, Health(kind=kind, state="synced", resource_version=rv)))
+        for kind in missing:
+            ops.append(
+                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
+            )
+        return self.writer.apply(ops)
+
+    def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
+        """Start one reflector thread per served kind and the writer.
+
+        resume=True watches from the resourceVersions stored in WatchState (written in the same
+        transaction as the data), skipping the initial list; a 410 falls back to a re-list.
+        """
+        stop = stop_event or threading.Event()
+        resume_from: dict[str, str] = {}
+        if resume:
+            resume_from = dict(
+                WatchState.objects.exclude(resource_version="").values_list("kind", "resource_version")
+            )
+        q: queue.Queue[Op] = queue.Queue()
+        sink = QueueSink(q)
+        try:
+            served, missing = served_kinds(self.client, self.kinds)
+            record_cluster_info(self.client, missing)
+        except KubeError as exc:
+            log.warning("discovery failed (%s); watching every kind", exc)
+            served, missing = list(self.kinds), []
+        for kind in missing:
+            q.put(
+                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
+            )
+        reflectors = [
+            Reflector(
+                kind=kind,
+                list_fn=self._list_fn(kind),
+                watch_fn=self._watch_fn(kind),
+                sink=sink,
+                stop=stop,
+                watch_timeout_seconds=self.watch_timeout_seconds,
+                resume_from=resume_from.get(kind, ""),
+            )
+            for kind in served
+        ]
+        threads = [
+            threading.Thread(target=r.run, name=f"reflector-{r.kind}", daemon=True) for r in reflectors
+        ]
+        handle = MirrorHandle(
+            stop_event=stop,
+            threads=threads,
+            reflectors=reflectors,
+            writer=threading.Thread(),
+            queue=q,
+            batch_writer=self.writer,
+        )
+        handle.writer = threading.Thread(
+            target=self._write_loop, args=(handle,), name="mirror-writer", daemon=True
+        )
+        handle.writer.start()
+        for thread in threads:
+            thread.start()
+        return handle
+
+    def _write_loop(self, handle: MirrorHandle) -> None:
+        try:
+            while True:
+                try:
+                    # With a taint recompute pending, take queued events first, else do one chunk of it.
+                    first = (
+                        handle.queue.get_nowait()
+                        if self.writer.has_deferred
+                        else handle.queue.get(timeout=0.5)
+                    )
+                except queue.Empty:
+                    if self.writer.has_deferred:
+                        self._refresh_with_retry(handle)
+                        continue
+                    if handle.stop_event.is_set():
+                        break
+                    continue
+                ops: list[Op] = [first]
+                # Drain what is already queued: one transaction and one broadcast for a burst.
+                while len(ops) < self.batch_max:
+                    try:
+                        ops.append(handle.queue.get_nowait())
+                    except queue.Empty:
+                        break
+                self._apply_with_retry(handle, ops)
+        finally:
+            self._mark_stopped()
+            connection.close()
+
+    def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
+        delay = 0.5
+        while True:
+            # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
+            # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
+            # below and replaced on the retry.
+            try:
+                self.writer.apply(ops, defer=True)
+                for _ in ops:
+                    handle.queue.task_done()
+                handle.applied_batches += 1
+                handle.applied_ops += len(ops)
+                return
+            except Exception as exc:  # the database went away: keep the batch and retry, do not lose events
+                handle.last_error = str(exc)
+                log.exception("mirror: applying %d ops failed; retrying in %.1fs", len(ops), delay)
+                connection.close()
+                if handle.stop_event.wait(delay):
+                    for _ in ops:
+                        handle.queue.task_done()
+                    return
+                delay = min(delay * 2, 30.0)
+
+    def _refresh_with_retry(self, handle: MirrorHandle) -> None:
+        try:
+            self.writer.refresh_deferred()
+        except Exception as exc:  # the database went away: the selectors stay queued, try again shortly
+            handle.last_error = str(exc)
+            log.exception("mirror: recomputing device taints failed; retrying")
+            connection.close()
+            handle.stop_event.wait(0.5)
+
+    def _mark_stopped(self) -> None:
+        try:
+            WatchState.objects.exclude(state=WATCH_ERROR).update(state=WATCH_STOPPED)
+        except Exception:
+            log.debug("could not mark watches stopped", exc_info=True)
+
+
+def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **options: Any) -> MirrorHandle:
+    """Run the mirror inside this process (the demo): returns a handle with `.stop()`."""
+    client = connect(kubeconfig or None, context or None)
+    return Mirror(client, **options).start()
+
+
+def wait_for_sync(handle: MirrorHandle, *, timeout: float = 30.0) -> bool:
+    """True once every reflector has listed and the writer has caught up (`MirrorHandle.caught_up`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(r.health.state == "synced" for r in handle.reflectors) and handle.caught_up():
+            return True
+        if not handle.is_alive():
+            return False
+        time.sleep(0.05)
+    return False

@@ -1,0 +1,133 @@
+"""ResourceClaims: the list, one claim's results with per-device status, counts per state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.db.models import Count, Q, QuerySet
+
+from inventory.filters import ClaimFilterSet
+from inventory.models import Claim, Device, KubeObject
+from inventory.selectors.common import JSON, InvalidFilters, clip
+
+
+def claim_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Claim]:
+    filterset = ClaimFilterSet(data=filters or {}, queryset=Claim.objects.all())
+    if not filterset.is_valid():
+        raise InvalidFilters(filterset.errors)
+    return filterset.qs
+
+
+@dataclass
+class ClaimDetail:
+    claim: Claim
+    obj: KubeObject
+    devices: list[Device]
+    pods: list[KubeObject]
+    # One row per allocation result: {request, subrequest, driver, pool, device, adminAccess, shareID,
+    # consumedCapacity, tolerations, status: {conditions, networkData, data} | None}
+    results: list[JSON]
+    requests: list[JSON]
+    # For the scheduler's extended-resource claim: the owning pod and, from its
+    # status.extendedResourceClaimStatus, which container's extended resource each request serves.
+    owner_pod: KubeObject | None = None
+    extended_resources: list[JSON] = field(default_factory=list)
+
+
+def claim_detail(*, namespace: str, name: str) -> ClaimDetail:
+    obj = KubeObject.objects.get(kind="resourceclaims", namespace=namespace, name=name)
+    claim = Claim.objects.get(uid=obj.uid)
+    status = obj.raw.get("status") or {}
+    allocation = status.get("allocation") or {}
+    device_status = {
+        (d.get("driver"), d.get("pool"), d.get("device"), d.get("shareID") or ""): d
+        for d in status.get("devices") or []
+    }
+    results: list[JSON] = []
+    q = Q(pk__in=[])
+    for result in (allocation.get("devices") or {}).get("results") or []:
+        main, _, sub = str(result.get("request", "")).partition("/")
+        key = (result.get("driver"), result.get("pool"), result.get("device"), result.get("shareID") or "")
+        entry = device_status.get(key)
+        results.append(
+            {
+                "request": main,
+                "subrequest": sub,
+                "driver": result.get("driver"),
+                "pool": result.get("pool"),
+                "device": result.get("device"),
+                "adminAccess": bool(result.get("adminAccess")),
+                "shareID": result.get("shareID") or "",
+                "consumedCapacity": result.get("consumedCapacity") or {},
+                "tolerations": result.get("tolerations") or [],
+                "status": device_status_view(entry) if entry else None,
+            }
+        )
+        q |= Q(driver=result.get("driver"), pool=result.get("pool"), name=result.get("device"))
+    devices = list(Device.objects.filter(q))
+    pod_uids = [r.get("uid") for r in status.get("reservedFor") or [] if r.get("resource") == "pods"]
+    pods = list(KubeObject.objects.filter(kind="pods", uid__in=pod_uids))
+    requests = list(((obj.raw.get("spec") or {}).get("devices") or {}).get("requests") or [])
+    owner = (
+        KubeObject.objects.filter(kind="pods", namespace=namespace, name=claim.owner_pod).first()
+        if claim.owner_pod
+        else None
+    )
+    extended: list[JSON] = []
+    if owner is not None:
+        mapping = (owner.raw.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        if mapping.get("resourceClaimName") == name:
+            extended = [
+                {
+                    "containerName": clip(m.get("containerName"), 253),
+                    "resourceName": clip(m.get("resourceName"), 316),
+                    "requestName": clip(m.get("requestName"), 253),
+                }
+                for m in mapping.get("requestMappings") or []
+            ]
+    return ClaimDetail(
+        claim=claim,
+        obj=obj,
+        devices=devices,
+        pods=pods,
+        results=results,
+        requests=requests,
+        owner_pod=owner,
+        extended_resources=extended,
+    )
+
+
+def device_status_view(entry: Mapping[str, Any]) -> JSON:
+    """claim.status.devices[] entry with its untrusted strings capped."""
+    network = entry.get("networkData") or {}
+    data = entry.get("data")
+    return {
+        "conditions": [
+            {
+                "type": clip(c.get("type"), 316),
+                "status": clip(c.get("status"), 16),
+                "reason": clip(c.get("reason"), 1024),
+                "message": clip(c.get("message")),
+                "lastTransitionTime": clip(c.get("lastTransitionTime"), 40),
+            }
+            for c in entry.get("conditions") or []
+        ],
+        "networkData": {
+            "interfaceName": clip(network.get("interfaceName"), 256),
+            "hardwareAddress": clip(network.get("hardwareAddress"), 128),
+            "ips": [clip(ip, 64) for ip in network.get("ips") or []],
+        }
+        if network
+        else None,
+        "data": clip(yaml.safe_dump(data, default_flow_style=False, sort_keys=True))
+        if data is not None
+        else "",
+    }
+
+
+def claim_state_counts() -> dict[str, int]:
+    counts = dict(Claim.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    return {state: counts.get(state, 0) for state in ("pending", "allocated", "reserved")}

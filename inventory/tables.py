@@ -1,0 +1,240 @@
+"""The Devices table, declared once.
+
+`DEVICE_COLUMNS` is the one list: each `Column` names the Device fields it reads and how it turns them
+into the row's value. Everything else follows from it, so a new column is one entry here:
+
+* the rows of the table's data endpoint and of the JSON export (`device_rows`),
+* the CSV export (`csv_header`, `csv_row`),
+* the REST API's device fields (`api_fields`: every column's Device fields, then the detail-only ones),
+* the Tabulator columns the page hands to static/dradash/devices.js (`tabulator_columns`),
+* the sorts the data endpoint accepts (`sorts`).
+
+Values come from `QuerySet.values()`: building model instances and decoding every JSON column costs
+more than the query itself at a page of a few hundred rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from django.db.models import Case, QuerySet, Value, When
+
+from dra.availability import BLOCK_REASONS
+from inventory.models import Device
+
+Row = Mapping[str, Any]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Column:
+    #: the key in JSON rows and exports; the Tabulator field
+    name: str
+    #: the header people read
+    label: str
+    #: the Device fields the value is made of (the API serves them too)
+    fields: tuple[str, ...]
+    #: the row's value, from those fields (a `values()` dict)
+    value: Callable[[Row], Any]
+    #: how the CSV export spells the value
+    text: Callable[[Any], str] = _text
+    #: order_by() for the table's server-side sort; () = not sortable
+    sort: tuple[str, ...] = ()
+    #: the Devices filter (DeviceFilterSet parameter) a cell's value links to; "" = none
+    filter: str = ""
+    #: the cell renderer in devices.js; "" = plain text
+    formatter: str = ""
+    #: shown by default (hidden columns still reach the page, the exports and the API)
+    visible: bool = True
+    #: Tabulator sizing: width, minWidth, widthGrow, hozAlign, cssClass, headerSortStartingDir
+    layout: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _taints(d: Row) -> list[dict[str, str]]:
+    keys = ("key", "value", "effect", "source", "rule")
+    return [{k: str(t.get(k, "") or "") for k in keys} for t in d["taints"] or []]
+
+
+def _claims(d: Row) -> list[str]:
+    return [
+        f"{a.get('namespace', '')}/{a.get('claim', '')}" for a in d["allocations"] or [] if a.get("claim")
+    ]
+
+
+def _pods(d: Row) -> list[str]:
+    return [
+        f"{p.get('namespace', '')}/{p.get('name', '')}"
+        for a in d["allocations"] or []
+        for p in a.get("pods") or []
+    ]
+
+
+DEVICE_COLUMNS: tuple[Column, ...] = (
+    Column("driver", "Driver", ("driver",), lambda d: d["driver"], filter="driver", visible=False),
+    Column(
+        "pool", "Pool", ("pool",), lambda d: d["pool"], sort=("pool",), filter="pool", formatter="pool",
+        layout={"width": 116},
+    ),
+    Column(
+        "device", "Device", ("name",), lambda d: d["name"], sort=("name",), formatter="deviceLink",
+        layout={"minWidth": 110, "widthGrow": 0.8},
+    ),
+    Column(
+        "node", "Node", ("node_name",), lambda d: d["node_name"], sort=("node_name",), filter="node",
+        layout={"width": 116},
+    ),
+    Column(
+        "numa", "NUMA", ("numa_node",), lambda d: d["numa_node"], sort=("numa_node",),
+        layout={"width": 86, "hozAlign": "right"},
+    ),
+    Column(
+        "classes", "Class", ("classes",), lambda d: list(d["classes"] or []), filter="device_class",
+        formatter="badges", layout={"width": 150},
+    ),
+    Column(
+        "taints", "Taints", ("taints",), _taints,
+        text=lambda ts: ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in ts),
+        sort=("taint_level",), formatter="taints",
+        layout={"minWidth": 340, "widthGrow": 2.4, "cssClass": "wrap", "headerSortStartingDir": "desc"},
+    ),
+    Column(
+        "state", "State", ("allocation_state",), lambda d: d["allocation_state"], sort=("allocation_state",),
+        filter="state", formatter="state", layout={"width": 96},
+    ),
+    Column(
+        "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),
+        filter="allocatable", formatter="allocatable", layout={"width": 140, "cssClass": "wrap"},
+    ),
+    Column("why", "Why not", ("blocked_reason",), lambda d: d["blocked_reason"], visible=False),
+    Column(
+        "claims", "Claim", ("allocations",), _claims, formatter="claims",
+        layout={"minWidth": 140, "widthGrow": 1.5, "cssClass": "wrap"},
+    ),
+    Column(
+        "pods", "Pods", ("allocations",), _pods, formatter="joined",
+        layout={"minWidth": 140, "widthGrow": 1.5, "cssClass": "wrap"},
+    ),
+    Column(
+        "health", "Health", ("health",), lambda d: d["health"], sort=("health",), filter="health",
+        formatter="health", layout={"width": 92},
+    ),
+    Column("adminAccess", "Admin access", ("admin_access",), lambda d: d["admin_access"], visible=False),
+    Column("poolComplete", "Pool complete", ("pool_complete",), lambda d: d["pool_complete"], visible=False),
+)  # fmt: skip
+
+#: Device fields the API serves besides the table's: what a device's detail needs.
+API_DETAIL_FIELDS = (
+    "node_selection",
+    "slice_name",
+    "slice_uid",
+    "pool_generation",
+    "attributes",
+    "capacity",
+    "consumes_counters",
+    "allow_multiple_allocations",
+    "partitionable",
+    "binding_conditions",
+    "tainted",
+    "max_taint_effect",
+    "claim_namespace",
+    "claim_name",
+    "statuses",
+    "health_message",
+)
+
+#: Sort keys that are expressions, not fields: a Column's `sort` may name them.
+SORT_EXPRESSIONS = {
+    "taint_level": Case(
+        When(max_taint_effect="NoExecute", then=Value(3)),
+        When(max_taint_effect="NoSchedule", then=Value(2)),
+        When(max_taint_effect="None", then=Value(1)),
+        default=Value(0),
+    ),
+}
+
+
+def columns() -> tuple[Column, ...]:
+    return DEVICE_COLUMNS
+
+
+def _unique(names: Any) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def row_fields() -> list[str]:
+    """The Device fields one row reads (plus the id the table keys rows by)."""
+    return _unique(["id", *(f for c in columns() for f in c.fields)])
+
+
+def api_fields() -> list[str]:
+    """The REST API's fields of a device: id, device_id, the table's fields, the detail fields."""
+    return _unique(["id", "device_id", *(f for c in columns() for f in c.fields), *API_DETAIL_FIELDS])
+
+
+def device_rows(devices: QuerySet[Device]) -> Iterator[dict[str, Any]]:
+    """One dict per device: `id` and every column's value (the table's data and the JSON export)."""
+    cols = columns()
+    for d in devices.values(*row_fields()).iterator(chunk_size=2000):
+        row: dict[str, Any] = {"id": d["id"]}
+        for c in cols:
+            row[c.name] = c.value(d)
+        yield row
+
+
+def device_url(row: Row, base: str) -> str:
+    """The device-detail URL of a row, without a reverse() per row (same shape as its urls.py pattern)."""
+    return f"{base}{quote(row['driver'], safe='')}/{quote(row['pool'], safe='/')}/{quote(row['device'], safe='')}/"
+
+
+def csv_header() -> list[str]:
+    return [c.name for c in columns()]
+
+
+def csv_row(row: Row) -> list[str]:
+    return [c.text(row[c.name]) for c in columns()]
+
+
+def sorts() -> dict[str, tuple[str, ...]]:
+    """Sortable column → order_by fields (driver/pool/name always break ties)."""
+    return {c.name: c.sort for c in columns() if c.sort}
+
+
+def sort_queryset(devices: QuerySet[Device], column: str, descending: bool) -> QuerySet[Device]:
+    order = sorts().get(column, ())
+    aliases = {name: SORT_EXPRESSIONS[name] for name in order if name in SORT_EXPRESSIONS}
+    if aliases:
+        devices = devices.alias(**aliases)
+    prefix = "-" if descending else ""
+    return devices.order_by(*(prefix + name for name in order), "driver", "pool", "name")
+
+
+def tabulator_columns() -> list[dict[str, Any]]:
+    """The table's columns for devices.js: field, title, renderer, sort, visibility, filter, sizing."""
+    return [
+        {
+            "field": c.name,
+            "title": c.label,
+            "formatter": c.formatter,
+            "headerSort": bool(c.sort),
+            "visible": c.visible,
+            "filter": c.filter,
+            **c.layout,
+        }
+        for c in columns()
+    ]
+
+
+#: The labels devices.js shows for Device.blocked reasons.
+BLOCK_LABELS = dict(BLOCK_REASONS)

@@ -1,0 +1,125 @@
+"""The Devices table is declared once (inventory/tables.py): every consumer follows the column list."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from inventory import tables
+from inventory.filters import DeviceFilterSet
+from tests.inventory import factories as f
+from tests.inventory.pages_support import make_user
+
+pytestmark = pytest.mark.django_db
+DEVICES_JS = Path(__file__).resolve().parents[3] / "static" / "dradash" / "devices.js"
+
+
+@pytest.fixture
+def world() -> None:
+    ecc = {"key": "gpu.example.com/ecc", "value": "x", "effect": "NoSchedule"}
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        (
+            "resourceslices",
+            f.resource_slice("s0", devices=[f.gpu("gpu-0", numa=0), f.gpu("gpu-1", taints=[ecc])]),
+        ),
+        ("resourceclaims", f.claim("train", results=[f.result("gpu-0")])),
+    )
+
+
+@pytest.fixture
+def user_client(client: Client) -> Client:
+    client.force_login(make_user())
+    return client
+
+
+def consumers(client: Client) -> dict[str, Any]:
+    """What each consumer of the column list serves for the world above."""
+    data = client.get(reverse("inventory:devices-data")).json()["data"]
+    csv_text = b"".join(client.get(reverse("inventory:devices-export-csv")).streaming_content).decode()
+    exported = json.loads(b"".join(client.get(reverse("inventory:devices-export-json")).streaming_content))
+    page = client.get(reverse("inventory:devices")).content.decode()
+    spec = json.loads(
+        re.search(r'id="device-table-spec" type="application/json">(.*?)</script>', page, re.S)[1]
+    )
+    api = APIClient()
+    api.force_authenticate(make_user("api-user"))
+    devices = api.get("/api/devices/").json()["results"]
+    return {
+        "rows": data,
+        "csv": list(csv.reader(io.StringIO(csv_text))),
+        "json": exported,
+        "tabulator": {c["field"]: c for c in spec["columns"]},
+        "api": devices,
+    }
+
+
+def test_it_serves_every_declared_column_to_every_consumer(world: None, user_client: Client) -> None:
+    served = consumers(user_client)
+    formatters = re.search(r"const FORMATTERS = \{(.*?)\};", DEVICES_JS.read_text(), re.S)[1]
+    header, *lines = served["csv"]
+    assert header == [c.name for c in tables.DEVICE_COLUMNS]
+    assert len(lines) == 2 and all(len(line) == len(header) for line in lines)
+    for column in tables.DEVICE_COLUMNS:
+        assert all(column.name in row for row in served["rows"]), column.name
+        assert all(column.name in row for row in served["json"]), column.name
+        assert all(set(column.fields) <= set(device) for device in served["api"]), column.name
+        shown = served["tabulator"][column.name]
+        assert (shown["title"], shown["visible"], shown["headerSort"]) == (
+            column.label,
+            column.visible,
+            bool(column.sort),
+        )
+        if column.formatter:
+            assert f"{column.formatter}:" in formatters, f"devices.js has no renderer {column.formatter!r}"
+        if column.filter:
+            assert column.filter in DeviceFilterSet.base_filters, column.filter
+        if column.sort:
+            for direction in ("asc", "desc"):
+                response = user_client.get(
+                    reverse("inventory:devices-data"), {"sort": column.name, "dir": direction}
+                )
+                assert response.status_code == 200, (column.name, response.content)
+
+
+def test_it_sorts_and_spells_values_the_way_the_column_says(world: None, user_client: Client) -> None:
+    rows = user_client.get(reverse("inventory:devices-data"), {"sort": "allocatable", "dir": "desc"}).json()[
+        "data"
+    ]
+    assert [(r["device"], r["allocatable"]) for r in rows] == [("gpu-1", "taint"), ("gpu-0", "in-use")]
+    served = consumers(user_client)
+    header, *lines = served["csv"]
+    by_device = {line[header.index("device")]: dict(zip(header, line, strict=True)) for line in lines}
+    assert by_device["gpu-1"]["taints"] == "gpu.example.com/ecc=x:NoSchedule"
+    assert by_device["gpu-1"]["why"].startswith("untolerated taint gpu.example.com/ecc=x:NoSchedule")
+    assert by_device["gpu-0"]["claims"] == "default/train"
+
+
+def test_it_takes_one_entry_to_add_a_column_everywhere(
+    world: None, user_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tables.Column(
+        "driverTaints",
+        "Driver taints",
+        ("slice_taints",),
+        lambda d: len(d["slice_taints"] or []),
+        sort=("slice_taints",),
+        visible=False,
+    )
+    monkeypatch.setattr(tables, "DEVICE_COLUMNS", (*tables.DEVICE_COLUMNS, extra))
+    served = consumers(user_client)
+    assert sorted(row["driverTaints"] for row in served["rows"]) == [0, 1]
+    assert sorted(row["driverTaints"] for row in served["json"]) == [0, 1]
+    assert served["csv"][0][-1] == "driverTaints"
+    assert served["tabulator"]["driverTaints"]["title"] == "Driver taints"
+    assert all("slice_taints" in device for device in served["api"])
+    assert user_client.get(reverse("inventory:devices-data"), {"sort": "driverTaints"}).status_code == 200
