@@ -41,7 +41,8 @@ def test_it_creates_scales_and_rolls_out_a_deployment_from_kubectl(live: SimClus
                                                                                                 "protocol": "TCP"}])  # fmt: skip
     assert stored["spec"]["selector"] == {"matchLabels": {"app": "web"}}
     assert _run(tmp_path, "scale", "deployment/web", "--replicas=3") == "deployment.apps/web scaled\n"
-    assert _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s") == (
+    # kubectl waits for the rollout; under load it may print "Waiting for …" lines first, as on a real cluster.
+    assert _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s").endswith(
         'deployment "web" successfully rolled out\n'
     )
     settle(live)
