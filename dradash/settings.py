@@ -200,6 +200,18 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Four models have a `state`: each set of choices gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "ClaimStateEnum": "inventory.models.CLAIM_STATES",
+        "WatchStateEnum": "inventory.models.WATCH_STATES",
+        "MaintenanceStateEnum": "maintenance.models.Maintenance.STATES",
+        "RunStateEnum": "allocation.models.RunState",
+    },
+    # Every operation also documents the error envelope (dradash.api) for 4xx answers.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "dradash.api_schema.add_error_responses",
+    ],
 }
 
 # Behind TLS (directly or through a proxy that sets X-Forwarded-Proto): DRADASH_SECURE=true turns on

@@ -10,6 +10,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
 from dra.availability import BLOCK_REASONS
+from inventory.kube import MIRRORED_KINDS
 from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
 
 TAINT_CHOICES = [
@@ -152,6 +153,7 @@ class PoolFilterSet(django_filters.FilterSet):
 
 
 class KubeObjectFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(field_name="kind", choices=[(k, k) for k in MIRRORED_KINDS])
     namespace = django_filters.CharFilter(field_name="namespace")
     name = django_filters.CharFilter(field_name="name")
 

@@ -6,7 +6,6 @@ websocket (or the polling fallback) says one of its kinds changed.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +18,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from dra.availability import BLOCK_REASONS
+from dradash.context import user_is_admin
+from dradash.csvexport import csv_lines
 from inventory import tables
 from inventory.filters import ClaimFilterSet, DeviceFilterSet
 from inventory.models import Claim, Device, KubeObject
@@ -184,19 +185,8 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
         return HttpResponse(
             json.dumps(filterset.errors.get_json_data()), status=400, content_type="application/json"
         )
-
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
-
-    writer = csv.writer(Echo())
-
-    def lines() -> Iterator[str]:
-        yield writer.writerow(tables.csv_header())
-        for row in _export_rows(request):
-            yield writer.writerow(tables.csv_row(row))
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    lines = csv_lines(tables.csv_header(), (tables.csv_row(row) for row in _export_rows(request)))
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="devices.csv"'
     return response
 
@@ -374,7 +364,8 @@ def object_yaml(request: HttpRequest, kind: str, uid: str) -> HttpResponse:
     obj = kube_object_by_uid(kind=kind, uid=uid)
     if obj is None:
         raise Http404(f"no {kind} with uid {uid[:64]!r}")
+    reveal = user_is_admin(request.user)
     if request.GET.get("format") == "json":
-        return JsonResponse(obj.raw)
-    context = {"obj": obj, "yaml": object_queries.object_yaml(obj=obj)}
+        return JsonResponse(object_queries.object_raw(obj=obj, reveal=reveal))
+    context = {"obj": obj, "yaml": object_queries.object_yaml(obj=obj, reveal=reveal)}
     return render(request, "inventory/yaml.html", context | {"live_version": None})
