@@ -176,7 +176,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DRADASH_MAX_BODY_BYTES", 5 * 1024 * 1024,
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing or bad credential a 401, as HTTP wants.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "dradash.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

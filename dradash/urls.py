@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from dradash import health, metrics
+from dradash import health, metrics, views
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -13,6 +13,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/tokens/", views.tokens, name="tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     # The schema needs an authenticated API client (401 otherwise); the two viewers are pages and send
     # an anonymous browser to the login page. Both load their assets from the vendored sidecar package.
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
