@@ -121,7 +121,10 @@ class MaintenanceListView(APIView):
             .order_by("-created_at", "id")
         )
         return paginated(
-            request, items, view=self, serialize=lambda page: MaintenanceSummarySerializer(page, many=True).data
+            request,
+            items,
+            view=self,
+            serialize=lambda page: MaintenanceSummarySerializer(page, many=True).data,
         )
 
     @extend_schema(
@@ -185,7 +188,9 @@ class MaintenancePreviewView(APIView):
 class MaintenanceApplyView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
-    @extend_schema(operation_id="maintenance_apply", request=schema.ApplyRequest, responses=MaintenanceSerializer)
+    @extend_schema(
+        operation_id="maintenance_apply", request=schema.ApplyRequest, responses=MaintenanceSerializer
+    )
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
