@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from allocation.models import WhatIfRun
 from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
@@ -49,6 +49,7 @@ def _index(
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def whatif_index(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         registered = kinds()
@@ -81,6 +82,7 @@ def _run_or_404(run_id: Any) -> WhatIfRun:
 
 
 @login_required
+@require_safe
 def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     run = _run_or_404(run_id)
     try:
@@ -100,6 +102,7 @@ def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def whatif_run_status(request: HttpRequest, run_id: Any) -> HttpResponse:
     """The progress fragment (polling fallback without websockets); a finished run reloads the page."""
     run = _run_or_404(run_id)

@@ -4,6 +4,7 @@
   integers in range, otherwise 400 naming the parameter — never a database overflow.
 * Errors: ``{"errors": [{"field": "...", "message": "..."}], "detail": "<the same in one line>"}`` with a
   4xx status (`dradash.api_errors.exception_handler`); ``field`` is ``""`` when the error is not about one field.
+* `?format=` names a renderer the endpoint has, otherwise 400 naming `format` (DRF would answer 404).
 * JSON bodies: objects, nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are
   refused with 400 instead of exhausting the parser's recursion; a list or scalar body is a 400 naming `body`.
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rest_framework import exceptions, parsers
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -162,3 +164,14 @@ class JSONParser(parsers.JSONParser):
         if not isinstance(data, dict):
             raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
         return data
+
+
+class ContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, but an unknown `?format=` is bad input (400 naming it), not a missing page."""
+
+    def filter_renderers(self, renderers: list[Any], format: str) -> list[Any]:
+        matching = [r for r in renderers if r.format == format]
+        if not matching:
+            known = ", ".join(sorted({r.format for r in renderers}))
+            raise exceptions.ValidationError({"format": [f"must be one of {known}, got {format[:40]!r}"]})
+        return matching

@@ -1,8 +1,12 @@
-"""drf-spectacular hooks: the error envelope (`dradash.api.error_body`) in the OpenAPI schema."""
+"""The OpenAPI schema: its view, and the error envelope (`dradash.api.error_body`) documented in it."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -39,3 +43,13 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             if isinstance(operation, dict) and "responses" in operation:
                 operation["responses"].setdefault("4XX", reference)
     return result
+
+
+class SchemaView(SpectacularAPIView):
+    """The schema (YAML, or JSON with `?format=json`); its refusals (401, a bad `format`) in JSON."""
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        if response.status_code >= 400:  # the envelope is JSON, whatever format the schema was asked in
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)

@@ -189,6 +189,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "dradash.api_errors.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "dradash.api.ContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

@@ -49,7 +49,9 @@ def validate_attribute_filter(value: str) -> None:
     try:
         parse_attribute_filter(value)
     except AttributeFilterError as exc:
-        raise ValidationError(str(exc)) from None
+        # The message is a format string to Django (and django-filter formats it): the user's text goes
+        # in as a parameter, so a "%" in it is text, not a directive.
+        raise ValidationError("%(problem)s", params={"problem": str(exc)}) from None
 
 
 class DeviceFilterSet(django_filters.FilterSet):

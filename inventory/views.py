@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.http import require_safe
 
 from dra.availability import BLOCK_REASONS
 from dradash.context import user_is_admin
@@ -75,6 +76,7 @@ def _fragment_url(request: HttpRequest, name: str) -> str:
 
 
 @login_required
+@require_safe
 def live_state(request: HttpRequest) -> JsonResponse:
     """What the polling fallback asks every few seconds: has anything changed since the page was drawn?"""
     return JsonResponse({"version": live_version()})
@@ -84,6 +86,7 @@ def live_state(request: HttpRequest) -> JsonResponse:
 
 
 @login_required
+@require_safe
 def overview(request: HttpRequest) -> HttpResponse:
     classes = class_overview().classes
     chart = {
@@ -114,6 +117,7 @@ def _device_filters(request: HttpRequest) -> DeviceFilterSet:
 
 
 @login_required
+@require_safe
 def devices(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     query = request.GET.copy()
@@ -149,6 +153,7 @@ def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, m
 
 
 @login_required
+@require_safe
 def devices_data(request: HttpRequest) -> JsonResponse:
     """One page of the Devices table for the Tabulator island (remote pagination: page, size)."""
     filterset = _device_filters(request)
@@ -179,6 +184,7 @@ def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
 
 
 @login_required
+@require_safe
 def devices_export_csv(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     if not filterset.is_valid():
@@ -192,6 +198,7 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def devices_export_json(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     if not filterset.is_valid():
@@ -209,6 +216,7 @@ def devices_export_json(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> HttpResponse:
     try:
         device = device_get(driver=driver, pool=pool, name=name)
@@ -232,6 +240,7 @@ def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> Ht
 
 
 @login_required
+@require_safe
 def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
     qs = filterset.qs.order_by("namespace", "name") if filterset.is_valid() else Claim.objects.none()
@@ -253,6 +262,7 @@ def claims(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     try:
         detail = claim_queries.claim_detail(namespace=namespace, name=name)
@@ -291,6 +301,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
 
 
 @login_required
+@require_safe
 def classes(request: HttpRequest) -> HttpResponse:
     overview = class_overview()
     context = {
@@ -302,6 +313,7 @@ def classes(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def taint_rules(request: HttpRequest) -> HttpResponse:
     context = {"rows": taint_rule_list(), "fragment_url": _fragment_url(request, "body")}
     return _page(
@@ -313,6 +325,7 @@ MATCHED_DEVICES_SHOWN = 500
 
 
 @login_required
+@require_safe
 def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
     try:
         rule, devices = rule_queries.taint_rule_detail(name=name)
@@ -340,6 +353,7 @@ NODES_PER_PAGE = 25
 
 
 @login_required
+@require_safe
 def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
     paginator = Paginator(node_names(q=q), NODES_PER_PAGE)
@@ -358,6 +372,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def object_yaml(request: HttpRequest, kind: str, uid: str) -> HttpResponse:
     if kind not in YAML_KINDS:
         raise Http404(f"unknown kind {kind[:64]!r}")

@@ -85,7 +85,8 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
     def by_name(self, request: Request) -> Response:
         query = DeviceIdentityQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        return self._by_identity(**query.validated_data)
+        found = query.validated_data
+        return self._by_identity(found["driver"], found["pool"], found["device"])
 
     @extend_schema(
         parameters=[
