@@ -14,7 +14,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from allocation.models import WhatIfRun
-from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
+from allocation.services import (
+    whatif_may_cancel,
+    whatif_run_cancel,
+    whatif_run_create,
+    whatif_run_input_shown,
+    whatif_run_settle,
+)
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError, get_kind, kinds
 from allocation.whatif.inputs import DEFAULT_MAX_PER_NODE, EFFECTS, MAX_YAML_BYTES
 from inventory.models import KubeObject
@@ -94,6 +100,7 @@ def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
         "allocation/run.html",
         {
             "run": run,
+            "run_input": whatif_run_input_shown(user=request.user, run=run),
             "kind": kind,
             "result": run.result or {},
             "can_cancel": whatif_may_cancel(user=request.user, run=run),

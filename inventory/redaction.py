@@ -15,6 +15,9 @@ parameter is set; the value becomes `REDACTED`. Redacted, wherever they appear i
   field whose name names a credential (`password`, `token`, `secret`, `apiKey`, …), at any depth, and the
   `value` of a `{"name": <such a name>, "value": …}` pair.
 
+A pasted object (the what-if's `input.yaml`) is YAML text: `redact_yaml_text` applies the same rule to
+each document in it (text that is not YAML is replaced whole).
+
 What is deliberately not redacted: container `command`/`args` (needed to understand a workload; a
 credential passed there is already visible to anyone who can list pods).
 """
@@ -24,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+import yaml
 
 REDACTED = "(redacted: admins only)"
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
@@ -96,3 +101,13 @@ def _credentials(value: Any) -> Any:
         key: REDACTED if isinstance(key, str) and CREDENTIAL_NAME.search(key) else _credentials(item)
         for key, item in value.items()
     }
+
+
+def redact_yaml_text(text: str) -> str:
+    """YAML text with every object in it redacted (as `redact_object`); unparsable text entirely."""
+    try:
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError:
+        return REDACTED
+    redacted = [redact_object(d) if isinstance(d, Mapping) else d for d in documents]
+    return yaml.safe_dump_all(redacted, default_flow_style=False, sort_keys=False)
