@@ -38,7 +38,8 @@ from allocation.whatif.base import (
 )
 from dra.allocator import AllocationError, AllocationTimeout
 from dradash.celery import app as celery_app
-from dradash.context import user_can_author
+from dradash.context import user_can_author, user_is_admin
+from inventory.redaction import redact_yaml_text
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,17 @@ def whatif_run_enqueue(*, run: WhatIfRun, celery_options: dict[str, Any] | None 
 def whatif_may_cancel(*, user: Any, run: WhatIfRun) -> bool:
     """The user who started a run, an operator or an admin may cancel it; anyone logged in may read it."""
     return bool(run.created_by_id == user.pk or user.is_staff or user_can_author(user))
+
+
+def whatif_run_input_shown(*, user: Any, run: WhatIfRun) -> Any:
+    """The question as `user` may see it: a pasted object (`input.yaml`, a pod with its env, say) is
+    redacted (inventory.redaction) for everybody but its author and admins."""
+    data = run.input
+    if run.created_by_id == user.pk or user_is_admin(user) or not isinstance(data, dict):
+        return data
+    if isinstance(data.get("yaml"), str):
+        return {**data, "yaml": redact_yaml_text(data["yaml"])}
+    return data
 
 
 def whatif_run_cancel(*, run: WhatIfRun) -> WhatIfRun:

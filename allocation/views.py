@@ -11,10 +11,16 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from allocation.models import WhatIfRun
-from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
+from allocation.services import (
+    whatif_may_cancel,
+    whatif_run_cancel,
+    whatif_run_create,
+    whatif_run_input_shown,
+    whatif_run_settle,
+)
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError, get_kind, kinds
 from allocation.whatif.inputs import DEFAULT_MAX_PER_NODE, EFFECTS, MAX_YAML_BYTES
 from inventory.models import KubeObject
@@ -49,6 +55,7 @@ def _index(
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def whatif_index(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         registered = kinds()
@@ -81,6 +88,7 @@ def _run_or_404(run_id: Any) -> WhatIfRun:
 
 
 @login_required
+@require_safe
 def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     run = _run_or_404(run_id)
     try:
@@ -92,6 +100,7 @@ def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
         "allocation/run.html",
         {
             "run": run,
+            "run_input": whatif_run_input_shown(user=request.user, run=run),
             "kind": kind,
             "result": run.result or {},
             "can_cancel": whatif_may_cancel(user=request.user, run=run),
@@ -100,6 +109,7 @@ def whatif_run(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def whatif_run_status(request: HttpRequest, run_id: Any) -> HttpResponse:
     """The progress fragment (polling fallback without websockets); a finished run reloads the page."""
     run = _run_or_404(run_id)

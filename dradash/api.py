@@ -4,17 +4,19 @@
   integers in range, otherwise 400 naming the parameter — never a database overflow.
 * Errors: ``{"errors": [{"field": "...", "message": "..."}], "detail": "<the same in one line>"}`` with a
   4xx status (`dradash.api_errors.exception_handler`); ``field`` is ``""`` when the error is not about one field.
-* JSON bodies: nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are refused with
-  400 instead of exhausting the parser's recursion.
+* `?format=` names a renderer the endpoint has, otherwise 400 naming `format` (DRF would answer 404).
+* JSON bodies: objects, nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are
+  refused with 400 instead of exhausting the parser's recursion; a list or scalar body is a 400 naming `body`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rest_framework import exceptions, parsers
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -43,13 +45,16 @@ def field_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     return out
 
 
-def error_body(errors: list[dict[str, str]]) -> dict[str, Any]:
-    detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)
-    return {"errors": errors, "detail": detail}
+def error_body(errors: Sequence[Mapping[str, Any]], **extra: Any) -> dict[str, Any]:
+    """The one error envelope. `extra` keys (a room's context, e.g. maintenance's `current` state) sit
+    beside `errors` and `detail`, never instead of them."""
+    listed = [dict(e) for e in errors]
+    detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else str(e["message"]) for e in listed)
+    return {"errors": listed, "detail": detail, **extra}
 
 
-def error_response(field: str, message: str, *, status_code: int = 400) -> Response:
-    return Response(error_body([{"field": field, "message": message}]), status=status_code)
+def error_response(field: str, message: str, *, status_code: int = 400, **extra: Any) -> Response:
+    return Response(error_body([{"field": field, "message": message}], **extra), status=status_code)
 
 
 def _positive_int(request: Request, name: str, default: int, *, maximum: int) -> int:
@@ -82,6 +87,40 @@ class Pagination(LimitOffsetPagination):
     def get_offset(self, request: Request) -> int:
         return _positive_int(request, self.offset_query_param, 0, maximum=MAX_OFFSET)
 
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        envelope = super().get_paginated_response_schema(schema)
+        envelope["required"] = ["count", "next", "previous", "results"]
+        return envelope
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        # The schema states the ranges the view enforces, so clients (and schemathesis) know them.
+        parameters = super().get_schema_operation_parameters(view)
+        ranges = {
+            self.limit_query_param: {"minimum": 1, "maximum": self.max_limit, "default": self.default_limit},
+            self.offset_query_param: {"minimum": 0, "maximum": MAX_OFFSET, "default": 0},
+        }
+        for parameter in parameters:
+            parameter["schema"].update(ranges.get(parameter["name"], {}))
+        return parameters
+
+
+def paginated(
+    request: Request,
+    items: Sequence[Any],
+    *,
+    view: Any,
+    serialize: Callable[[Sequence[Any]], Any],
+    pagination_class: type[Pagination] = Pagination,
+    **extra: Any,
+) -> Response:
+    """A list that is not a queryset (a selector's summaries) in the same envelope, paged the same way.
+    `extra` keys (e.g. the classes' `warnings`) sit beside the envelope's four."""
+    paginator = pagination_class()
+    page = paginator.paginate_queryset(items, request, view=view) or []
+    response = paginator.get_paginated_response(serialize(page))
+    response.data.update(extra)
+    return response
+
 
 def json_depth_exceeds(value: Any, limit: int) -> bool:
     """Whether `value` nests containers more than `limit` deep (iterative: no recursion to exhaust)."""
@@ -99,8 +138,19 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    return "a number" if isinstance(value, int | float) else "a string"
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, refusing documents nested deeper than MAX_JSON_DEPTH with a 400."""
+    """DRF's JSON parser, refusing documents nested deeper than MAX_JSON_DEPTH with a 400, and bodies that
+    are not JSON objects (every endpoint here takes an object) with a 400 naming `body`."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         try:
@@ -111,4 +161,17 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"JSON parse error: {exc}") from None
         if json_depth_exceeds(data, MAX_JSON_DEPTH):
             raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+        if not isinstance(data, dict):
+            raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
         return data
+
+
+class ContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, but an unknown `?format=` is bad input (400 naming it), not a missing page."""
+
+    def filter_renderers(self, renderers: list[Any], format: str) -> list[Any]:
+        matching = [r for r in renderers if r.format == format]
+        if not matching:
+            known = ", ".join(sorted({r.format for r in renderers}))
+            raise exceptions.ValidationError({"format": [f"must be one of {known}, got {format[:40]!r}"]})
+        return matching

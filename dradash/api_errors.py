@@ -1,4 +1,4 @@
-"""DRF's exception handler, answering in the one error envelope of `dradash.api`."""
+"""DRF's exception handler, and Django's 404/500 views for /api/, answering in the one error envelope."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -29,5 +31,22 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     else:
         detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
         errors = field_errors(detail)
+    errors = [e if e["message"] else {**e, "message": response.status_text} for e in errors]
     response.data = error_body(errors or [{"field": "", "message": response.status_text}])
     return response
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 for a path no route matches: the API's envelope under /api/, the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        body = error_body([{"field": "", "message": f"no API endpoint at {request.path[:200]}"}])
+        return JsonResponse(body, status=status.HTTP_404_NOT_FOUND)
+    return page_not_found(request, exception or Http404())
+
+
+def api_server_error(request: HttpRequest) -> HttpResponse:
+    """Django's 500: the API's envelope under /api/ (a client parses JSON), the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        body = error_body([{"field": "", "message": "internal error; the server log has the details"}])
+        return JsonResponse(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    return server_error(request)

@@ -5,6 +5,7 @@ from typing import Any
 from django.http import HttpRequest
 
 AUTHOR_GROUPS = ("operator", "admin")
+ADMIN_GROUP = "admin"
 
 
 def user_can_author(user: Any) -> bool:
@@ -13,6 +14,15 @@ def user_can_author(user: Any) -> bool:
     if getattr(user, "is_superuser", False):
         return True
     return bool(user.groups.filter(name__in=AUTHOR_GROUPS).exists())
+
+
+def user_is_admin(user: Any) -> bool:
+    """Superusers and members of `admin`: the only users shown values that can hold credentials."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if getattr(user, "is_superuser", False):
+        return True
+    return bool(user.groups.filter(name=ADMIN_GROUP).exists())
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:

@@ -176,7 +176,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DRADASH_MAX_BODY_BYTES", 5 * 1024 * 1024,
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing or bad credential a 401, as HTTP wants.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "dradash.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -189,6 +189,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "dradash.api_errors.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "dradash.api.ContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
@@ -200,6 +201,18 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Four models have a `state`: each set of choices gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "ClaimStateEnum": "inventory.models.CLAIM_STATES",
+        "WatchStateEnum": "inventory.models.WATCH_STATES",
+        "MaintenanceStateEnum": "maintenance.models.Maintenance.STATES",
+        "RunStateEnum": "allocation.models.RunState",
+    },
+    # Every operation also documents the error envelope (dradash.api) for 4xx answers.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "dradash.api_schema.add_error_responses",
+    ],
 }
 
 # Behind TLS (directly or through a proxy that sets X-Forwarded-Proto): DRADASH_SECURE=true turns on

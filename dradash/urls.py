@@ -2,26 +2,44 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from dradash import health, metrics
+from dradash import health, metrics, views
+from dradash.api_schema import SchemaView
+
+#: the doc pages are read only (their OPTIONS answer had no template to render: a 500)
+READ = ["get", "head"]
+
+handler404 = "dradash.api_errors.api_not_found"
+handler500 = "dradash.api_errors.api_server_error"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    # Only the methods a form uses: Django's LoginView would answer a PUT like a POST.
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(http_method_names=["get", "head", "post"]),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/tokens/", views.tokens, name="tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     # The schema needs an authenticated API client (401 otherwise); the two viewers are pages and send
     # an anonymous browser to the login page. Both load their assets from the vendored sidecar package.
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=READ)),
         name="api-docs",
     ),
-    path("api/redoc/", login_required(SpectacularRedocView.as_view(url_name="api-schema")), name="api-redoc"),
+    path(
+        "api/redoc/",
+        login_required(SpectacularRedocView.as_view(url_name="api-schema", http_method_names=READ)),
+        name="api-redoc",
+    ),
     path("api/", include("inventory.api.urls")),
     path("", include("inventory.urls")),
     path("", include("allocation.urls")),

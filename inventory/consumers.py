@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from dradash.tokens import user_for_key
 from inventory.selectors.objects import live_version
 
 INVENTORY_GROUP = "inventory"
@@ -97,13 +98,6 @@ class InventoryConsumer(AsyncJsonWebsocketConsumer):
             self._schedule_flush()
 
 
-def _token_user(token: str) -> Any:
-    from rest_framework.authtoken.models import Token
-
-    found = Token.objects.select_related("user").filter(key=token).first()
-    return found.user if found is not None and found.user.is_active else None
-
-
 def _watch_versions() -> dict[str, str]:
     from inventory.models import WatchState
 
@@ -113,7 +107,7 @@ def _watch_versions() -> dict[str, str]:
 class InventoryStreamConsumer(AsyncJsonWebsocketConsumer):
     """The inventory change stream for automation (`/ws/api/inventory/`), documented in docs/API.md.
 
-    Authenticates with the session cookie or `Authorization: Token <key>` (DRF tokens). On connect:
+    Authenticates with the session cookie or `Authorization: Token <key>` (`dradash.tokens`). On connect:
     `{"type": "hello", "resourceVersions": {kind: rv}}` — list through the REST API, then apply the
     changes that follow. Then, per mirror batch: `{"type": "changes", "changes": [{kind, type, uid,
     name, namespace}], "count": n, "truncated": bool, "rv": {kind: rv}}`. `?kinds=a,b` limits the kinds.
@@ -128,7 +122,7 @@ class InventoryStreamConsumer(AsyncJsonWebsocketConsumer):
             headers = dict(self.scope.get("headers") or [])
             auth = headers.get(b"authorization", b"").decode("latin-1")
             user = (
-                await database_sync_to_async(_token_user)(auth[6:].strip())
+                await database_sync_to_async(user_for_key)(auth[6:].strip())
                 if auth.startswith("Token ")
                 else None
             )

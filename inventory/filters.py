@@ -10,6 +10,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
 from dra.availability import BLOCK_REASONS
+from inventory.kube import MIRRORED_KINDS
 from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
 
 TAINT_CHOICES = [
@@ -48,7 +49,9 @@ def validate_attribute_filter(value: str) -> None:
     try:
         parse_attribute_filter(value)
     except AttributeFilterError as exc:
-        raise ValidationError(str(exc)) from None
+        # The message is a format string to Django (and django-filter formats it): the user's text goes
+        # in as a parameter, so a "%" in it is text, not a directive.
+        raise ValidationError("%(problem)s", params={"problem": str(exc)}) from None
 
 
 class DeviceFilterSet(django_filters.FilterSet):
@@ -152,6 +155,7 @@ class PoolFilterSet(django_filters.FilterSet):
 
 
 class KubeObjectFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(field_name="kind", choices=[(k, k) for k in MIRRORED_KINDS])
     namespace = django_filters.CharFilter(field_name="namespace")
     name = django_filters.CharFilter(field_name="name")
 

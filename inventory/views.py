@@ -6,7 +6,6 @@ websocket (or the polling fallback) says one of its kinds changed.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -17,8 +16,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.http import require_safe
 
 from dra.availability import BLOCK_REASONS
+from dradash.context import user_is_admin
+from dradash.csvexport import csv_lines
 from inventory import tables
 from inventory.filters import ClaimFilterSet, DeviceFilterSet
 from inventory.models import Claim, Device, KubeObject
@@ -74,6 +76,7 @@ def _fragment_url(request: HttpRequest, name: str) -> str:
 
 
 @login_required
+@require_safe
 def live_state(request: HttpRequest) -> JsonResponse:
     """What the polling fallback asks every few seconds: has anything changed since the page was drawn?"""
     return JsonResponse({"version": live_version()})
@@ -83,6 +86,7 @@ def live_state(request: HttpRequest) -> JsonResponse:
 
 
 @login_required
+@require_safe
 def overview(request: HttpRequest) -> HttpResponse:
     classes = class_overview().classes
     chart = {
@@ -113,6 +117,7 @@ def _device_filters(request: HttpRequest) -> DeviceFilterSet:
 
 
 @login_required
+@require_safe
 def devices(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     query = request.GET.copy()
@@ -148,6 +153,7 @@ def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, m
 
 
 @login_required
+@require_safe
 def devices_data(request: HttpRequest) -> JsonResponse:
     """One page of the Devices table for the Tabulator island (remote pagination: page, size)."""
     filterset = _device_filters(request)
@@ -178,30 +184,21 @@ def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
 
 
 @login_required
+@require_safe
 def devices_export_csv(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     if not filterset.is_valid():
         return HttpResponse(
             json.dumps(filterset.errors.get_json_data()), status=400, content_type="application/json"
         )
-
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
-
-    writer = csv.writer(Echo())
-
-    def lines() -> Iterator[str]:
-        yield writer.writerow(tables.csv_header())
-        for row in _export_rows(request):
-            yield writer.writerow(tables.csv_row(row))
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    lines = csv_lines(tables.csv_header(), (tables.csv_row(row) for row in _export_rows(request)))
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="devices.csv"'
     return response
 
 
 @login_required
+@require_safe
 def devices_export_json(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     if not filterset.is_valid():
@@ -219,6 +216,7 @@ def devices_export_json(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> HttpResponse:
     try:
         device = device_get(driver=driver, pool=pool, name=name)
@@ -242,6 +240,7 @@ def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> Ht
 
 
 @login_required
+@require_safe
 def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
     qs = filterset.qs.order_by("namespace", "name") if filterset.is_valid() else Claim.objects.none()
@@ -263,6 +262,7 @@ def claims(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     try:
         detail = claim_queries.claim_detail(namespace=namespace, name=name)
@@ -301,6 +301,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
 
 
 @login_required
+@require_safe
 def classes(request: HttpRequest) -> HttpResponse:
     overview = class_overview()
     context = {
@@ -312,6 +313,7 @@ def classes(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def taint_rules(request: HttpRequest) -> HttpResponse:
     context = {"rows": taint_rule_list(), "fragment_url": _fragment_url(request, "body")}
     return _page(
@@ -323,6 +325,7 @@ MATCHED_DEVICES_SHOWN = 500
 
 
 @login_required
+@require_safe
 def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
     try:
         rule, devices = rule_queries.taint_rule_detail(name=name)
@@ -350,6 +353,7 @@ NODES_PER_PAGE = 25
 
 
 @login_required
+@require_safe
 def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
     paginator = Paginator(node_names(q=q), NODES_PER_PAGE)
@@ -368,13 +372,15 @@ def nodes(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def object_yaml(request: HttpRequest, kind: str, uid: str) -> HttpResponse:
     if kind not in YAML_KINDS:
         raise Http404(f"unknown kind {kind[:64]!r}")
     obj = kube_object_by_uid(kind=kind, uid=uid)
     if obj is None:
         raise Http404(f"no {kind} with uid {uid[:64]!r}")
+    reveal = user_is_admin(request.user)
     if request.GET.get("format") == "json":
-        return JsonResponse(obj.raw)
-    context = {"obj": obj, "yaml": object_queries.object_yaml(obj=obj)}
+        return JsonResponse(object_queries.object_raw(obj=obj, reveal=reveal))
+    context = {"obj": obj, "yaml": object_queries.object_yaml(obj=obj, reveal=reveal)}
     return render(request, "inventory/yaml.html", context | {"live_version": None})

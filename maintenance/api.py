@@ -1,7 +1,9 @@
 """REST API of the maintenance room (under /api/maintenance/). Viewers read and preview; operators and
 admins author. Bodies are read strictly (maintenance.validation): unknown fields, wrong types and a
-`confirm` that is not `true` are refused. Errors come back as {"errors": [{"field", "message"}],
-"headline", "current": {state, effect, version, actions} (on 409), "cluster": {...}} with a 4xx."""
+`confirm` that is not `true` are refused. Lists are the API's envelope {count, next, previous, results}
+(`dradash.api.Pagination`); errors the API's envelope {"errors": [{"field", "message"}], "detail"} with
+this room's context beside it: "headline", "current": {state, effect, version, actions} (on 409),
+"changed", "cluster": {...} (docs/API.md)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,17 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from dradash.api import Pagination, error_body, paginated
 from dradash.context import user_can_author
+from maintenance import api_schema as schema
 from maintenance import selectors
 from maintenance.errors import MaintenanceError
 from maintenance.live import maintenance_live
@@ -74,8 +79,27 @@ class AuditEntrySerializer(serializers.ModelSerializer[AuditEntry]):
                   "object_uid", "maintenance", "preview_run_id", "effect", "yaml", "outcome", "message"]  # fmt: skip
 
 
+class MaintenanceDetailSerializer(MaintenanceSerializer):
+    yaml = serializers.CharField(help_text=f"the first {YAML_RULES_IN_DETAIL} rules as YAML")
+    yaml_complete = serializers.BooleanField(help_text="whether `yaml` holds every rule")
+
+    class Meta(MaintenanceSerializer.Meta):
+        fields = [*MaintenanceSerializer.Meta.fields, "yaml", "yaml_complete"]
+
+
+class MaintenanceUndoneSerializer(MaintenanceSerializer):
+    undo = serializers.JSONField(help_text="which evicted pods stay evicted, which replacements exist")
+
+    class Meta(MaintenanceSerializer.Meta):
+        fields = [*MaintenanceSerializer.Meta.fields, "undo"]
+
+
 def _error(error: MaintenanceError) -> Response:
     return Response(error.as_dict(), status=error.status)
+
+
+def _problems(problems: list[FieldError]) -> Response:
+    return Response(error_body([p.as_dict() for p in problems]), status=400)
 
 
 def _detail(maintenance: Maintenance) -> dict[str, Any]:
@@ -87,13 +111,27 @@ def _detail(maintenance: Maintenance) -> dict[str, Any]:
 
 class MaintenanceListView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
+    pagination_class = Pagination
 
+    @extend_schema(operation_id="maintenance_list", responses=MaintenanceSummarySerializer(many=True))
     def get(self, request: Request) -> Response:
-        items = Maintenance.objects.select_related("created_by").defer(
-            "devices", "rules", "affected", "owner_pods", "budgets", "filters"
-        )[:500]
-        return Response(MaintenanceSummarySerializer(items, many=True).data)
+        items = (
+            Maintenance.objects.select_related("created_by")
+            .defer("devices", "rules", "affected", "owner_pods", "budgets", "filters")
+            .order_by("-created_at", "id")
+        )
+        return paginated(
+            request,
+            items,
+            view=self,
+            serialize=lambda page: MaintenanceSummarySerializer(page, many=True).data,
+        )
 
+    @extend_schema(
+        operation_id="maintenance_create",
+        request=schema.CreateRequest,
+        responses={201: MaintenanceDetailSerializer},
+    )
     def post(self, request: Request) -> Response:
         try:
             body = parse_create(request.data)
@@ -119,6 +157,7 @@ class MaintenanceListView(APIView):
 class MaintenanceDetailView(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(operation_id="maintenance_retrieve", responses=MaintenanceDetailSerializer)
     def get(self, request: Request, maintenance_id: str) -> Response:
         return Response(_detail(get_object_or_404(Maintenance, pk=maintenance_id)))
 
@@ -126,6 +165,11 @@ class MaintenanceDetailView(APIView):
 class MaintenancePreviewView(APIView):
     permission_classes = [IsAuthenticated]  # viewers may run previews
 
+    @extend_schema(
+        operation_id="maintenance_preview",
+        request=schema.PreviewRequest,
+        responses={202: schema.PreviewStarted},
+    )
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
@@ -144,6 +188,9 @@ class MaintenancePreviewView(APIView):
 class MaintenanceApplyView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
+    @extend_schema(
+        operation_id="maintenance_apply", request=schema.ApplyRequest, responses=MaintenanceSerializer
+    )
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
@@ -160,6 +207,9 @@ class MaintenanceApplyView(APIView):
 class MaintenanceUndoView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
+    @extend_schema(
+        operation_id="maintenance_undo", request=schema.UndoRequest, responses=MaintenanceUndoneSerializer
+    )
     def post(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
@@ -177,6 +227,13 @@ class MaintenanceProgressView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(
+        operation_id="maintenance_progress",
+        parameters=[
+            OpenApiParameter("pods", OpenApiTypes.STR, enum=["all"], description="`all`: every pod, not 200")
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request, maintenance_id: str) -> Response:
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         every_pod = request.query_params.get("pods") == "all"
@@ -187,15 +244,21 @@ class AuditListView(APIView):
     """The audit log, newest first, `?limit=&offset=` paginated; filters as on the page."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = Pagination
 
+    @extend_schema(
+        operation_id="maintenance_audit_list",
+        parameters=schema.AUDIT_PARAMETERS,
+        responses=AuditEntrySerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         params = {k: v for k, v in request.query_params.items() if k not in ("limit", "offset")}
         entries, _, problems = selectors.audit_list(params=params)
         if problems:
-            return Response({"errors": [p.as_dict() for p in problems]}, status=400)
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(entries, request, view=self)
-        return paginator.get_paginated_response(AuditEntrySerializer(page, many=True).data)
+            return _problems(problems)
+        return paginated(
+            request, entries, view=self, serialize=lambda page: AuditEntrySerializer(page, many=True).data
+        )
 
 
 class AuditExportView(APIView):
@@ -203,10 +266,15 @@ class AuditExportView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(
+        operation_id="maintenance_audit_export",
+        parameters=schema.AUDIT_PARAMETERS,
+        responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="the audit log as CSV")},
+    )
     def get(self, request: Request) -> Any:
         entries, _, problems = selectors.audit_list(params=request.query_params)
         if problems:
-            return Response({"errors": [p.as_dict() for p in problems]}, status=400)
+            return _problems(problems)
         response = StreamingHttpResponse(
             selectors.audit_csv_lines(entries), content_type="text/csv; charset=utf-8"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dradash.api import error_body
 from maintenance.taints import FieldError
 
 # What the page says above the list of errors, by what went wrong (never "nothing was applied" when
@@ -38,7 +39,8 @@ class MaintenanceError(Exception):
         self.changes = changes or []
 
     def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"errors": [e.as_dict() for e in self.errors]}
+        """The API's error envelope (`dradash.api.error_body`) with this room's context beside it."""
+        body = error_body([e.as_dict() for e in self.errors])
         if self.headline:
             body["headline"] = self.headline
         if self.cluster_error:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Mapping
 from datetime import datetime, time
 from typing import Any
@@ -11,6 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from dradash.csvexport import csv_lines
 from inventory.selectors.devices import device_filterset
 from maintenance.models import AuditEntry
 from maintenance.planning import DeviceRef
@@ -148,34 +148,10 @@ CSV_COLUMNS = [
 ]
 
 
-def csv_safe(value: Any) -> str:
-    """A cell a spreadsheet will not run as a formula (OWASP CSV injection): prefix = + - @ tab CR."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def audit_csv_lines(entries: QuerySet[AuditEntry], *, limit: int = 100_000) -> Iterator[str]:
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
-
-    writer = csv.writer(Echo())
-    yield writer.writerow(CSV_COLUMNS)
-    for e in entries[:limit].iterator(chunk_size=2000):
-        yield writer.writerow(
-            [
-                csv_safe(v)
-                for v in (
-                    e.at.isoformat(),
-                    e.actor,
-                    e.source,
-                    e.action,
-                    e.rule_name,
-                    e.subject,
-                    e.effect,
-                    e.maintenance_id or "",
-                    e.preview_run_id,
-                    e.message,
-                )
-            ]  # fmt: skip
-        )
+    rows = (
+        (e.at.isoformat(), e.actor, e.source, e.action, e.rule_name, e.subject, e.effect,
+         e.maintenance_id or "", e.preview_run_id, e.message)
+        for e in entries[:limit].iterator(chunk_size=2000)
+    )  # fmt: skip
+    return csv_lines(CSV_COLUMNS, rows)

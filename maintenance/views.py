@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
 from inventory.filters import HEALTH_CHOICES
@@ -53,6 +53,7 @@ def _require_author(request: HttpRequest) -> None:
 
 
 @login_required
+@require_safe
 def index(request: HttpRequest) -> HttpResponse:
     maintenances = Maintenance.objects.select_related("created_by").defer(
         "devices", "rules", "affected", "owner_pods", "budgets", "filters"
@@ -64,6 +65,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def new(request: HttpRequest) -> HttpResponse:
     _require_author(request)
     filters, filter_errors = selectors.page_filters(request.GET)
@@ -176,6 +178,7 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
 
 
 @login_required
+@require_safe
 def detail(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     context = _detail_context(request, maintenance)
@@ -190,6 +193,7 @@ def detail(request: HttpRequest, maintenance_id: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def rules_yaml(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     """Every rule of the maintenance as one YAML stream (the page shows only the first few)."""
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
@@ -265,6 +269,7 @@ def undo(request: HttpRequest, maintenance_id: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def progress_json(request: HttpRequest, maintenance_id: str) -> JsonResponse:
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     return JsonResponse(maintenance_live(maintenance=maintenance, now=timezone.now()))
@@ -274,6 +279,7 @@ def progress_json(request: HttpRequest, maintenance_id: str) -> JsonResponse:
 
 
 @login_required
+@require_safe
 def audit(request: HttpRequest) -> HttpResponse:
     entries, filters, problems = selectors.audit_list(params=request.GET)
     if request.GET.get("format") == "csv":
@@ -312,6 +318,7 @@ def audit(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def audit_version(request: HttpRequest) -> JsonResponse:
     """The polling fallback of the live audit page: the newest entry's id."""
     return JsonResponse({"version": latest_version()})

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from migration.diffview import side_by_side, unified
 from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifests_upgrade, read_upload
@@ -15,11 +16,13 @@ NAV = "migration"
 
 
 @login_required
+@require_safe
 def index(request: HttpRequest) -> HttpResponse:
     return redirect("migration:migration-upgrade")
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def upgrade(request: HttpRequest) -> HttpResponse:
     """Paste or upload manifests; see each document side by side, its notes and errors; download the result."""
     context: dict[str, Any] = {"nav": NAV, "max_bytes": MAX_UPLOAD_BYTES, "use_inventory": True, "text": ""}

@@ -6,6 +6,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from allocation.models import WhatIfRun
+from allocation.services import whatif_run_input_shown
 from allocation.whatif.base import kinds
 
 
@@ -29,6 +30,7 @@ class WhatIfRunCreateSerializer(serializers.Serializer[Any]):
 
 class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
     created_by = serializers.SerializerMethodField()
+    input = serializers.SerializerMethodField(help_text="the question (a pasted object redacted for others)")
     page_url = serializers.SerializerMethodField()
     ws_url = serializers.SerializerMethodField()
     finished = serializers.BooleanField(source="is_finished", read_only=True)
@@ -60,6 +62,10 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "ws_url",
         ]
         read_only_fields = fields
+
+    def get_input(self, run: WhatIfRun) -> Any:
+        request = self.context.get("request")
+        return whatif_run_input_shown(user=request.user, run=run) if request is not None else run.input
 
     def get_created_by(self, run: WhatIfRun) -> str | None:
         return run.created_by.get_username() if run.created_by else None

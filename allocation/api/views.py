@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -20,12 +19,7 @@ from allocation.api.serializers import WhatIfRunCreateSerializer, WhatIfRunListS
 from allocation.models import WhatIfRun
 from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError
-
-
-def errors(status_code: int, *pairs: tuple[str, str]) -> Response:
-    listed = [{"field": f, "message": m} for f, m in pairs]
-    detail = "; ".join(f"{f}: {m}" if f else m for f, m in pairs)
-    return Response({"errors": listed, "detail": detail}, status=status_code)
+from dradash.api import error_body, error_response, field_errors
 
 
 class WhatIfRunViewSet(
@@ -51,20 +45,10 @@ class WhatIfRunViewSet(
 
     @extend_schema(request=WhatIfRunCreateSerializer, responses={202: WhatIfRunSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        # DRF's JSON parser reads the stream itself, past Django's body limit: refuse before reading.
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        if limit is not None and length > limit:
-            return errors(
-                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                ("body", f"the request body has {length} bytes, more than the limit of {limit} bytes"),
-            )
+        # A body over the limit never gets here: dradash.middleware answers it with a JSON 413.
         incoming = WhatIfRunCreateSerializer(data=request.data)
         if not incoming.is_valid():
-            return errors(
-                status.HTTP_400_BAD_REQUEST,
-                *((f, " ".join(str(m) for m in ms)) for f, ms in incoming.errors.items()),
-            )
+            return Response(error_body(field_errors(incoming.errors)), status=status.HTTP_400_BAD_REQUEST)
         try:
             run = whatif_run_create(
                 kind=incoming.validated_data["kind"],
@@ -72,9 +56,9 @@ class WhatIfRunViewSet(
                 user=request.user,
             )
         except WhatIfLimitError as exc:
-            return errors(status.HTTP_429_TOO_MANY_REQUESTS, (exc.field, exc.message))
+            return error_response(exc.field, exc.message, status_code=status.HTTP_429_TOO_MANY_REQUESTS)
         except WhatIfInputError as exc:
-            return errors(status.HTTP_400_BAD_REQUEST, (exc.field, exc.message))
+            return error_response(exc.field, exc.message)
         data = WhatIfRunSerializer(run, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["page_url"]})
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from inventory import tables
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+from inventory.redaction import reveal_or_redact
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
@@ -80,7 +81,7 @@ class ClaimDetailSerializer(ClaimSerializer):
         return list(self.context["detail"].requests)
 
     def get_object(self, claim: Claim) -> dict[str, Any]:
-        return dict(self.context["detail"].obj.raw)
+        return reveal_or_redact(self.context["detail"].obj.raw, reveal=self.context.get("reveal", False))
 
 
 class WatchStateSerializer(serializers.ModelSerializer[WatchState]):
@@ -100,6 +101,14 @@ class WatchStateSerializer(serializers.ModelSerializer[WatchState]):
 
 
 class KubeObjectSerializer(serializers.ModelSerializer[KubeObject]):
+    """`raw` is the object as the cluster has it, with credential-bearing values redacted for users who are
+    not admins (`inventory.redaction`; the view sets `reveal` in the context)."""
+
+    def to_representation(self, instance: KubeObject) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        data["raw"] = reveal_or_redact(instance.raw, reveal=self.context.get("reveal", False))
+        return data
+
     class Meta:
         model = KubeObject
         fields = [

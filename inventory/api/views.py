@@ -6,16 +6,18 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import viewsets
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from dradash.api import Pagination
+from dradash.api import Pagination, paginated
+from dradash.context import user_is_admin
 from inventory import tables
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
-from inventory.kube import KIND
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
 from inventory.selectors.claims import claim_detail
 from inventory.selectors.classes import class_overview
@@ -49,6 +51,12 @@ class NarrowFirstPagination(Pagination):
         return [by_id[pk] for pk in ids if pk in by_id]
 
 
+class DeviceIdentityQuery(serializers.Serializer[Any]):
+    driver = serializers.CharField(max_length=253, help_text="the driver (a DNS subdomain)")
+    pool = serializers.CharField(max_length=253, help_text="the pool name (may contain `/`)")
+    device = serializers.CharField(max_length=253, help_text="the device name")
+
+
 class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
     """Every device of every ResourceSlice (highest pool generation), with effective taints and allocation."""
 
@@ -61,6 +69,42 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
         # Only the fields the API serves are loaded (each JSON column costs a json.loads per row).
         served = [name for name in tables.api_fields() if name != "device_id"]
         return super().get_queryset().only(*served, "driver", "pool", "name")
+
+    def _by_identity(self, driver: str, pool: str, name: str) -> Response:
+        device = self.get_queryset().filter(driver=driver, pool=pool, name=name).first()
+        if device is None:
+            raise Http404(f"no device {name!r} in pool {pool!r} of driver {driver!r} in the mirror")
+        return Response(self.get_serializer(device).data)
+
+    @extend_schema(
+        parameters=[DeviceIdentityQuery],
+        responses=s.DeviceSerializer,
+        description="One device by its identity: `?driver=&pool=&device=` (a pool name may contain `/`).",
+    )
+    @action(detail=False, url_path="by-name", filter_backends=[], pagination_class=None)
+    def by_name(self, request: Request) -> Response:
+        query = DeviceIdentityQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = query.validated_data
+        return self._by_identity(found["driver"], found["pool"], found["device"])
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("driver", OpenApiTypes.STR, OpenApiParameter.PATH),
+            OpenApiParameter(
+                "pool",
+                OpenApiTypes.STR,
+                OpenApiParameter.PATH,
+                description="the pool name; one containing `/` may be sent as is (`a/b`) or percent-encoded",
+            ),
+            OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, description="the device name"),
+        ],
+        operation_id="devices_by_path",
+        responses=s.DeviceSerializer,
+        description="One device by its identity in the path: `/api/devices/{driver}/{pool}/{name}/`.",
+    )
+    def by_path(self, request: Request, driver: str, pool: str, name: str) -> Response:
+        return self._by_identity(driver, pool, name)
 
 
 class PoolViewSet(viewsets.ReadOnlyModelViewSet[Pool]):
@@ -80,7 +124,8 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         claim = self.get_object()
         detail = claim_detail(namespace=claim.namespace, name=claim.name)
-        return Response(s.ClaimDetailSerializer(claim, context={"detail": detail, "request": request}).data)
+        context = {"detail": detail, "request": request, "reveal": user_is_admin(request.user)}
+        return Response(s.ClaimDetailSerializer(claim, context=context).data)
 
 
 class WatchStateViewSet(viewsets.ReadOnlyModelViewSet[WatchState]):
@@ -89,8 +134,18 @@ class WatchStateViewSet(viewsets.ReadOnlyModelViewSet[WatchState]):
     serializer_class = s.WatchStateSerializer
     queryset = WatchState.objects.all().order_by("kind")
     lookup_field = "kind"
-    pagination_class = None
+    lookup_value_regex = "[^/]+"
     filter_backends: list[Any] = []
+
+
+class ClassPagination(Pagination):
+    """The envelope, plus `warnings`: conflicts between classes (two claiming one extended resource name)."""
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        envelope = super().get_paginated_response_schema(schema)
+        envelope["properties"]["warnings"] = {"type": "array", "items": {"type": "string"}}
+        envelope["required"].append("warnings")
+        return envelope
 
 
 @extend_schema_view(list=extend_schema(responses=s.DeviceClassSerializer(many=True)))
@@ -98,14 +153,17 @@ class DeviceClassViewSet(viewsets.ViewSet):
     """DeviceClasses with device counts and the extended resource names they serve (conflicts as warnings)."""
 
     lookup_value_regex = "[^/]+"
+    pagination_class = ClassPagination
 
     def list(self, request: Request) -> Response:
         overview = class_overview()
-        return Response(
-            {
-                "results": s.DeviceClassSerializer(overview.classes, many=True).data,
-                "warnings": overview.warnings,
-            }
+        return paginated(
+            request,
+            overview.classes,
+            view=self,
+            serialize=lambda page: s.DeviceClassSerializer(page, many=True).data,
+            pagination_class=ClassPagination,
+            warnings=overview.warnings,
         )
 
     @extend_schema(responses=s.DeviceClassSerializer)
@@ -121,9 +179,15 @@ class TaintRuleViewSet(viewsets.ViewSet):
     """DeviceTaintRules with the number of devices they select and their EvictionInProgress condition."""
 
     lookup_value_regex = "[^/]+"
+    pagination_class = Pagination
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.TaintRuleSerializer(taint_rule_list(), many=True).data})
+        return paginated(
+            request,
+            taint_rule_list(),
+            view=self,
+            serialize=lambda page: s.TaintRuleSerializer(page, many=True).data,
+        )
 
     @extend_schema(responses=s.TaintRuleSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -139,9 +203,12 @@ class NodeViewSet(viewsets.ViewSet):
     """Nodes with their device counts (the page groups devices by NUMA node)."""
 
     lookup_value_regex = "[^/]+"
+    pagination_class = Pagination
 
     def list(self, request: Request) -> Response:
-        return Response({"results": s.NodeSerializer(node_list(), many=True).data})
+        return paginated(
+            request, node_list(), view=self, serialize=lambda page: s.NodeSerializer(page, many=True).data
+        )
 
     @extend_schema(responses=s.NodeSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -157,12 +224,10 @@ class KubeObjectViewSet(viewsets.ReadOnlyModelViewSet[KubeObject]):
     serializer_class = s.KubeObjectSerializer
     filterset_class = KubeObjectFilterSet
     lookup_field = "uid"
+    lookup_value_regex = "[^/]+"
 
-    def get_queryset(self) -> QuerySet[KubeObject]:
-        kind = self.request.query_params.get("kind", "")
-        queryset = KubeObject.objects.all().order_by("kind", "namespace", "name")
-        if kind:
-            if kind not in KIND:
-                return queryset.none()
-            queryset = queryset.filter(kind=kind)
-        return queryset
+    def get_serializer_context(self) -> dict[str, Any]:
+        # Values that can hold credentials (env values, …) are shown to admins only (inventory.redaction).
+        return super().get_serializer_context() | {"reveal": user_is_admin(self.request.user)}
+
+    queryset = KubeObject.objects.all().order_by("kind", "namespace", "name")

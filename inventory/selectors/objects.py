@@ -9,6 +9,7 @@ import yaml
 from django.db.models import QuerySet
 
 from inventory.models import KubeObject, WatchState
+from inventory.redaction import reveal_or_redact
 from inventory.selectors.common import clip
 
 
@@ -40,9 +41,14 @@ def object_get(*, kind: str, name: str, namespace: str = "") -> KubeObject:
     return KubeObject.objects.get(kind=kind, namespace=namespace, name=name)
 
 
-def object_yaml(*, obj: KubeObject) -> str:
-    """The object as the cluster has it, as YAML (managedFields dropped; long strings capped)."""
-    raw = dict(obj.raw)
+def object_raw(*, obj: KubeObject, reveal: bool) -> dict[str, Any]:
+    """The object as the cluster has it; values that can hold credentials only when `reveal` (admins)."""
+    return reveal_or_redact(obj.raw, reveal=reveal)
+
+
+def object_yaml(*, obj: KubeObject, reveal: bool) -> str:
+    """The object as YAML (managedFields dropped; long strings capped; credentials only when `reveal`)."""
+    raw = object_raw(obj=obj, reveal=reveal)
     metadata = dict(raw.get("metadata") or {})
     metadata.pop("managedFields", None)
     raw["metadata"] = metadata

@@ -76,6 +76,7 @@ def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(client_a
         "spec.deviceSelector.deviceClassName",
     )
     assert body["documents"][1]["errors"][0]["field"] == "spec.deviceSelector.deviceClassName"
+    assert body["detail"].startswith("yaml: ")
 
 
 @pytest.mark.parametrize(
@@ -99,7 +100,14 @@ def test_it_answers_400_naming_the_field(
 def test_it_refuses_a_json_array(client_as_viewer: Client) -> None:
     response = client_as_viewer.post(URL, ["a: 1"], content_type="application/json")
     assert response.status_code == 400
-    assert "JSON object" in response.json()["errors"][0]["message"]
+    body = response.json()
+    assert body["errors"][0]["field"] == "body" and "JSON object" in body["errors"][0]["message"]
+    assert body["detail"] == "body: must be a JSON object, got a list"
+
+
+def test_it_refuses_json_nested_too_deep_with_400(client_as_viewer: Client) -> None:
+    response = client_as_viewer.post(URL, "[" * 5000 + "]" * 5000, content_type="application/json")
+    assert response.status_code == 400 and "nested" in response.json()["detail"]
 
 
 def test_it_answers_413_naming_the_limit(client_as_viewer: Client) -> None:

@@ -1,0 +1,51 @@
+"""The user's own API tokens: make one (its key shown once), see them, revoke one."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from dradash.tokens import (
+    MAX_NAME,
+    MAX_TOKENS_PER_USER,
+    TokenError,
+    api_token_create,
+    api_token_list,
+    api_token_revoke,
+)
+
+
+def _page(request: HttpRequest, *, status: int = 200, **extra: object) -> HttpResponse:
+    context = {
+        "tokens": api_token_list(user=request.user),
+        "max_tokens": MAX_TOKENS_PER_USER,
+        "max_name": MAX_NAME,
+        "live_version": None,
+        **extra,
+    }
+    return render(request, "dradash/tokens.html", context, status=status)
+
+
+@never_cache  # the answer to a POST holds a key: no cache may keep it
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _page(request)
+    name = request.POST.get("name", "")
+    try:
+        token, key = api_token_create(user=request.user, name=name)
+    except TokenError as error:
+        return _page(request, status=400, error=error, name=name)
+    return _page(request, status=201, created=token, key=key)
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    if not api_token_revoke(user=request.user, token_id=token_id):
+        return _page(request, status=404, revoke_error="no such token of yours (revoked already?)")
+    return redirect("tokens")

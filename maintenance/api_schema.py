@@ -1,0 +1,79 @@
+"""What the maintenance API's bodies look like, for the OpenAPI schema only.
+
+The views read bodies with maintenance.validation (strict: unknown fields and wrong types refused, each
+named); these serializers describe the same fields to clients and never parse anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from maintenance.models import AuditEntry
+from maintenance.taints import EFFECTS
+from maintenance.validation import DEVICE_FILTERS, EVERY_DEVICE_PHRASE
+
+
+class DeviceRef(serializers.Serializer[Any]):
+    driver = serializers.CharField()
+    pool = serializers.CharField()
+    device = serializers.CharField()
+
+
+class CreateRequest(serializers.Serializer[Any]):
+    title = serializers.CharField()
+    reason = serializers.CharField()
+    ticket = serializers.CharField(required=False)
+    key = serializers.CharField(help_text="the taint key, e.g. example.com/maintenance")
+    value = serializers.CharField(required=False)
+    effect = serializers.ChoiceField(choices=EFFECTS)
+    devices = DeviceRef(many=True, required=False, help_text="the devices (one way of selecting)")
+    filters = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="every device matching these Devices filters: " + ", ".join(DEVICE_FILTERS),
+    )
+    every_device = serializers.ChoiceField(
+        choices=[EVERY_DEVICE_PHRASE], required=False, help_text="select every device of the cluster"
+    )
+    expected_count = serializers.IntegerField(
+        min_value=0, required=False, help_text="the number of devices reviewed; refused if it differs"
+    )
+
+
+class PreviewRequest(serializers.Serializer[Any]):
+    version = serializers.IntegerField(min_value=0, required=False)
+
+
+class PreviewStarted(serializers.Serializer[Any]):
+    run = serializers.CharField(help_text="the taint-impact what-if run")
+    url = serializers.CharField(help_text="where to follow it")
+    version = serializers.IntegerField()
+
+
+class ApplyRequest(serializers.Serializer[Any]):
+    effect = serializers.ChoiceField(choices=EFFECTS)
+    confirm = serializers.BooleanField(required=False, help_text="must be true for an evicting effect")
+    typed = serializers.CharField(required=False, help_text="the phrase the blast radius asks for")
+    preview = serializers.CharField(required=False, help_text="the succeeded preview's run id")
+    version = serializers.IntegerField(min_value=0, required=False)
+
+
+class UndoRequest(serializers.Serializer[Any]):
+    mode = serializers.ChoiceField(choices=["delete", "none"], required=False)
+    version = serializers.IntegerField(min_value=0, required=False)
+
+
+AUDIT_PARAMETERS = [
+    OpenApiParameter("maintenance", OpenApiTypes.STR),
+    OpenApiParameter("actor", OpenApiTypes.STR),
+    OpenApiParameter("action", OpenApiTypes.STR, enum=AuditEntry.ACTION_NAMES),
+    OpenApiParameter("rule", OpenApiTypes.STR, description="part of a rule name"),
+    OpenApiParameter("subject", OpenApiTypes.STR, description="part of a pod, budget or device name"),
+    OpenApiParameter("source", OpenApiTypes.STR, enum=["dradash", "cluster"]),
+    OpenApiParameter("since", OpenApiTypes.STR, description="a date (2026-11-29) or a date-time"),
+    OpenApiParameter("until", OpenApiTypes.STR, description="a date (2026-11-29) or a date-time"),
+]

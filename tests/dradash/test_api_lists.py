@@ -1,0 +1,97 @@
+"""Every list of the REST API is one envelope {count, next, previous, results}, paged by a capped `limit`."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from allocation.services import whatif_run_create
+from tests.inventory import factories as f
+
+pytestmark = pytest.mark.django_db
+
+ENVELOPE = {"count", "next", "previous", "results"}
+LISTS = [
+    "/api/devices/",
+    "/api/pools/",
+    "/api/claims/",
+    "/api/classes/",
+    "/api/taint-rules/",
+    "/api/nodes/",
+    "/api/watch-health/",
+    "/api/objects/",
+    "/api/whatif/runs/",
+    "/api/maintenance/",
+    "/api/maintenance/audit/",
+]
+
+
+@pytest.fixture
+def api() -> Client:
+    user = User.objects.create_user("ada")
+    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+
+@pytest.fixture
+def inventory() -> None:
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        ("deviceclasses", f.device_class("a.example.com", extended="example.com/gpu")),
+        ("deviceclasses", f.device_class("b.example.com", extended="example.com/gpu")),
+        *[("nodes", f.node(f"node-{i}")) for i in range(3)],
+        *[
+            ("resourceslices", f.resource_slice(f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0")]))
+            for i in range(3)
+        ],
+        ("devicetaintrules", f.taint_rule("r1", selector={"pool": "node-0"})),
+        ("devicetaintrules", f.taint_rule("r2", selector={"pool": "node-1"})),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_it_answers_every_list_in_the_one_envelope(api: Client, inventory: None, path: str) -> None:
+    response = api.get(path)
+    assert response.status_code == 200, response.content
+    assert set(response.json()) >= ENVELOPE
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_it_refuses_an_unbounded_limit_on_every_list(api: Client, path: str) -> None:
+    for query in ("limit=100000000000000000000", "limit=1001", "limit=x", "offset=-1"):
+        response = api.get(f"{path}?{query}")
+        assert response.status_code == 400, (path, query, response.content)
+        assert response.json()["errors"][0]["field"] == query.split("=")[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "total"),
+    [("/api/nodes/", 3), ("/api/taint-rules/", 2), ("/api/classes/", 3), ("/api/pools/", 3)],
+)
+def test_it_honours_limit_and_offset_on_lists_built_by_selectors(
+    api: Client, inventory: None, path: str, total: int
+) -> None:
+    first = api.get(f"{path}?limit={total - 1}").json()
+    rest = api.get(first["next"]).json()
+
+    assert first["count"] == total and len(first["results"]) == total - 1 and first["previous"] is None
+    assert len(rest["results"]) == 1 and rest["next"] is None and rest["previous"]
+    names = [r["name"] for r in first["results"] + rest["results"]]
+    assert len(set(names)) == total
+
+
+def test_it_keeps_the_class_conflict_warnings_beside_the_envelope(api: Client, inventory: None) -> None:
+    body = api.get("/api/classes/?limit=1").json()
+    assert len(body["results"]) == 1
+    assert any("example.com/gpu" in w for w in body["warnings"])
+
+
+def test_it_pages_what_if_runs(api: Client, inventory: None) -> None:
+    user = User.objects.get(username="ada")
+    for _ in range(2):
+        whatif_run_create(
+            kind="headroom", input={"source": "class", "deviceClassName": "gpu.example.com"}, user=user
+        )
+    body = api.get("/api/whatif/runs/?limit=1").json()
+    assert body["count"] == 2 and len(body["results"]) == 1 and body["next"]

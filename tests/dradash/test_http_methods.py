@@ -1,0 +1,113 @@
+"""Every URL, every method, as a logged-in operator: no 5xx, and a write to anything that is not a form
+handler or a writable API endpoint is a 405 (never a 200 from a read-only view)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from allocation.services import whatif_run_create
+from dradash.tokens import api_token_create
+from inventory.models import Claim, Device, KubeObject, Pool
+from maintenance.planning import DeviceRef
+from maintenance.services import Draft, maintenance_create
+from tests.inventory import factories as f
+
+pytestmark = pytest.mark.django_db
+
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+#: routes that take a POST (forms and the writable API); every other write is refused with 405
+POST_ROUTES = {
+    "accounts/login/", "accounts/logout/", "accounts/tokens/", "accounts/tokens/<int:token_id>/revoke/",
+    "whatif/", "whatif/<uuid:run_id>/cancel/", "maintenance/new/", "maintenance/<str:maintenance_id>/preview/",
+    "maintenance/<str:maintenance_id>/apply/", "maintenance/<str:maintenance_id>/undo/", "migration/upgrade/",
+    "^api/whatif/runs/$", "^api/whatif/runs/(?P<pk>[^/.]+)/cancel/$", "api/maintenance/",
+    "api/maintenance/<str:maintenance_id>/preview/", "api/maintenance/<str:maintenance_id>/apply/",
+    "api/maintenance/<str:maintenance_id>/undo/", "api/migration/upgrade/",
+}  # fmt: skip
+
+
+def routes(patterns: list[Any], prefix: str = "") -> Iterator[str]:
+    """Every route below the root, as one string of its parts (admin/ is Django's own and left out)."""
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            if str(p.pattern) != "admin/":
+                yield from routes(p.url_patterns, prefix + str(p.pattern))
+        elif isinstance(p, URLPattern):
+            yield prefix + str(p.pattern)
+
+
+def concrete(route: str, values: dict[str, Any]) -> str:
+    """The route with each parameter replaced by the value of an object that exists."""
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: str(values[m.group(1)]), route)
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), path)
+    return "/" + path.replace("^", "").replace("$", "")
+
+
+@pytest.fixture
+def operator() -> User:
+    user = User.objects.create_user("olivia")
+    user.groups.add(Group.objects.get_or_create(name="operator")[0])
+    return user
+
+
+@pytest.fixture
+def values(operator: User) -> dict[str, Any]:
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        ("nodes", f.node("node-0")),
+        ("resourceslices", f.resource_slice("s", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])),
+        ("devicetaintrules", f.taint_rule("r1", selector={"pool": "node-0"})),
+        ("resourceclaims", f.claim("c1", results=[f.result("gpu-0")])),
+    )
+    device = Device.objects.get(name="gpu-0")
+    draft = Draft(
+        title="t", reason="r", ticket="", key="example.com/m", value="", effect="NoSchedule",
+        devices=[DeviceRef(device.driver, device.pool, device.name)], filters={},
+    )  # fmt: skip
+    maintenance = maintenance_create(user=operator, draft=draft)
+    run = whatif_run_create(
+        kind="headroom", input={"source": "class", "deviceClassName": "gpu.example.com"}, user=operator
+    )
+    rule = KubeObject.objects.get(kind="devicetaintrules")
+    return {
+        "driver": device.driver, "pool": device.pool, "name": device.name, "namespace": "default",
+        "kind": "devicetaintrules", "uid": rule.uid, "maintenance_id": maintenance.pk, "run_id": run.pk,
+        "token_id": api_token_create(user=operator, name="walk")[0].pk,
+    }  # fmt: skip
+
+
+def test_it_answers_every_method_on_every_route_without_a_server_error(
+    operator: User, values: dict[str, Any]
+) -> None:
+    all_routes = sorted(set(routes(get_resolver().url_patterns)))
+    assert len(all_routes) > 60 and set(all_routes) >= POST_ROUTES
+    # `pk` names a different object on each router: the one that exists there
+    pks = {
+        "api/^claims/": Claim.objects.get().pk, "api/^pools/": Pool.objects.get().pk,
+        "api/^devices/": Device.objects.get(name="gpu-0").pk, "^api/whatif/": values["run_id"],
+        "api/^classes/": "gpu.example.com", "api/^taint-rules/": "r1", "api/^nodes/": "node-0",
+    }  # fmt: skip
+    problems = []
+    for route in all_routes:
+        pk = next((v for prefix, v in pks.items() if route.startswith(prefix)), "")
+        path = concrete(route, values | {"pk": pk})
+        for method in ("GET", "HEAD", "OPTIONS", *WRITES):
+            client = Client(raise_request_exception=False)
+            client.force_login(operator)  # logout/ ends the session: every request starts logged in
+            response = client.generic(method, path)
+            if response.status_code >= 500:
+                problems.append(f"{method} {path}: {response.status_code}")
+            elif (
+                method in WRITES
+                and (route not in POST_ROUTES or method != "POST")
+                and response.status_code != 405
+            ):
+                problems.append(f"{method} {path}: {response.status_code}, not 405")
+    assert not problems, "\n".join(problems)
