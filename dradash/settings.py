@@ -125,6 +125,30 @@ DRADASH_WHATIF_WORKER_THREADS = env_int("DRADASH_WHATIF_WORKER_THREADS", 4, mini
 DRADASH_KUBECONFIG = env_str("DRADASH_KUBECONFIG", "")
 DRADASH_KUBE_CONTEXT = env_str("DRADASH_KUBE_CONTEXT", "")
 DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
+# The mirror compares a fresh list of every kind with the database this often (0 = never) and repairs
+# what differs, like an informer's resync period but against the cluster itself.
+DRADASH_MIRROR_RESYNC_SECONDS = env_int("DRADASH_MIRROR_RESYNC_SECONDS", 300, minimum=0)
+# Several mirror replicas: the one holding this coordination.k8s.io/v1 Lease mirrors, the others wait.
+DRADASH_MIRROR_LEADER_ELECTION = env_bool("DRADASH_MIRROR_LEADER_ELECTION", False)
+DRADASH_MIRROR_LEASE_NAME = env_str("DRADASH_MIRROR_LEASE_NAME", "dradash-mirror")
+DRADASH_MIRROR_LEASE_NAMESPACE = env_str("DRADASH_MIRROR_LEASE_NAMESPACE", "default")
+DRADASH_MIRROR_LEASE_DURATION_SECONDS = env_int("DRADASH_MIRROR_LEASE_DURATION_SECONDS", 15, minimum=2)
+# The mirror process answers /healthz and /readyz (its role: leader or follower) on this port; 0 = no port.
+DRADASH_MIRROR_PROBE_PORT = env_int("DRADASH_MIRROR_PROBE_PORT", 0, minimum=0)
+# This process's name in the Lease (the chart passes the pod name); empty = host name + a random suffix.
+DRADASH_POD_NAME = env_str("DRADASH_POD_NAME", "")
+# The mirror is "fresh" when every kind was confirmed in sync within this many seconds (pages say so
+# otherwise). /readyz of the web process reports it, and fails on it only with DRADASH_READY_REQUIRES_MIRROR.
+DRADASH_READY_MAX_DATA_AGE_SECONDS = env_int("DRADASH_READY_MAX_DATA_AGE_SECONDS", 300, minimum=1)
+DRADASH_READY_REQUIRES_MIRROR = env_bool("DRADASH_READY_REQUIRES_MIRROR", False)
+# Writes to the cluster as the logged-in user (Impersonate-User/Group): the cluster's RBAC decides.
+DRADASH_IMPERSONATION_ENABLED = env_bool("DRADASH_IMPERSONATION_ENABLED", False)
+DRADASH_IMPERSONATION_USER_PREFIX = env_str("DRADASH_IMPERSONATION_USER_PREFIX", "")
+DRADASH_IMPERSONATION_GROUP_PREFIX = env_str("DRADASH_IMPERSONATION_GROUP_PREFIX", "")
+# When set, only these (prefixed) groups are asserted; empty = every group of the user.
+DRADASH_IMPERSONATION_ALLOWED_GROUPS = env_list("DRADASH_IMPERSONATION_ALLOWED_GROUPS", [])
+# How long the answer to "may this user create devicetaintrules?" (a SelfSubjectAccessReview) is reused.
+DRADASH_ACCESS_REVIEW_CACHE_SECONDS = env_int("DRADASH_ACCESS_REVIEW_CACHE_SECONDS", 30, minimum=0)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
 DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")

@@ -13,11 +13,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
 
 from inventory.kube import KIND, KubeClient, KubeError, connect
-from inventory.mirror.reflector import Health, Reflector
+from inventory.mirror.reflector import INITIAL, SYNCED, Health, NameKey, Reflector
 from inventory.mirror.writer import BatchResult, BatchWriter, Event, HealthUpdate, Op, Replace
-from inventory.models import WATCH_ERROR, WATCH_STOPPED, WatchState
+from inventory.models import (
+    NOT_SERVED,
+    WATCH_ERROR,
+    WATCH_FORBIDDEN,
+    WATCH_STOPPED,
+    KubeObject,
+    WatchState,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +39,8 @@ class QueueSink:
     def __init__(self, q: queue.Queue[Op]) -> None:
         self.q = q
 
-    def replace(self, kind: str, items: list[JSON], resource_version: str) -> None:
-        self.q.put(Replace(kind, items, resource_version))
+    def replace(self, kind: str, items: list[JSON], resource_version: str, reason: str = INITIAL) -> None:
+        self.q.put(Replace(kind, items, resource_version, reason=reason))
 
     def apply(self, kind: str, event_type: str, obj: JSON, resource_version: str) -> None:
         self.q.put(Event(kind, event_type, obj, resource_version))
@@ -112,17 +120,36 @@ class Mirror:
         watch_timeout_seconds: int = 300,
         inactivity_timeout: float = 120.0,
         page_size: int = 500,
+        resync_seconds: float | None = None,
     ) -> None:
+        from django.conf import settings
+
         self.client = client
         self.kinds = kinds or DEFAULT_KINDS
         self.batch_max = batch_max
         self.watch_timeout_seconds = watch_timeout_seconds
         self.inactivity_timeout = inactivity_timeout
         self.page_size = page_size
+        self.resync_seconds = float(
+            settings.DRADASH_MIRROR_RESYNC_SECONDS if resync_seconds is None else resync_seconds
+        )
         self.writer = BatchWriter()
 
     def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
         return lambda: self.client.list_all(kind, page_size=self.page_size)
+
+    def _check_fn(self, kind: str) -> Callable[[str], tuple[list[JSON], str]]:
+        def check(rv: str) -> tuple[list[JSON], str]:
+            # One item at "not older than rv": a server whose history does not reach rv says "too large".
+            items, list_rv, _ = self.client.list_objects(kind, limit=1, resource_version=rv)
+            return items, list_rv
+
+        return check
+
+    def _snapshot_fn(self, kind: str) -> Callable[[str], tuple[list[JSON], str]]:
+        return lambda rv: self.client.list_all(
+            kind, page_size=self.page_size, resource_version=rv, exact=True
+        )
 
     def _watch_fn(self, kind: str) -> Callable[[str, int], Iterable[tuple[str, JSON]]]:
         def watch(rv: str, timeout: int) -> Iterable[tuple[str, JSON]]:
@@ -144,12 +171,12 @@ class Mirror:
         ops: list[Op] = []
         for kind in served:
             items, rv = self.client.list_all(kind, page_size=self.page_size)
-            ops.append(Replace(kind, items, rv))
-            ops.append(HealthUpdate(kind, Health(kind=kind, state="synced", resource_version=rv)))
+            ops.append(Replace(kind, items, rv, reason=INITIAL))
+            now = time.time()
+            ops.append(HealthUpdate(kind, Health(kind=kind, state=SYNCED, resource_version=rv, since=now,
+                                                 confirmed_at=now)))  # fmt: skip
         for kind in missing:
-            ops.append(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
+            ops.append(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
         return self.writer.apply(ops)
 
     def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
@@ -164,6 +191,11 @@ class Mirror:
             resume_from = dict(
                 WatchState.objects.exclude(resource_version="").values_list("kind", "resource_version")
             )
+        resume_names: dict[str, dict[NameKey, str]] = {kind: {} for kind in resume_from}
+        for kind, namespace, name, uid in KubeObject.objects.filter(kind__in=list(resume_from)).values_list(
+            "kind", "namespace", "name", "uid"
+        ):
+            resume_names[kind][(namespace, name)] = uid
         q: queue.Queue[Op] = queue.Queue()
         sink = QueueSink(q)
         try:
@@ -173,18 +205,20 @@ class Mirror:
             log.warning("discovery failed (%s); watching every kind", exc)
             served, missing = list(self.kinds), []
         for kind in missing:
-            q.put(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
+            q.put(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
         reflectors = [
             Reflector(
                 kind=kind,
                 list_fn=self._list_fn(kind),
+                check_fn=self._check_fn(kind),
+                snapshot_fn=self._snapshot_fn(kind),
                 watch_fn=self._watch_fn(kind),
                 sink=sink,
                 stop=stop,
                 watch_timeout_seconds=self.watch_timeout_seconds,
+                resync_seconds=self.resync_seconds,
                 resume_from=resume_from.get(kind, ""),
+                resume_names=resume_names.get(kind),
             )
             for kind in served
         ]
@@ -270,7 +304,9 @@ class Mirror:
 
     def _mark_stopped(self) -> None:
         try:
-            WatchState.objects.exclude(state=WATCH_ERROR).update(state=WATCH_STOPPED)
+            # An error or a refusal stays visible: it is still true of these credentials and this server.
+            WatchState.objects.filter(state=SYNCED).update(state=WATCH_STOPPED, since=timezone.now())
+            WatchState.objects.exclude(state__in=(WATCH_ERROR, WATCH_FORBIDDEN)).update(state=WATCH_STOPPED)
         except Exception:
             log.debug("could not mark watches stopped", exc_info=True)
 
@@ -282,10 +318,12 @@ def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **op
 
 
 def wait_for_sync(handle: MirrorHandle, *, timeout: float = 30.0) -> bool:
-    """True once every reflector has listed and the writer has caught up (`MirrorHandle.caught_up`)."""
+    """True once every reflector has listed (or been refused: forbidden is the cluster's final answer) and
+    the writer has caught up (`MirrorHandle.caught_up`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if all(r.health.state == "synced" for r in handle.reflectors) and handle.caught_up():
+        settled = all(r.health.state in (SYNCED, WATCH_FORBIDDEN) for r in handle.reflectors)
+        if settled and handle.caught_up():
             return True
         if not handle.is_alive():
             return False
