@@ -121,6 +121,7 @@ class Mirror:
         inactivity_timeout: float = 120.0,
         page_size: int = 500,
         resync_seconds: float | None = None,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         from django.conf import settings
 
@@ -134,6 +135,8 @@ class Mirror:
             settings.DRADASH_MIRROR_RESYNC_SECONDS if resync_seconds is None else resync_seconds
         )
         self.writer = BatchWriter()
+        # The leader election's fence: a batch is written only while this returns True.
+        self.may_write = may_write
 
     def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
         return lambda: self.client.list_all(kind, page_size=self.page_size)
@@ -267,12 +270,21 @@ class Mirror:
                         break
                 self._apply_with_retry(handle, ops)
         finally:
-            self._mark_stopped()
+            if self.may_write is None or self.may_write():
+                self._mark_stopped()
             connection.close()
 
     def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
         delay = 0.5
         while True:
+            if self.may_write is not None and not self.may_write():
+                # No longer (surely) the leader: another replica may be writing. Drop the batch; the
+                # next leader resumes from the resourceVersions stored with the data it finds.
+                log.warning("mirror: not the leader any more; dropping %d ops and stopping", len(ops))
+                handle.stop_event.set()
+                for _ in ops:
+                    handle.queue.task_done()
+                return
             # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
             # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
             # below and replaced on the retry.
@@ -309,6 +321,40 @@ class Mirror:
             WatchState.objects.exclude(state__in=(WATCH_ERROR, WATCH_FORBIDDEN)).update(state=WATCH_STOPPED)
         except Exception:
             log.debug("could not mark watches stopped", exc_info=True)
+
+
+class ElectedMirror:
+    """A mirror that runs only while `elector` holds the Lease: started (resuming from the stored
+    resourceVersions) when this replica becomes the leader, stopped when it stops being one."""
+
+    def __init__(self, client: KubeClient, elector: Any, **mirror_options: Any) -> None:
+        self.client = client
+        self.elector = elector
+        self.mirror_options = mirror_options
+        self.handle: MirrorHandle | None = None
+        self.became_leader_at: float | None = None
+
+    def _started(self) -> None:
+        self.became_leader_at = time.monotonic()
+        mirror = Mirror(self.client, may_write=self.elector.may_write, **self.mirror_options)
+        self.handle = mirror.start(threading.Event(), resume=True)
+
+    def _stopped(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            handle.stop(timeout=15)
+
+    def run(self, stop: threading.Event, *, release_on_stop: bool = True) -> None:
+        self.elector.run(
+            stop=stop,
+            on_started_leading=self._started,
+            on_stopped_leading=self._stopped,
+            release_on_stop=release_on_stop,
+        )
+
+    @property
+    def role(self) -> str:
+        return str(self.elector.role)
 
 
 def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **options: Any) -> MirrorHandle:
