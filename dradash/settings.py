@@ -246,10 +246,17 @@ if DRADASH_SECURE:
     # Probes and in-cluster callers reach the pods over plain HTTP on the Service.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
+DRADASH_LOG_FORMAT = env_choice("DRADASH_LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "dradash.jsonlog.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if DRADASH_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("DRADASH_LOG_LEVEL", "INFO")},
 }
 
