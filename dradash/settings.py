@@ -77,6 +77,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "dradash.context.roles",
                 "inventory.context.data_status",
+                "inventory.context.cluster_roles",
             ],
         },
     },

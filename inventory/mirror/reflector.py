@@ -104,10 +104,11 @@ class _Reset(Exception):
 
 @dataclass
 class Backoff:
-    """Exponential back-off with jitter, reset after a success (client-go: 800 ms → 30 s)."""
+    """Exponential back-off with jitter, reset after a success (client-go: 800 ms → 30 s; here 15 s × up to 2)."""
 
     initial: float = 0.8
-    maximum: float = 30.0
+    # ≤ 30 s between tries even with full jitter: a returning API server is matched within about 30 s.
+    maximum: float = 15.0
     factor: float = 2.0
     jitter: float = 1.0  # delay × (1 + jitter × U[0,1)) so reconnect storms spread out
     rng: random.Random = field(default_factory=random.Random)
