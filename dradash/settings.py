@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from dradash.env import (
+    ImproperlyConfiguredEnv,
     database_from_url,
     env_bool,
     env_choice,
@@ -78,6 +79,7 @@ TEMPLATES = [
                 "dradash.context.roles",
                 "inventory.context.data_status",
                 "inventory.context.cluster_roles",
+                "inventory.context.login_options",
             ],
         },
     },
@@ -184,6 +186,39 @@ AXES_VERBOSE = False
 # axes.W006 asks to lock by IP address too. Accounts are locked by name on purpose: behind an ingress or
 # proxy every browser shares the proxy's address, and locking it would lock everybody out at once.
 SILENCED_SYSTEM_CHECKS = ["axes.W006"]
+# Log in through an OpenID Connect provider (mozilla-django-oidc; inventory/oidc.py maps claims to roles).
+DRADASH_OIDC_ENABLED = env_bool("DRADASH_OIDC_ENABLED", False)
+DRADASH_OIDC_USERNAME_CLAIM = env_str("DRADASH_OIDC_USERNAME_CLAIM", "email")
+DRADASH_OIDC_GROUPS_CLAIM = env_str("DRADASH_OIDC_GROUPS_CLAIM", "groups")
+DRADASH_OIDC_VIEWER_GROUPS = env_list("DRADASH_OIDC_VIEWER_GROUPS", [])
+DRADASH_OIDC_OPERATOR_GROUPS = env_list("DRADASH_OIDC_OPERATOR_GROUPS", [])
+DRADASH_OIDC_ADMIN_GROUPS = env_list("DRADASH_OIDC_ADMIN_GROUPS", [])
+if DRADASH_OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.insert(1, "inventory.oidc.DradashOIDCBackend")
+    OIDC_RP_CLIENT_ID = env_str("DRADASH_OIDC_CLIENT_ID", "")
+    OIDC_RP_CLIENT_SECRET = env_secret("DRADASH_OIDC_CLIENT_SECRET", "")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("DRADASH_OIDC_AUTHORIZATION_ENDPOINT", "")
+    OIDC_OP_TOKEN_ENDPOINT = env_str("DRADASH_OIDC_TOKEN_ENDPOINT", "")
+    OIDC_OP_USER_ENDPOINT = env_str("DRADASH_OIDC_USER_ENDPOINT", "")
+    OIDC_OP_JWKS_ENDPOINT = env_str("DRADASH_OIDC_JWKS_ENDPOINT", "")
+    OIDC_RP_SIGN_ALGO = env_str("DRADASH_OIDC_SIGN_ALGO", "RS256")
+    OIDC_RP_SCOPES = env_str("DRADASH_OIDC_SCOPES", "openid email profile groups")
+    OIDC_USE_PKCE = True
+    _missing = [
+        name
+        for name, value in (
+            ("DRADASH_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID),
+            ("DRADASH_OIDC_AUTHORIZATION_ENDPOINT", OIDC_OP_AUTHORIZATION_ENDPOINT),
+            ("DRADASH_OIDC_TOKEN_ENDPOINT", OIDC_OP_TOKEN_ENDPOINT),
+            ("DRADASH_OIDC_USER_ENDPOINT", OIDC_OP_USER_ENDPOINT),
+        )
+        if not value
+    ]
+    if _missing:
+        raise ImproperlyConfiguredEnv(f"DRADASH_OIDC_ENABLED=true needs {', '.join(_missing)}")
+    if OIDC_RP_SIGN_ALGO.startswith("RS") and not OIDC_OP_JWKS_ENDPOINT:
+        raise ImproperlyConfiguredEnv(f"DRADASH_OIDC_SIGN_ALGO={OIDC_RP_SIGN_ALGO} needs DRADASH_OIDC_JWKS_ENDPOINT")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

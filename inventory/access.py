@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from inventory.kube import Identity, KubeClient, KubeError, connect
+from inventory.models import ExternalGroups
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def cluster_client() -> KubeClient:
 
 def kube_identity(user: Any) -> Identity | None:
     """The user as the API server should see them: DRADASH_IMPERSONATION_USER_PREFIX + the user name, and
-    their Django groups (an OIDC login keeps those equal to the provider's) with the group prefix, only
+    their groups — the provider's groups claim after an OIDC login, else their Django groups — with the prefix, only
     those in DRADASH_IMPERSONATION_ALLOWED_GROUPS when that is set. None: impersonation is off."""
     if (
         not settings.DRADASH_IMPERSONATION_ENABLED
@@ -40,7 +41,12 @@ def kube_identity(user: Any) -> Identity | None:
     ):
         return None
     prefix = settings.DRADASH_IMPERSONATION_GROUP_PREFIX
-    groups = [prefix + name for name in user.groups.order_by("name").values_list("name", flat=True)]
+    external = ExternalGroups.objects.filter(user=user).values_list("groups", flat=True).first()
+    if external is not None:  # logged in through OIDC: the provider's groups, as the API server knows them
+        names = list(external)
+    else:
+        names = list(user.groups.order_by("name").values_list("name", flat=True))
+    groups = [prefix + name for name in names]
     allowed = settings.DRADASH_IMPERSONATION_ALLOWED_GROUPS
     if allowed:
         groups = [g for g in groups if g in allowed]

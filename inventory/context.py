@@ -26,3 +26,7 @@ def cluster_roles(request: HttpRequest) -> dict[str, Any]:
     if not settings.DRADASH_IMPERSONATION_ENABLED or user is None or not user_can_author(user):
         return {}
     return {"can_author": user_may_author_rules(user)}
+
+
+def login_options(request: HttpRequest) -> dict[str, Any]:
+    return {"oidc_enabled": settings.DRADASH_OIDC_ENABLED}

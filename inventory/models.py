@@ -298,3 +298,16 @@ class ClusterInfo(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} {self.version.get('gitVersion', '')}"
+
+
+class ExternalGroups(models.Model):
+    """The groups an OIDC login said the user is in (its groups claim), kept for impersonation: they are
+    the user's groups to Kubernetes. Not Django groups: a provider group called "admin" must not make
+    anyone a dradash admin (roles come from DRADASH_OIDC_*_GROUPS only)."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="external_groups")
+    groups = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {', '.join(self.groups)}"
