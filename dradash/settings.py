@@ -218,7 +218,9 @@ if DRADASH_OIDC_ENABLED:
     if _missing:
         raise ImproperlyConfiguredEnv(f"DRADASH_OIDC_ENABLED=true needs {', '.join(_missing)}")
     if OIDC_RP_SIGN_ALGO.startswith("RS") and not OIDC_OP_JWKS_ENDPOINT:
-        raise ImproperlyConfiguredEnv(f"DRADASH_OIDC_SIGN_ALGO={OIDC_RP_SIGN_ALGO} needs DRADASH_OIDC_JWKS_ENDPOINT")
+        raise ImproperlyConfiguredEnv(
+            f"DRADASH_OIDC_SIGN_ALGO={OIDC_RP_SIGN_ALGO} needs DRADASH_OIDC_JWKS_ENDPOINT"
+        )
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

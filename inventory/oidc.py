@@ -52,7 +52,9 @@ class DradashOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
             log.warning("OIDC login refused: no %r claim", settings.DRADASH_OIDC_USERNAME_CLAIM)
             return False
         if not roles_for(provider_groups(claims)):
-            log.warning("OIDC login of %s refused: no group maps to a dradash role", self.get_username(claims))
+            log.warning(
+                "OIDC login of %s refused: no group maps to a dradash role", self.get_username(claims)
+            )
             return False
         return True
 

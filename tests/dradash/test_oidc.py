@@ -128,6 +128,8 @@ def test_it_configures_mozilla_django_oidc_from_the_environment(tmp_path: Path) 
 
 
 def test_it_refuses_to_start_with_oidc_on_and_an_endpoint_missing(tmp_path: Path) -> None:
-    result = settings_in_a_fresh_process(tmp_path, DRADASH_OIDC_ENABLED="true", DRADASH_OIDC_CLIENT_ID="dradash")
+    result = settings_in_a_fresh_process(
+        tmp_path, DRADASH_OIDC_ENABLED="true", DRADASH_OIDC_CLIENT_ID="dradash"
+    )
     assert result.returncode != 0
     assert "DRADASH_OIDC_AUTHORIZATION_ENDPOINT" in result.stderr
