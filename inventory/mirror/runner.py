@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -123,8 +124,6 @@ class Mirror:
         resync_seconds: float | None = None,
         may_write: Callable[[], bool] | None = None,
     ) -> None:
-        from django.conf import settings
-
         self.client = client
         self.kinds = kinds or DEFAULT_KINDS
         self.batch_max = batch_max
