@@ -15,3 +15,8 @@ class AllocationConfig(AppConfig):
         # so adding a kind needs no list to update anywhere.
         for module in pkgutil.iter_modules(kinds.__path__):
             importlib.import_module(f"{kinds.__name__}.{module.name}")
+
+        from allocation.metrics import WhatIfCollector
+        from dradash.metrics import register_collector
+
+        register_collector(WhatIfCollector())

@@ -2,7 +2,8 @@
 whatever each room registers, such as "the mirror is fresh").
 
 Rooms register readiness checks in their AppConfig.ready with `register_check(name, fn)`; `fn()` returns
-None when ready or a short sentence saying why not. Checks must be cheap (one indexed query): probes run
+None when ready or a short sentence saying why not. A check registered with `required=False` is reported
+(its sentence in "checks") but does not make the process unready. Checks must be cheap (one indexed query): probes run
 every few seconds on every replica.
 """
 
@@ -21,10 +22,15 @@ log = logging.getLogger(__name__)
 
 Check = Callable[[], str | None]
 _checks: dict[str, Check] = {}
+_advisory: set[str] = set()
 
 
-def register_check(name: str, check: Check) -> None:
+def register_check(name: str, check: Check, *, required: bool = True) -> None:
     _checks[name] = check
+    if required:
+        _advisory.discard(name)
+    else:
+        _advisory.add(name)
 
 
 def _database() -> str | None:
@@ -63,7 +69,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
             log.warning("readiness check %s failed", name, exc_info=True)
             problem = f"{type(exc).__name__}: {exc}"[:300]
         results[name] = "ok" if problem is None else problem
-        ready = ready and problem is None
+        ready = ready and (problem is None or name in _advisory)
     return JsonResponse(
         {"status": "ok" if ready else "not ready", "checks": results}, status=200 if ready else 503
     )

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from dradash.env import (
+    ImproperlyConfiguredEnv,
     database_from_url,
     env_bool,
     env_choice,
@@ -57,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dradash.middleware.ApiBodyLimitMiddleware",
+    "inventory.middleware.DataAgeMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -75,6 +77,9 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "dradash.context.roles",
+                "inventory.context.data_status",
+                "inventory.context.cluster_roles",
+                "inventory.context.login_options",
             ],
         },
     },
@@ -125,6 +130,30 @@ DRADASH_WHATIF_WORKER_THREADS = env_int("DRADASH_WHATIF_WORKER_THREADS", 4, mini
 DRADASH_KUBECONFIG = env_str("DRADASH_KUBECONFIG", "")
 DRADASH_KUBE_CONTEXT = env_str("DRADASH_KUBE_CONTEXT", "")
 DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
+# The mirror compares a fresh list of every kind with the database this often (0 = never) and repairs
+# what differs, like an informer's resync period but against the cluster itself.
+DRADASH_MIRROR_RESYNC_SECONDS = env_int("DRADASH_MIRROR_RESYNC_SECONDS", 300, minimum=0)
+# Several mirror replicas: the one holding this coordination.k8s.io/v1 Lease mirrors, the others wait.
+DRADASH_MIRROR_LEADER_ELECTION = env_bool("DRADASH_MIRROR_LEADER_ELECTION", False)
+DRADASH_MIRROR_LEASE_NAME = env_str("DRADASH_MIRROR_LEASE_NAME", "dradash-mirror")
+DRADASH_MIRROR_LEASE_NAMESPACE = env_str("DRADASH_MIRROR_LEASE_NAMESPACE", "default")
+DRADASH_MIRROR_LEASE_DURATION_SECONDS = env_int("DRADASH_MIRROR_LEASE_DURATION_SECONDS", 15, minimum=2)
+# The mirror process answers /healthz and /readyz (its role: leader or follower) on this port; 0 = no port.
+DRADASH_MIRROR_PROBE_PORT = env_int("DRADASH_MIRROR_PROBE_PORT", 0, minimum=0)
+# This process's name in the Lease (the chart passes the pod name); empty = host name + a random suffix.
+DRADASH_POD_NAME = env_str("DRADASH_POD_NAME", "")
+# The mirror is "fresh" when every kind was confirmed in sync within this many seconds (pages say so
+# otherwise). /readyz of the web process reports it, and fails on it only with DRADASH_READY_REQUIRES_MIRROR.
+DRADASH_READY_MAX_DATA_AGE_SECONDS = env_int("DRADASH_READY_MAX_DATA_AGE_SECONDS", 300, minimum=1)
+DRADASH_READY_REQUIRES_MIRROR = env_bool("DRADASH_READY_REQUIRES_MIRROR", False)
+# Writes to the cluster as the logged-in user (Impersonate-User/Group): the cluster's RBAC decides.
+DRADASH_IMPERSONATION_ENABLED = env_bool("DRADASH_IMPERSONATION_ENABLED", False)
+DRADASH_IMPERSONATION_USER_PREFIX = env_str("DRADASH_IMPERSONATION_USER_PREFIX", "")
+DRADASH_IMPERSONATION_GROUP_PREFIX = env_str("DRADASH_IMPERSONATION_GROUP_PREFIX", "")
+# When set, only these (prefixed) groups are asserted; empty = every group of the user.
+DRADASH_IMPERSONATION_ALLOWED_GROUPS = env_list("DRADASH_IMPERSONATION_ALLOWED_GROUPS", [])
+# How long the answer to "may this user create devicetaintrules?" (a SelfSubjectAccessReview) is reused.
+DRADASH_ACCESS_REVIEW_CACHE_SECONDS = env_int("DRADASH_ACCESS_REVIEW_CACHE_SECONDS", 30, minimum=0)
 DRADASH_LIVE_COALESCE_MS = env_int("DRADASH_LIVE_COALESCE_MS", 200, minimum=0)
 DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
 DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
@@ -157,6 +186,41 @@ AXES_VERBOSE = False
 # axes.W006 asks to lock by IP address too. Accounts are locked by name on purpose: behind an ingress or
 # proxy every browser shares the proxy's address, and locking it would lock everybody out at once.
 SILENCED_SYSTEM_CHECKS = ["axes.W006"]
+# Log in through an OpenID Connect provider (mozilla-django-oidc; inventory/oidc.py maps claims to roles).
+DRADASH_OIDC_ENABLED = env_bool("DRADASH_OIDC_ENABLED", False)
+DRADASH_OIDC_USERNAME_CLAIM = env_str("DRADASH_OIDC_USERNAME_CLAIM", "email")
+DRADASH_OIDC_GROUPS_CLAIM = env_str("DRADASH_OIDC_GROUPS_CLAIM", "groups")
+DRADASH_OIDC_VIEWER_GROUPS = env_list("DRADASH_OIDC_VIEWER_GROUPS", [])
+DRADASH_OIDC_OPERATOR_GROUPS = env_list("DRADASH_OIDC_OPERATOR_GROUPS", [])
+DRADASH_OIDC_ADMIN_GROUPS = env_list("DRADASH_OIDC_ADMIN_GROUPS", [])
+if DRADASH_OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.insert(1, "inventory.oidc.DradashOIDCBackend")
+    OIDC_RP_CLIENT_ID = env_str("DRADASH_OIDC_CLIENT_ID", "")
+    OIDC_RP_CLIENT_SECRET = env_secret("DRADASH_OIDC_CLIENT_SECRET", "")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("DRADASH_OIDC_AUTHORIZATION_ENDPOINT", "")
+    OIDC_OP_TOKEN_ENDPOINT = env_str("DRADASH_OIDC_TOKEN_ENDPOINT", "")
+    OIDC_OP_USER_ENDPOINT = env_str("DRADASH_OIDC_USER_ENDPOINT", "")
+    OIDC_OP_JWKS_ENDPOINT = env_str("DRADASH_OIDC_JWKS_ENDPOINT", "")
+    OIDC_RP_SIGN_ALGO = env_str("DRADASH_OIDC_SIGN_ALGO", "RS256")
+    OIDC_RP_SCOPES = env_str("DRADASH_OIDC_SCOPES", "openid email profile groups")
+    OIDC_USE_PKCE = True
+    _missing = [
+        name
+        for name, value in (
+            ("DRADASH_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID),
+            ("DRADASH_OIDC_AUTHORIZATION_ENDPOINT", OIDC_OP_AUTHORIZATION_ENDPOINT),
+            ("DRADASH_OIDC_TOKEN_ENDPOINT", OIDC_OP_TOKEN_ENDPOINT),
+            ("DRADASH_OIDC_USER_ENDPOINT", OIDC_OP_USER_ENDPOINT),
+        )
+        if not value
+    ]
+    if _missing:
+        raise ImproperlyConfiguredEnv(f"DRADASH_OIDC_ENABLED=true needs {', '.join(_missing)}")
+    if OIDC_RP_SIGN_ALGO.startswith("RS") and not OIDC_OP_JWKS_ENDPOINT:
+        raise ImproperlyConfiguredEnv(
+            f"DRADASH_OIDC_SIGN_ALGO={OIDC_RP_SIGN_ALGO} needs DRADASH_OIDC_JWKS_ENDPOINT"
+        )
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -233,10 +297,17 @@ if DRADASH_SECURE:
     # Probes and in-cluster callers reach the pods over plain HTTP on the Service.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
+DRADASH_LOG_FORMAT = env_choice("DRADASH_LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "dradash.jsonlog.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if DRADASH_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("DRADASH_LOG_LEVEL", "INFO")},
 }
 

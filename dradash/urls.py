@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -40,6 +41,7 @@ urlpatterns = [
         login_required(SpectacularRedocView.as_view(url_name="api-schema", http_method_names=READ)),
         name="api-redoc",
     ),
+    *([path("oidc/", include("mozilla_django_oidc.urls"))] if settings.DRADASH_OIDC_ENABLED else []),
     path("api/", include("inventory.api.urls")),
     path("", include("inventory.urls")),
     path("", include("allocation.urls")),

@@ -10,3 +10,15 @@ class InventoryConfig(AppConfig):
         from inventory.signals import create_roles_after_migrate
 
         post_migrate.connect(create_roles_after_migrate, sender=self, dispatch_uid="inventory.create_roles")
+
+        from django.conf import settings
+
+        from dradash.health import register_check
+        from dradash.metrics import register_collector
+        from inventory.metrics import DeviceCollector, MirrorCollector, mirror_check
+
+        # A web replica stays ready while the mirror is down by default: it serves the pages that say so
+        # (the banner), which operators need exactly then. DRADASH_READY_REQUIRES_MIRROR makes it count.
+        register_check("mirror", mirror_check, required=settings.DRADASH_READY_REQUIRES_MIRROR)
+        register_collector(MirrorCollector())
+        register_collector(DeviceCollector())

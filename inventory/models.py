@@ -40,13 +40,19 @@ WATCH_SYNCED = "synced"
 WATCH_RELISTING = "relisting"
 WATCH_ERROR = "error"
 WATCH_STOPPED = "stopped"
+WATCH_FORBIDDEN = "forbidden"  # the credentials may not list or watch this kind (403)
+WATCH_UNREACHABLE = "unreachable"  # the API server does not answer
 WATCH_STATES = [
     (WATCH_STARTING, "starting"),
     (WATCH_SYNCED, "synced"),
     (WATCH_RELISTING, "re-listing"),
     (WATCH_ERROR, "error"),
     (WATCH_STOPPED, "stopped"),
+    (WATCH_FORBIDDEN, "forbidden"),
+    (WATCH_UNREACHABLE, "unreachable"),
 ]
+#: The error text of a kind the server does not serve (state stopped): it has no data to be stale.
+NOT_SERVED = "not served by this server"
 
 
 class KubeObject(models.Model):
@@ -263,6 +269,16 @@ class WatchState(models.Model):
     relist_count = models.IntegerField(default=0)
     error = models.TextField(blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
+    # When the kind last became synced or stopped being synced ("unreachable since 12:03").
+    since = models.DateTimeField(null=True, blank=True)
+    # When the data was last confirmed current (a list, an event or bookmark, a check): the data's age.
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    events_applied = models.BigIntegerField(default=0)
+    last_relist_reason = models.CharField(max_length=64, blank=True, default="")
+    # Objects a periodic resync or a reset re-list found wrong and repaired (missing + ghosts + stale).
+    divergences = models.BigIntegerField(default=0)
+    # The last such comparison: {"reason", "missing", "ghosts", "stale", "at"}.
+    last_divergence = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["kind"]
@@ -282,3 +298,16 @@ class ClusterInfo(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} {self.version.get('gitVersion', '')}"
+
+
+class ExternalGroups(models.Model):
+    """The groups an OIDC login said the user is in (its groups claim), kept for impersonation: they are
+    the user's groups to Kubernetes. Not Django groups: a provider group called "admin" must not make
+    anyone a dradash admin (roles come from DRADASH_OIDC_*_GROUPS only)."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="external_groups")
+    groups = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {', '.join(self.groups)}"

@@ -7,6 +7,7 @@ app_name = "inventory"
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("live/state/", views.live_state, name="live-state"),
+    path("live/status-banner/", views.status_banner, name="status-banner"),
     path("devices/", views.devices, name="devices"),
     path("devices/data/", views.devices_data, name="devices-data"),
     path("devices/export.csv", views.devices_export_csv, name="devices-export-csv"),

@@ -82,6 +82,12 @@ def live_state(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"version": live_version()})
 
 
+@login_required
+def status_banner(request: HttpRequest) -> HttpResponse:
+    """The banner alone (the context processor fills it), for its live refresh."""
+    return render(request, "partials/status_banner.html")
+
+
 # ---- overview ----
 
 

@@ -19,3 +19,8 @@ class MaintenanceConfig(AppConfig):
         from inventory.signals import mirror_batch_committed
 
         mirror_batch_committed.connect(record_what_the_mirror_saw, dispatch_uid="maintenance-audit")
+
+        from dradash.metrics import register_collector
+        from maintenance.metrics import EvictionCollector
+
+        register_collector(EvictionCollector())

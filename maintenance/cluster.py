@@ -1,12 +1,17 @@
 """The maintenance room's only door to the cluster: DeviceTaintRule reads and writes through
-`inventory.kube`, with errors turned into one exception that carries the API's own message."""
+`inventory.kube`, with errors turned into one exception that carries the API's own message.
+
+Writes take `as_user` (the logged-in Django user): with DRADASH_IMPERSONATION_ENABLED they go out as that
+user (`inventory.access.kube_identity`), so the cluster's RBAC decides and its audit log names them; a 403
+then reads "Kubernetes denied: USER cannot VERB devicetaintrules". Reads are made as dradash itself."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
+from inventory.access import cluster_client, kube_identity
+from inventory.kube import KubeError
 
 RULES = "devicetaintrules"
 
@@ -18,6 +23,9 @@ class ClusterWriteError(Exception):
     message: str
     causes: list[dict[str, Any]] = field(default_factory=list)
 
+    #: "Kubernetes denied: alice cannot create devicetaintrules" when the cluster refused the user (403)
+    denied: str = ""
+
     def __str__(self) -> str:
         return f"{self.status} {self.reason}: {self.message}"
 
@@ -25,27 +33,22 @@ class ClusterWriteError(Exception):
         return {"status": self.status, "reason": self.reason, "message": self.message, "causes": self.causes}
 
 
-_clients: dict[tuple[str, str], Any] = {}
-
-
 def _client() -> Any:
-    """One client per (kubeconfig, context), created on first use (the settings may change in tests)."""
-    from inventory.kube import connect
-
-    key = (settings.DRADASH_KUBECONFIG, settings.DRADASH_KUBE_CONTEXT)
-    if key not in _clients:
-        _clients[key] = connect(kubeconfig=key[0] or None, context=key[1] or None)
-    return _clients[key]
+    return cluster_client()
 
 
-def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    from inventory.kube import KubeError
-
+def _call(fn: Any, *args: Any, verb: str = "", as_user: Any = None, **kwargs: Any) -> Any:
+    identity = kube_identity(as_user)
+    if identity is not None:
+        kwargs["as_user"] = identity
     try:
         return fn(*args, **kwargs)
     except KubeError as error:
+        denied = ""
+        if error.status == 403 and identity is not None and verb:
+            denied = f"Kubernetes denied: {identity.user} cannot {verb} {RULES}"
         raise ClusterWriteError(
-            error.status, error.reason, error.message, list(error.causes or [])
+            error.status, error.reason, denied or error.message, list(error.causes or []), denied=denied
         ) from error
     except OSError as error:  # connection refused, timeouts: the API server is unreachable
         raise ClusterWriteError(
@@ -63,12 +66,14 @@ def get_rule(name: str) -> dict[str, Any] | None:
         raise
 
 
-def create_rule(obj: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
-    result: dict[str, Any] = _call(_client().create_object, RULES, obj, dry_run=dry_run)
+def create_rule(obj: dict[str, Any], *, dry_run: bool, as_user: Any = None) -> dict[str, Any]:
+    result: dict[str, Any] = _call(
+        _client().create_object, RULES, obj, dry_run=dry_run, verb="create", as_user=as_user
+    )
     return result
 
 
-def patch_rule(name: str, patch: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
+def patch_rule(name: str, patch: dict[str, Any], *, dry_run: bool, as_user: Any = None) -> dict[str, Any]:
     result: dict[str, Any] = _call(
         _client().patch_object,
         RULES,
@@ -76,13 +81,15 @@ def patch_rule(name: str, patch: dict[str, Any], *, dry_run: bool) -> dict[str, 
         patch,
         content_type="application/merge-patch+json",
         dry_run=dry_run,
+        verb="patch",
+        as_user=as_user,
     )
     return result
 
 
-def delete_rule(name: str, *, uid: str | None = None, dry_run: bool = False) -> None:
+def delete_rule(name: str, *, uid: str | None = None, dry_run: bool = False, as_user: Any = None) -> None:
     try:
-        _call(_client().delete_object, RULES, name, uid=uid, dry_run=dry_run)
+        _call(_client().delete_object, RULES, name, uid=uid, dry_run=dry_run, verb="delete", as_user=as_user)
     except ClusterWriteError as error:
         if error.status != 404:  # already gone is what we wanted
             raise

@@ -452,23 +452,29 @@ def _plan_writes(maintenance: Maintenance, effect: str) -> list[tuple[dict[str, 
     return writes
 
 
-def _write(desired: dict[str, Any], current: dict[str, Any] | None, *, dry_run: bool) -> dict[str, Any]:
+def _write(
+    desired: dict[str, Any], current: dict[str, Any] | None, *, dry_run: bool, user: Any = None
+) -> dict[str, Any]:
+    """Create or patch one rule, as `user` when impersonation is on (`maintenance.cluster`)."""
     if current is None:
-        return cluster.create_rule(desired, dry_run=dry_run)
+        return cluster.create_rule(desired, dry_run=dry_run, as_user=user)
     patch = {"metadata": {"labels": desired["metadata"]["labels"], "annotations": desired["metadata"]["annotations"]},
              "spec": {"taint": {**desired["spec"]["taint"], "value": desired["spec"]["taint"].get("value")}}}  # fmt: skip
-    return cluster.patch_rule(desired["metadata"]["name"], patch, dry_run=dry_run)
+    return cluster.patch_rule(desired["metadata"]["name"], patch, dry_run=dry_run, as_user=user)
 
 
-def _undo_write(desired: dict[str, Any], current: dict[str, Any] | None) -> None:
+def _undo_write(desired: dict[str, Any], current: dict[str, Any] | None, user: Any = None) -> None:
     name = desired["metadata"]["name"]
     if current is None:
-        cluster.delete_rule(name)
+        cluster.delete_rule(name, as_user=user)
     else:
-        cluster.patch_rule(name, {"spec": {"taint": current["spec"]["taint"]}}, dry_run=False)
+        cluster.patch_rule(name, {"spec": {"taint": current["spec"]["taint"]}}, dry_run=False, as_user=user)
 
 
-def _refused_headline(maintenance: Maintenance) -> str:
+def _refused_headline(maintenance: Maintenance, error: ClusterWriteError | None = None) -> str:
+    if error is not None and error.denied:
+        # The cluster's RBAC refused the operator (impersonation): say who and what, and that nothing stuck.
+        return f"{error.denied}; nothing was applied."
     if maintenance.state == Maintenance.DRAFT:
         return "The cluster refused the change; nothing was applied. Your draft is kept."
     return f"The cluster refused the change; the rules keep effect {maintenance.applied_effect}."
@@ -545,7 +551,7 @@ def maintenance_apply(
     try:
         writes = _plan_writes(maintenance, effect)
         for desired, current in writes:
-            _write(desired, current, dry_run=True)
+            _write(desired, current, dry_run=True, user=user)
     except (ClusterWriteError, MaintenanceError) as error:
         _release(maintenance, before)
         if isinstance(error, MaintenanceError):
@@ -554,13 +560,13 @@ def maintenance_apply(
         _record_failure(maintenance, user, effect, "server-side dry run refused the rules", error)
         raise MaintenanceError(
             _cluster_field_errors(error), status=_http_status(error), cluster_error=error.as_dict(),
-            headline=_refused_headline(maintenance),
+            headline=_refused_headline(maintenance, error),
         ) from error  # fmt: skip
 
     done: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]] = []
     try:
         for desired, current in writes:
-            stored = _write(desired, current, dry_run=False)
+            stored = _write(desired, current, dry_run=False, user=user)
             done.append((desired, current, stored))
             audit.record(
                 action="create" if current is None else "update", maintenance=maintenance, user=user,
@@ -571,7 +577,7 @@ def maintenance_apply(
         rollback_problems = []
         for desired, current, _ in reversed(done):
             try:
-                _undo_write(desired, current)
+                _undo_write(desired, current, user)
                 audit.record(action="delete" if current is None else "update", maintenance=maintenance,
                              user=user, rule_name=desired["metadata"]["name"],
                              message="rolled back after a later write failed")  # fmt: skip
@@ -584,7 +590,7 @@ def maintenance_apply(
         _record_failure(maintenance, user, effect, message, error)
         raise MaintenanceError(
             _cluster_field_errors(error), status=_http_status(error), cluster_error=error.as_dict(),
-            headline=_refused_headline(maintenance),
+            headline=_refused_headline(maintenance, error),
         ) from error  # fmt: skip
 
     maintenance.state = states.next_state(maintenance.state, states.APPLY)
@@ -649,7 +655,7 @@ def maintenance_undo(
     problems: list[str] = []
     for name in names:
         try:
-            cluster.delete_rule(name)
+            cluster.delete_rule(name, as_user=user)
             audit.record(action="delete", maintenance=maintenance, user=user, rule_name=name,
                          rule_uid=uids.get(name, ""), message="deleted (undo)")  # fmt: skip
         except ClusterWriteError as error:
@@ -686,6 +692,8 @@ def _http_status(error: ClusterWriteError) -> int:
 
 
 def _cluster_field_errors(error: ClusterWriteError) -> list[FieldError]:
+    if error.denied:
+        return [FieldError("cluster", error.denied)]
     if error.causes:
         return [FieldError(str(c.get("field", "rule")), str(c.get("message", ""))) for c in error.causes]
     return [FieldError("cluster", f"{error.reason}: {error.message}")]

@@ -97,6 +97,12 @@ class WatchStateSerializer(serializers.ModelSerializer[WatchState]):
             "lag_seconds",
             "relist_count",
             "error",
+            "since",
+            "confirmed_at",
+            "events_applied",
+            "last_relist_reason",
+            "divergences",
+            "last_divergence",
         ]
 
 

@@ -7,8 +7,10 @@ and mis-type ResourceClaim watch events (dra-api.md §10.3).
 """
 
 from inventory.kube.client import (
+    FIELD_MANAGER,
     KIND,
     MIRRORED_KINDS,
+    Identity,
     KubeClient,
     KubeError,
     KubeTimeout,
@@ -18,8 +20,10 @@ from inventory.kube.client import (
 )
 
 __all__ = [
+    "FIELD_MANAGER",
     "KIND",
     "MIRRORED_KINDS",
+    "Identity",
     "KubeClient",
     "KubeError",
     "KubeTimeout",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from urllib3 import HTTPHeaderDict
 from urllib3.exceptions import HTTPError as Urllib3HTTPError
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
@@ -20,6 +22,9 @@ WatchEvent = tuple[str, JSON]
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 60.0
+#: The field manager of every write dradash makes, so managedFields (and the maintenance audit, which reads
+#: them) attribute its changes to "dradash", not to the HTTP library's User-Agent ("python-urllib3").
+FIELD_MANAGER = "dradash"
 
 
 #: A kind's place in the API (group, version, plural, scope); the table is `dra.kinds`.
@@ -38,6 +43,18 @@ MIRRORED_KINDS: tuple[str, ...] = (
     "resourcepoolstatusrequests",
 )
 KIND: dict[str, Resource] = {plural: BY_PLURAL[plural] for plural in MIRRORED_KINDS}
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whom a request impersonates: sent as `Impersonate-User` and one `Impersonate-Group` per group, so the
+    API server authorizes (and audits) the request as that user (the caller needs `impersonate` rights)."""
+
+    user: str
+    groups: tuple[str, ...] = ()
+
+    def headers(self) -> list[tuple[str, str]]:
+        return [("Impersonate-User", self.user), *(("Impersonate-Group", g) for g in self.groups)]
 
 
 class KubeError(Exception):
@@ -74,6 +91,23 @@ class KubeError(Exception):
         """410: the resourceVersion (or continue token) is older than the server's history."""
         return self.status == 410
 
+    @property
+    def is_too_large_resource_version(self) -> bool:
+        """The server has not reached the resourceVersion asked for (its Status names the cause
+        ResourceVersionTooLarge, with code 504, or 410 from older servers): its history is behind ours."""
+        if any(str(c.get("reason") or "") == "ResourceVersionTooLarge" for c in self.causes):
+            return True
+        return self.status in (410, 504) and "too large resource version" in self.message.lower()
+
+    @property
+    def is_forbidden(self) -> bool:
+        return self.status == 403
+
+    @property
+    def is_unreachable(self) -> bool:
+        """No HTTP answer at all: connection refused or reset, TLS failure, no bytes in time."""
+        return self.status == 0 and self.reason in ("ConnectionError", "Timeout")
+
 
 class KubeTimeout(KubeError):
     """No bytes arrived within the read timeout (the watch is considered dead)."""
@@ -102,24 +136,32 @@ def _default_reason(status: int) -> str:
 
 def _resource(kind: str) -> Resource:
     try:
-        return KIND[kind]
+        return BY_PLURAL[kind]
     except KeyError:
-        raise ValueError(f"kind {kind!r} is not one of {', '.join(sorted(KIND))}") from None
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(sorted(BY_PLURAL))}") from None
 
 
 class KubeClient:
-    """Typed list/watch/get/create/patch/delete over raw JSON. Thread-safe (one urllib3 pool)."""
+    """Typed list/watch/get/create/patch/delete over raw JSON. Thread-safe (one urllib3 pool).
 
-    def __init__(self, api_client: Any) -> None:
+    Writes carry `fieldManager=dradash`; any request may carry `as_user=Identity(...)` to impersonate."""
+
+    def __init__(self, api_client: Any, *, field_manager: str = FIELD_MANAGER) -> None:
         self._api = api_client
         self._pool: urllib3.PoolManager = api_client.rest_client.pool_manager
         self.host: str = str(api_client.configuration.host)
+        self.field_manager = field_manager
 
     # ------------------------------------------------------------------ plumbing
 
     def _prepare(
-        self, method: str, path: str, query: dict[str, Any] | None, headers: dict[str, str] | None
-    ) -> tuple[str, dict[str, str]]:
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        as_user: Identity | None = None,
+    ) -> tuple[str, HTTPHeaderDict]:
         header_params: dict[str, str] = {"Accept": "application/json", **(headers or {})}
         # param_serialize applies auth (bearer token refresh, exec plugins) and default headers.
         _method, url, header_params, _body, _post = self._api.param_serialize(
@@ -128,7 +170,12 @@ class KubeClient:
         params = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
         if params:
             url += "?" + urlencode({k: _query_value(v) for k, v in params.items()})
-        return str(url), dict(header_params)
+        prepared = HTTPHeaderDict(dict(header_params))
+        if as_user is not None:
+            # One header line per group: the API server reads repeated lines, not a comma-joined one.
+            for name, value in as_user.headers():
+                prepared.add(name, value)
+        return str(url), prepared
 
     def _request(
         self,
@@ -139,9 +186,10 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        as_user: Identity | None = None,
     ) -> JSON:
         headers = {"Content-Type": content_type} if body is not None else {}
-        url, header_params = self._prepare(method, path, query, headers)
+        url, header_params = self._prepare(method, path, query, headers, as_user)
         payload = json.dumps(body).encode() if body is not None else None
         try:
             response = self._pool.request(
@@ -180,6 +228,7 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         resource_version: str | None = None,
+        resource_version_match: str | None = None,
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> tuple[list[JSON], str, str]:
         """One page: (items, list resourceVersion, continue token or "")."""
@@ -192,7 +241,9 @@ class KubeClient:
                 "continue": continue_,
                 "labelSelector": label_selector,
                 "fieldSelector": field_selector,
-                "resourceVersion": resource_version,
+                # A continue token carries its own resourceVersion; the server refuses both at once.
+                "resourceVersion": None if continue_ else resource_version,
+                "resourceVersionMatch": None if continue_ else resource_version_match,
             },
             timeout=timeout,
         )
@@ -204,20 +255,33 @@ class KubeClient:
             item.setdefault("kind", resource.kind)
         return items, str(metadata.get("resourceVersion") or ""), str(metadata.get("continue") or "")
 
-    def list_all(self, kind: str, *, page_size: int = 500) -> tuple[list[JSON], str]:
-        """Every object of `kind`, paginated; the RV of the consistent snapshot all pages share."""
+    def list_all(
+        self, kind: str, *, page_size: int = 500, resource_version: str = "", exact: bool = False
+    ) -> tuple[list[JSON], str]:
+        """Every object of `kind`, paginated; the RV of the consistent snapshot all pages share.
+
+        Without `resource_version` the newest state (a consistent read); with it and `exact`, the state at
+        exactly that resourceVersion (410 once the server's history no longer reaches back that far)."""
         items: list[JSON] = []
         continue_ = ""
         list_rv = ""
         while True:
-            page, rv, continue_ = self.list_objects(kind, limit=page_size, continue_=continue_ or None)
+            page, rv, continue_ = self.list_objects(
+                kind,
+                limit=page_size,
+                continue_=continue_ or None,
+                resource_version=resource_version or None,
+                resource_version_match="Exact" if exact and resource_version else None,
+            )
             items.extend(page)
             list_rv = list_rv or rv
             if not continue_:
                 return items, list_rv
 
-    def get_object(self, kind: str, name: str, *, namespace: str | None = None) -> JSON:
-        return self._request("GET", _resource(kind).path(namespace=namespace, name=name))
+    def get_object(
+        self, kind: str, name: str, *, namespace: str | None = None, as_user: Identity | None = None
+    ) -> JSON:
+        return self._request("GET", _resource(kind).path(namespace=namespace, name=name), as_user=as_user)
 
     def watch_objects(
         self,
@@ -237,13 +301,13 @@ class KubeClient:
         url, headers = self._prepare(
             "GET",
             resource.path(),
-            {
+            query={
                 "watch": "true",
                 "resourceVersion": resource_version,
                 "allowWatchBookmarks": "true" if allow_bookmarks else None,
                 "timeoutSeconds": timeout_seconds,
             },
-            None,
+            headers=None,
         )
         try:
             response = self._pool.request(
@@ -265,15 +329,54 @@ class KubeClient:
 
     # ------------------------------------------------------------------ writes
 
+    def _write_query(self, dry_run: bool) -> dict[str, Any]:
+        return {"dryRun": "All" if dry_run else None, "fieldManager": self.field_manager}
+
     def create_object(
-        self, kind: str, obj: JSON, *, dry_run: bool = False, namespace: str | None = None
+        self,
+        kind: str,
+        obj: JSON,
+        *,
+        dry_run: bool = False,
+        namespace: str | None = None,
+        as_user: Identity | None = None,
+        subresource: str = "",
+        name: str | None = None,
     ) -> JSON:
+        """POST `obj`; `subresource` (with `name`) for e.g. pods/eviction or serviceaccounts/token."""
         resource = _resource(kind)
+        if resource.review:
+            query: dict[str, Any] = {}  # reviews take no fieldManager (nothing is stored)
+        else:
+            query = self._write_query(dry_run)
         return self._request(
             "POST",
-            resource.path(namespace=namespace or (obj.get("metadata") or {}).get("namespace")),
-            query={"dryRun": "All" if dry_run else None},
+            resource.path(
+                namespace=namespace or (obj.get("metadata") or {}).get("namespace"),
+                name=name,
+                subresource=subresource,
+            ),
+            query=query,
             body=obj,
+            as_user=as_user,
+        )
+
+    def replace_object(
+        self,
+        kind: str,
+        name: str,
+        obj: JSON,
+        *,
+        namespace: str | None = None,
+        as_user: Identity | None = None,
+    ) -> JSON:
+        """PUT: an update guarded by the object's metadata.resourceVersion (409 Conflict when it moved)."""
+        return self._request(
+            "PUT",
+            _resource(kind).path(namespace=namespace, name=name),
+            query=self._write_query(False),
+            body=obj,
+            as_user=as_user,
         )
 
     def patch_object(
@@ -286,13 +389,15 @@ class KubeClient:
         dry_run: bool = False,
         namespace: str | None = None,
         subresource: str = "",
+        as_user: Identity | None = None,
     ) -> JSON:
         return self._request(
             "PATCH",
             _resource(kind).path(namespace=namespace, name=name, subresource=subresource),
-            query={"dryRun": "All" if dry_run else None},
+            query=self._write_query(dry_run),
             body=patch,
             content_type=content_type,
+            as_user=as_user,
         )
 
     def delete_object(
@@ -303,6 +408,7 @@ class KubeClient:
         dry_run: bool = False,
         uid: str | None = None,
         namespace: str | None = None,
+        as_user: Identity | None = None,
     ) -> JSON:
         body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if uid:
@@ -314,7 +420,32 @@ class KubeClient:
             _resource(kind).path(namespace=namespace, name=name),
             query={"dryRun": "All" if dry_run else None},
             body=body,
+            as_user=as_user,
         )
+
+    def can_i(
+        self,
+        *,
+        verb: str,
+        resource: str,
+        group: str = "",
+        namespace: str = "",
+        subresource: str = "",
+        as_user: Identity | None = None,
+    ) -> bool:
+        """A SelfSubjectAccessReview (as `as_user` when given): may this identity do `verb` on `resource`?"""
+        attributes = {"verb": verb, "resource": resource, "group": group}
+        if namespace:
+            attributes["namespace"] = namespace
+        if subresource:
+            attributes["subresource"] = subresource
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        }
+        answer = self.create_object("selfsubjectaccessreviews", review, as_user=as_user)
+        return bool((answer.get("status") or {}).get("allowed"))
 
     # ------------------------------------------------------------------ discovery
 

@@ -12,12 +12,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from inventory.kube import KIND, KubeClient, KubeError, connect
-from inventory.mirror.reflector import Health, Reflector
+from inventory.mirror.reflector import INITIAL, SYNCED, Health, NameKey, Reflector
 from inventory.mirror.writer import BatchResult, BatchWriter, Event, HealthUpdate, Op, Replace
-from inventory.models import WATCH_ERROR, WATCH_STOPPED, WatchState
+from inventory.models import (
+    NOT_SERVED,
+    WATCH_ERROR,
+    WATCH_FORBIDDEN,
+    WATCH_STOPPED,
+    KubeObject,
+    WatchState,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +40,8 @@ class QueueSink:
     def __init__(self, q: queue.Queue[Op]) -> None:
         self.q = q
 
-    def replace(self, kind: str, items: list[JSON], resource_version: str) -> None:
-        self.q.put(Replace(kind, items, resource_version))
+    def replace(self, kind: str, items: list[JSON], resource_version: str, reason: str = INITIAL) -> None:
+        self.q.put(Replace(kind, items, resource_version, reason=reason))
 
     def apply(self, kind: str, event_type: str, obj: JSON, resource_version: str) -> None:
         self.q.put(Event(kind, event_type, obj, resource_version))
@@ -112,6 +121,8 @@ class Mirror:
         watch_timeout_seconds: int = 300,
         inactivity_timeout: float = 120.0,
         page_size: int = 500,
+        resync_seconds: float | None = None,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.client = client
         self.kinds = kinds or DEFAULT_KINDS
@@ -119,10 +130,28 @@ class Mirror:
         self.watch_timeout_seconds = watch_timeout_seconds
         self.inactivity_timeout = inactivity_timeout
         self.page_size = page_size
+        self.resync_seconds = float(
+            settings.DRADASH_MIRROR_RESYNC_SECONDS if resync_seconds is None else resync_seconds
+        )
         self.writer = BatchWriter()
+        # The leader election's fence: a batch is written only while this returns True.
+        self.may_write = may_write
 
     def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
         return lambda: self.client.list_all(kind, page_size=self.page_size)
+
+    def _check_fn(self, kind: str) -> Callable[[str], tuple[list[JSON], str]]:
+        def check(rv: str) -> tuple[list[JSON], str]:
+            # One item at "not older than rv": a server whose history does not reach rv says "too large".
+            items, list_rv, _ = self.client.list_objects(kind, limit=1, resource_version=rv)
+            return items, list_rv
+
+        return check
+
+    def _snapshot_fn(self, kind: str) -> Callable[[str], tuple[list[JSON], str]]:
+        return lambda rv: self.client.list_all(
+            kind, page_size=self.page_size, resource_version=rv, exact=True
+        )
 
     def _watch_fn(self, kind: str) -> Callable[[str, int], Iterable[tuple[str, JSON]]]:
         def watch(rv: str, timeout: int) -> Iterable[tuple[str, JSON]]:
@@ -144,12 +173,12 @@ class Mirror:
         ops: list[Op] = []
         for kind in served:
             items, rv = self.client.list_all(kind, page_size=self.page_size)
-            ops.append(Replace(kind, items, rv))
-            ops.append(HealthUpdate(kind, Health(kind=kind, state="synced", resource_version=rv)))
+            ops.append(Replace(kind, items, rv, reason=INITIAL))
+            now = time.time()
+            ops.append(HealthUpdate(kind, Health(kind=kind, state=SYNCED, resource_version=rv, since=now,
+                                                 confirmed_at=now)))  # fmt: skip
         for kind in missing:
-            ops.append(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
+            ops.append(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
         return self.writer.apply(ops)
 
     def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
@@ -164,6 +193,11 @@ class Mirror:
             resume_from = dict(
                 WatchState.objects.exclude(resource_version="").values_list("kind", "resource_version")
             )
+        resume_names: dict[str, dict[NameKey, str]] = {kind: {} for kind in resume_from}
+        for kind, namespace, name, uid in KubeObject.objects.filter(kind__in=list(resume_from)).values_list(
+            "kind", "namespace", "name", "uid"
+        ):
+            resume_names[kind][(namespace, name)] = uid
         q: queue.Queue[Op] = queue.Queue()
         sink = QueueSink(q)
         try:
@@ -173,18 +207,20 @@ class Mirror:
             log.warning("discovery failed (%s); watching every kind", exc)
             served, missing = list(self.kinds), []
         for kind in missing:
-            q.put(
-                HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error="not served by this server"))
-            )
+            q.put(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
         reflectors = [
             Reflector(
                 kind=kind,
                 list_fn=self._list_fn(kind),
+                check_fn=self._check_fn(kind),
+                snapshot_fn=self._snapshot_fn(kind),
                 watch_fn=self._watch_fn(kind),
                 sink=sink,
                 stop=stop,
                 watch_timeout_seconds=self.watch_timeout_seconds,
+                resync_seconds=self.resync_seconds,
                 resume_from=resume_from.get(kind, ""),
+                resume_names=resume_names.get(kind),
             )
             for kind in served
         ]
@@ -233,12 +269,21 @@ class Mirror:
                         break
                 self._apply_with_retry(handle, ops)
         finally:
-            self._mark_stopped()
+            if self.may_write is None or self.may_write():
+                self._mark_stopped()
             connection.close()
 
     def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
         delay = 0.5
         while True:
+            if self.may_write is not None and not self.may_write():
+                # No longer (surely) the leader: another replica may be writing. Drop the batch; the
+                # next leader resumes from the resourceVersions stored with the data it finds.
+                log.warning("mirror: not the leader any more; dropping %d ops and stopping", len(ops))
+                handle.stop_event.set()
+                for _ in ops:
+                    handle.queue.task_done()
+                return
             # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
             # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
             # below and replaced on the retry.
@@ -270,9 +315,45 @@ class Mirror:
 
     def _mark_stopped(self) -> None:
         try:
-            WatchState.objects.exclude(state=WATCH_ERROR).update(state=WATCH_STOPPED)
+            # An error or a refusal stays visible: it is still true of these credentials and this server.
+            WatchState.objects.filter(state=SYNCED).update(state=WATCH_STOPPED, since=timezone.now())
+            WatchState.objects.exclude(state__in=(WATCH_ERROR, WATCH_FORBIDDEN)).update(state=WATCH_STOPPED)
         except Exception:
             log.debug("could not mark watches stopped", exc_info=True)
+
+
+class ElectedMirror:
+    """A mirror that runs only while `elector` holds the Lease: started (resuming from the stored
+    resourceVersions) when this replica becomes the leader, stopped when it stops being one."""
+
+    def __init__(self, client: KubeClient, elector: Any, **mirror_options: Any) -> None:
+        self.client = client
+        self.elector = elector
+        self.mirror_options = mirror_options
+        self.handle: MirrorHandle | None = None
+        self.became_leader_at: float | None = None
+
+    def _started(self) -> None:
+        self.became_leader_at = time.monotonic()
+        mirror = Mirror(self.client, may_write=self.elector.may_write, **self.mirror_options)
+        self.handle = mirror.start(threading.Event(), resume=True)
+
+    def _stopped(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            handle.stop(timeout=15)
+
+    def run(self, stop: threading.Event, *, release_on_stop: bool = True) -> None:
+        self.elector.run(
+            stop=stop,
+            on_started_leading=self._started,
+            on_stopped_leading=self._stopped,
+            release_on_stop=release_on_stop,
+        )
+
+    @property
+    def role(self) -> str:
+        return str(self.elector.role)
 
 
 def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **options: Any) -> MirrorHandle:
@@ -282,10 +363,12 @@ def start_mirror_thread(kubeconfig: str | None, context: str | None = None, **op
 
 
 def wait_for_sync(handle: MirrorHandle, *, timeout: float = 30.0) -> bool:
-    """True once every reflector has listed and the writer has caught up (`MirrorHandle.caught_up`)."""
+    """True once every reflector has listed (or been refused: forbidden is the cluster's final answer) and
+    the writer has caught up (`MirrorHandle.caught_up`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if all(r.health.state == "synced" for r in handle.reflectors) and handle.caught_up():
+        settled = all(r.health.state in (SYNCED, WATCH_FORBIDDEN) for r in handle.reflectors)
+        if settled and handle.caught_up():
             return True
         if not handle.is_alive():
             return False

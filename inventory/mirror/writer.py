@@ -14,6 +14,11 @@ The message (group "inventory"; the documented stream of inventory changes):
      "rv": {"<kind>": "<resourceVersion applied>"}}
 
 ADDED and MODIFIED both arrive as "MODIFIED" (an upsert); a re-list reports only what differed.
+A change of a watch's state alone (synced → unreachable, …) sends the same message with
+`"kinds": ["watchstate"]` and no changes, so the pages' status banner follows it.
+
+A `Replace` says why it lists (`reason`): after a periodic resync or a detected reset of the API server
+its diff is a divergence (objects missing, ghosts, stale), logged and counted in `WatchState.divergences`.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from inventory.mirror.derive.context import Context
 from inventory.mirror.derive.health import refresh_health
 from inventory.mirror.derive.pools import recompute_pools
 from inventory.mirror.derive.taints import refresh_taints
-from inventory.mirror.reflector import Health
+from inventory.mirror.reflector import RESET_REASONS, RESYNC, Health
 from inventory.models import Device, KubeObject, WatchState
 from inventory.signals import mirror_batch_committed
 
@@ -67,6 +72,23 @@ class Replace:
     items: list[JSON]
     resource_version: str
     received_at: float = field(default_factory=time.time)
+    reason: str = ""  # reflector.INITIAL, EXPIRED, RESYNC or one of RESET_REASONS
+
+
+WATCH_STATE_KIND = "watchstate"  # the pseudo-kind of a broadcast that only a watch's state changed
+
+
+@dataclass
+class Divergence:
+    """What a re-list found different from the database: objects it lacked, held but gone, or held old."""
+
+    missing: int = 0
+    ghosts: int = 0
+    stale: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.missing + self.ghosts + self.stale
 
 
 @dataclass
@@ -92,6 +114,7 @@ class BatchResult:
     changes: list[JSON]
     kinds: list[str]
     resource_versions: dict[str, str]
+    states_changed: list[str] = field(default_factory=list)  # kinds whose WatchState.state changed
 
 
 def _uid(obj: JSON) -> str:
@@ -212,6 +235,8 @@ class BatchWriter:
                 broadcast(self.group, _message(result))
                 changes = result.changes
                 transaction.on_commit(lambda: _announce(changes))
+            elif result.states_changed:
+                _broadcast_derived(self.group, [WATCH_STATE_KIND])
         relisted = any(isinstance(op, Replace) for op in ops)
         if relisted and len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
             # A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for
@@ -228,19 +253,25 @@ class BatchWriter:
         replaced: set[str] = set()
         received: dict[str, float] = {}
         health: dict[str, Health] = {}
+        activity = _Activity()
         for op in ops:
             if isinstance(op, HealthUpdate):
                 health[op.kind] = op.health
                 continue
             received.setdefault(op.kind, op.received_at)
+            activity.confirmed[op.kind] = max(activity.confirmed.get(op.kind, 0.0), op.received_at)
             rvs[op.kind] = op.resource_version
             if isinstance(op, Replace):
                 replaced.add(op.kind)
-                self._diff_replace(op, pending)
+                divergence = self._diff_replace(op, pending)
+                if op.reason == RESYNC or op.reason in RESET_REASONS:
+                    activity.divergences[op.kind] = (op.reason, divergence)
             elif op.type in ("ADDED", "MODIFIED"):
                 pending[(op.kind, _uid(op.obj))] = op.obj
+                activity.events[op.kind] = activity.events.get(op.kind, 0) + 1
             elif op.type == "DELETED":
                 pending[(op.kind, _uid(op.obj))] = None
+                activity.events[op.kind] = activity.events.get(op.kind, 0) + 1
             # BOOKMARK: only the resourceVersion moves.
 
         by_kind: dict[str, dict[str, JSON | None]] = defaultdict(dict)
@@ -250,11 +281,11 @@ class BatchWriter:
         old = self._old_state(by_kind)
         changes = self._write_objects(by_kind, old["names"], now)
         self._derive(by_kind, old)
-        self._write_watch_state(rvs, received, replaced, health, now)
+        states_changed = self._write_watch_state(rvs, received, replaced, health, now, activity)
         kinds = sorted({c["kind"] for c in changes})
-        return BatchResult(changes=changes, kinds=kinds, resource_versions=rvs)
+        return BatchResult(changes=changes, kinds=kinds, resource_versions=rvs, states_changed=states_changed)
 
-    def _diff_replace(self, op: Replace, pending: dict[tuple[str, str], JSON | None]) -> None:
+    def _diff_replace(self, op: Replace, pending: dict[tuple[str, str], JSON | None]) -> Divergence:
         current = dict(KubeObject.objects.filter(kind=op.kind).values_list("uid", "resource_version"))
         for (kind, uid), obj in pending.items():
             if kind == op.kind:
@@ -263,13 +294,20 @@ class BatchWriter:
                 else:
                     current[uid] = str((obj.get("metadata") or {}).get("resourceVersion", ""))
         listed = set()
+        divergence = Divergence()
         for item in op.items:
             uid = _uid(item)
             listed.add(uid)
             if current.get(uid) != str((item.get("metadata") or {}).get("resourceVersion", "")):
                 pending[(op.kind, uid)] = item
+                if uid in current:
+                    divergence.stale += 1
+                else:
+                    divergence.missing += 1
         for uid in set(current) - listed:
             pending[(op.kind, uid)] = None
+            divergence.ghosts += 1
+        return divergence
 
     def _old_state(self, by_kind: dict[str, dict[str, JSON | None]]) -> dict[str, Any]:
         """What the derived rows need to know about the objects before this batch."""
@@ -435,10 +473,12 @@ class BatchWriter:
         replaced: set[str],
         health: dict[str, Health],
         now: datetime,
-    ) -> None:
+        activity: _Activity,
+    ) -> list[str]:
         kinds = set(rvs) | set(health)
         if not kinds:
-            return
+            return []
+        changed: list[str] = []
         states = {w.kind: w for w in WatchState.objects.filter(kind__in=kinds)}
         counts = dict(
             KubeObject.objects.filter(kind__in=kinds)
@@ -456,13 +496,46 @@ class BatchWriter:
                 state.last_sync_at = now
             if kind in health:
                 h = health[kind]
+                if state.state != h.state:
+                    changed.append(kind)
                 state.state = h.state
                 state.error = h.error[:2000]
                 state.relist_count = h.relists
+                state.last_relist_reason = h.relist_reason[:64]
+                if h.since is not None:
+                    state.since = datetime.fromtimestamp(h.since, UTC)
+                if h.confirmed_at is not None:
+                    confirmed = datetime.fromtimestamp(h.confirmed_at, UTC)
+                    state.confirmed_at = max(confirmed, state.confirmed_at or confirmed)
                 if h.resource_version:
                     state.resource_version = h.resource_version
+            if kind in activity.confirmed and state.state == "synced":
+                # The data of this batch is the cluster's as of when it arrived.
+                confirmed = datetime.fromtimestamp(activity.confirmed[kind], UTC)
+                state.confirmed_at = max(confirmed, state.confirmed_at or confirmed)
+            state.events_applied += activity.events.get(kind, 0)
+            if kind in activity.divergences:
+                reason, divergence = activity.divergences[kind]
+                state.divergences += divergence.total
+                state.last_divergence = {"reason": reason, "missing": divergence.missing,
+                                         "ghosts": divergence.ghosts, "stale": divergence.stale,
+                                         "at": now.isoformat()}  # fmt: skip
+                (log.warning if divergence.total else log.info)(
+                    "%s %s: %d missing, %d ghosts, %d stale (repaired)",
+                    kind, reason, divergence.missing, divergence.ghosts, divergence.stale,
+                )  # fmt: skip
             state.object_count = counts.get(kind, 0)
             state.save()
+        return changed
+
+
+@dataclass
+class _Activity:
+    """Per kind in one batch: events applied, latest arrival, and a re-list's divergence."""
+
+    events: dict[str, int] = field(default_factory=dict)
+    confirmed: dict[str, float] = field(default_factory=dict)
+    divergences: dict[str, tuple[str, Divergence]] = field(default_factory=dict)
 
 
 def _announce(changes: list[JSON]) -> None:

@@ -199,6 +199,10 @@ def test_it_starts_django_with_the_environment_the_web_pods_get(tmp_path: Path) 
         "DRADASH_SECRET_KEY_FILE": str(key_file),
         "DJANGO_SETTINGS_MODULE": "dradash.settings",
     }
+    if "DRADASH_OIDC_CLIENT_SECRET_FILE" in env:  # mounted from the chart's Secret in the pod
+        client_secret = tmp_path / "oidc-client-secret"
+        client_secret.write_text("oidc-secret")
+        env["DRADASH_OIDC_CLIENT_SECRET_FILE"] = str(client_secret)
     probe_host = web["readinessProbe"]["httpGet"]["httpHeaders"][0]["value"]
     script = f"""
 import json, django
@@ -232,3 +236,11 @@ print(json.dumps({{"answers": answers, "posted": posted, "embedded": settings.DR
     )
     assert seen["origins"] == ["https://dradash.example.com", "http://dradash.internal"]
     assert (seen["embedded"], seen["debug"], seen["kubeconfig"], seen["key"]) == (False, False, "", True)
+
+
+def test_it_probes_the_mirror_on_the_port_the_mirror_process_listens_on() -> None:
+    mirror = main_container(rendered("default"), "mirror")
+    port = mirror["ports"][0]
+    assert env_value(mirror, "DRADASH_MIRROR_PROBE_PORT") == str(port["containerPort"])
+    assert mirror["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port["name"]}
+    assert mirror["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port["name"]}

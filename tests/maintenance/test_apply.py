@@ -79,7 +79,7 @@ def test_it_rolls_back_when_a_write_fails_midway(mirrored: Any, operator: Any, m
     second = m.rules[1]["name"]
     real_create = cluster_access.create_rule
 
-    def create_then_collide(obj: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
+    def create_then_collide(obj: dict[str, Any], *, dry_run: bool, **kwargs: Any) -> dict[str, Any]:
         # Someone else creates the second rule between our dry run and our write: the real server answers 409.
         if not dry_run and obj["metadata"]["name"] == second:
             mirrored.store.create(
@@ -87,7 +87,7 @@ def test_it_rolls_back_when_a_write_fails_midway(mirrored: Any, operator: Any, m
                 {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": second},
                  "spec": {"deviceSelector": {"driver": GPU, "pool": "node-9"}, "taint": {"key": "x", "effect": "None"}}},
             )  # fmt: skip
-        return real_create(obj, dry_run=dry_run)
+        return real_create(obj, dry_run=dry_run, **kwargs)
 
     monkeypatch.setattr(cluster_access, "create_rule", create_then_collide)
     with pytest.raises(MaintenanceError) as error:

@@ -137,3 +137,29 @@ def test_it_refuses_an_unknown_kind_naming_the_known_ones(simcluster: Any) -> No
 
     with pytest.raises(ValueError, match="devicetaintrules"):
         client.list_objects("gadgets")
+
+
+def test_it_records_dradash_as_the_field_manager_of_its_writes(simcluster: Any) -> None:
+    client = connect(str(simcluster.kubeconfig_path))
+
+    client.create_object("devicetaintrules", RULE)
+    client.patch_object("devicetaintrules", "client-test", {"spec": {"taint": {"effect": "NoSchedule"}}})
+
+    stored = simcluster.store.get("devicetaintrules", "client-test")
+    assert {entry["manager"] for entry in stored["metadata"]["managedFields"]} == {"dradash"}
+
+
+def test_it_impersonates_a_user_with_one_header_line_per_group(simcluster: Any) -> None:
+    from inventory.kube import Identity
+
+    client = connect(str(simcluster.kubeconfig_path))
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+    answer = client.create_object("selfsubjectreviews", review, as_user=Identity("alice", ("sre", "oncall")))
+
+    info = answer["status"]["userInfo"]
+    assert info["username"] == "alice"
+    assert {"sre", "oncall"} <= set(info["groups"])
+    assert not client.can_i(verb="create", resource="devicetaintrules", group="resource.k8s.io",
+                            as_user=Identity("alice", ("sre",)))  # fmt: skip
+    assert client.can_i(verb="create", resource="devicetaintrules", group="resource.k8s.io")

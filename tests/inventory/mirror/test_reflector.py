@@ -24,9 +24,11 @@ class RecordingSink:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
         self.states: list[str] = []
+        self.reasons: list[str] = []
 
-    def replace(self, kind: str, items: list[JSON], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[JSON], resource_version: str, reason: str) -> None:
         self.calls.append(("replace", [i["metadata"]["uid"] for i in items], resource_version))
+        self.reasons.append(reason)
 
     def apply(self, kind: str, event_type: str, o: JSON, resource_version: str) -> None:
         self.calls.append((event_type, o["metadata"].get("uid"), resource_version))
@@ -155,7 +157,7 @@ def test_it_does_not_relist_on_other_errors_but_backs_off_and_watches_again() ->
     assert script.watch_rvs[:4] == ["10", "10", "10", "10"]
     assert len(waits) == 3
     assert waits[0] < waits[1] < waits[2]  # exponential back-off
-    assert "error" in sink.states and sink.states[-2] == "synced"  # recovered, then stopped
+    assert "unreachable" in sink.states and sink.states[-2] == "synced"  # recovered, then stopped
 
 
 def test_it_jitters_the_back_off_and_caps_it() -> None:

@@ -1,0 +1,29 @@
+"""Every API answer says how old the mirrored data behind it is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from inventory.selectors.status import mirror_status
+
+DATA_AGE_HEADER = "X-Dradash-Data-Age"
+DATA_SYNCED_HEADER = "X-Dradash-Data-Synced"
+
+
+class DataAgeMiddleware:
+    """`X-Dradash-Data-Age`: whole seconds since the oldest mirrored kind was last confirmed in sync (a list,
+    an event or bookmark, a check), or "unknown" before the first sync; `X-Dradash-Data-Synced`: "true"
+    when every kind is synced now, else "false" (a watch is re-listing, failing, forbidden, unreachable)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.path.startswith("/api/"):
+            status = mirror_status()
+            response[DATA_AGE_HEADER] = status.age_header
+            response[DATA_SYNCED_HEADER] = "true" if status.synced else "false"
+        return response
