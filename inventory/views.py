@@ -82,6 +82,7 @@ def live_state(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"version": live_version()})
 
 
+@require_safe
 @login_required
 def status_banner(request: HttpRequest) -> HttpResponse:
     """The banner alone (the context processor fills it), for its live refresh."""
