@@ -33,3 +33,14 @@ def kubectl_path() -> Path:
     from tests.kubectl import kubectl_binary
 
     return kubectl_binary()
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer() -> Iterator[None]:
+    """Each test gets its own channel layer instance. The Redis layer binds its locks to the event
+    loop that first used it, and pytest-asyncio gives every async test a new loop."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
