@@ -24,10 +24,12 @@ from dra.allocator import DEFAULT_FEATURES, AllocatedState, AllocationError, All
 from dra.extended import (
     ExtendedRequest,
     count_of,
+    device_plugin_capacity,
     extended_claim,
     extended_requests,
     extended_resources,
     generated_claim_prefix,
+    pod_extended_counts,
     served_by_device_plugin,
 )
 from dra.objects import is_extended_resource_claim
@@ -91,6 +93,8 @@ class _World:
     templates: dict[tuple[str, str], JSON]
     claims: dict[tuple[str, str], JSON]
     pods_per_node: Counter[str] = field(default_factory=Counter)
+    # (node, extended resource) → devices of a device plugin the node's bound pods use
+    plugin_used: Counter[tuple[str, str]] = field(default_factory=Counter)
     # (slices, classes, rules) as (count, newest resourceVersion): the allocator is rebuilt when it changes
     signature: tuple[tuple[int, int], ...] = ()
     # pod uid → keys of the claims it owns (generated and extended-resource claims)
@@ -170,6 +174,11 @@ class Scheduler:
         )
         for claim in world.claims.values():
             world.own(claim)
+        by_name = {name_of(n): n for n in world.nodes}
+        for p in pods:
+            bound_to = (p.get("spec") or {}).get("nodeName")
+            if bound_to and not is_terminal(p) and bound_to in by_name:
+                world.plugin_used.update(_plugin_use(p, by_name[bound_to]))
         retry = False
         for pod in pending:
             try:
@@ -316,7 +325,7 @@ class Scheduler:
         start = self._next_node % len(candidates)
         for offset in range(len(candidates)):
             node = candidates[(start + offset) % len(candidates)]
-            why = self._node_unfit(pod, node, world)
+            why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
             if why:
                 reasons[why] += 1
                 continue
@@ -470,6 +479,20 @@ class Scheduler:
             return None
         return extended_claim(pod, served), served
 
+    @staticmethod
+    def _extended_unfit(pod: JSON, plan: _Plan, node: JSON, world: _World) -> str | None:
+        """NodeResourcesFit for extended resources: a resource the node advertises (a device plugin) must
+        fit its allocatable; one it does not advertise needs a DeviceClass that maps it (DRA)."""
+        dra_served = {r.resource for r in plan.extended}
+        for resource, count in pod_extended_counts(pod).items():
+            capacity = device_plugin_capacity(node, resource)
+            if capacity > 0:
+                if world.plugin_used[(name_of(node), resource)] + count > capacity:
+                    return f"Insufficient {resource}"
+            elif resource not in dra_served:
+                return f"Insufficient {resource}"
+        return None
+
     # --- PreBind / Bind --------------------------------------------------------------------------------
 
     def _commit(
@@ -506,6 +529,7 @@ class Scheduler:
             world.claims[key] = self._reserve(claim, pod, allocations.get(key))
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
+        world.plugin_used.update(_plugin_use(pod, node))
         self._next_node = world.nodes.index(node) + 1
         self._mark_running(bound, node, plan, extended_status)
         self.scheduled += 1
@@ -612,3 +636,14 @@ def _node_ip(node: Mapping[str, Any]) -> str:
 def _pod_ip(pod: Mapping[str, Any]) -> str:
     digest = hashlib.sha1(uid_of(pod).encode()).digest()
     return f"10.244.{digest[0]}.{digest[1] % 254 + 1}"
+
+
+def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:
+    """The devices of the node's device plugins the pod holds (resources the node advertises)."""
+    return Counter(
+        {
+            (name_of(node), resource): count
+            for resource, count in pod_extended_counts(pod).items()
+            if device_plugin_capacity(node, resource) > 0
+        }
+    )

@@ -501,3 +501,21 @@ def test_it_names_the_invalid_pool_when_no_node_fits() -> None:
             f"1 invalid resource pools were encountered (fpga.example.com/{first}: duplicate device name fpga-0)"
             in scheduled["message"]
         )
+
+
+def test_it_serves_example_com_gpu_by_the_device_plugin_where_a_node_advertises_it_and_counts_it() -> None:
+    with running("demo") as (cluster, _, _):
+        legacy = pods(cluster, app="cuda-legacy") + pods(cluster, app="cuda-legacy-wide")
+        assert len(legacy) == 6
+        running_ = [p for p in legacy if p["status"]["phase"] == "Running"]
+        # pinned to the device-plugin nodes: no extended-resource claim, the plugin's devices are used,
+        # even on legacy-01 whose GPUs DRA also publishes (the device plugin wins there)
+        assert {p["spec"]["nodeName"] for p in running_} == {"legacy-00", "legacy-01"}
+        assert all("extendedResourceClaimStatus" not in p["status"] for p in legacy)
+        # DRA serves it on nodes that advertise none
+        assert all(p["status"].get("extendedResourceClaimStatus") for p in pods(cluster, app="legacy-gpu"))
+        # 5 × 1 + 4 GPUs asked of 4 + 4 the plugins advertise: one pod waits, counted per node
+        (waiting,) = [p for p in legacy if p["status"]["phase"] == "Pending"]
+        scheduled = condition(waiting, "PodScheduled")
+        assert scheduled is not None
+        assert "2 Insufficient example.com/gpu" in scheduled["message"]
