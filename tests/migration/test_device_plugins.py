@@ -37,7 +37,9 @@ def pod(name: str, count: int, node_name: str = "", dra_claim: str = "") -> dict
     if dra_claim:
         status["extendedResourceClaimStatus"] = {
             "resourceClaimName": dra_claim,
-            "requestMappings": [{"containerName": "main", "resourceName": GPU, "requestName": "container-0-request-0"}],
+            "requestMappings": [
+                {"containerName": "main", "resourceName": GPU, "requestName": "container-0-request-0"}
+            ],
         }
     return {
         "metadata": {"name": name, "namespace": "default"},
