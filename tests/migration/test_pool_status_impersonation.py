@@ -12,7 +12,8 @@ import yaml
 
 from migration.pool_status import PoolStatusWriteError, pool_status_create, pool_status_delete
 from tests.maintenance.conftest import user_in
-from tests.maintenance.test_impersonation import cluster, kubectl  # noqa: F401  (the fixture)
+from tests.maintenance.test_impersonation import cluster as cluster  # noqa: F401  (the fixture)
+from tests.maintenance.test_impersonation import kubectl
 
 pytestmark = [pytest.mark.helm, pytest.mark.kubectl, pytest.mark.django_db]
 
@@ -27,8 +28,9 @@ ALICE_SNAPSHOTS = [
 
 
 def test_alice_creates_and_deletes_a_snapshot_as_herself_and_bob_is_denied(
-    cluster: Any, tmp_path: Path
-) -> None:  # noqa: F811
+    cluster: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     kubectl(cluster.kubeconfig_path, tmp_path, "apply", "-f", "-", stdin=yaml.safe_dump_all(ALICE_SNAPSHOTS))
     alice, bob = user_in("operator", "alice"), user_in("operator", "bob")
 
