@@ -32,6 +32,7 @@ from dra.extended import (
     pod_extended_counts,
     served_by_device_plugin,
 )
+from dra.node_allocatable import claim_statuses
 from dra.objects import is_extended_resource_claim
 from dra.selection import SelectorError, node_selector_matches
 from dra.taints import RuleIndex
@@ -531,7 +532,7 @@ class Scheduler:
         world.pods_per_node[name_of(node)] += 1
         world.plugin_used.update(_plugin_use(pod, node))
         self._next_node = world.nodes.index(node) + 1
-        self._mark_running(bound, node, plan, extended_status)
+        self._mark_running(bound, node, plan, extended_status, world)
         self.scheduled += 1
         post_event(
             self.store,
@@ -558,7 +559,9 @@ class Scheduler:
             status["reservedFor"] = [*(status.get("reservedFor") or []), pod_reference(pod)]
         return self.store.update("resourceclaims", current, subresource="status")
 
-    def _mark_running(self, pod: JSON, node: JSON, plan: _Plan, extended_status: JSON | None) -> None:
+    def _mark_running(
+        self, pod: JSON, node: JSON, plan: _Plan, extended_status: JSON | None, world: _World
+    ) -> None:
         now = format_time(self.clock.now())
         conditions: list[JSON] = list((pod.get("status") or {}).get("conditions") or [])
         for kind in ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready"):
@@ -592,6 +595,16 @@ class Scheduler:
             ]
         if extended_status:
             status["extendedResourceClaimStatus"] = extended_status
+        if "NodeAllocatableResources" in self.features or "DRANodeAllocatableResources" in self.features:
+            # what the pod's DRA devices cost its node in cpu, memory … (KEP-5517), per claim
+            with_statuses = {**pod, "status": {**(pod.get("status") or {}), **status}}
+            costs = claim_statuses(
+                pod=with_statuses,
+                claims=[world.claims.get((namespace_of(c), name_of(c)), c) for _, c in plan.pod_claims],
+                slices=world.slices,
+            )
+            if costs:
+                status["nodeAllocatableResourceClaimStatuses"] = costs
         self.store.patch(
             "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
         )
