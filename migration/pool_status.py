@@ -46,12 +46,12 @@ class PoolStatusWriteError(Exception):
         self.message = message
 
 
-def _call(fn: Any, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
+def _call(method: str, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
     identity = kube_identity(user)
     if identity is not None:
         kwargs["as_user"] = identity
     try:
-        return fn(*args, **kwargs)
+        return getattr(cluster_client(), method)(*args, **kwargs)
     except KubeError as error:
         if error.status == 403 and identity is not None:
             raise PoolStatusWriteError(
@@ -61,7 +61,9 @@ def _call(fn: Any, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
             raise PoolStatusWriteError(
                 404, f"the cluster does not serve {API_VERSION} {KIND} (is the {GATE} feature gate on?)"
             ) from error
-        raise PoolStatusWriteError(error.status or 503, error.message) from error
+        if error.status == 0:  # no kubeconfig, or the API server cannot be reached
+            raise PoolStatusWriteError(503, f"cannot reach the Kubernetes API: {error.message}") from error
+        raise PoolStatusWriteError(error.status, error.message) from error
     except OSError as error:
         raise PoolStatusWriteError(503, f"cannot reach the Kubernetes API: {error}") from error
 
@@ -102,18 +104,26 @@ def pool_status_create(*, driver: Any, pool: Any = "", limit: Any = None, user: 
         "metadata": {"generateName": GENERATE_NAME, "labels": {"app.kubernetes.io/managed-by": "dradash"}},
         "spec": spec,
     }
-    created: JSON = _call(cluster_client().create_object, KIND, body, verb="create", user=user)
+    created: JSON = _call("create_object", KIND, body, verb="create", user=user)
     return created
 
 
+def _mirrored(name: str) -> KubeObject:
+    obj = KubeObject.objects.filter(kind=KIND, name=name).first()
+    if obj is None:
+        raise PoolStatusWriteError(404, f"no ResourcePoolStatusRequest {name} in the inventory")
+    return obj
+
+
 def pool_status_delete(*, name: str, user: Any) -> None:
-    _call(cluster_client().delete_object, KIND, name, verb="delete", user=user)
+    """Delete a request the inventory knows (uid precondition: not a newer one of the same name)."""
+    obj = _mirrored(name)
+    _call("delete_object", KIND, name, uid=obj.uid or None, verb="delete", user=user)
 
 
 def pool_status_refresh(*, name: str, user: Any) -> JSON:
     """Delete the request and create one with the same spec: its status is computed anew."""
-    current = _call(cluster_client().get_object, KIND, name, verb="get", user=None)
-    spec = current.get("spec") or {}
+    spec = (_mirrored(name).raw or {}).get("spec") or {}
     pool_status_delete(name=name, user=user)
     return pool_status_create(
         driver=spec.get("driver"), pool=spec.get("poolName", ""), limit=spec.get("limit"), user=user

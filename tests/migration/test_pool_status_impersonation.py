@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 import yaml
+from django.conf import settings
 
+from inventory.kube import connect
+from inventory.mirror.runner import Mirror
 from migration.pool_status import PoolStatusWriteError, pool_status_create, pool_status_delete
 from tests.maintenance.conftest import user_in
 from tests.maintenance.test_impersonation import cluster as cluster  # noqa: F401  (the fixture)
@@ -43,8 +46,10 @@ def test_alice_creates_and_deletes_a_snapshot_as_herself_and_bob_is_denied(
         pool_status_create(driver="gpu.example.com", user=bob)
     assert denied.value.status == 403
     assert denied.value.message == "Kubernetes denied: bob cannot create resourcepoolstatusrequests"
-    with pytest.raises(PoolStatusWriteError):
+    Mirror(connect(settings.DRADASH_KUBECONFIG)).sync_once()  # delete names a request the inventory knows
+    with pytest.raises(PoolStatusWriteError) as denied:
         pool_status_delete(name=name, user=bob)
+    assert denied.value.message == "Kubernetes denied: bob cannot delete resourcepoolstatusrequests"
 
     pool_status_delete(name=name, user=alice)
     assert [r["metadata"]["name"] for r in cluster.store.list("resourcepoolstatusrequests")] == []
