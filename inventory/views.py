@@ -31,7 +31,7 @@ from inventory.selectors import rules as rule_queries
 from inventory.selectors.claims import claim_state_counts
 from inventory.selectors.classes import class_overview
 from inventory.selectors.devices import device_filter_choices, device_get
-from inventory.selectors.features import claim_features, device_features
+from inventory.selectors.features import claim_features, compatibility_by_class, device_features
 from inventory.selectors.nodes import node_layouts, node_names
 from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
 from inventory.selectors.overview import cluster_summary, overview_totals
@@ -317,6 +317,7 @@ def classes(request: HttpRequest) -> HttpResponse:
     context = {
         "rows": overview.classes,
         "warnings": overview.warnings,
+        "compatibility": compatibility_by_class(),
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(request, "inventory/classes.html", context, {"body": "inventory/partials/classes_body.html"})

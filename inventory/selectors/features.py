@@ -459,3 +459,25 @@ def claim_features(*, claim: KubeObject, pods: Iterable[KubeObject]) -> JSON:
             if r.get("skipNodeOperations")
         ],
     }
+
+
+def compatibility_by_class() -> dict[str, list[JSON]]:
+    """Per DeviceClass, per pool, devices counted by compatibility group (the classes view); one query over
+    the devices that consume counters."""
+    out: dict[str, dict[tuple[str, str], dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(int))
+    )
+    rows = Device.objects.filter(partitionable=True).values_list(
+        "driver", "pool", "classes", "consumes_counters"
+    )
+    for driver, pool, classes, consumes in rows:
+        groups = {str(g) for c in consumes or () for g in c.get("compatibilityGroups") or ()}
+        for cls in classes or ():
+            for g in groups:
+                out[str(cls)][(driver, pool)][g] += 1
+    return {
+        cls: [
+            {"driver": d, "pool": p, "groups": dict(sorted(g.items()))} for (d, p), g in sorted(pools.items())
+        ]
+        for cls, pools in sorted(out.items())
+    }

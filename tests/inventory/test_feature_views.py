@@ -150,6 +150,10 @@ def test_the_device_page_shows_fractional_ranges_compatibility_groups_and_list_a
     assert 'id="device-compatibility"' in html
     assert 'data-group="mig"' in html and 'data-group="vgpu"' in html
 
+    html = client.get("/classes/").content.decode()
+    assert 'data-class-compat="part.example.com"' in html
+    assert 'data-group="mig"' in html and 'data-group="vgpu"' in html
+
     nics = [d for d in mirrored_world["resourceslices"] if d["spec"]["driver"] == "nic.example.com"]
     listed = next(
         (s["spec"]["pool"]["name"], d["name"], name, attr["strings"])
