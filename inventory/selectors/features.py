@@ -5,7 +5,7 @@
 * device attributes downward API (KEP-5304, beta, no gate): per allocated device, the metadata file the
   kubelet mounts into the container and the attributes the driver published for the device;
 * workload claims (DRAWorkloadResourceClaims, beta): a claim reserved for a PodGroup
-  (scheduling.k8s.io/v1alpha2) and the pods of that group (`spec.schedulingGroup.podGroupName`);
+  (scheduling.k8s.io/v1beta1 in 1.37) and the pods of that group (`spec.schedulingGroup.podGroupName`);
 * compatibility groups (DRADeviceCompatibilityGroups, alpha) and optional node operations
   (DRAOptionalNodeOperations, alpha) as the slice declares them.
 

@@ -48,7 +48,7 @@ def _pod(name: str, claim_name: str, containers: int = 1) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[dict[str, list[dict[str, Any]]]]:
-    with running("features", features=ALL_ON) as (cluster, _, _):
+    with running("features", features=ALL_ON | {"WorkloadResourceClaims"}) as (cluster, _, _):
         for doc in yaml.safe_load_all(SAMPLES.read_text()):
             if doc:
                 cluster.store.create(PLURALS[doc["kind"]], doc)
@@ -60,6 +60,32 @@ def world() -> Iterator[dict[str, list[dict[str, Any]]]]:
             ("parts", "two-mig-halves", 1),
         ]:
             cluster.store.create("pods", _pod(name, claim_name, containers))
+        # workload claims: one GPU claim shared by the pods of a PodGroup
+        gpu = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
+        cluster.store.create(
+            "resourceclaims",
+            {
+                "kind": "ResourceClaim",
+                "metadata": {"name": "group-gpu", "namespace": NS},
+                "spec": {"devices": {"requests": [gpu]}},
+            },
+        )
+        cluster.store.create(
+            "podgroups",
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "trainers", "namespace": NS},
+                "spec": {
+                    "schedulingPolicy": {"basic": {}},
+                    "resourceClaims": [{"name": "dev", "resourceClaimName": "group-gpu"}],
+                },
+            },
+        )
+        for i in range(2):
+            member = _pod(f"member-{i}", "group-gpu")
+            member["spec"]["schedulingGroup"] = {"podGroupName": "trainers"}
+            cluster.store.create("pods", member)
         settle(cluster)
         yield {kind: cluster.store.list(kind) for kind in MIRRORED_KINDS}
 
@@ -169,6 +195,15 @@ def test_the_device_page_shows_fractional_ranges_compatibility_groups_and_list_a
     for value in values:
         page = client.get("/devices/data/", {"attribute": f"{name}={value}"})
         assert device in page.content.decode(), value
+
+
+def test_simcluster_reserves_the_group_claim_and_the_claim_page_shows_the_group(
+    mirrored_world: Any, client: Client
+) -> None:
+    html = client.get(f"/claims/{NS}/group-gpu/").content.decode()
+    assert 'id="claim-workload"' in html and "<bdi>trainers</bdi>" in html
+    assert 'data-pod="member-0"' in html and 'data-pod="member-1"' in html
+    assert "podgroups/trainers" in html  # reservedFor names the group, not each pod
 
 
 def test_a_claim_reserved_for_a_pod_group_shows_the_group_and_its_pods(db: Any, client: Client) -> None:

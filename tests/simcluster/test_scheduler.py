@@ -519,3 +519,79 @@ def test_it_serves_example_com_gpu_by_the_device_plugin_where_a_node_advertises_
         scheduled = condition(waiting, "PodScheduled")
         assert scheduled is not None
         assert "2 Insufficient example.com/gpu" in scheduled["message"]
+
+
+def test_it_reserves_a_claim_a_pod_group_lists_for_the_group_and_lets_every_member_use_it() -> None:
+    from simcluster.controllers.scheduler import DEFAULT_FEATURES as ON
+
+    with running(features=ON | {"WorkloadResourceClaims"}) as (cluster, _, _):
+        store = cluster.store
+        store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared-gpu", "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+        group = store.create(
+            "podgroups",
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "trainers", "namespace": "default"},
+                "spec": {
+                    "schedulingPolicy": {"basic": {}},
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+                },
+            },
+        )
+        for i in range(3):
+            store.create(
+                "pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"trainer-{i}", "namespace": "default", "labels": {"app": "group"}},
+                    "spec": {
+                        "schedulingGroup": {"podGroupName": "trainers"},
+                        "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+                        "containers": [
+                            {"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
+                        ],
+                    },
+                },
+            )
+        store.create(
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "orphan", "namespace": "default", "labels": {"app": "orphan"}},
+                "spec": {
+                    "schedulingGroup": {"podGroupName": "nobody"},
+                    "containers": [{"name": "m", "image": "x"}],
+                },
+            },
+        )
+        settle(cluster)
+        members = pods(cluster, app="group")
+        assert all(p["status"]["phase"] == "Running" for p in members)
+        assert len({p["spec"]["nodeName"] for p in members}) == 1  # where the claim's device is
+        claim = store.get("resourceclaims", "shared-gpu", namespace="default")
+        assert claim["status"]["reservedFor"] == [
+            {
+                "apiGroup": "scheduling.k8s.io",
+                "resource": "podgroups",
+                "name": "trainers",
+                "uid": group["metadata"]["uid"],
+            }
+        ]
+        (orphan,) = pods(cluster, app="orphan")
+        scheduled = condition(orphan, "PodScheduled")
+        assert scheduled is not None and 'pod group "nobody" does not exist' in scheduled["message"]
