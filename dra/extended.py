@@ -195,3 +195,33 @@ def extended_claim(pod: Mapping[str, Any], requests: Sequence[ExtendedRequest]) 
         },
         "spec": {"devices": {"requests": claim_requests(requests)}},
     }
+
+
+def pod_extended_counts(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The pod's effective request per extended resource name, as NodeResourcesFit counts it: the sum
+    over its containers and sidecars, or the largest plain init container if that asks for more."""
+    spec = pod.get("spec") or {}
+    steady: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    parts = [(c, c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or []]
+    parts += [(c, True) for c in spec.get("containers") or []]
+    for container, long_lived in parts:
+        resources = container.get("resources") or {}
+        amounts = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for resource, value in amounts.items():
+            if not is_dra_extended_resource_name(str(resource)):
+                continue
+            count = count_of(value)
+            if count <= 0:
+                continue
+            if long_lived:
+                steady[resource] = steady.get(resource, 0) + count
+            else:
+                init_peak[resource] = max(init_peak.get(resource, 0), count)
+    return {r: max(steady.get(r, 0), init_peak.get(r, 0)) for r in sorted({*steady, *init_peak})}
+
+
+def device_plugin_capacity(node: Mapping[str, Any], resource: str) -> int:
+    """How many of `resource` the node's device plugin advertises (0: none, DRA may serve it)."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return count_of(allocatable.get(resource, "0"))

@@ -128,6 +128,8 @@ KINDS: tuple[Kind, ...] = (
     _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
        field_selectors=("status.successful",)),
     _k("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
+    # Workload-aware scheduling (GenericWorkload; its resourceClaims: DRAWorkloadResourceClaims, beta in 1.37).
+    _k("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", namespaced=True, status=True),
     _k(RBAC_GROUP, "v1", "clusterroles", "ClusterRole", namespaced=False),
     _k(RBAC_GROUP, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
     _k(RBAC_GROUP, "v1", "roles", "Role", namespaced=True),

@@ -310,3 +310,21 @@ def claim_device_classes(claim: Mapping[str, Any]) -> list[str]:
         if name and name not in names:
             names.append(name)
     return names
+
+
+def attribute_index_lines(driver: str, attributes: Mapping[str, Any]) -> list[str]:
+    """`name=value` for every attribute under its qualified and short names (as `flat_attributes`),
+    plus one `name=element` per element of a list-typed attribute (DRAListTypeAttributes), so that a
+    `name=value` filter finds a device whose list includes the value."""
+    lines = [f"{k}={v}" for k, v in flat_attributes(driver, attributes).items()]
+    for name, attr in attributes.items():
+        if not isinstance(attr, Mapping):
+            continue
+        value = attribute_value(attr)
+        if not isinstance(value, list) or len(value) < 2:
+            continue
+        qualified = qualify(driver, name)
+        domain, _, short = qualified.rpartition("/")
+        keys = [qualified, short] if domain == driver else [qualified]
+        lines += [f"{k}={attribute_text(v)}" for k in keys for v in value]
+    return lines

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import django_filters
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Q, QuerySet, TextField
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
+from django.db.models import Q, QuerySet
 
 from dra.availability import BLOCK_REASONS
 from inventory.kube import MIRRORED_KINDS
@@ -86,10 +86,9 @@ class DeviceFilterSet(django_filters.FilterSet):
         narrowed = queryset.filter(attribute_index__contains=f"\n{key}={wanted}\n")
         if connection.vendor == "postgresql":
             return narrowed  # LIKE is case-sensitive there: the text index alone is exact
-        # SQLite's LIKE ignores ASCII case, so confirm with the JSON value (only on rows LIKE kept).
-        # Cast: without it SQLite compares JSON_EXTRACT(value) and "1" would never equal the stored "1".
-        attr = Cast(KeyTextTransform(key, "attributes_flat"), TextField())
-        return narrowed.alias(_attr=attr).filter(_attr=wanted)
+        # SQLite's LIKE ignores ASCII case, so confirm case-sensitively (only on rows LIKE kept): REGEXP on
+        # the same index, which also holds one line per element of a list attribute (DRAListTypeAttributes).
+        return narrowed.filter(attribute_index__regex=re.escape(f"\n{key}={wanted}\n"))
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":

@@ -31,6 +31,7 @@ from inventory.selectors import rules as rule_queries
 from inventory.selectors.claims import claim_state_counts
 from inventory.selectors.classes import class_overview
 from inventory.selectors.devices import device_filter_choices, device_get
+from inventory.selectors.features import claim_features, compatibility_by_class, device_features
 from inventory.selectors.nodes import node_layouts, node_names
 from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
 from inventory.selectors.overview import cluster_summary, overview_totals
@@ -235,6 +236,7 @@ def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> Ht
         "detail": detail,
         "attributes": sorted((device.attributes or {}).items()),
         "capacity": sorted((device.capacity or {}).items()),
+        "features": device_features(device=device),
         "fragment_url": _fragment_url(request, "body"),
         "live_kinds": DEVICE_KINDS,
     }
@@ -297,6 +299,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
         "reserved": reserved,
         "results": results,
         "extended_mappings": mappings,
+        "features": claim_features(claim=detail.obj, pods=detail.pods),
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(
@@ -314,6 +317,7 @@ def classes(request: HttpRequest) -> HttpResponse:
     context = {
         "rows": overview.classes,
         "warnings": overview.warnings,
+        "compatibility": compatibility_by_class(),
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(request, "inventory/classes.html", context, {"body": "inventory/partials/classes_body.html"})

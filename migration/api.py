@@ -1,4 +1,6 @@
-"""REST API of the migration room (under /api/migration/). Any signed-in user: nothing is written anywhere.
+"""REST API of the migration room (under /api/migration/). Upgrades and the device-plugin assistant: any
+signed-in user, nothing is written. Pool availability snapshots: operators and admins create and delete
+ResourcePoolStatusRequests (as themselves under impersonation).
 
 POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` →
 {changed, failed, documents: [{index, kind, name, from, to, action, changed, notes, errors}], yaml, diff}.
@@ -15,12 +17,23 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dradash.api import JSONParser, error_body, error_response
+from dradash.context import user_can_author
+from migration.device_plugins import assistant_json, device_plugin_assistant
+from migration.pool_status import (
+    PoolStatusInputError,
+    PoolStatusWriteError,
+    pool_status_create,
+    pool_status_delete,
+    pool_status_refresh,
+    pool_status_snapshots,
+    snapshot_json,
+)
 from migration.upgrade import UploadError, manifests_upgrade, read_upload, upgrade_report
 
 
@@ -84,4 +97,129 @@ class UpgradeView(APIView):
         return Response(body)
 
 
-urlpatterns = [path("upgrade/", UpgradeView.as_view(), name="api-upgrade")]
+class DevicePluginsView(APIView):
+    """Device plugin → DRA assistant: per extended resource name in use, its pods (and which backend serves
+    each), the nodes advertising it through a device plugin, the nodes where DRA serves it, class conflicts
+    (the newest class wins, on a tie the name that sorts first), nodes where both backends would serve it."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="migration_device_plugins",
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="{quota_note, notes, resources: [...]}")
+        },
+    )
+    def get(self, request: Request) -> Response:
+        return Response(assistant_json(device_plugin_assistant()))
+
+
+urlpatterns = [
+    path("upgrade/", UpgradeView.as_view(), name="api-upgrade"),
+    path("device-plugins/", DevicePluginsView.as_view(), name="api-device-plugins"),
+]
+
+
+class CanAuthorSnapshots(BasePermission):
+    message = "Only operators and admins may create or delete ResourcePoolStatusRequests."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return request.method in ("GET", "HEAD", "OPTIONS") or user_can_author(request.user)
+
+
+class PoolStatusCreate(serializers.Serializer[Any]):
+    driver = serializers.CharField(help_text="the driver whose pools to summarize (DNS subdomain)")
+    poolName = serializers.CharField(required=False, help_text="one pool; default: every pool of the driver")
+    limit = serializers.IntegerField(required=False, help_text="pools listed, 1..1000 (default 100)")
+
+
+def _write_error(error: PoolStatusWriteError) -> Response:
+    return error_response("", error.message, status_code=error.status if 400 <= error.status < 600 else 502)
+
+
+class PoolStatusListView(APIView):
+    """ResourcePoolStatusRequests (resource.k8s.io/v1alpha3, gate DRAResourcePoolStatus) as mirrored, each
+    pool beside dradash's own figures; POST creates one (as the user under impersonation)."""
+
+    permission_classes = [IsAuthenticated, CanAuthorSnapshots]
+
+    @extend_schema(
+        operation_id="migration_pool_status_list",
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="{items: [snapshot, ...]}")},
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"items": [snapshot_json(s) for s in pool_status_snapshots()]})
+
+    @extend_schema(
+        operation_id="migration_pool_status_create",
+        request=PoolStatusCreate,
+        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="the created request")},
+    )
+    def post(self, request: Request) -> Response:
+        data = request.data
+        unknown = sorted(set(data) - {"driver", "poolName", "limit"})
+        if unknown:
+            return error_response(unknown[0], "is not a field (known: driver, limit, poolName)")
+        try:
+            created = pool_status_create(
+                driver=data.get("driver"),
+                pool=data.get("poolName", ""),
+                limit=data.get("limit"),
+                user=request.user,
+            )
+        except PoolStatusInputError as error:
+            return error_response(error.field, error.message)
+        except PoolStatusWriteError as error:
+            return _write_error(error)
+        return Response(created, status=201)
+
+
+class PoolStatusDetailView(APIView):
+    permission_classes = [IsAuthenticated, CanAuthorSnapshots]
+
+    @extend_schema(
+        operation_id="migration_pool_status_get",
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="one snapshot and the comparison")},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        for snapshot in pool_status_snapshots():
+            if snapshot.name == name:
+                return Response(snapshot_json(snapshot))
+        return error_response(
+            "name", f"no ResourcePoolStatusRequest {name} in the inventory", status_code=404
+        )
+
+    @extend_schema(operation_id="migration_pool_status_delete", responses={204: None})
+    def delete(self, request: Request, name: str) -> Response:
+        try:
+            pool_status_delete(name=name, user=request.user)
+        except PoolStatusWriteError as error:
+            return _write_error(error)
+        return Response(status=204)
+
+
+class PoolStatusRefreshView(APIView):
+    """Delete the request and create one with the same spec (a request's status is computed once)."""
+
+    permission_classes = [IsAuthenticated, CanAuthorSnapshots]
+
+    @extend_schema(
+        operation_id="migration_pool_status_refresh",
+        request=None,
+        responses={201: OpenApiResponse(OpenApiTypes.OBJECT, description="the new request")},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        try:
+            created = pool_status_refresh(name=name, user=request.user)
+        except PoolStatusInputError as error:
+            return error_response(error.field, error.message)
+        except PoolStatusWriteError as error:
+            return _write_error(error)
+        return Response(created, status=201)
+
+
+urlpatterns += [
+    path("pool-status/", PoolStatusListView.as_view(), name="api-pool-status"),
+    path("pool-status/<str:name>/", PoolStatusDetailView.as_view(), name="api-pool-status-detail"),
+    path("pool-status/<str:name>/refresh/", PoolStatusRefreshView.as_view(), name="api-pool-status-refresh"),
+]

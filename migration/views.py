@@ -4,12 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from dradash.context import user_can_author
+from migration.device_plugins import device_class_names, device_plugin_assistant
 from migration.diffview import side_by_side, unified
+from migration.pool_status import (
+    GATE,
+    PoolStatusInputError,
+    PoolStatusWriteError,
+    pool_status_create,
+    pool_status_delete,
+    pool_status_drivers,
+    pool_status_refresh,
+    pool_status_snapshots,
+)
 from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifests_upgrade, read_upload
 
 NAV = "migration"
@@ -19,6 +32,19 @@ NAV = "migration"
 @require_safe
 def index(request: HttpRequest) -> HttpResponse:
     return redirect("migration:migration-upgrade")
+
+
+@login_required
+@require_safe
+def device_plugins(request: HttpRequest) -> HttpResponse:
+    """Device plugin → DRA: per extended resource, its pods, both backends per node, conflicts, the what-if."""
+    assistant = device_plugin_assistant()
+    classes = sorted({c for r in assistant.resources for c in [r.device_class] if c})
+    return render(
+        request,
+        "migration/device_plugins.html",
+        {"nav": NAV, "assistant": assistant, "classes": classes, "all_classes": device_class_names()},
+    )
 
 
 @login_required
@@ -61,3 +87,48 @@ def _download_name(source: str) -> str:
     stem = source.rsplit("/", 1)[-1].rsplit(".", 1)[0] if source not in ("", "pasted") else "manifests"
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in stem)[:80] or "manifests"
     return f"{safe}.v1.yaml"
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def pool_status(request: HttpRequest) -> HttpResponse:
+    """ResourcePoolStatusRequests: create one for a driver (and pool), see its status beside dradash's own
+    figures, delete it, or delete and create it again to refresh."""
+    can_write = user_can_author(request.user)
+    context: dict[str, Any] = {"nav": NAV, "gate": GATE, "can_write": can_write, "posted": {}}
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        name = request.POST.get("name", "")
+        try:
+            if not can_write:
+                raise PoolStatusWriteError(403, "only operators and admins may create or delete snapshots")
+            if action == "create":
+                created = pool_status_create(
+                    driver=request.POST.get("driver", ""),
+                    pool=request.POST.get("poolName", ""),
+                    limit=request.POST.get("limit", ""),
+                    user=request.user,
+                )
+                messages.success(
+                    request, f"Created {created['metadata']['name']}; the controller fills its status."
+                )
+            elif action == "delete":
+                pool_status_delete(name=name, user=request.user)
+                messages.success(request, f"Deleted {name}.")
+            elif action == "refresh":
+                created = pool_status_refresh(name=name, user=request.user)
+                messages.success(request, f"Deleted {name} and created {created['metadata']['name']}.")
+            else:
+                raise PoolStatusInputError("action", "must be create, delete or refresh")
+            return redirect("migration:migration-pool-status")
+        except PoolStatusInputError as error:
+            context["form_error"] = {"field": error.field, "message": error.message}
+            context["posted"] = request.POST
+            status = 400
+        except PoolStatusWriteError as error:
+            context["form_error"] = {"field": "", "message": error.message}
+            context["posted"] = request.POST
+            status = error.status if 400 <= error.status < 600 else 502
+    context.update(snapshots=pool_status_snapshots(), drivers=pool_status_drivers())
+    return render(request, "migration/pool_status.html", context, status=status)

@@ -13,7 +13,10 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
+from dra.allocator import AllocationError
+from dra.allocator.features import ALLOCATION_FEATURES, DEFAULT_FEATURES, NEUTRAL_FEATURES, normalize_features
 from simcluster.app import start_simcluster
 from simcluster.ctl import main as ctl_main
 
@@ -68,12 +71,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="serve plain HTTP with no authentication or authorization (debugging only)",
     )
+    parser.add_argument(
+        "--features",
+        default="",
+        help="DRA feature gates to turn on beside the 1.37 defaults, comma-separated (DRA prefix optional), "
+        "or 'all' for every 1.37 beta and alpha the scheduler knows",
+    )
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     host, port = args.listen
+    extra: dict[str, Any] = {"workload_pods": args.workload_pods} if args.workload_pods else {}
+    if args.features:
+        extra["features"] = _features(args.features)
     try:
         cluster = start_simcluster(
             topology=args.topology,
@@ -85,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             rule_status_period=args.rule_status_period,
             pki_dir=args.pki_dir,
             insecure_http=args.insecure_http,
-            **({"workload_pods": args.workload_pods} if args.workload_pods else {}),
+            **extra,
         )
     except OSError as error:
         print(f"simcluster: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)
@@ -101,6 +113,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         cluster.stop()
     return 0
+
+
+def _features(text: str) -> frozenset[str]:
+    """The 1.37 defaults plus the named gates ("all": every allocation and neutral feature)."""
+    if text.strip() == "all":
+        return DEFAULT_FEATURES | ALLOCATION_FEATURES | NEUTRAL_FEATURES
+    try:
+        return DEFAULT_FEATURES | normalize_features(n.strip() for n in text.split(",") if n.strip())
+    except AllocationError as error:
+        raise SystemExit(f"simcluster: --features: {error}") from None
 
 
 if __name__ == "__main__":

@@ -393,6 +393,7 @@ _PLURALS = {
     "Job": "jobs",
     "Pod": "pods",
     "PodDisruptionBudget": "poddisruptionbudgets",
+    "PodGroup": "podgroups",
     "Namespace": "namespaces",
     "DeviceClass": "deviceclasses",
 }
@@ -404,6 +405,7 @@ _API_VERSIONS = {
     "Job": "batch/v1",
     "Pod": "v1",
     "PodDisruptionBudget": "policy/v1",
+    "PodGroup": "scheduling.k8s.io/v1beta1",
     "Namespace": "v1",
     "DeviceClass": "resource.k8s.io/v1",
 }

@@ -24,12 +24,15 @@ from dra.allocator import DEFAULT_FEATURES, AllocatedState, AllocationError, All
 from dra.extended import (
     ExtendedRequest,
     count_of,
+    device_plugin_capacity,
     extended_claim,
     extended_requests,
     extended_resources,
     generated_claim_prefix,
+    pod_extended_counts,
     served_by_device_plugin,
 )
+from dra.node_allocatable import claim_statuses
 from dra.objects import is_extended_resource_claim
 from dra.selection import SelectorError, node_selector_matches
 from dra.taints import RuleIndex
@@ -72,8 +75,10 @@ WATCHES = frozenset(
         "deviceclasses",
         "devicetaintrules",
         "nodes",
+        "podgroups",
     }
 )
+PODGROUP_API_GROUP = "scheduling.k8s.io"
 
 
 class Unschedulable(Exception):
@@ -91,6 +96,9 @@ class _World:
     templates: dict[tuple[str, str], JSON]
     claims: dict[tuple[str, str], JSON]
     pods_per_node: Counter[str] = field(default_factory=Counter)
+    # (node, extended resource) → devices of a device plugin the node's bound pods use
+    plugin_used: Counter[tuple[str, str]] = field(default_factory=Counter)
+    podgroups: dict[tuple[str, str], JSON] = field(default_factory=dict)
     # (slices, classes, rules) as (count, newest resourceVersion): the allocator is rebuilt when it changes
     signature: tuple[tuple[int, int], ...] = ()
     # pod uid → keys of the claims it owns (generated and extended-resource claims)
@@ -113,6 +121,8 @@ class _Plan:
     pod_claims: list[tuple[str, JSON]]  # (pod claim name or "", claim) for claims that exist
     generated: dict[str, str]  # pod claim name → generated claim name
     extended: list[ExtendedRequest]
+    #: claim key → the reservedFor entry the pod uses it through (its PodGroup), when not the pod itself
+    consumers: dict[tuple[str, str], JSON] = field(default_factory=dict)
 
 
 class Scheduler:
@@ -162,6 +172,7 @@ class Scheduler:
                 (namespace_of(t), name_of(t)): t for t in read_all(self.store, "resourceclaimtemplates")
             },
             claims={(namespace_of(c), name_of(c)): c for c in read_all(self.store, "resourceclaims")},
+            podgroups={(namespace_of(g), name_of(g)): g for g in read_all(self.store, "podgroups")},
             pods_per_node=Counter(
                 str(p["spec"]["nodeName"])
                 for p in pods
@@ -170,6 +181,11 @@ class Scheduler:
         )
         for claim in world.claims.values():
             world.own(claim)
+        by_name = {name_of(n): n for n in world.nodes}
+        for p in pods:
+            bound_to = (p.get("spec") or {}).get("nodeName")
+            if bound_to and not is_terminal(p) and bound_to in by_name:
+                world.plugin_used.update(_plugin_use(p, by_name[bound_to]))
         retry = False
         for pod in pending:
             try:
@@ -204,6 +220,8 @@ class Scheduler:
             if s.get("resourceClaimName")
         }
         pod_claims: list[tuple[str, JSON]] = []
+        consumers: dict[tuple[str, str], JSON] = {}
+        group = self._pod_group(pod, world)
         created_any = False
         for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
             entry_name = str(entry.get("name"))
@@ -225,12 +243,32 @@ class Scheduler:
                 continue
             if is_deleting(claim):
                 raise Unschedulable(f'resourceclaim "{name_of(claim)}" is being deleted')
+            if group is not None and _group_shares(group, entry):
+                consumers[(ns, name_of(claim))] = {
+                    "apiGroup": PODGROUP_API_GROUP,
+                    "resource": "podgroups",
+                    "name": name_of(group),
+                    "uid": uid_of(group),
+                }
             pod_claims.append((entry_name, claim))
         if created_any:
             self._write_claim_statuses(pod, generated)
         self._drop_leftover_extended_claims(pod, world)
         extended = extended_requests(pod, extended_resources(world.classes).classes)
-        return _Plan(pod_claims=pod_claims, generated=generated, extended=extended)
+        return _Plan(pod_claims=pod_claims, generated=generated, extended=extended, consumers=consumers)
+
+    def _pod_group(self, pod: JSON, world: _World) -> JSON | None:
+        """The pod's PodGroup when workload claims are on (DRAWorkloadResourceClaims); a pod whose group
+        does not exist yet waits for it, as upstream's scheduler does."""
+        name = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if not name:
+            return None
+        group = world.podgroups.get((namespace_of(pod), str(name)))
+        if group is None:
+            raise Unschedulable(f'pod group "{name}" does not exist')
+        if not {"WorkloadResourceClaims", "DRAWorkloadResourceClaims"} & self.features:
+            return None
+        return group
 
     def _drop_leftover_extended_claims(self, pod: JSON, world: _World) -> None:
         """An unallocated extended-resource claim left by an earlier failed attempt is deleted, as the
@@ -311,12 +349,12 @@ class Scheduler:
         pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
         pending_keys = {(namespace_of(c), name_of(c)) for c in pending}
         # A claim whose device must be evicted gets no new pods (dra-api §8.4).
-        joining = [c for c in allocated if not reserved_for(c, uid_of(pod))]
+        joining = [c for c in allocated if not _reserved(c, pod, plan)]
         blocked = bool(joining) and self._claims_under_no_execute(joining, world, self.clock.now())
         start = self._next_node % len(candidates)
         for offset in range(len(candidates)):
             node = candidates[(start + offset) % len(candidates)]
-            why = self._node_unfit(pod, node, world)
+            why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
             if why:
                 reasons[why] += 1
                 continue
@@ -327,8 +365,7 @@ class Scheduler:
                 reasons["node(s) didn't match the node selector of an allocated claim"] += 1
                 continue
             if any(
-                len((c.get("status") or {}).get("reservedFor") or []) >= 256
-                and not reserved_for(c, uid_of(pod))
+                len((c.get("status") or {}).get("reservedFor") or []) >= 256 and not _reserved(c, pod, plan)
                 for c in allocated
             ):
                 reasons["resourceclaim in use by too many pods"] += 1
@@ -470,6 +507,20 @@ class Scheduler:
             return None
         return extended_claim(pod, served), served
 
+    @staticmethod
+    def _extended_unfit(pod: JSON, plan: _Plan, node: JSON, world: _World) -> str | None:
+        """NodeResourcesFit for extended resources: a resource the node advertises (a device plugin) must
+        fit its allocatable; one it does not advertise needs a DeviceClass that maps it (DRA)."""
+        dra_served = {r.resource for r in plan.extended}
+        for resource, count in pod_extended_counts(pod).items():
+            capacity = device_plugin_capacity(node, resource)
+            if capacity > 0:
+                if world.plugin_used[(name_of(node), resource)] + count > capacity:
+                    return f"Insufficient {resource}"
+            elif resource not in dra_served:
+                return f"Insufficient {resource}"
+        return None
+
     # --- PreBind / Bind --------------------------------------------------------------------------------
 
     def _commit(
@@ -503,11 +554,12 @@ class Scheduler:
             }
         for _, claim in plan.pod_claims:
             key = (namespace_of(claim), name_of(claim))
-            world.claims[key] = self._reserve(claim, pod, allocations.get(key))
+            world.claims[key] = self._reserve(claim, pod, allocations.get(key), plan.consumers.get(key))
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
+        world.plugin_used.update(_plugin_use(pod, node))
         self._next_node = world.nodes.index(node) + 1
-        self._mark_running(bound, node, plan, extended_status)
+        self._mark_running(bound, node, plan, extended_status, world)
         self.scheduled += 1
         post_event(
             self.store,
@@ -518,7 +570,7 @@ class Scheduler:
             component=COMPONENT,
         )
 
-    def _reserve(self, claim: JSON, pod: JSON, allocation: JSON | None) -> JSON:
+    def _reserve(self, claim: JSON, pod: JSON, allocation: JSON | None, consumer: JSON | None = None) -> JSON:
         """Finalizer first, then allocation and reservation in one status write."""
         current = self.store.get("resourceclaims", name_of(claim), namespace=namespace_of(claim))
         if allocation is not None and (current.get("status") or {}).get("allocation") is not None:
@@ -530,11 +582,14 @@ class Scheduler:
         status = current.setdefault("status", {})
         if allocation is not None:
             status["allocation"] = allocation
-        if not reserved_for(current, uid_of(pod)):
-            status["reservedFor"] = [*(status.get("reservedFor") or []), pod_reference(pod)]
+        ref = consumer or pod_reference(pod)
+        if not reserved_for(current, str(ref["uid"])):
+            status["reservedFor"] = [*(status.get("reservedFor") or []), ref]
         return self.store.update("resourceclaims", current, subresource="status")
 
-    def _mark_running(self, pod: JSON, node: JSON, plan: _Plan, extended_status: JSON | None) -> None:
+    def _mark_running(
+        self, pod: JSON, node: JSON, plan: _Plan, extended_status: JSON | None, world: _World
+    ) -> None:
         now = format_time(self.clock.now())
         conditions: list[JSON] = list((pod.get("status") or {}).get("conditions") or [])
         for kind in ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready"):
@@ -568,6 +623,16 @@ class Scheduler:
             ]
         if extended_status:
             status["extendedResourceClaimStatus"] = extended_status
+        if "NodeAllocatableResources" in self.features or "DRANodeAllocatableResources" in self.features:
+            # what the pod's DRA devices cost its node in cpu, memory … (KEP-5517), per claim
+            with_statuses = {**pod, "status": {**(pod.get("status") or {}), **status}}
+            costs = claim_statuses(
+                pod=with_statuses,
+                claims=[world.claims.get((namespace_of(c), name_of(c)), c) for _, c in plan.pod_claims],
+                slices=world.slices,
+            )
+            if costs:
+                status["nodeAllocatableResourceClaimStatuses"] = costs
         self.store.patch(
             "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
         )
@@ -612,3 +677,32 @@ def _node_ip(node: Mapping[str, Any]) -> str:
 def _pod_ip(pod: Mapping[str, Any]) -> str:
     digest = hashlib.sha1(uid_of(pod).encode()).digest()
     return f"10.244.{digest[0]}.{digest[1] % 254 + 1}"
+
+
+def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:
+    """The devices of the node's device plugins the pod holds (resources the node advertises)."""
+    return Counter(
+        {
+            (name_of(node), resource): count
+            for resource, count in pod_extended_counts(pod).items()
+            if device_plugin_capacity(node, resource) > 0
+        }
+    )
+
+
+def _group_shares(group: JSON, entry: JSON) -> bool:
+    """The PodGroup lists the pod's claim entry exactly (same name, same ResourceClaim): the claim is
+    reserved for the group, not the pod. Claims from a group's template are not generated here."""
+    return any(
+        g.get("name") == entry.get("name")
+        and g.get("resourceClaimName")
+        and g.get("resourceClaimName") == entry.get("resourceClaimName")
+        for g in (group.get("spec") or {}).get("resourceClaims") or ()
+    )
+
+
+def _reserved(claim: JSON, pod: JSON, plan: _Plan) -> bool:
+    consumer = plan.consumers.get((namespace_of(claim), name_of(claim)))
+    return reserved_for(claim, uid_of(pod)) or (
+        consumer is not None and reserved_for(claim, str(consumer["uid"]))
+    )

@@ -117,4 +117,4 @@ def test_it_finds_a_new_kind_module_without_a_list_to_update() -> None:
         module.unlink()
         unregister("probe")
         sys.modules.pop("allocation.whatif.kinds._probe_kind", None)
-    assert kind_names() == ["feasibility", "headroom", "taint_impact"]
+    assert kind_names() == ["feasibility", "headroom", "taint_impact", "plugin_removal"]

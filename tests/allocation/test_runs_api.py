@@ -152,4 +152,4 @@ def test_it_documents_the_what_if_api_in_the_openapi_schema(api: APIClient) -> N
         schema["paths"]
     )
     kinds = schema["components"]["schemas"]["KindEnum"]["enum"]
-    assert kinds == ["feasibility", "headroom", "taint_impact"]
+    assert kinds == ["feasibility", "headroom", "taint_impact", "plugin_removal"]

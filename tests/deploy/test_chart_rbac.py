@@ -99,6 +99,7 @@ def test_it_impersonates_with_constrained_verbs_limited_to_what_dradash_writes(v
     }
     assert impersonated_writes == {
         (RESOURCE, TAINT_RULES),
+        (RESOURCE, "resourcepoolstatusrequests"),  # pool availability snapshots, as the user
         ("", "pods/eviction"),
         ("authorization.k8s.io", "selfsubjectaccessreviews"),
     }
@@ -139,8 +140,15 @@ def test_it_grants_evictions_only_while_the_drain_is_enabled() -> None:
 def test_it_creates_and_deletes_resource_pool_status_requests_only_when_enabled() -> None:
     for verb in ("create", "delete"):
         assert allowed(rendered("default"), RESOURCE, "resourcepoolstatusrequests", verb)
-        assert allowed(rendered("impersonation"), RESOURCE, "resourcepoolstatusrequests", verb)
         assert not allowed(rendered("pool-status-off"), RESOURCE, "resourcepoolstatusrequests", verb)
+        # with impersonation on the snapshot is made as the user, like DeviceTaintRule writes
+        assert not allowed(rendered("impersonation"), RESOURCE, "resourcepoolstatusrequests", verb)
+        assert allowed(
+            rendered("impersonation"),
+            RESOURCE,
+            "resourcepoolstatusrequests",
+            f"impersonate-on:user-info:{verb}",
+        )
     for verb in ("update", "patch"):
         assert not allowed(rendered("default"), RESOURCE, "resourcepoolstatusrequests", verb)
 

@@ -258,3 +258,31 @@ def test_it_lowers_the_slice_limit_for_devices_with_advanced_features() -> None:
     assert device_limit([{"name": "p", "consumesCounters": [{"counterSet": "s", "counters": {}}]}]) == 64
     assert device_limit([{"name": "l", "attributes": {"links": {"ints": [1, 2]}}}]) == 64
     assert not uses_advanced_features({"name": "odd", "attributes": {"x": "not-an-attribute"}})
+
+
+def test_pod_extended_counts_sum_containers_and_take_the_largest_plain_init_container() -> None:
+    from dra.extended import device_plugin_capacity, pod_extended_counts
+
+    pod = {
+        "spec": {
+            "initContainers": [
+                {"name": "warmup", "resources": {"limits": {"example.com/gpu": "3"}}},
+                {
+                    "name": "sidecar",
+                    "restartPolicy": "Always",
+                    "resources": {"limits": {"example.com/gpu": "1"}},
+                },
+            ],
+            "containers": [
+                {"name": "a", "resources": {"limits": {"example.com/gpu": "1", "cpu": "2"}}},
+                {"name": "b", "resources": {"requests": {"example.com/gpu": "1"}}},
+            ],
+        }
+    }
+    assert pod_extended_counts(pod) == {"example.com/gpu": 3}
+    pod["spec"]["initContainers"][0]["resources"]["limits"]["example.com/gpu"] = "2"
+    assert pod_extended_counts(pod) == {"example.com/gpu": 3}  # 1 sidecar + 2 containers
+    assert (
+        device_plugin_capacity({"status": {"allocatable": {"example.com/gpu": "4"}}}, "example.com/gpu") == 4
+    )
+    assert device_plugin_capacity({"status": {}}, "example.com/gpu") == 0

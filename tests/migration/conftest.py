@@ -41,3 +41,6 @@ def seed_inventory() -> None:
 @pytest.fixture
 def inventory(db: Any) -> None:
     seed_inventory()
+
+
+from tests.maintenance.conftest import cluster_settings, mirrored  # noqa: E402, F401  (simcluster, mirrored)

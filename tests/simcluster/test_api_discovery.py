@@ -19,8 +19,10 @@ def test_it_lists_groups_and_preferred_versions(api: client.ApiClient) -> None:
     groups = {g.name: g for g in client.ApisApi(api).get_api_versions().groups}
     assert set(groups) == {
         "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "coordination.k8s.io", "policy",
-        "rbac.authorization.k8s.io", "resource.k8s.io",
+        "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io",
     }  # fmt: skip
+    pod_groups = groups["scheduling.k8s.io"].preferred_version.group_version
+    assert pod_groups == "scheduling.k8s.io/v1beta1"
     assert [v.version for v in groups["resource.k8s.io"].versions] == ["v1", "v1alpha3"]
     assert groups["resource.k8s.io"].preferred_version.group_version == "resource.k8s.io/v1"
     assert client.CoreApi(api).get_api_versions().versions == ["v1"]

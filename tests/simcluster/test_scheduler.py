@@ -501,3 +501,97 @@ def test_it_names_the_invalid_pool_when_no_node_fits() -> None:
             f"1 invalid resource pools were encountered (fpga.example.com/{first}: duplicate device name fpga-0)"
             in scheduled["message"]
         )
+
+
+def test_it_serves_example_com_gpu_by_the_device_plugin_where_a_node_advertises_it_and_counts_it() -> None:
+    with running("demo") as (cluster, _, _):
+        legacy = pods(cluster, app="cuda-legacy") + pods(cluster, app="cuda-legacy-wide")
+        assert len(legacy) == 6
+        running_ = [p for p in legacy if p["status"]["phase"] == "Running"]
+        # pinned to the device-plugin nodes: no extended-resource claim, the plugin's devices are used,
+        # even on legacy-01 whose GPUs DRA also publishes (the device plugin wins there)
+        assert {p["spec"]["nodeName"] for p in running_} == {"legacy-00", "legacy-01"}
+        assert all("extendedResourceClaimStatus" not in p["status"] for p in legacy)
+        # DRA serves it on nodes that advertise none
+        assert all(p["status"].get("extendedResourceClaimStatus") for p in pods(cluster, app="legacy-gpu"))
+        # 5 × 1 + 4 GPUs asked of 4 + 4 the plugins advertise: one pod waits, counted per node
+        (waiting,) = [p for p in legacy if p["status"]["phase"] == "Pending"]
+        scheduled = condition(waiting, "PodScheduled")
+        assert scheduled is not None
+        assert "2 Insufficient example.com/gpu" in scheduled["message"]
+
+
+def test_it_reserves_a_claim_a_pod_group_lists_for_the_group_and_lets_every_member_use_it() -> None:
+    from simcluster.controllers.scheduler import DEFAULT_FEATURES as ON
+
+    with running(features=ON | {"WorkloadResourceClaims"}) as (cluster, _, _):
+        store = cluster.store
+        store.create(
+            "resourceclaims",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared-gpu", "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                    }
+                },
+            },
+        )
+        group = store.create(
+            "podgroups",
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "trainers", "namespace": "default"},
+                "spec": {
+                    "schedulingPolicy": {"basic": {}},
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+                },
+            },
+        )
+        for i in range(3):
+            store.create(
+                "pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"trainer-{i}", "namespace": "default", "labels": {"app": "group"}},
+                    "spec": {
+                        "schedulingGroup": {"podGroupName": "trainers"},
+                        "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+                        "containers": [
+                            {"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
+                        ],
+                    },
+                },
+            )
+        store.create(
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "orphan", "namespace": "default", "labels": {"app": "orphan"}},
+                "spec": {
+                    "schedulingGroup": {"podGroupName": "nobody"},
+                    "containers": [{"name": "m", "image": "x"}],
+                },
+            },
+        )
+        settle(cluster)
+        members = pods(cluster, app="group")
+        assert all(p["status"]["phase"] == "Running" for p in members)
+        assert len({p["spec"]["nodeName"] for p in members}) == 1  # where the claim's device is
+        claim = store.get("resourceclaims", "shared-gpu", namespace="default")
+        assert claim["status"]["reservedFor"] == [
+            {
+                "apiGroup": "scheduling.k8s.io",
+                "resource": "podgroups",
+                "name": "trainers",
+                "uid": group["metadata"]["uid"],
+            }
+        ]
+        (orphan,) = pods(cluster, app="orphan")
+        scheduled = condition(orphan, "PodScheduled")
+        assert scheduled is not None and 'pod group "nobody" does not exist' in scheduled["message"]

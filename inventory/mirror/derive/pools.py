@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from django.db.models import Q
 
-from dra.objects import flat_attributes, node_selection, numa_node
+from dra.objects import attribute_index_lines, flat_attributes, node_selection, numa_node
 from inventory.mirror import sql
 from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_device, fill_allocations
 from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
@@ -235,7 +235,9 @@ def fill_from_slice(
     attributes = device.get("attributes") or {}
     row.attributes = attributes
     row.attributes_flat = flat_attributes(row.driver, attributes)
-    row.attribute_index = "\n" + "".join(f"{k}={v}\n" for k, v in row.attributes_flat.items())
+    row.attribute_index = "\n" + "".join(
+        f"{line}\n" for line in attribute_index_lines(row.driver, attributes)
+    )
     row.capacity = device.get("capacity") or {}
     row.consumes_counters = device.get("consumesCounters") or []
     row.allow_multiple_allocations = bool(device.get("allowMultipleAllocations"))
