@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max
 
@@ -88,15 +89,18 @@ _cache_lock = threading.Lock()
 _cached: tuple[Any, Snapshot] | None = None
 
 
-def snapshot_load(*, features: frozenset[str] = DEFAULT_FEATURES) -> Snapshot:
+def snapshot_load(*, features: frozenset[str] | None = None) -> Snapshot:
     """Read the mirror: all objects of the kinds in KINDS, and each kind's watch resourceVersion.
 
     Versions are read first, in the same transaction, so they never claim a newer state than the
     objects show. The last snapshot is kept per process and reused while nothing in the mirror has
     changed (same rows per kind, same newest write, same watch versions): decoding 10,000 devices'
     JSON is most of what a what-if costs. Callers must not modify the snapshot's objects.
+    ``features`` defaults to the cluster's gates as configured (DRADASH_FEATURES).
     """
     global _cached
+    if features is None:
+        features = frozenset(settings.DRADASH_FEATURES)
     with transaction.atomic():
         versions = {
             kind: rv

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dra.allocator.errors import AllocationError
+from dra.allocator.features import parse_feature_list
+
 
 class ImproperlyConfiguredEnv(ValueError):
     """An environment variable holds a value its setting does not accept."""
@@ -53,6 +56,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_features(name: str) -> frozenset[str]:
+    """DRA feature gates: the 1.37 defaults plus a comma-separated list of gate names, or "all"."""
+    try:
+        return parse_feature_list(os.environ.get(name, ""))
+    except AllocationError as error:
+        raise ImproperlyConfiguredEnv(f"{name}: {error}") from None
 
 
 def env_secret(name: str, default: str) -> str:

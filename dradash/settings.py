@@ -10,6 +10,7 @@ from dradash.env import (
     database_from_url,
     env_bool,
     env_choice,
+    env_features,
     env_int,
     env_list,
     env_secret,
@@ -159,6 +160,9 @@ DRADASH_MAX_STRING = env_int("DRADASH_MAX_STRING", 1024, minimum=64)
 DRADASH_METRICS_TOKEN = env_secret("DRADASH_METRICS_TOKEN", "")
 # The CEL engine for selectors (allocator, what-if runs, DeviceClass matching in the mirror); applied once at
 # start-up by DradashConfig.ready. The names are dra.allocator.cel.BACKEND_NAMES (a test keeps them equal).
+# The cluster's DRA feature gates beyond the 1.37 defaults, as the what-if allocator should assume them:
+# a comma-separated list of gate names (DRADerivedAttributes, …) or "all".
+DRADASH_FEATURES = env_features("DRADASH_FEATURES")
 DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel-expr-python", "cel-python"))
 # One maintenance may select at most this many devices and compile to at most this many rules: a
 # bigger change is split into several maintenances, each previewed and confirmed on its own.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dra.allocator import AllocationError
-from dra.allocator.features import ALLOCATION_FEATURES, DEFAULT_FEATURES, NEUTRAL_FEATURES, normalize_features
+from dra.allocator.features import parse_feature_list
 from simcluster.app import start_simcluster
 from simcluster.ctl import main as ctl_main
 
@@ -117,10 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _features(text: str) -> frozenset[str]:
     """The 1.37 defaults plus the named gates ("all": every allocation and neutral feature)."""
-    if text.strip() == "all":
-        return DEFAULT_FEATURES | ALLOCATION_FEATURES | NEUTRAL_FEATURES
     try:
-        return DEFAULT_FEATURES | normalize_features(n.strip() for n in text.split(",") if n.strip())
+        return parse_feature_list(text)
     except AllocationError as error:
         raise SystemExit(f"simcluster: --features: {error}") from None
 

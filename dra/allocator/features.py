@@ -80,3 +80,11 @@ def normalize_features(features: Iterable[str]) -> frozenset[str]:
     if {"DeviceBindingConditions", "ResourceClaimDeviceStatus"} <= out:
         out.add("DeviceBindingAndStatus")
     return frozenset(out)
+
+
+def parse_feature_list(text: str) -> frozenset[str]:
+    """The 1.37 defaults plus the gates named in a comma-separated list; "all" turns on every
+    allocation and neutral feature. Unknown names raise AllocationError naming them."""
+    if text.strip() == "all":
+        return DEFAULT_FEATURES | ALLOCATION_FEATURES | NEUTRAL_FEATURES
+    return DEFAULT_FEATURES | normalize_features(n.strip() for n in text.split(",") if n.strip())

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from dradash.env import env_features
+
 
 class Command(BaseCommand):
     help = "Start simcluster (demo topology) and the dashboard at http://127.0.0.1:8000 with demo data."
@@ -47,6 +49,9 @@ class Command(BaseCommand):
         if not kubeconfig:
             kubeconfig = str(var / "demo-kubeconfig")
             cluster = self.start_simcluster(options["topology"], options["cluster_port"], Path(kubeconfig))
+            # the what-if allocator assumes the gates the demo cluster runs with
+            os.environ["DRADASH_FEATURES"] = "all"
+            settings.DRADASH_FEATURES = env_features("DRADASH_FEATURES")
         try:
             call_command("migrate", interactive=False, verbosity=0)
             self.create_users(options["admin_password"])
@@ -72,6 +77,7 @@ class Command(BaseCommand):
             "--listen", f"127.0.0.1:{port}",
             "--kubeconfig", str(kubeconfig),
             "--pki-dir", str(pki_dir),
+            "--features", "all",  # the demo shows every 1.37 beta and alpha (DRADASH_FEATURES=all below)
         ]  # fmt: skip
         self.stdout.write(f"Starting simcluster: {' '.join(command[1:])}")
         process = subprocess.Popen(command, cwd=settings.BASE_DIR)
