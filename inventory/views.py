@@ -145,6 +145,8 @@ def devices(request: HttpRequest) -> HttpResponse:
         "json_url": reverse("inventory:devices-export-json") + (f"?{qs}" if qs else ""),
         "live_kinds": DEVICE_KINDS,
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        # The filters alone (no paging, sorting or live parameters): what a new maintenance starts from.
+        "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
         "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
     }
     return render(request, "inventory/devices.html", context | {"live_version": live_version()})
