@@ -87,11 +87,12 @@ def search_groups(*, query: str, per_kind: int, kinds: Sequence[str] | None = No
     for provider in providers():
         if kinds is not None and provider.kind not in kinds:
             continue
-        total = provider.count(q)
-        if not total:
+        # One more than shown: when they all fit, their number is the count and no COUNT(*) is run.
+        hits = provider.hits(q, 0, per_kind + 1)
+        if not hits:
             continue
-        hits = provider.hits(q, 0, per_kind)
-        groups.append(SearchGroup(provider.kind, provider.label, hits, total, provider.more_url(q)))
+        total = len(hits) if len(hits) <= per_kind else provider.count(q)
+        groups.append(SearchGroup(provider.kind, provider.label, hits[:per_kind], total, provider.more_url(q)))
     return sorted(groups, key=lambda g: not g.has_exact)
 
 

@@ -16,7 +16,7 @@ from django.utils.http import urlencode
 
 from dradash.search import SearchHit, SearchProvider, register_provider
 from inventory.links import claim_url, device_url, node_url, pod_url, rule_url
-from inventory.models import Claim, Device, KubeObject
+from inventory.models import Claim, Device, KubeObject, Pool
 from inventory.selectors.common import NODES, PODS, RULES
 
 
@@ -96,16 +96,14 @@ def _claim_hits(q: str, start: int, stop: int) -> list[SearchHit]:
     ]
 
 
-# ---- nodes: Node objects and the nodes devices name (a node may publish devices before it is mirrored) ----
+# ---- nodes: Node objects and the nodes pools name (a node may publish devices before it is mirrored) ----
 
 
 def _node_names(q: str) -> list[str]:
     objects = KubeObject.objects.filter(kind=NODES, name__icontains=q).values_list("name", flat=True)
+    # Pools, not devices: one row per driver and node instead of one per device (100× fewer to scan).
     with_devices = (
-        Device.objects.filter(node_name__icontains=q)
-        .order_by()
-        .values_list("node_name", flat=True)
-        .distinct()
+        Pool.objects.filter(node_name__icontains=q).order_by().values_list("node_name", flat=True).distinct()
     )
     names = set(objects) | set(with_devices)
     return sorted(names, key=lambda n: (n != q, not n.lower().startswith(q.lower()), n))
