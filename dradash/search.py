@@ -92,7 +92,9 @@ def search_groups(*, query: str, per_kind: int, kinds: Sequence[str] | None = No
         if not hits:
             continue
         total = len(hits) if len(hits) <= per_kind else provider.count(q)
-        groups.append(SearchGroup(provider.kind, provider.label, hits[:per_kind], total, provider.more_url(q)))
+        groups.append(
+            SearchGroup(provider.kind, provider.label, hits[:per_kind], total, provider.more_url(q))
+        )
     return sorted(groups, key=lambda g: not g.has_exact)
 
 
