@@ -132,15 +132,14 @@ def _devices(q: str) -> QuerySet[Device]:
     else:
         exact = Q(name=q)
         prefix = Q(name__istartswith=q)
-        # An attribute value starting with the query (a UUID, a PCI bus id, a model): one LIKE on the
-        # "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
         match = (
-            Q(name__icontains=q)
-            | Q(pool__icontains=q)
-            | Q(node_name__icontains=q)
-            | Q(driver__icontains=q)
-            | Q(attribute_index__icontains=f"={q}")
+            Q(name__icontains=q) | Q(pool__icontains=q) | Q(node_name__icontains=q) | Q(driver__icontains=q)
         )
+        if not Device.objects.filter(match).exists():
+            # Only when no name matches (the long attribute text is the costly column to scan): an
+            # attribute value starting with the query (a UUID, a PCI bus id, a model), one LIKE on the
+            # "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
+            match = Q(attribute_index__icontains=f"={q}")
     rank = Case(
         When(exact, then=Value(0)), When(prefix, then=Value(1)), default=Value(2), output_field=IntegerField()
     )

@@ -225,3 +225,16 @@ def test_the_nodes_list_links_each_node_and_counts_pods(client_in: Client, tiny:
         assert f'href="{reverse("inventory:node-detail", args=[node])}"' in html
     pods = sum(1 for p in tiny.store.list("pods") if p["spec"].get("nodeName") == "node-2")
     assert f'data-pods="{pods}"' in html.split('<tr data-node="node-2">')[1].split("</tr>")[0]
+
+
+def test_the_pod_page_shows_the_schedulers_extended_resource_claim(client_in: Client, tiny: Any) -> None:
+    pod = tiny.store.get("pods", "legacy-gpu", namespace="default")
+    claim = pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+    result = allocated_device(tiny, "default", claim)
+
+    html = client_in.get(reverse("inventory:pod-detail", args=["default", "legacy-gpu"])).content.decode()
+
+    row = html.split(f'<tr data-claim="{claim}"')[1].split("</tr>")[0]
+    assert "extended resources" in row
+    assert f'href="{reverse("inventory:claim-detail", args=["default", claim])}"' in row
+    assert f"/devices/{GPU}/{result['pool']}/{result['device']}/" in row
