@@ -118,6 +118,26 @@ def _node_hits(q: str, start: int, stop: int) -> list[SearchHit]:
 # ---- devices ----
 
 
+def _device_tier(q: str) -> Q:
+    """Which devices a plain query finds, cheapest first, the first tier that finds any:
+
+    1. a device or node name starting with the query (indexed: `name` and `node_name` have LIKE
+       'prefix%' indexes on PostgreSQL), which is what people type;
+    2. else a name, pool, node or driver containing it anywhere (a scan, bounded by LIMIT);
+    3. else an attribute value starting with it (a UUID, a PCI bus id, a model): a LIKE on the
+       "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
+    """
+    starts = Q(name__startswith=q) | Q(node_name__startswith=q)
+    if Device.objects.filter(starts).exists():
+        return starts
+    anywhere = (
+        Q(name__icontains=q) | Q(pool__icontains=q) | Q(node_name__icontains=q) | Q(driver__icontains=q)
+    )
+    if Device.objects.filter(anywhere).exists():
+        return anywhere
+    return Q(attribute_index__contains=f"={q}")
+
+
 def _devices(q: str) -> QuerySet[Device]:
     parts = q.split("/")
     if len(parts) >= 3:  # driver/pool/name (a pool may hold "/")
@@ -131,15 +151,8 @@ def _devices(q: str) -> QuerySet[Device]:
         prefix = Q(name__istartswith=parts[1])
     else:
         exact = Q(name=q)
-        prefix = Q(name__istartswith=q)
-        match = (
-            Q(name__icontains=q) | Q(pool__icontains=q) | Q(node_name__icontains=q) | Q(driver__icontains=q)
-        )
-        if not Device.objects.filter(match).exists():
-            # Only when no name matches (the long attribute text is the costly column to scan): an
-            # attribute value starting with the query (a UUID, a PCI bus id, a model), one LIKE on the
-            # "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
-            match = Q(attribute_index__icontains=f"={q}")
+        prefix = Q(name__startswith=q)
+        match = _device_tier(q)
     rank = Case(
         When(exact, then=Value(0)), When(prefix, then=Value(1)), default=Value(2), output_field=IntegerField()
     )

@@ -85,8 +85,11 @@ def test_it_puts_exact_names_first(world: dict[str, Any]) -> None:
         device(name, node="node-3")
     group = next(g for g in search_groups(query="gpu-0", per_kind=10) if g.kind == "devices")
     assert [h.name for h in group.hits][:2] == ["gpu-0", "gpu-0"] and all(h.exact for h in group.hits[:2])
-    assert group.hits[2].name == "gpu-0-spare" and not group.hits[2].exact  # a prefix before a substring
-    assert group.hits[3].name == "agpu-0"
+    assert [h.name for h in group.hits][2:] == ["gpu-0-spare"] and not group.hits[2].exact
+    # Names that start with the query are found through an index; a name only containing it is found
+    # when nothing starts with the query.
+    assert "agpu-0" not in [h.name for h in group.hits]
+    assert kinds_found("pu-0")["devices"] == ["gpu-0", "gpu-0", "agpu-0", "gpu-0-spare"]  # by node, then name
 
 
 def test_it_caps_each_kind_and_says_how_many_more(client_in: Client, world: dict[str, Any]) -> None:
