@@ -10,6 +10,7 @@ A query `namespace/name` looks for that name in that namespace (pods, claims); f
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -118,20 +119,36 @@ def _node_hits(q: str, start: int, stop: int) -> list[SearchHit]:
 # ---- devices ----
 
 
+def _prefix(field: str, text: str) -> Q:
+    """`field` starts with `text`, answered from the field's index: PostgreSQL has a LIKE index for it;
+    SQLite's LIKE ignores case and cannot use one, so a range on the (binary-collated) index narrows it."""
+    starts = Q(**{f"{field}__startswith": text})
+    if connection.vendor == "sqlite":
+        return Q(**{f"{field}__gte": text, f"{field}__lt": text + "\U0010ffff"}) & starts
+    return starts
+
+
 def _device_tier(q: str) -> Q:
     """Which devices a plain query finds, cheapest first, the first tier that finds any:
 
-    1. a device or node name starting with the query (indexed: `name` and `node_name` have LIKE
-       'prefix%' indexes on PostgreSQL), which is what people type;
+    1. a device or node name starting with the query (both columns indexed), which is what people type;
     2. else a name, pool, node or driver containing it anywhere (a scan, bounded by LIMIT);
     3. else an attribute value starting with it (a UUID, a PCI bus id, a model): a LIKE on the
        "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
+
+    Names, pools, nodes and drivers are lowercase in Kubernetes (DNS names), so tiers 1 and 2 compare
+    with the lowercased query and a case-sensitive LIKE (no UPPER() per row); attribute values keep
+    their case.
     """
-    starts = Q(name__startswith=q) | Q(node_name__startswith=q)
+    name = q.lower()
+    starts = _prefix("name", name) | _prefix("node_name", name)
     if Device.objects.filter(starts).exists():
         return starts
     anywhere = (
-        Q(name__icontains=q) | Q(pool__icontains=q) | Q(node_name__icontains=q) | Q(driver__icontains=q)
+        Q(name__contains=name)
+        | Q(pool__contains=name)
+        | Q(node_name__contains=name)
+        | Q(driver__contains=name)
     )
     if Device.objects.filter(anywhere).exists():
         return anywhere
@@ -150,8 +167,8 @@ def _devices(q: str) -> QuerySet[Device]:
         match = Q(node_name=parts[0], name__icontains=parts[1])
         prefix = Q(name__istartswith=parts[1])
     else:
-        exact = Q(name=q)
-        prefix = Q(name__startswith=q)
+        exact = Q(name=q.lower())
+        prefix = Q(name__startswith=q.lower())
         match = _device_tier(q)
     rank = Case(
         When(exact, then=Value(0)), When(prefix, then=Value(1)), default=Value(2), output_field=IntegerField()
