@@ -353,3 +353,12 @@ def test_it_says_on_the_device_page_why_a_free_device_cannot_be_given_and_what_i
     assert "counter set gpu-0-slices used by gpu-0-mig-0, gpu-0-mig-1" in allocatable
     pool = html.split('data-testid="pool-availability">')[1].split("</div>")[0]
     assert "this pool: <b>0</b> free, <b>0</b> fit together" in pool and "all pools: 0 free, 0 fit" in pool
+
+
+def test_the_pod_and_node_pages_refresh_their_live_body(client_in: Client, world: dict[str, Any]) -> None:
+    pod = client_in.get(reverse("inventory:pod-detail", args=["ml", "trainer-0"]), {"fragment": "body"})
+    assert pod.content.decode().lstrip().startswith('<div id="pod-body"')
+    node = client_in.get(reverse("inventory:node-detail", args=["node-1"]), {"fragment": "body"})
+    assert node.content.decode().lstrip().startswith('<div id="node-body"')
+    assert client_in.get(reverse("inventory:node-detail", args=["node-9"])).status_code == 404
+    assert client_in.post(reverse("inventory:node-detail", args=["node-1"])).status_code == 405
