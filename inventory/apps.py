@@ -22,3 +22,7 @@ class InventoryConfig(AppConfig):
         register_check("mirror", mirror_check, required=settings.DRADASH_READY_REQUIRES_MIRROR)
         register_collector(MirrorCollector())
         register_collector(DeviceCollector())
+
+        from inventory.selectors.search import register_search_providers
+
+        register_search_providers()

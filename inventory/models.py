@@ -110,7 +110,8 @@ class Device(models.Model):
     slice_name = models.CharField(max_length=253)
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)
-    name = models.CharField(max_length=63)
+    # Indexed for the search box: an exact name, and a name prefix (PostgreSQL adds a LIKE index).
+    name = models.CharField(max_length=63, db_index=True)
     node_name = models.CharField(max_length=253, blank=True, default="", db_index=True)
     # "node" | "allNodes" | "nodeSelector" | "perDevice…" — how the device is bound to nodes.
     node_selection = models.CharField(max_length=32, blank=True, default="")

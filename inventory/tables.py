@@ -123,7 +123,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
         layout={"minWidth": 140, "widthGrow": 1.5, "cssClass": "wrap"},
     ),
     Column(
-        "pods", "Pods", ("allocations",), _pods, formatter="joined",
+        "pods", "Pods", ("allocations",), _pods, formatter="pods",
         layout={"minWidth": 140, "widthGrow": 1.5, "cssClass": "wrap"},
     ),
     Column(

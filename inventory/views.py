@@ -21,18 +21,28 @@ from django.views.decorators.http import require_safe
 from dra.availability import BLOCK_REASONS
 from dradash.context import user_is_admin
 from dradash.csvexport import csv_lines
+from dradash.search import clean_query, search_groups
+from dradash.search import kinds as search_kinds
 from inventory import tables
 from inventory.filters import ClaimFilterSet, DeviceFilterSet
 from inventory.models import Claim, Device, KubeObject
 from inventory.selectors import claims as claim_queries
 from inventory.selectors import devices as device_queries
+from inventory.selectors import nodes as node_queries
 from inventory.selectors import objects as object_queries
+from inventory.selectors import pods as pod_queries
 from inventory.selectors import rules as rule_queries
 from inventory.selectors.claims import claim_state_counts
 from inventory.selectors.classes import class_overview
 from inventory.selectors.devices import device_filter_choices, device_get
-from inventory.selectors.features import claim_features, compatibility_by_class, device_features
-from inventory.selectors.nodes import node_layouts, node_names
+from inventory.selectors.features import (
+    claim_features,
+    compatibility_by_class,
+    device_features,
+    node_allocatable,
+    pod_device_metadata,
+)
+from inventory.selectors.nodes import node_names, node_rows
 from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
 from inventory.selectors.overview import cluster_summary, overview_totals
 from inventory.selectors.rules import taint_rule_list
@@ -142,6 +152,8 @@ def devices(request: HttpRequest) -> HttpResponse:
         "json_url": reverse("inventory:devices-export-json") + (f"?{qs}" if qs else ""),
         "live_kinds": DEVICE_KINDS,
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        # The filters alone (no paging, sorting or live parameters): what a new maintenance starts from.
+        "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
         "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
     }
     return render(request, "inventory/devices.html", context | {"live_version": live_version()})
@@ -360,7 +372,7 @@ def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-NODES_PER_PAGE = 25
+NODES_PER_PAGE = 50
 
 
 @login_required
@@ -369,14 +381,84 @@ def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
     paginator = Paginator(node_names(q=q), NODES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
+    drivers, rows = node_rows(names=list(page.object_list))
     context = {
         "page": page,
         "q": q,
-        "layouts": node_layouts(names=list(page.object_list)),
+        "drivers": drivers,
+        "rows": rows,
         "query": urlencode({"q": q}) if q else "",
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(request, "inventory/nodes.html", context, {"body": "inventory/partials/nodes_body.html"})
+
+
+@login_required
+@require_safe
+def node_detail(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        detail = node_queries.node_detail(name=name)
+    except KubeObject.DoesNotExist:
+        raise Http404("no such node (neither a Node object nor a device names it)") from None
+    context = {
+        "node": detail,
+        "labels": sorted(detail.labels.items()),
+        "allocatable": sorted(detail.allocatable.items()),
+        "node_allocatable": node_allocatable(node=name),
+        "fragment_url": _fragment_url(request, "body"),
+        "live_kinds": "nodes pods " + DEVICE_KINDS,
+    }
+    return _page(
+        request, "inventory/node_detail.html", context, {"body": "inventory/partials/node_body.html"}
+    )
+
+
+# ---- pods ----
+
+
+@login_required
+@require_safe
+def pod_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
+    try:
+        detail = pod_queries.pod_detail(namespace=namespace, name=name)
+    except KubeObject.DoesNotExist:
+        raise Http404("no such pod in the mirror (it may have been deleted)") from None
+    context = {
+        "pod": detail,
+        "obj": detail.obj,
+        "pod_devices": pod_device_metadata(namespace=namespace, name=name),
+        "fragment_url": _fragment_url(request, "body"),
+        "live_kinds": DEVICE_KINDS,
+    }
+    return _page(request, "inventory/pod_detail.html", context, {"body": "inventory/partials/pod_body.html"})
+
+
+# ---- search ----
+
+SEARCH_PER_KIND = 10
+#: one kind asked for ("N more"): a longer list, still bounded
+SEARCH_PER_KIND_ALONE = 200
+
+
+@login_required
+@require_safe
+def search(request: HttpRequest) -> HttpResponse:
+    q = clean_query(request.GET.get("q", ""))
+    kind = request.GET.get("kind", "")
+    known = search_kinds()
+    if kind and kind not in known:
+        context = {"q": q, "groups": [], "error": f"kind must be one of {', '.join(known)}", "kinds": known}
+        return render(request, "inventory/search.html", context | {"live_version": None}, status=400)
+    groups = search_groups(
+        query=q,
+        per_kind=SEARCH_PER_KIND_ALONE if kind else SEARCH_PER_KIND,
+        kinds=[kind] if kind else None,
+    )
+    for group in groups:
+        if not group.more_url:
+            group.more_url = reverse("inventory:search") + "?" + urlencode({"q": q, "kind": group.kind})
+    context = {"q": q, "kind": kind, "groups": groups, "kinds": known, "error": ""}
+    return render(request, "inventory/search.html", context | {"live_version": None})
 
 
 # ---- YAML of any mirrored object ----

@@ -24,3 +24,7 @@ class MaintenanceConfig(AppConfig):
         from maintenance.metrics import EvictionCollector
 
         register_collector(EvictionCollector())
+
+        from maintenance.search import register_search_provider
+
+        register_search_provider()

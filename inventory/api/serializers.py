@@ -179,3 +179,12 @@ class NodeSerializer(serializers.Serializer[Any]):
 
     def get_labels(self, node: Any) -> dict[str, str]:
         return dict(((node.obj.raw if node.obj else {}).get("metadata") or {}).get("labels") or {})
+
+
+class SearchHitSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text="devices, pods, claims, nodes, taint-rules, maintenances")
+    name = serializers.CharField()
+    namespace = serializers.CharField(help_text='"" for cluster-scoped objects')
+    url = serializers.CharField(help_text="the object's page")
+    detail = serializers.CharField(help_text="a short line about it (node, state, …)")
+    exact = serializers.BooleanField(help_text="the name (or namespace/name) is the query itself")

@@ -23,6 +23,7 @@ router.register("taint-rules", views.TaintRuleViewSet, basename="taintrule")
 router.register("nodes", views.NodeViewSet, basename="node")
 router.register("watch-health", views.WatchStateViewSet, basename="watchstate")
 router.register("objects", views.KubeObjectViewSet, basename="kubeobject")
+router.register("search", views.SearchView, basename="search")
 
 app_name = "inventory-api"
 urlpatterns = [

@@ -15,6 +15,8 @@ from rest_framework.response import Response
 
 from dradash.api import Pagination, paginated
 from dradash.context import user_is_admin
+from dradash.search import SearchResults, clean_query
+from dradash.search import kinds as search_kinds
 from inventory import tables
 from inventory.api import serializers as s
 from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
@@ -231,3 +233,53 @@ class KubeObjectViewSet(viewsets.ReadOnlyModelViewSet[KubeObject]):
         return super().get_serializer_context() | {"reveal": user_is_admin(self.request.user)}
 
     queryset = KubeObject.objects.all().order_by("kind", "namespace", "name")
+
+
+class SearchQuery(serializers.Serializer[Any]):
+    q = serializers.CharField(max_length=320, help_text="a name, part of one, or namespace/name")
+    kind = serializers.ChoiceField(choices=[], required=False, help_text="only this kind")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Rooms register their kinds in AppConfig.ready: read them now, not at import.
+        self.fields["kind"].choices = search_kinds()  # type: ignore[attr-defined]
+
+    def validate_q(self, value: str) -> str:
+        cleaned = clean_query(value)
+        if not cleaned:
+            raise serializers.ValidationError("must contain a printable character")
+        return cleaned
+
+
+class SearchPagination(Pagination):
+    """The envelope, plus `totals`: how many matches each kind has (the page lists kind after kind)."""
+
+    default_limit = 50
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        envelope = super().get_paginated_response_schema(schema)
+        envelope["properties"]["totals"] = {"type": "object", "additionalProperties": {"type": "integer"}}
+        envelope["required"].append("totals")
+        return envelope
+
+
+class SearchView(viewsets.ViewSet):
+    """One search over everything the search box finds: devices, pods, claims, nodes, DeviceTaintRules and
+    maintenances, kind after kind, exact names first within each kind."""
+
+    pagination_class = SearchPagination
+
+    @extend_schema(parameters=[SearchQuery], responses=s.SearchHitSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        query = SearchQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        kind = query.validated_data.get("kind")
+        results = SearchResults(query=query.validated_data["q"], kinds=[kind] if kind else None)
+        return paginated(
+            request,
+            results,
+            view=self,
+            serialize=lambda page: s.SearchHitSerializer(page, many=True).data,
+            pagination_class=SearchPagination,
+            totals=results.totals,
+        )

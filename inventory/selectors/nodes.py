@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
 
 from inventory.models import FREE, Device, KubeObject
-from inventory.selectors.common import NODES
+from inventory.selectors.common import NODES, nanos
 
 
 @dataclass
@@ -21,12 +21,45 @@ class NodeSummary:
 
 
 @dataclass
+class DeviceEntry:
+    """A device and the partitions nested under it: devices that consume the counter set it uses up."""
+
+    device: Device
+    partitions: list[Device] = field(default_factory=list)
+    counter_set: str = ""
+
+
+@dataclass
+class NumaGroup:
+    numa: int | None  # None: the devices say no NUMA node
+    entries: list[DeviceEntry]
+    total: int = 0
+    allocated: int = 0
+    free: int = 0
+    tainted: int = 0
+
+    @property
+    def label(self) -> str:
+        return "unknown NUMA node" if self.numa is None else f"NUMA node {self.numa}"
+
+
+@dataclass
 class NodeDetail:
     name: str
     obj: KubeObject | None
     # NUMA node (None = unknown) → devices on it, so GPUs and NICs that share a numaNode sit together.
     numa_groups: list[tuple[int | None, list[Device]]]
     pods: list[KubeObject]
+    # The same devices with partitions nested under their parent device, and counts per group.
+    groups: list[NumaGroup] = field(default_factory=list)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(((self.obj.raw.get("metadata") or {}).get("labels") or {}) if self.obj else {})
+
+    @property
+    def allocatable(self) -> dict[str, str]:
+        return dict(((self.obj.raw.get("status") or {}).get("allocatable") or {}) if self.obj else {})
 
 
 def node_list() -> list[NodeSummary]:
@@ -64,57 +97,150 @@ def node_detail(*, name: str) -> NodeDetail:
         groups[device.numa_node].append(device)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))
     pods = list(KubeObject.objects.filter(kind="pods", index_key=name).order_by("namespace", "name"))
-    return NodeDetail(name=name, obj=obj, numa_groups=ordered, pods=pods)
+    return NodeDetail(name=name, obj=obj, numa_groups=ordered, pods=pods, groups=numa_groups(devices))
 
 
-@dataclass
-class NodeLayout:
-    name: str
-    numa: list[tuple[str, list[Device]]]  # (NUMA label, devices), "no NUMA node" last
-    device_count: int
-    labels: dict[str, str]
-    uid: str = ""
+def _consumed(device: Device) -> tuple[str, int]:
+    """(the first counter set the device consumes from, the sum of what it consumes there in nanos)."""
+    for entry in device.consumes_counters or []:
+        if isinstance(entry, dict) and entry.get("counterSet"):
+            counters = entry.get("counters") or {}
+            total = sum(nanos((c or {}).get("value")) for c in counters.values() if isinstance(c, dict))
+            return str(entry["counterSet"]), total
+    return "", 0
 
 
-def node_layouts(*, names: list[str]) -> list[NodeLayout]:
-    """Devices per node grouped by their numaNode attribute: which GPUs and NICs share a NUMA node."""
-    by_node: dict[str, dict[int | None, list[Device]]] = {n: defaultdict(list) for n in names}
-    fields = (
-        "id",
-        "driver",
-        "pool",
-        "name",
-        "node_name",
-        "numa_node",
-        "classes",
-        "allocation_state",
-        "max_taint_effect",
-        "claim_namespace",
-        "claim_name",
-        "attributes_flat",
-    )
-    for device in Device.objects.filter(node_name__in=names).only(*fields).order_by("driver", "name"):
-        by_node[device.node_name][device.numa_node].append(device)
-    node_objs = {
-        o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "uid", "raw")
-    }
-    labels = {name: ((o.raw.get("metadata") or {}).get("labels") or {}) for name, o in node_objs.items()}
+def nest_partitions(devices: list[Device]) -> list[DeviceEntry]:
+    """Devices with the partitions of one physical device nested under it.
+
+    Partitions of a device are the devices that consume counters from the same counter set of the same
+    pool (partitionable devices, KEP 4815); the parent is the one that consumes the most of it (a full
+    GPU uses up its set). Sets where no device consumes strictly more than the others have no parent:
+    their devices stay side by side.
+    """
+    by_set: dict[tuple[str, str, str], list[tuple[int, Device]]] = defaultdict(list)
+    for device in devices:
+        counter_set, total = _consumed(device)
+        if counter_set:
+            by_set[(device.driver, device.pool, counter_set)].append((total, device))
+    parent_of: dict[int, int] = {}  # partition id → parent id
+    parents: dict[int, str] = {}
+    for (_driver, _pool, counter_set), members in by_set.items():
+        if len(members) < 2:
+            continue
+        ranked = sorted(members, key=lambda m: -m[0])
+        if ranked[0][0] <= ranked[1][0]:
+            continue
+        parent = ranked[0][1]
+        parents[parent.pk] = counter_set
+        for _total, device in ranked[1:]:
+            parent_of[device.pk] = parent.pk
+    entries: dict[int, DeviceEntry] = {}
+    out: list[DeviceEntry] = []
+    for device in devices:
+        if device.pk in parent_of:
+            continue
+        entry = DeviceEntry(device=device, counter_set=parents.get(device.pk, ""))
+        entries[device.pk] = entry
+        out.append(entry)
+    for device in devices:
+        parent_pk = parent_of.get(device.pk)
+        if parent_pk is not None:
+            entries[parent_pk].partitions.append(device)
+    return out
+
+
+def numa_groups(devices: list[Device]) -> list[NumaGroup]:
+    """Devices per NUMA node (unknown last) with counts; a partition sits with its parent device."""
+    by_numa: dict[int | None, list[Device]] = defaultdict(list)
+    entries = nest_partitions(devices)
+    for entry in entries:
+        by_numa[entry.device.numa_node].append(entry.device)
     out = []
-    for name in names:
-        groups = by_node[name]
-        numa = [(f"NUMA {k}", groups[k]) for k in sorted(k for k in groups if k is not None)]
-        if None in groups:
-            numa.append(("no NUMA node", groups[None]))
+    for numa in sorted(by_numa, key=lambda n: (n is None, n or 0)):
+        members = [e for e in entries if e.device.numa_node == numa]
+        flat = [d for e in members for d in (e.device, *e.partitions)]
         out.append(
-            NodeLayout(
-                name=name,
+            NumaGroup(
                 numa=numa,
-                device_count=sum(len(v) for v in groups.values()),
-                labels=labels.get(name, {}),
-                uid=node_objs[name].uid if name in node_objs else "",
+                entries=members,
+                total=len(flat),
+                allocated=sum(d.allocation_state != FREE for d in flat),
+                free=sum(d.allocation_state == FREE for d in flat),
+                tainted=sum(bool(d.tainted) for d in flat),
             )
         )
     return out
+
+
+@dataclass
+class DriverCounts:
+    total: int = 0
+    allocated: int = 0
+    tainted: int = 0
+
+    @property
+    def free(self) -> int:
+        return self.total - self.allocated
+
+
+@dataclass
+class NodeRow:
+    name: str
+    uid: str  # "" when only devices name the node
+    drivers: dict[str, DriverCounts]  # driver → counts (every driver of the page, zeros included)
+    pods: int
+    ready: str  # the Ready condition's status, "" when unknown
+
+    @property
+    def device_count(self) -> int:
+        return sum(c.total for c in self.drivers.values())
+
+
+def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
+    """One row per node of the page: devices allocated/free/tainted per driver and pods bound to it
+    (two aggregates and one query for the Node objects, whatever the number of devices)."""
+    counts: dict[str, dict[str, DriverCounts]] = {n: {} for n in names}
+    aggregate = (
+        Device.objects.filter(node_name__in=names)
+        .values("node_name", "driver")
+        .annotate(
+            total=Count("id"),
+            allocated=Count("id", filter=~Q(allocation_state=FREE)),
+            tainted=Count("id", filter=Q(tainted=True)),
+        )
+        .order_by()
+    )
+    drivers: set[str] = set()
+    for row in aggregate:
+        drivers.add(row["driver"])
+        counts[row["node_name"]][row["driver"]] = DriverCounts(row["total"], row["allocated"], row["tainted"])
+    pods = dict(
+        KubeObject.objects.filter(kind="pods", index_key__in=names)
+        .values("index_key")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("index_key", "n")
+    )
+    objs = {
+        o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "uid", "raw")
+    }
+    order = sorted(drivers)
+    rows = []
+    for name in names:
+        obj = objs.get(name)
+        conditions = ((obj.raw.get("status") or {}).get("conditions") or []) if obj else []
+        ready = next((str(c.get("status", "")) for c in conditions if c.get("type") == "Ready"), "")
+        rows.append(
+            NodeRow(
+                name=name,
+                uid=obj.uid if obj else "",
+                drivers={d: counts[name].get(d, DriverCounts()) for d in order},
+                pods=pods.get(name, 0),
+                ready=ready,
+            )
+        )
+    return order, rows
 
 
 def node_names(*, q: str = "") -> list[str]:

@@ -83,6 +83,18 @@
     });
     return box;
   }
+  // "namespace/name" → a link to the Pod page (a namespace never holds "/", a pod name neither).
+  function pods(cell) {
+    const box = el("span");
+    (cell.getValue() || []).forEach(function (p) {
+      const parts = p.split("/");
+      const a = el("a", "pod-link", p);
+      a.href = "/pods/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
+      box.appendChild(a);
+      box.appendChild(document.createTextNode(" "));
+    });
+    return box;
+  }
   function joined(cell) {
     return document.createTextNode((cell.getValue() || []).join(", "));
   }
@@ -92,7 +104,7 @@
     return column.filter && text ? filterLink(column.filter, text, el("span", null, text)) : document.createTextNode(text);
   }
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
-    allocatable: allocatable, health: health, claims: claims, joined: joined };
+    allocatable: allocatable, health: health, claims: claims, pods: pods, joined: joined };
 
   // The columns come from the page (inventory/tables.py declares them once); only renderers live here.
   function tableColumns(spec) {

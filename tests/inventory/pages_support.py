@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
+from inventory.mirror.writer import index_key
 from inventory.models import Allocation, Claim, Device, KubeObject, Pool, WatchState
 
 DRIVER = "gpu.example.com"
@@ -37,6 +38,7 @@ def kube(kind: str, name: str, raw: dict[str, Any], *, namespace: str = "", uid:
         namespace=namespace,
         resource_version="1",
         creation_timestamp=meta["creationTimestamp"],
+        index_key=index_key(kind, raw),  # as the mirror writes it (a pod's node, a slice's pool)
         raw=raw,
     )
 

@@ -137,11 +137,22 @@ def test_it_shows_taint_rules_with_matched_devices_and_eviction_condition(
     assert "Matched devices (1)" in detail and "gpu-1" in detail
 
 
+def test_it_lists_nodes_as_a_table_with_counts_per_driver_linking_to_the_node_page(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:nodes")).content.decode()
+    row = html.split('<tr data-node="node-1">')[1].split("</tr>")[0]
+    assert f'href="{reverse("inventory:node-detail", args=["node-1"])}"' in row
+    gpu = row.split(f'data-driver="{DRIVER}">')[1].split("</td>")[0]
+    assert "1 / 1</a>" in gpu and "1 tainted" in gpu  # gpu-0 allocated, gpu-1 free and tainted
+    assert 'data-pods="1"' in row
+
+
 def test_it_groups_a_nodes_devices_by_numa_node(client_in: Client, world: dict[str, Any]) -> None:
-    html = client_in.get(reverse("inventory:nodes"), {"q": "node-1"}).content.decode()
-    section = html.split('data-node="node-1"')[1]
-    numa0 = section.split("NUMA 0")[1].split("NUMA 1")[0]
+    html = client_in.get(reverse("inventory:node-detail", args=["node-1"])).content.decode()
+    numa0 = html.split('data-numa="0"')[1].split('data-numa="1"')[0]
     assert "gpu-0" in numa0 and "nic-0" in numa0 and "gpu-1" not in numa0
+    assert '<span data-count="allocated">1 allocated</span>' in numa0
 
 
 def test_it_shows_an_object_as_yaml(client_in: Client, world: dict[str, Any]) -> None:
@@ -342,3 +353,12 @@ def test_it_says_on_the_device_page_why_a_free_device_cannot_be_given_and_what_i
     assert "counter set gpu-0-slices used by gpu-0-mig-0, gpu-0-mig-1" in allocatable
     pool = html.split('data-testid="pool-availability">')[1].split("</div>")[0]
     assert "this pool: <b>0</b> free, <b>0</b> fit together" in pool and "all pools: 0 free, 0 fit" in pool
+
+
+def test_the_pod_and_node_pages_refresh_their_live_body(client_in: Client, world: dict[str, Any]) -> None:
+    pod = client_in.get(reverse("inventory:pod-detail", args=["ml", "trainer-0"]), {"fragment": "body"})
+    assert pod.content.decode().lstrip().startswith('<div id="pod-body"')
+    node = client_in.get(reverse("inventory:node-detail", args=["node-1"]), {"fragment": "body"})
+    assert node.content.decode().lstrip().startswith('<div id="node-body"')
+    assert client_in.get(reverse("inventory:node-detail", args=["node-9"])).status_code == 404
+    assert client_in.post(reverse("inventory:node-detail", args=["node-1"])).status_code == 405
