@@ -36,11 +36,11 @@ about twice as fast).
 from __future__ import annotations
 
 from . import celpy_functions, celpy_runtime, celpy_values
-from .cache import DEFAULT_CACHE_SIZE, CompileCache
+from .cache import DEFAULT_CACHE_SIZE, CachingCompiler, CompileCache
 from .celpy_check import check
 from .celpy_cost import cost_node
 from .celpy_syntax import UNSUPPORTED, parse
-from .cost import COST_LIMIT, MAX_EXPRESSION_BYTES, estimate_cost
+from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput
 from .errors import CelError
 
@@ -83,7 +83,7 @@ class CelPythonSelector:
         return f"CelPythonSelector({self.expression!r})"
 
 
-class CelPythonEngine:
+class CelPythonEngine(CachingCompiler[CelPythonSelector]):
     """Compiles selectors once (LRU cache); converts each device to celpy values once."""
 
     backend = BACKEND
@@ -94,27 +94,7 @@ class CelPythonEngine:
         self._cache: CompileCache[CelPythonSelector] = CompileCache(cache_size)
         self._functions = celpy_functions.functions()
 
-    def compile(self, expression: str) -> CelPythonSelector:
-        """A selector: must evaluate to bool (or dyn, checked at runtime). Cached per expression."""
-        return self._cached(expression, True)
-
-    def compile_value(self, expression: str) -> CelPythonSelector:
-        """Any expression (derived attributes): use ``evaluate``. Same limits, separate cache entries."""
-        return self._cached(expression, False)
-
-    def _cached(self, expression: str, selector: bool) -> CelPythonSelector:
-        key = (expression, selector)
-        cached = self._cache.lookup(key)
-        if cached is None:
-            cached = self._cache.store(key, self._compile_uncached(expression, selector))
-        return cached
-
-    def _compile_uncached(self, expression: str, require_bool: bool) -> CelPythonSelector:
-        if not isinstance(expression, str):
-            raise CelError(f"selector expression must be a string, not {type(expression).__name__}")
-        size = len(expression.encode("utf-8"))
-        if size > MAX_EXPRESSION_BYTES:
-            raise CelError(f"selector expression too long: {size} bytes, the limit is {MAX_EXPRESSION_BYTES}")
+    def _compile_checked(self, expression: str, *, require_bool: bool) -> CelPythonSelector:
         try:
             parsed = parse(expression)
             check(expression, parsed.root, require_bool=require_bool)
@@ -123,11 +103,6 @@ class CelPythonEngine:
             tree = celpy_runtime.prepare(parsed.tree)
         except RecursionError as exc:
             raise CelError("compilation failed: the expression nests too deeply") from exc
-        self.compile_count += 1
         return CelPythonSelector(
             expression, celpy_runtime.Program(tree, self._functions), cost, self.cost_limit
         )
-
-    def cache_info(self) -> tuple[int, int]:
-        """(entries, capacity) of the compiled-expression cache."""
-        return len(self._cache), self._cache.size

@@ -43,8 +43,8 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from . import library
-from .cache import DEFAULT_CACHE_SIZE, CompileCache
-from .cost import COST_LIMIT, MAX_EXPRESSION_BYTES, estimate_cost
+from .cache import DEFAULT_CACHE_SIZE, CachingCompiler, CompileCache
+from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput, from_cel_value
 from .errors import CelError
 from .rewrite import rewrite_checked_expr
@@ -139,7 +139,7 @@ class CelExprSelector:
         return f"CelExprSelector({self.expression!r})"
 
 
-class CelExprEngine:
+class CelExprEngine(CachingCompiler[CelExprSelector]):
     """Compiles selectors once (LRU cache) and converts each device to a CEL activation once."""
 
     backend = BACKEND
@@ -165,27 +165,7 @@ class CelExprEngine:
         self._local = threading.local()
         self._slots = itertools.count()
 
-    def compile(self, expression: str) -> CelExprSelector:
-        """A selector: must evaluate to bool (or dyn, checked at runtime). Cached per expression."""
-        return self._cached(expression, True)
-
-    def compile_value(self, expression: str) -> CelExprSelector:
-        """Any expression (derived attributes): use ``evaluate``. Same limits, separate cache entries."""
-        return self._cached(expression, False)
-
-    def _cached(self, expression: str, selector: bool) -> CelExprSelector:
-        key = (expression, selector)
-        cached = self._cache.lookup(key)
-        if cached is None:  # compiled outside the cache's lock: it takes milliseconds
-            cached = self._cache.store(key, self._compile_uncached(expression, require_bool=selector))
-        return cached
-
-    def _compile_uncached(self, expression: str, *, require_bool: bool = True) -> CelExprSelector:
-        if not isinstance(expression, str):
-            raise CelError(f"selector expression must be a string, not {type(expression).__name__}")
-        size = len(expression.encode("utf-8"))
-        if size > MAX_EXPRESSION_BYTES:
-            raise CelError(f"selector expression too long: {size} bytes, the limit is {MAX_EXPRESSION_BYTES}")
+    def _compile_checked(self, expression: str, *, require_bool: bool) -> CelExprSelector:
         try:
             checked = self._env.compile(expression)
         except RuntimeError as exc:
@@ -199,7 +179,6 @@ class CelExprEngine:
             output = checked.return_type()
             if require_bool and output != cel.Type.BOOL and output != cel.Type.DYN:
                 raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
-        self.compile_count += 1
         serialized = checked.serialize()
         rewritten = rewrite_checked_expr(serialized, self._python_functions)
         problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
@@ -248,10 +227,6 @@ class CelExprEngine:
             device._activations[key] = cached
         assert isinstance(cached, cel.Activation)
         return cached
-
-    def cache_info(self) -> tuple[int, int]:
-        """(entries, capacity) of the compiled-expression cache."""
-        return len(self._cache), self._cache.size
 
 
 _CEL_TYPES = {
