@@ -1,0 +1,193 @@
+"""The PDB-aware drain on the demo topology (issue 14): draining never lets ml/trainer drop below its
+minAvailable, waits "blocked by PDB" when the budget says no, ends with every affected pod gone from the
+devices and every replacement running elsewhere; two drivers evict each pod once; a driver that dies is
+replaced and the drain finishes."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inventory.kube import connect
+from inventory.mirror.runner import Mirror
+from maintenance import states
+from maintenance.drain import drain_step, maintenance_drain_start
+from maintenance.models import AuditEntry, Drain, DrainPod
+from simcluster.testing import run_simcluster
+from tests.maintenance.drain_support import (
+    TrainerWatch,
+    drain_ready,
+    healthy_trainers,
+    step_until,
+    trainer_nodes,
+)
+from tests.maintenance.support import GPU
+
+MIN_AVAILABLE = 10  # the demo's ml/trainer budget
+
+
+@pytest.fixture
+def demo(tmp_path: Path, settings: Any, db: Any) -> Iterator[Any]:
+    # Controllers react after 0.3 s (a slower kubelet and scheduler than the default 0.02 s): replacements take
+    # a moment to be Ready, as in a real cluster, so a budget says no while they start.
+    with run_simcluster(topology="demo", kubeconfig_path=tmp_path / "kubeconfig", batch_delay=0.3) as cluster:
+        assert cluster.controllers is not None and cluster.controllers.wait_idle(60)
+        settings.DRADASH_KUBECONFIG = str(cluster.kubeconfig_path)
+        settings.DRADASH_KUBE_CONTEXT = ""
+        settings.DRADASH_DRAIN_BACKOFF_SECONDS = 0.2
+        settings.DRADASH_DRAIN_BACKOFF_MAX_SECONDS = 1.0
+        mirror = Mirror(connect(str(cluster.kubeconfig_path)))
+        mirror.sync_once()
+        cluster.sync = mirror.sync_once
+        yield cluster
+
+
+def _finished(m: Any) -> bool:
+    return Drain.objects.get(maintenance=m).state == Drain.COMPLETE
+
+
+def _gpu_pods_on(cluster: Any, nodes: list[str]) -> set[str]:
+    held = set()
+    for claim in cluster.store.list("resourceclaims"):
+        results = claim.get("status", {}).get("allocation", {}).get("devices", {}).get("results", [])
+        if any(r["driver"] == GPU and r["pool"] in nodes for r in results):
+            held |= {r["uid"] for r in claim["status"].get("reservedFor", [])}
+    return held
+
+
+def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
+    demo: Any, operator: Any
+) -> None:
+    node = trainer_nodes(demo)[0]
+    m, run, phrase = drain_ready(operator, [node])
+    before = _gpu_pods_on(demo, [node])
+    assert before
+    with TrainerWatch(str(demo.kubeconfig_path)) as watch:
+        maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
+        m.refresh_from_db()
+        assert m.state == states.DRAINING and m.applied_effect == "NoSchedule"
+        step_until(m, demo.sync, until=lambda: _finished(m), each=watch.look)
+    assert watch.seen and min(watch.seen) >= MIN_AVAILABLE
+    demo.sync()
+    pods = list(DrainPod.objects.filter(drain__maintenance=m))
+    evicted = {p.uid for p in pods if p.state == states.RUNNING}
+    assert evicted == {p.uid for p in pods if p.state != states.NO_OWNER}
+    assert not (_gpu_pods_on(demo, [node]) & {p.uid for p in pods})  # no affected pod on those devices
+    for pod in pods:
+        if pod.state == states.RUNNING:  # its replacement runs, and not on the drained devices
+            assert pod.replacement_name and pod.replacement_uid not in _gpu_pods_on(demo, [node])
+    m.refresh_from_db()
+    assert m.state == states.APPLIED and m.applied_effect == "NoSchedule"
+    assert AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=201).count() == len(
+        evicted
+    )
+
+
+def test_a_drain_waits_blocked_by_the_budget_and_never_goes_below_it(demo: Any, operator: Any) -> None:
+    nodes = trainer_nodes(demo)[:4]  # four trainers, every pod at once: the budget allows 2 at a time
+    m, run, phrase = drain_ready(operator, nodes)
+    seen_blocked: list[str] = []
+
+    def look() -> None:
+        watch.look()
+        seen_blocked.extend(
+            p.reason for p in DrainPod.objects.filter(drain__maintenance=m, state=states.BLOCKED)
+        )
+
+    with TrainerWatch(str(demo.kubeconfig_path)) as watch:
+        maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
+                                concurrency=50)  # fmt: skip
+        step_until(m, demo.sync, until=lambda: _finished(m), each=look)
+    assert min(watch.seen) >= MIN_AVAILABLE
+    # "blocked by PDB ml/trainer: minAvailable 10, 10 healthy"
+    assert any(
+        re.fullmatch(r"blocked by PDB ml/trainer: minAvailable 10, 10 healthy", r) for r in seen_blocked
+    ), seen_blocked
+    refused = AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=429)
+    assert refused.exists() and "blocked by PDB ml/trainer" in refused.first().message  # type: ignore[union-attr]
+    trainers = DrainPod.objects.filter(drain__maintenance=m, owner__startswith="ReplicaSet/trainer")
+    assert trainers.count() == 4 and all(p.state == states.RUNNING for p in trainers)
+    assert healthy_trainers(connect(str(demo.kubeconfig_path))) == 12
+
+
+def test_two_drivers_stepping_at_once_evict_each_pod_once(
+    transactional_db: Any, demo: Any, operator: Any, settings: Any
+) -> None:
+    settings.DRADASH_DRAIN_LEASE_SECONDS = (
+        0.0  # no lease protection at all: the per-pod claim alone must hold
+    )
+    nodes = trainer_nodes(demo)[:2]
+    m, run, phrase = drain_ready(operator, nodes)
+    maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
+                            concurrency=3)  # fmt: skip
+    errors: list[BaseException] = []
+    go = threading.Barrier(2)
+
+    def driver(name: str) -> None:
+        try:
+            go.wait()
+            for _ in range(400):
+                if _finished(m):
+                    return
+                drain_step(m.id, driver=name)
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def mirror() -> None:
+        while not stop.is_set():
+            with lock:
+                demo.sync()
+            stop.wait(0.2)
+
+    threads = [threading.Thread(target=driver, args=(n,)) for n in ("driver-a", "driver-b")]
+    syncer = threading.Thread(target=mirror)
+    syncer.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    stop.set()
+    syncer.join(timeout=10)
+    assert not errors, errors
+    accepted = list(
+        AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=201).values_list(
+            "object_uid", flat=True
+        )
+    )
+    assert accepted and len(accepted) == len(set(accepted))  # each pod evicted once
+    assert _finished(m)
+
+
+def test_a_drain_survives_its_driver_dying_and_a_new_one_finishes_it(
+    demo: Any, operator: Any, settings: Any
+) -> None:
+    settings.DRADASH_DRAIN_LEASE_SECONDS = 1.0
+    nodes = trainer_nodes(demo)[:3]
+    m, run, phrase = drain_ready(operator, nodes)
+    maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
+    # The first driver evicts one pod, then "dies" holding the lease with a second eviction claimed but
+    # never sent (as if killed between the claim and the request).
+    demo.sync()
+    assert drain_step(m.id, driver="dead").evicted == 1
+    next_pod = DrainPod.objects.filter(drain__maintenance=m, state=states.WAITING).order_by("order").first()
+    assert next_pod is not None
+    DrainPod.objects.filter(pk=next_pod.pk).update(state=states.EVICTING, claimed_by="dead",
+                                                   requested_at=next_pod.updated_at)  # fmt: skip
+    assert not drain_step(m.id, driver="new").held  # the dead driver's lease still holds
+    step_until(m, demo.sync, driver="new", until=lambda: _finished(m))
+    pods = list(DrainPod.objects.filter(drain__maintenance=m))
+    assert all(p.state in (states.RUNNING, states.NO_OWNER) for p in pods)
+    accepted = list(
+        AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=201).values_list(
+            "object_uid", flat=True
+        )
+    )
+    assert len(accepted) == len(set(accepted)) == sum(1 for p in pods if p.state == states.RUNNING)
