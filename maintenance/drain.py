@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import re
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -43,6 +44,7 @@ from maintenance.errors import HEADLINE_CONFIRM, MaintenanceError
 from maintenance.models import Drain, DrainPod, Maintenance
 from maintenance.progress import affected_pods, owner_pods
 from maintenance.taints import FieldError
+from maintenance.wake import wake_drivers
 
 log = logging.getLogger(__name__)
 
@@ -344,8 +346,6 @@ def maintenance_drain_start(
                  "replacement_timeout": timeout},
     )  # fmt: skip
     audit.announce([maintenance.id])
-    from maintenance.driver import wake_drivers
-
     wake_drivers(maintenance.id)
     maintenance.refresh_from_db()
     return maintenance
@@ -377,8 +377,6 @@ def _lifecycle(
     audit.record(action="drain", maintenance=maintenance, user=user, effect="NoSchedule", message=message)
     audit.announce([maintenance.id])
     if action == states.RESUME:
-        from maintenance.driver import wake_drivers
-
         wake_drivers(maintenance.id)
     maintenance.refresh_from_db()
     return maintenance
@@ -637,8 +635,8 @@ def _evict(
         if error.status == 429:
             budget = _budget_of(budgets, pod.namespace, labels)
             which = f"{budget['namespace']}/{budget['name']}" if budget else ""
-            why = _why_blocked(budget) if budget else error.message
             cause = "; ".join(str(c.get("message", "")) for c in error.causes if c.get("message"))
+            why = _why_blocked(budget, cause) if budget else error.message
             reason = (
                 f"blocked by PDB {which}: {why}"
                 if which
@@ -684,9 +682,16 @@ def _evict(
     )  # fmt: skip
 
 
-def _why_blocked(budget: dict[str, Any]) -> str:
-    """ "minAvailable 10, 10 healthy": the budget's rule and its healthy pods now, counted from the API
-    server's pods with the disruption controller's rule (dra.disruption), not from a status that may lag."""
+NEEDS_HEALTHY = re.compile(r"needs (\d+) healthy pods and has (\d+) currently")
+
+
+def _why_blocked(budget: dict[str, Any], cause: str) -> str:
+    """The budget's rule and its healthy pods ("minAvailable 10, 10 healthy") — as the API server counted
+    them when it refused (upstream's "needs 10 healthy pods and has 10 currently"), else counted now from
+    the API server's pods with the disruption controller's rule (dra.disruption)."""
+    said = NEEDS_HEALTHY.search(cause)
+    if said:
+        return f"{describe_spec(budget['spec'])}, {said.group(2)} healthy"
     now_ = cluster.budget_now(namespace=budget["namespace"], name=budget["name"])
     if now_ is None:
         return describe_block(budget["spec"], budget["status"])

@@ -21,6 +21,8 @@ import uuid
 
 from django.db import close_old_connections
 
+from maintenance import wake
+
 log = logging.getLogger(__name__)
 
 STEP_EVERY_SECONDS = 1.0
@@ -95,6 +97,7 @@ def start_drain_driver(*, every: float = STEP_EVERY_SECONDS) -> DrainDriver:
     with _lock:
         if _driver is None:
             _driver = DrainDriver(every=every).start()
+            wake.register(_driver.wake)
         return _driver
 
 
@@ -103,20 +106,5 @@ def stop_drain_driver() -> None:
     with _lock:
         driver, _driver = _driver, None
     if driver is not None:
+        wake.unregister(driver.wake)
         driver.stop()
-
-
-def wake_drivers(maintenance_id: str) -> None:
-    """A drain started or resumed: step it now rather than within a second (this process's driver, and a
-    Celery worker's when a broker is configured)."""
-    if _driver is not None:
-        _driver.wake()
-    from django.conf import settings
-
-    if settings.CELERY_BROKER_URL and not settings.DRADASH_EMBEDDED_WORKER:
-        try:
-            from dradash.celery import app
-
-            app.send_task("maintenance.drain_step", args=[maintenance_id])
-        except Exception:  # the broker is down: the drivers' own loop steps it within a second anyway
-            log.warning("could not queue a drain step for %s", maintenance_id, exc_info=True)

@@ -10,8 +10,7 @@ from celery.signals import worker_ready
 from dradash.celery import app
 from maintenance.drain import drain_step
 from maintenance.driver import driver_token, start_drain_driver
-
-DRAIN_STEP_TASK = "maintenance.drain_step"
+from maintenance.wake import DRAIN_STEP_TASK
 
 
 @app.task(name=DRAIN_STEP_TASK, ignore_result=True)

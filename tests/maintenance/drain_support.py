@@ -12,7 +12,7 @@ from typing import Any
 from inventory.kube import connect
 from inventory.models import Device
 from maintenance.drain import drain_confirmation, drain_step
-from maintenance.models import Drain, Maintenance
+from maintenance.models import Drain, DrainPod, Maintenance
 from maintenance.planning import DeviceRef
 from maintenance.services import maintenance_preview_observe
 from tests.maintenance.support import GPU, create, preview_now
@@ -48,12 +48,13 @@ def drain_ready(user: Any, nodes: list[str]) -> tuple[Maintenance, str, str]:
 
 def step_until(
     m: Maintenance, sync: Callable[[], Any], *, driver: str = "test-driver", until: Callable[[], bool],
-    timeout: float = 90.0, each: Callable[[], None] | None = None,
+    timeout: float = 30.0, each: Callable[[], None] | None = None,
 ) -> None:  # fmt: skip
     deadline = time.monotonic() + timeout
     while not until():
         assert time.monotonic() < deadline, (
-            f"the drain did not get there: {Drain.objects.get(maintenance=m).state}"
+            f"the drain did not get there: {Drain.objects.get(maintenance=m).state} "
+            f"{list(DrainPod.objects.filter(drain__maintenance=m).values_list('name', 'state', 'reason'))}"
         )
         sync()
         drain_step(m.id, driver=driver)

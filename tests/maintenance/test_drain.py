@@ -5,18 +5,18 @@ replaced and the drain finishes."""
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror
 from maintenance import states
-from maintenance.drain import drain_step, maintenance_drain_start
+from maintenance.drain import drain_document, drain_step, maintenance_drain_start
 from maintenance.models import AuditEntry, Drain, DrainPod
 from simcluster.testing import run_simcluster
 from tests.maintenance.drain_support import (
@@ -88,30 +88,42 @@ def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
     )
 
 
-def test_a_drain_waits_blocked_by_the_budget_and_never_goes_below_it(demo: Any, operator: Any) -> None:
-    nodes = trainer_nodes(demo)[:4]  # four trainers, every pod at once: the budget allows 2 at a time
-    m, run, phrase = drain_ready(operator, nodes)
-    seen_blocked: list[str] = []
+def _set_min_available(cluster: Any, value: int) -> None:
+    cluster.store.patch("poddisruptionbudgets", "trainer", {"spec": {"minAvailable": value}}, namespace="ml")
 
-    def look() -> None:
-        watch.look()
-        seen_blocked.extend(
-            p.reason for p in DrainPod.objects.filter(drain__maintenance=m, state=states.BLOCKED)
-        )
+
+def test_a_drain_waits_blocked_by_the_budget_and_never_goes_below_it(demo: Any, operator: Any) -> None:
+    nodes = trainer_nodes(demo)[:4]  # four trainers, every pod at once
+    m, run, phrase = drain_ready(operator, nodes)
+    # First the budget allows nothing (someone raised minAvailable to 12 of 12): every trainer waits.
+    _set_min_available(demo, 12)
+    assert demo.controllers.wait_idle(20)
+    trainers = DrainPod.objects.filter(drain__maintenance=m, owner__startswith="ReplicaSet/trainer")
+
+    def all_trainers_blocked() -> bool:
+        now = list(trainers.all())
+        return len(now) == 4 and all(p.state == states.BLOCKED for p in now)
 
     with TrainerWatch(str(demo.kubeconfig_path)) as watch:
         maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
                                 concurrency=50)  # fmt: skip
-        step_until(m, demo.sync, until=lambda: _finished(m), each=look)
+        step_until(m, demo.sync, until=all_trainers_blocked, each=watch.look)
+        assert {p.reason for p in trainers.all()} == {
+            "blocked by PDB ml/trainer: minAvailable 12, 12 healthy"
+        }
+        assert {p.budget for p in trainers.all()} == {"ml/trainer"}
+        doc = drain_document(maintenance=m, now=timezone.now())
+        assert doc is not None and [(b["name"], b["disruptions_allowed"]) for b in doc["budgets"]] == [
+            ("trainer", 0)
+        ]
+        assert len(doc["blocked"]) == 4
+        # Back to the demo's minAvailable 10: two at a time may go, the drain retries and finishes.
+        _set_min_available(demo, 10)
+        step_until(m, demo.sync, until=lambda: _finished(m), each=watch.look)
     assert min(watch.seen) >= MIN_AVAILABLE
-    # "blocked by PDB ml/trainer: minAvailable 10, 10 healthy"
-    assert any(
-        re.fullmatch(r"blocked by PDB ml/trainer: minAvailable 10, 10 healthy", r) for r in seen_blocked
-    ), seen_blocked
     refused = AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=429)
-    assert refused.exists() and "blocked by PDB ml/trainer" in refused.first().message  # type: ignore[union-attr]
-    trainers = DrainPod.objects.filter(drain__maintenance=m, owner__startswith="ReplicaSet/trainer")
-    assert trainers.count() == 4 and all(p.state == states.RUNNING for p in trainers)
+    assert refused.count() >= 4 and "blocked by PDB ml/trainer" in refused.first().message  # type: ignore[union-attr]
+    assert all(p.state == states.RUNNING for p in trainers.all())
     assert healthy_trainers(connect(str(demo.kubeconfig_path))) == 12
 
 
@@ -191,3 +203,68 @@ def test_a_drain_survives_its_driver_dying_and_a_new_one_finishes_it(
         )
     )
     assert len(accepted) == len(set(accepted)) == sum(1 for p in pods if p.state == states.RUNNING)
+
+
+def test_the_api_drains_with_pause_resume_and_abort(demo: Any, operator: Any, viewer: Any) -> None:
+    from django.test import Client
+
+    nodes = trainer_nodes(demo)[:2]
+    m, run, phrase = drain_ready(operator, nodes)
+    api = Client()
+    api.force_login(operator)
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        return api.post(f"/api/maintenance/{m.id}/{path}/", body, content_type="application/json")
+
+    # strict input: a drain applies NoSchedule; concurrency only with the drain; the phrase is checked
+    bad = post("apply", {"mode": "drain", "effect": "NoExecute", "concurrency": 0, "confirm": True})
+    assert bad.status_code == 400 and {e["field"] for e in bad.json()["errors"]} >= {"effect", "concurrency"}
+    assert post("apply", {"effect": "NoSchedule", "concurrency": 2}).status_code == 400
+    untyped = post("apply", {"mode": "drain", "confirm": True, "preview": run, "version": m.version})
+    assert untyped.status_code == 400 and untyped.json()["errors"][0]["field"] == "typed"
+    assert post("pause", {}).status_code == 409  # nothing to pause yet
+    viewer_api = Client()
+    viewer_api.force_login(viewer)
+    assert (
+        viewer_api.post(f"/api/maintenance/{m.id}/pause/", {}, content_type="application/json").status_code
+        == 403
+    )
+
+    m.refresh_from_db()
+    started = post("apply", {"mode": "drain", "concurrency": 2, "replacement_timeout": 120, "confirm": True,
+                             "typed": phrase, "preview": run, "version": m.version})  # fmt: skip
+    assert started.status_code == 200, started.json()
+    body = started.json()
+    assert body["state"] == "draining" and body["applied_effect"] == "NoSchedule"
+    assert body["drain"]["state"] == "running" and body["drain"]["concurrency"] == 2
+    version = body["version"]
+
+    paused = post("pause", {"version": version})
+    assert paused.status_code == 200 and paused.json()["drain"]["state"] == "paused"
+    before = DrainPod.objects.filter(drain__maintenance=m).exclude(state=states.WAITING).count()
+    demo.sync()
+    drain_step(m.id, driver="api-test")
+    assert DrainPod.objects.filter(drain__maintenance=m).exclude(state=states.WAITING).count() == before
+    stale = post("resume", {"version": version})  # the version before the pause
+    assert stale.status_code == 409 and stale.json()["current"]["drain"] == "paused"
+    assert post("pause", {"version": paused.json()["version"]}).status_code == 409  # paused already
+    resumed = post("resume", {"version": paused.json()["version"]})
+    assert resumed.status_code == 200 and resumed.json()["drain"]["state"] == "running"
+    step_until(m, demo.sync, driver="api-test",
+               until=lambda: DrainPod.objects.filter(drain__maintenance=m, evicted_at__isnull=False).exists())  # fmt: skip
+    aborted = post("abort", {"version": resumed.json()["version"]})
+    assert aborted.status_code == 200
+    body = aborted.json()
+    assert body["state"] == "applied" and body["applied_effect"] == "NoSchedule"
+    assert body["drain"]["state"] == "aborted" and "NoSchedule" in body["drain"]["message"]
+    evicted = DrainPod.objects.filter(drain__maintenance=m, evicted_at__isnull=False).count()
+    demo.sync()
+    drain_step(m.id, driver="api-test")  # an aborted drain evicts nothing more
+    assert DrainPod.objects.filter(drain__maintenance=m, evicted_at__isnull=False).count() == evicted
+    assert evicted < DrainPod.objects.filter(drain__maintenance=m).exclude(state=states.NO_OWNER).count()
+    progress = api.get(f"/api/maintenance/{m.id}/progress/").json()
+    assert progress["drain"]["state"] == "aborted"
+    actions = list(AuditEntry.objects.filter(maintenance=m, action="drain").values_list("message", flat=True))
+    assert any(a.startswith("drain paused") for a in actions) and any(
+        a.startswith("drain aborted") for a in actions
+    )
