@@ -268,3 +268,45 @@ def test_the_api_drains_with_pause_resume_and_abort(demo: Any, operator: Any, vi
     assert any(a.startswith("drain paused") for a in actions) and any(
         a.startswith("drain aborted") for a in actions
     )
+
+
+def test_the_page_offers_the_drain_with_its_forecast_and_drives_it(demo: Any, operator: Any) -> None:
+    from django.test import Client
+
+    from maintenance.drain import drain_forecast
+    from maintenance.services import maintenance_preview_observe
+
+    nodes = trainer_nodes(demo)[:4]
+    m, run, phrase = drain_ready(operator, nodes)
+    result = maintenance_preview_observe(maintenance=m).result
+    # 4 trainers under ml/trainer (2 disruptions allowed) among 8 pods: at concurrency 4 the budget forces
+    # a third wave (2 trainers per wave), at concurrency 8 too (one wave would take all 4 trainers)
+    at4 = drain_forecast(maintenance=m, result=result, concurrency=4)
+    at8 = drain_forecast(maintenance=m, result=result, concurrency=8)
+    assert at4["pods"] == at8["pods"] == 8
+    assert at8["waves"] == 2 and at8["budget_waves"] is True
+    assert at4["waves"] >= 2
+    trainer_waves = [e["wave"] for e in at8["order"] if e["budget"] == "ml/trainer"]
+    assert sorted(trainer_waves) == [1, 1, 2, 2]
+    assert [b["name"] for b in at8["budgets"]] == ["trainer"] and at8["budgets"][0][
+        "disruptions_allowed"
+    ] == 2
+    assert at8["order"] == sorted(at8["order"], key=lambda e: (e["created"], e["namespace"], e["name"]))
+    assert at8["seconds"] > 0 and at8["duration"].startswith("about")
+
+    page = Client()
+    page.force_login(operator)
+    html = page.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="drain-form"' in html and "Drain, respecting PDBs" in html
+    assert 'class="drain-waves"' in html and "ETA" in html and phrase in html
+    assert "<script>" not in html.split('id="drain-form"')[1].split("</form>")[0]
+    response = page.post(f"/maintenance/{m.id}/apply/", {"mode": "drain", "version": m.version, "preview": run,
+                                                         "confirm": "yes", "typed": phrase, "concurrency": "2"})  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    html = page.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="drain-pause"' in html and 'id="drain-abort"' in html and 'id="drain-resume"' not in html
+    m.refresh_from_db()
+    assert page.post(f"/maintenance/{m.id}/pause/", {"version": m.version}).status_code == 302
+    html = page.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="drain-resume"' in html and 'id="drain-pause"' not in html
+    assert Drain.objects.get(maintenance=m).concurrency == 2
