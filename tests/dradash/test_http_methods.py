@@ -30,6 +30,8 @@ POST_ROUTES = {
     "^api/whatif/runs/$", "^api/whatif/runs/(?P<pk>[^/.]+)/cancel/$", "api/maintenance/",
     "api/maintenance/<str:maintenance_id>/preview/", "api/maintenance/<str:maintenance_id>/apply/",
     "api/maintenance/<str:maintenance_id>/undo/", "api/migration/upgrade/",
+    # the drain's pause / resume / abort (issue 14)
+    *(f"{api}maintenance/<str:maintenance_id>/{action}/" for api in ("", "api/") for action in ("pause", "resume", "abort")),
 }  # fmt: skip
 
 
