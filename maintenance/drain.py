@@ -66,6 +66,13 @@ def lease_seconds() -> float:
     return _setting("DRADASH_DRAIN_LEASE_SECONDS", 15.0)
 
 
+def in_flight_seconds() -> float:
+    """How long an eviction request may be in flight before its driver is taken for dead and the pod is
+    looked at again: longer than the client's connect + request timeouts (10 + 60 s), so a slow answer is
+    never mistaken for a dead driver (DRADASH_DRAIN_IN_FLIGHT_SECONDS)."""
+    return _setting("DRADASH_DRAIN_IN_FLIGHT_SECONDS", 90.0)
+
+
 def backoff(attempts: int) -> float:
     """Seconds before a refused eviction is tried again: doubling from DRADASH_DRAIN_BACKOFF_SECONDS up to
     DRADASH_DRAIN_BACKOFF_MAX_SECONDS (kubectl drain retries every 5 s)."""
@@ -501,14 +508,18 @@ def _observe(drain: Drain, driver: str, now: datetime) -> int:
         return 0
     mirrored = _mirror_pods([p.uid for p in pods])
     changed = 0
-    stale_claim = now - timedelta(seconds=lease_seconds())
+    stale_claim = now - timedelta(seconds=in_flight_seconds())
     for pod in pods:
         raw = mirrored.get(pod.uid)
         present = raw is not None and not raw["metadata"].get("deletionTimestamp")
         if pod.state == states.EVICTING and pod.claimed_by and pod.claimed_by != driver:
             # A driver died with this eviction in flight: evicted if the pod went, else ask again.
             if pod.requested_at and pod.requested_at < stale_claim:
-                if present:
+                disrupted = raw is not None and any(
+                    c.get("type") == "DisruptionTarget" and c.get("status") == "True"
+                    for c in (raw["status"].get("conditions") or [])
+                )
+                if present and not disrupted:
                     changed += _save(pod, state=states.WAITING, claimed_by="", reason="", next_try_at=None)
                 else:
                     changed += _save(pod, claimed_by="", evicted_at=pod.requested_at)

@@ -182,6 +182,7 @@ def test_a_drain_survives_its_driver_dying_and_a_new_one_finishes_it(
     demo: Any, operator: Any, settings: Any
 ) -> None:
     settings.DRADASH_DRAIN_LEASE_SECONDS = 1.0
+    settings.DRADASH_DRAIN_IN_FLIGHT_SECONDS = 1.0
     nodes = trainer_nodes(demo)[:3]
     m, run, phrase = drain_ready(operator, nodes)
     maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
