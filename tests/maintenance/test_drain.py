@@ -311,3 +311,36 @@ def test_the_page_offers_the_drain_with_its_forecast_and_drives_it(demo: Any, op
     html = page.get(f"/maintenance/{m.id}/").content.decode()
     assert 'id="drain-resume"' in html and 'id="drain-pause"' not in html
     assert Drain.objects.get(maintenance=m).concurrency == 2
+
+
+TAINT_AUTHOR = [
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "taint-author"},
+     "rules": [{"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"],
+                "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "olivia-authors"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "taint-author"},
+     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "olivia"}]},
+]  # fmt: skip
+
+
+def test_evictions_are_made_as_the_user_who_started_the_drain(
+    demo: Any, operator: Any, settings: Any
+) -> None:
+    """Under impersonation the cluster's RBAC decides on each eviction as for rule writes: olivia may write
+    DeviceTaintRules but not evict pods, so the rules go in and the first eviction is refused — the drain
+    pauses and says who was denied what, instead of retrying a refusal that cannot change."""
+    settings.DRADASH_IMPERSONATION_ENABLED = True
+    for obj in TAINT_AUTHOR:
+        demo.store.create("clusterroles" if obj["kind"] == "ClusterRole" else "clusterrolebindings", obj)
+    m, run, phrase = drain_ready(operator, trainer_nodes(demo)[:1])
+    maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
+    m.refresh_from_db()
+    assert m.applied_effect == "NoSchedule"  # olivia's rule writes went through
+    demo.sync()
+    drain_step(m.id, driver="rbac-test")
+    drain = Drain.objects.get(maintenance=m)
+    assert drain.state == Drain.PAUSED
+    assert "Kubernetes denied: olivia cannot create pods/eviction" in drain.message
+    denied = AuditEntry.objects.get(maintenance=m, action="eviction")
+    assert denied.outcome["status"] == 403 and denied.actor == "olivia"
+    assert not DrainPod.objects.filter(drain=drain, evicted_at__isnull=False).exists()
