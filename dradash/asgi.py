@@ -16,6 +16,7 @@ from allocation.supervisor import start_embedded_worker, stop_embedded_worker  #
 from dradash import realtime  # noqa: E402
 from dradash.routing import websocket_urlpatterns  # noqa: E402
 from dradash.sessionguard import SessionGuard  # noqa: E402
+from maintenance.driver import start_drain_driver, stop_drain_driver  # noqa: E402
 
 router = ProtocolTypeRouter(
     {
@@ -39,9 +40,12 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if message["type"] == "lifespan.startup":
                 if embedded:  # the what-if worker process; runs left pending by a restart start now
                     await asyncio.to_thread(start_embedded_worker, loop=loop)
+                    # the drain driver (a thread): drains left running by a restart resume now
+                    await asyncio.to_thread(start_drain_driver)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if embedded:
+                    await asyncio.to_thread(stop_drain_driver)
                     await asyncio.to_thread(stop_embedded_worker)
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -168,6 +168,12 @@ DRADASH_CEL_BACKEND = env_choice("DRADASH_CEL_BACKEND", "cel-expr-python", ("cel
 # bigger change is split into several maintenances, each previewed and confirmed on its own.
 DRADASH_MAINTENANCE_MAX_DEVICES = env_int("DRADASH_MAINTENANCE_MAX_DEVICES", 5000, minimum=1)
 DRADASH_MAINTENANCE_MAX_RULES = env_int("DRADASH_MAINTENANCE_MAX_RULES", 500, minimum=1)
+# The PDB-aware drain (maintenance/drain.py): a driver's lease on a drain, how long an eviction request may be
+# in flight before its driver is taken for dead, and the back-off after a PDB refuses an eviction.
+DRADASH_DRAIN_LEASE_SECONDS = env_int("DRADASH_DRAIN_LEASE_SECONDS", 15, minimum=1)
+DRADASH_DRAIN_IN_FLIGHT_SECONDS = env_int("DRADASH_DRAIN_IN_FLIGHT_SECONDS", 90, minimum=1)
+DRADASH_DRAIN_BACKOFF_SECONDS = env_int("DRADASH_DRAIN_BACKOFF_SECONDS", 1, minimum=1)
+DRADASH_DRAIN_BACKOFF_MAX_SECONDS = env_int("DRADASH_DRAIN_BACKOFF_MAX_SECONDS", 10, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

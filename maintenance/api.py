@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -25,6 +25,13 @@ from dradash.api import Pagination, error_body, paginated
 from dradash.context import user_can_author
 from maintenance import api_schema as schema
 from maintenance import selectors
+from maintenance.drain import (
+    drain_document,
+    maintenance_drain_abort,
+    maintenance_drain_pause,
+    maintenance_drain_resume,
+    maintenance_drain_start,
+)
 from maintenance.errors import MaintenanceError
 from maintenance.live import maintenance_live
 from maintenance.models import AuditEntry, Maintenance
@@ -37,7 +44,7 @@ from maintenance.services import (
     maintenance_yaml,
 )
 from maintenance.taints import FieldError
-from maintenance.validation import parse_apply, parse_create, parse_preview, parse_undo
+from maintenance.validation import parse_apply, parse_create, parse_drain_action, parse_preview, parse_undo
 
 YAML_RULES_IN_DETAIL = 50
 
@@ -53,6 +60,9 @@ class CanAuthor(BasePermission):
 
 class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
     created_by = serializers.CharField(source="created_by.username", default="", read_only=True)
+    drain = serializers.SerializerMethodField(
+        help_text="the drain (null without one): state, concurrency, per-pod states, budgets, ETA"
+    )
 
     class Meta:
         model = Maintenance
@@ -60,7 +70,12 @@ class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
             "id", "title", "reason", "ticket", "created_by", "created_at", "state", "version", "taint_key",
             "taint_value", "target_effect", "applied_effect", "every_device", "filters", "device_count",
             "rule_count", "scope", "devices", "rules", "preview_run_id", "affected", "enforced_at", "last_error",
+            "drain",
         ]  # fmt: skip
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_drain(self, maintenance: Maintenance) -> dict[str, Any] | None:
+        return drain_document(maintenance=maintenance, now=timezone.now())
 
 
 class MaintenanceSummarySerializer(serializers.ModelSerializer[Maintenance]):
@@ -195,13 +210,60 @@ class MaintenanceApplyView(APIView):
         maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
         try:
             body = parse_apply(request.data)
-            maintenance_apply(
-                maintenance=maintenance, user=request.user, effect=body.effect, confirmed=body.confirmed,
-                typed=body.typed, preview_id=body.preview, expected_version=body.version,
-            )  # fmt: skip
+            if body.mode == "drain":
+                maintenance_drain_start(
+                    maintenance=maintenance, user=request.user, confirmed=body.confirmed, typed=body.typed,
+                    preview_id=body.preview, expected_version=body.version, concurrency=body.concurrency,
+                    replacement_timeout=body.replacement_timeout,
+                )  # fmt: skip
+            else:
+                maintenance_apply(
+                    maintenance=maintenance, user=request.user, effect=body.effect, confirmed=body.confirmed,
+                    typed=body.typed, preview_id=body.preview, expected_version=body.version,
+                )  # fmt: skip
         except MaintenanceError as error:
             return _error(error)
         return Response(MaintenanceSerializer(maintenance).data)
+
+
+class _DrainActionView(APIView):
+    permission_classes = [IsAuthenticated, CanAuthor]
+
+    def act(self, request: Request, maintenance_id: str, service: Any) -> Response:
+        maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
+        try:
+            version = parse_drain_action(request.data)
+            service(maintenance=maintenance, user=request.user, expected_version=version)
+        except MaintenanceError as error:
+            return _error(error)
+        return Response(MaintenanceSerializer(maintenance).data)
+
+
+class MaintenanceDrainPauseView(_DrainActionView):
+    @extend_schema(
+        operation_id="maintenance_drain_pause", request=schema.DrainActionRequest, responses=MaintenanceSerializer,
+        description="Pause a running drain: no new eviction starts (409 unless it is running).",
+    )  # fmt: skip
+    def post(self, request: Request, maintenance_id: str) -> Response:
+        return self.act(request, maintenance_id, maintenance_drain_pause)
+
+
+class MaintenanceDrainResumeView(_DrainActionView):
+    @extend_schema(
+        operation_id="maintenance_drain_resume", request=schema.DrainActionRequest, responses=MaintenanceSerializer,
+        description="Resume a paused drain (409 unless it is paused).",
+    )  # fmt: skip
+    def post(self, request: Request, maintenance_id: str) -> Response:
+        return self.act(request, maintenance_id, maintenance_drain_resume)
+
+
+class MaintenanceDrainAbortView(_DrainActionView):
+    @extend_schema(
+        operation_id="maintenance_drain_abort", request=schema.DrainActionRequest, responses=MaintenanceSerializer,
+        description="Abort the drain: no further eviction; the rules keep effect NoSchedule (409 unless draining).",
+    )  # fmt: skip
+    def post(self, request: Request, maintenance_id: str) -> Response:
+        return self.act(request, maintenance_id, maintenance_drain_abort)
 
 
 class MaintenanceUndoView(APIView):
@@ -290,5 +352,8 @@ urlpatterns = [
     path("<str:maintenance_id>/preview/", MaintenancePreviewView.as_view(), name="api-preview"),
     path("<str:maintenance_id>/apply/", MaintenanceApplyView.as_view(), name="api-apply"),
     path("<str:maintenance_id>/undo/", MaintenanceUndoView.as_view(), name="api-undo"),
+    path("<str:maintenance_id>/pause/", MaintenanceDrainPauseView.as_view(), name="api-drain-pause"),
+    path("<str:maintenance_id>/resume/", MaintenanceDrainResumeView.as_view(), name="api-drain-resume"),
+    path("<str:maintenance_id>/abort/", MaintenanceDrainAbortView.as_view(), name="api-drain-abort"),
     path("<str:maintenance_id>/progress/", MaintenanceProgressView.as_view(), name="api-progress"),
 ]

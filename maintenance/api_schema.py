@@ -55,11 +55,32 @@ class PreviewStarted(serializers.Serializer[Any]):
 
 
 class ApplyRequest(serializers.Serializer[Any]):
-    effect = serializers.ChoiceField(choices=EFFECTS)
+    effect = serializers.ChoiceField(
+        choices=EFFECTS, required=False, help_text="required unless mode is drain"
+    )
+    mode = serializers.ChoiceField(
+        choices=["taint", "drain"],
+        required=False,
+        help_text='"drain": apply NoSchedule, then evict the affected pods through the Eviction API, respecting '
+        "their PodDisruptionBudgets (default: taint, the effect as given)",
+    )
+    concurrency = serializers.IntegerField(
+        min_value=1, max_value=50, required=False, help_text="drain: pods evicted at once (default 1)"
+    )
+    replacement_timeout = serializers.IntegerField(
+        min_value=1,
+        max_value=3600,
+        required=False,
+        help_text="drain: seconds to wait for an evicted pod's replacement to run before the next (default 300)",
+    )
     confirm = serializers.BooleanField(required=False, help_text="must be true for an evicting effect")
     typed = serializers.CharField(required=False, help_text="the phrase the blast radius asks for")
     preview = serializers.CharField(required=False, help_text="the succeeded preview's run id")
     version = serializers.IntegerField(min_value=0, required=False)
+
+
+class DrainActionRequest(serializers.Serializer[Any]):
+    version = serializers.IntegerField(min_value=0, required=False, help_text="the version the caller saw")
 
 
 class UndoRequest(serializers.Serializer[Any]):

@@ -1,4 +1,5 @@
-"""The maintenance room's only door to the cluster: DeviceTaintRule reads and writes through
+"""The maintenance room's only door to the cluster: DeviceTaintRule reads and writes (and the drain's
+pod evictions) through
 `inventory.kube`, with errors turned into one exception that carries the API's own message.
 
 Writes take `as_user` (the logged-in Django user): with DRADASH_IMPERSONATION_ENABLED they go out as that
@@ -37,7 +38,9 @@ def _client() -> Any:
     return cluster_client()
 
 
-def _call(fn: Any, *args: Any, verb: str = "", as_user: Any = None, **kwargs: Any) -> Any:
+def _call(
+    fn: Any, *args: Any, verb: str = "", as_user: Any = None, resource: str = RULES, **kwargs: Any
+) -> Any:
     identity = kube_identity(as_user)
     if identity is not None:
         kwargs["as_user"] = identity
@@ -46,7 +49,7 @@ def _call(fn: Any, *args: Any, verb: str = "", as_user: Any = None, **kwargs: An
     except KubeError as error:
         denied = ""
         if error.status == 403 and identity is not None and verb:
-            denied = f"Kubernetes denied: {identity.user} cannot {verb} {RULES}"
+            denied = f"Kubernetes denied: {identity.user} cannot {verb} {resource}"
         raise ClusterWriteError(
             error.status, error.reason, denied or error.message, list(error.causes or []), denied=denied
         ) from error
@@ -93,3 +96,30 @@ def delete_rule(name: str, *, uid: str | None = None, dry_run: bool = False, as_
     except ClusterWriteError as error:
         if error.status != 404:  # already gone is what we wanted
             raise
+
+
+def evict_pod(*, namespace: str, name: str, uid: str, as_user: Any = None) -> dict[str, Any]:
+    """Ask the Eviction API to evict one pod (its uid a precondition), as `as_user` like rule writes: the
+    cluster refuses with 429 while a PodDisruptionBudget allows no disruption (ClusterWriteError)."""
+    result: dict[str, Any] = _call(
+        _client().evict_pod,
+        namespace,
+        name,
+        uid=uid,
+        verb="create",
+        resource="pods/eviction",
+        as_user=as_user,
+    )
+    return result
+
+
+def budget_now(*, namespace: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """A PodDisruptionBudget and the pods of its namespace as the API server has them now (read as
+    dradash), for saying why an eviction was refused; None when it cannot be read."""
+    try:
+        client = _client()
+        budget: dict[str, Any] = _call(client.get_object, "poddisruptionbudgets", name, namespace=namespace)
+        pods, _, _ = _call(client.list_objects, "pods", namespace=namespace)
+    except ClusterWriteError:
+        return None
+    return budget, list(pods)

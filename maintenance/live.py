@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from maintenance import states
+from maintenance.drain import drain_document
 from maintenance.models import Maintenance
 from maintenance.preview import PreviewStatus
 from maintenance.progress import PODS_SHOWN, maintenance_progress, undo_consequences
@@ -21,12 +22,18 @@ def preview_key(preview: dict[str, Any]) -> str:
 
 
 def live_document(
-    *, maintenance: Maintenance, progress: dict[str, Any], preview: PreviewStatus
-) -> dict[str, Any]:
+    *, maintenance: Maintenance, progress: dict[str, Any], preview: PreviewStatus,
+    drain: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     preview_doc = preview.as_dict()
     return {
         **progress,
-        "actions": states.offered(state=maintenance.state, effect=maintenance.applied_effect),
+        "drain": drain,
+        "actions": states.offered(
+            state=maintenance.state,
+            effect=maintenance.applied_effect,
+            drain_state=drain["state"] if drain else "",
+        ),  # fmt: skip
         "preview": preview_doc,
         "preview_key": preview_key(preview_doc),
         "undo": undo_consequences(progress=progress) if maintenance.state == Maintenance.APPLIED else None,
@@ -40,4 +47,5 @@ def maintenance_live(*, maintenance: Maintenance, now: datetime, every_pod: bool
     preview = maintenance_preview_observe(
         maintenance=maintenance, check_stale=maintenance.state != Maintenance.UNDONE
     )
-    return live_document(maintenance=maintenance, progress=progress, preview=preview)
+    drain = drain_document(maintenance=maintenance, now=now, pods_limit=None if every_pod else PODS_SHOWN)
+    return live_document(maintenance=maintenance, progress=progress, preview=preview, drain=drain)

@@ -20,7 +20,8 @@ class Maintenance(models.Model):
     DRAFT = "draft"
     APPLIED = "applied"  # rules exist in the cluster (effect in `applied_effect`)
     UNDONE = "undone"
-    STATES = [(DRAFT, "draft"), (APPLIED, "applied"), (UNDONE, "undone")]
+    DRAINING = "draining"  # rules applied with NoSchedule; the drain evicts the affected pods (Drain)
+    STATES = [(DRAFT, "draft"), (APPLIED, "applied"), (DRAINING, "draining"), (UNDONE, "undone")]
 
     id = models.CharField(primary_key=True, max_length=16, default=new_maintenance_id, editable=False)
     title = models.CharField(max_length=200)
@@ -137,6 +138,8 @@ class AuditEntry(models.Model):
         ("failed", "write failed"),
         ("undo", "undone"),
         ("evicted", "pod evicted"),
+        ("eviction", "eviction requested"),
+        ("drain", "drain"),
         ("pdb-broken", "budget broken"),
         ("replacement", "replacement"),
         ("seen-create", "seen created"),
@@ -174,3 +177,66 @@ class AuditEntry(models.Model):
             models.Index(fields=["rule_uid", "rule_generation"]),
             models.Index(fields=["maintenance", "action"]),
         ]
+
+
+class Drain(models.Model):
+    """The staged, PDB-aware drain of one maintenance (maintenance.drain): its settings, its state and the
+    lease of the driver stepping it. The driver reads only this and DrainPod, so any process can resume it."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    ABORTED = "aborted"
+    COMPLETE = "complete"
+    STATES = [(RUNNING, "running"), (PAUSED, "paused"), (ABORTED, "aborted"), (COMPLETE, "complete")]
+
+    maintenance = models.OneToOneField(Maintenance, on_delete=models.CASCADE, related_name="drain")
+    state = models.CharField(max_length=16, choices=STATES, default=RUNNING, db_index=True)
+    concurrency = models.PositiveIntegerField(default=1)
+    replacement_timeout = models.PositiveIntegerField(default=300)  # seconds to wait for a replacement
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The driver holding the drain (its token) until `lease_until`: a driver steps only a drain it holds.
+    lease_owner = models.CharField(max_length=64, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # Uids of the pods the affected pods' owners had when the drain started (the others are replacements).
+    owner_pods = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True, default="")
+    steps = models.PositiveIntegerField(default=0)
+
+
+class DrainPod(models.Model):
+    """One affected pod of a drain and where it is (maintenance.states.POD_STATES)."""
+
+    drain = models.ForeignKey(Drain, on_delete=models.CASCADE, related_name="pods")
+    order = models.PositiveIntegerField()  # oldest first
+    uid = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    node = models.CharField(max_length=253, blank=True, default="")
+    created = models.CharField(max_length=40, blank=True, default="")  # creationTimestamp
+    owner_uid = models.CharField(max_length=64, blank=True, default="")
+    owner = models.CharField(max_length=300, blank=True, default="")  # Kind/name
+    claims = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=24, default="waiting", db_index=True)
+    reason = models.TextField(blank=True, default="")
+    budget = models.CharField(max_length=507, blank=True, default="")  # ns/name of the PDB that blocked it
+    attempts = models.PositiveIntegerField(default=0)
+    next_try_at = models.DateTimeField(null=True, blank=True)
+    # The driver whose eviction request is in flight (cleared with its answer): the claim that makes one
+    # pod's eviction happen once even with two drivers.
+    claimed_by = models.CharField(max_length=64, blank=True, default="")
+    requested_at = models.DateTimeField(null=True, blank=True)
+    evicted_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)  # replacement running, or given up waiting
+    timed_out = models.BooleanField(default=False)
+    replacement_uid = models.CharField(max_length=64, blank=True, default="")
+    replacement_name = models.CharField(max_length=253, blank=True, default="")
+    replacement_node = models.CharField(max_length=253, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["order"]
+        constraints = [models.UniqueConstraint(fields=["drain", "uid"], name="drain_pod_unique")]

@@ -6,10 +6,12 @@ rules' status conditions as the watch reported them.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dra.disruption import BudgetError, disruptions_allowed, expected_and_desired
 from dra.selection import label_selector_matches
 from dra.taints import no_execute_delay
 from maintenance.models import AuditEntry, Maintenance
@@ -132,12 +134,17 @@ def affected_budgets(*, affected: list[dict[str, Any]]) -> list[dict[str, Any]]:
         allowed: int | None = None
         if isinstance(status.get("disruptionsAllowed"), int):
             allowed = status["disruptionsAllowed"]
-        elif isinstance(spec.get("minAvailable"), int):
-            allowed = max(0, healthy - spec["minAvailable"])
-        elif isinstance(spec.get("maxUnavailable"), int):
-            allowed = max(0, spec["maxUnavailable"] - (len(selected) - healthy))
-        if allowed is None:
-            continue  # a percentage and no controller's status: nothing to compare against
+        else:  # no controller's status yet: the controller's arithmetic, the selected pods as the scale
+            scale = len(selected)
+            try:
+                expected, desired = expected_and_desired(
+                    spec, selected=scale, expected_scale=functools.partial(int, scale)
+                )
+            except BudgetError:
+                continue  # an invalid IntOrString: nothing to compare against
+            if expected <= 0:
+                continue
+            allowed = disruptions_allowed(healthy=healthy, desired=desired, expected=expected)
         budgets.append(
             {"uid": pdb.uid, "namespace": pdb.namespace, "name": pdb.name, "allowed": allowed, "pods": mine}
         )

@@ -272,7 +272,7 @@ def _check(maintenance: Maintenance, action: str, expected_version: int | None) 
             f"this page showed version {expected_version}; the maintenance is now at version "
             f"{maintenance.version} and is {_describe(maintenance)}{_last_change(maintenance)}",
         )
-    if not states.allows(maintenance.state, action):
+    if not states.allows(maintenance.state, action, drain_state=states.drain_state_of(maintenance)):
         raise _conflict(
             maintenance,
             "state",

@@ -19,7 +19,17 @@ EVERY_DEVICE_PHRASE = "every device in the cluster"
 
 CREATE_FIELDS = ("title", "reason", "ticket", "key", "value", "effect", "devices", "filters", "every_device",
                  "expected_count")  # fmt: skip
-APPLY_FIELDS = ("effect", "confirm", "typed", "preview", "version")
+APPLY_FIELDS = (
+    "effect",
+    "mode",
+    "concurrency",
+    "replacement_timeout",
+    "confirm",
+    "typed",
+    "preview",
+    "version",
+)
+DRAIN_ACTION_FIELDS = ("version",)
 UNDO_FIELDS = ("mode", "version")
 PREVIEW_FIELDS = ("version",)
 DEVICE_FIELDS = ("driver", "pool", "device")
@@ -222,11 +232,34 @@ class ApplyRequest:
     typed: str
     preview: str
     version: int | None
+    mode: str = "taint"  # "drain": NoSchedule, then evict the affected pods respecting their budgets
+    concurrency: int | None = None
+    replacement_timeout: int | None = None
 
 
 def parse_apply(body: Any) -> ApplyRequest:
     reader = _Reader(body, APPLY_FIELDS)
-    effect = reader.string("effect", required=True)
+    mode = reader.string("mode", default="taint")
+    if mode not in ("taint", "drain"):
+        reader.errors.append(FieldError("mode", f'Unsupported value: "{mode[:40]}": use "taint" or "drain"'))
+    drain = mode == "drain"
+    effect = reader.string("effect", required=not drain, default="NoSchedule" if drain else "")
+    if drain and effect != "NoSchedule":
+        reader.errors.append(
+            FieldError(
+                "effect",
+                f'a drain applies NoSchedule (then evicts): leave it out or say "NoSchedule", not "{effect[:40]}"',
+            )
+        )
+    concurrency = reader.integer("concurrency")
+    timeout = reader.integer("replacement_timeout")
+    for name, value, high in (("concurrency", concurrency, 50), ("replacement_timeout", timeout, 3600)):
+        if value is not None and not 1 <= value <= high:
+            reader.errors.append(FieldError(name, f"must be from 1 to {high}, got {value}"))
+    if not drain:
+        for name, value in (("concurrency", concurrency), ("replacement_timeout", timeout)):
+            if value is not None:
+                reader.errors.append(FieldError(name, 'only a drain takes it: add "mode": "drain"'))
     confirm = reader.body.get("confirm", False)
     if not isinstance(confirm, bool):
         reader.errors.append(
@@ -240,8 +273,16 @@ def parse_apply(body: Any) -> ApplyRequest:
     version = reader.integer("version")
     reader.done()
     return ApplyRequest(
-        effect=effect, confirmed=confirm is True, typed=typed, preview=preview, version=version
-    )
+        effect=effect, confirmed=confirm is True, typed=typed, preview=preview, version=version, mode=mode,
+        concurrency=concurrency, replacement_timeout=timeout,
+    )  # fmt: skip
+
+
+def parse_drain_action(body: Any) -> int | None:
+    reader = _Reader(body if body is not None else {}, DRAIN_ACTION_FIELDS)
+    version = reader.integer("version")
+    reader.done()
+    return version
 
 
 def parse_undo(body: Any) -> tuple[str, int | None]:

@@ -23,6 +23,15 @@ from inventory.models import ALLOCATION_STATES
 from maintenance import selectors
 from maintenance.audit import latest_version
 from maintenance.confirmation import challenge
+from maintenance.drain import (
+    drain_confirmation,
+    drain_document,
+    drain_forecast,
+    maintenance_drain_abort,
+    maintenance_drain_pause,
+    maintenance_drain_resume,
+    maintenance_drain_start,
+)
 from maintenance.errors import MaintenanceError
 from maintenance.live import live_document, maintenance_live
 from maintenance.models import AuditEntry, Maintenance
@@ -145,12 +154,33 @@ def _enforce_options(maintenance: Maintenance, preview: Any, actions: list[str])
     return options
 
 
+DRAIN_CONCURRENCY_CHOICES = (1, 2, 4, 8)
+
+
+def _drain_option(maintenance: Maintenance, preview: Any, actions: list[str]) -> dict[str, Any] | None:
+    """The "Drain, respecting PDBs" choice: its confirmation and what the preview predicts at each
+    concurrency the form offers (waves, duration, pods that cannot move)."""
+    if "drain" not in actions:
+        return None
+    if not preview.ready:
+        return {"ready": False}
+    blast, wanted = drain_confirmation(maintenance=maintenance, status=preview)
+    forecasts = {
+        c: drain_forecast(maintenance=maintenance, result=preview.result, concurrency=c)
+        for c in DRAIN_CONCURRENCY_CHOICES
+    }
+    return {"ready": True, "blast": blast, "challenge": wanted, "forecast": forecasts[1],
+            "forecasts": [forecasts[c] for c in DRAIN_CONCURRENCY_CHOICES]}  # fmt: skip
+
+
 def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any) -> dict[str, Any]:
     preview = maintenance_preview_observe(
         maintenance=maintenance, check_stale=maintenance.state != Maintenance.UNDONE
     )
-    progress = maintenance_progress(maintenance=maintenance, now=timezone.now())
-    live = live_document(maintenance=maintenance, progress=progress, preview=preview)
+    now = timezone.now()
+    progress = maintenance_progress(maintenance=maintenance, now=now)
+    drain = drain_document(maintenance=maintenance, now=now)
+    live = live_document(maintenance=maintenance, progress=progress, preview=preview, drain=drain)
     devices = Paginator(maintenance.devices, DEVICES_PAGE_SIZE).get_page(request.GET.get("devices_page"))
     undo_entry = (
         AuditEntry.objects.filter(maintenance=maintenance, action="undo").order_by("-id").first()
@@ -168,6 +198,8 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
         "live": live,
         "actions": live["actions"],
         "enforce_options": _enforce_options(maintenance, preview, live["actions"]),
+        "drain_option": _drain_option(maintenance, preview, live["actions"]),
+        "drain": drain,
         "progress": progress,
         "undo_entry": undo_entry,
         "devices_page": devices,
@@ -236,10 +268,26 @@ def _write_and_show(request: HttpRequest, maintenance_id: str, write: Any) -> Ht
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
+def _form_int(raw: str | None) -> int | None:
+    try:
+        return int(raw) if raw not in (None, "") else None
+    except ValueError:
+        return -1  # refused by the service, naming the field
+
+
 @login_required
 @require_POST
 def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     form = request.POST
+    if form.get("mode") == "drain":
+        return _write_and_show(
+            request, maintenance_id,
+            lambda m, version: maintenance_drain_start(
+                maintenance=m, user=request.user, confirmed=form.get("confirm") == "yes", typed=form.get("typed", ""),
+                preview_id=form.get("preview", ""), expected_version=version,
+                concurrency=_form_int(form.get("concurrency")),
+            ),
+        )  # fmt: skip
     return _write_and_show(
         request,
         maintenance_id,
@@ -253,6 +301,23 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
             expected_version=version,
         ),  # fmt: skip
     )
+
+
+def _drain_action(service: Any) -> Any:
+    @login_required
+    @require_POST
+    def view(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+        return _write_and_show(
+            request, maintenance_id,
+            lambda m, version: service(maintenance=m, user=request.user, expected_version=version),
+        )  # fmt: skip
+
+    return view
+
+
+drain_pause = _drain_action(maintenance_drain_pause)
+drain_resume = _drain_action(maintenance_drain_resume)
+drain_abort = _drain_action(maintenance_drain_abort)
 
 
 @login_required

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dra.disruption import is_ready
 from dra.selection import SelectorError, label_selector
 from simcluster.errors import ApiError, bad_request, conflict, not_found
 from simcluster.resources import resource_for
@@ -37,11 +38,6 @@ def _too_many(message: str, retry_after: int = 0) -> ApiError:
 
 def _still_processing(pdb_name: str) -> ApiError:
     return _too_many(f"The disruption budget {pdb_name} is still being processed by the server.", 10)
-
-
-def is_ready(pod: Obj) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def disruption_allowed_condition(status: Obj, now: str) -> None:

@@ -361,6 +361,43 @@ class KubeClient:
             as_user=as_user,
         )
 
+    def evict_pod(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+        as_user: Identity | None = None,
+    ) -> JSON:
+        """POST a policy/v1 Eviction to `pods/NAME/eviction` — the request `CoreV1Api.
+        create_namespaced_pod_eviction` makes (same path, body and auth), sent through this client's pool so
+        impersonation carries one `Impersonate-Group` line per group. The API server answers 201, or 429 while
+        a PodDisruptionBudget allows no disruption (KubeError with the API's message and causes); `uid` is a
+        precondition, so a pod recreated under the same name is never evicted by mistake."""
+        options: JSON = {}
+        if uid:
+            options["preconditions"] = {"uid": uid}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        body: JSON = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        if options:
+            body["deleteOptions"] = options
+        return self.create_object(
+            "pods",
+            body,
+            namespace=namespace,
+            name=name,
+            subresource="eviction",
+            dry_run=dry_run,
+            as_user=as_user,
+        )
+
     def replace_object(
         self,
         kind: str,

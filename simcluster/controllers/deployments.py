@@ -14,6 +14,7 @@ import copy
 import json
 from typing import Any
 
+from dra.disruption import scaled
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import (
     controller_of,
@@ -26,7 +27,7 @@ from simcluster.controllers.common import (
     read_all,
     uid_of,
 )
-from simcluster.controllers.disruption import SyncError, scaled
+from simcluster.controllers.disruption import SyncError
 from simcluster.errors import ApiError
 from simcluster.store import Store
 

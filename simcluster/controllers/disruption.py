@@ -11,9 +11,9 @@ pods), `observedGeneration` follows the spec.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from dra.disruption import BudgetError, disruptions_allowed, expected_and_desired, is_healthy
 from dra.selection import SelectorError, label_selector
 from dra.taints import parse_time
 from simcluster.controllers.base import Clock, format_time
@@ -22,7 +22,6 @@ from simcluster.errors import ApiError
 from simcluster.evictions import (
     DELETION_TIMEOUT_SECONDS,
     disruption_allowed_condition,
-    is_ready,
     set_status_condition,
 )
 from simcluster.store import Store, clone
@@ -31,19 +30,7 @@ JSON = dict[str, Any]
 WATCHES = frozenset({"poddisruptionbudgets", "pods", "replicasets", "deployments"})
 
 
-class SyncError(Exception):
-    pass
-
-
-def scaled(value: Any, total: int, *, round_up: bool) -> int:
-    """intstr.GetScaledValueFromIntOrPercent."""
-    if isinstance(value, int):
-        return value
-    text = str(value)
-    if not text.endswith("%") or not text[:-1].isdigit():
-        raise SyncError(f"invalid value for IntOrString: invalid value {text!r}")
-    fraction = int(text[:-1]) * total / 100
-    return math.ceil(fraction) if round_up else math.floor(fraction)
+SyncError = BudgetError  # a budget the controller cannot compute: DisruptionAllowed=False, SyncFailed
 
 
 class DisruptionController:
@@ -108,13 +95,8 @@ class DisruptionController:
                                           "lastTransitionTime": stamp, "reason": "SyncFailed", "message": str(error)})  # fmt: skip
             self._write(pdb, status)
             return recheck
-        healthy = sum(
-            1 for p in selected
-            if not meta(p).get("deletionTimestamp") and name_of(p) not in disrupted and is_ready(p)
-        )  # fmt: skip
-        allowed = healthy - desired
-        if expected <= 0 or allowed <= 0:
-            allowed = 0
+        healthy = sum(1 for p in selected if is_healthy(p, disrupted=disrupted))
+        allowed = disruptions_allowed(healthy=healthy, desired=desired, expected=expected)
         status.update({
             "currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected,
             "disruptionsAllowed": allowed, "observedGeneration": int(meta(pdb).get("generation") or 1),
@@ -130,17 +112,9 @@ class DisruptionController:
     def _expected(self, spec: JSON, pods: list[JSON], replicasets: dict[Any, JSON],
                   deployments: dict[Any, JSON]) -> tuple[int, int]:  # fmt: skip
         """(expectedPods, desiredHealthy)."""
-        min_available = spec.get("minAvailable")
-        max_unavailable = spec.get("maxUnavailable")
-        if max_unavailable is not None:
-            expected = self._scale(pods, replicasets, deployments)
-            return expected, max(0, expected - scaled(max_unavailable, expected, round_up=True))
-        if min_available is not None:
-            if isinstance(min_available, int):
-                return len(pods), min_available
-            expected = self._scale(pods, replicasets, deployments)
-            return expected, scaled(min_available, expected, round_up=True)
-        return 0, 0
+        return expected_and_desired(
+            spec, selected=len(pods), expected_scale=lambda: self._scale(pods, replicasets, deployments)
+        )
 
     @staticmethod
     def _scale(pods: list[JSON], replicasets: dict[Any, JSON], deployments: dict[Any, JSON]) -> int:

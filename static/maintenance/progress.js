@@ -136,7 +136,10 @@
     });
   }
 
-  function accept(next) { doc = next; receivedAt = Date.now(); render(); }
+  function accept(next) {
+    doc = next; receivedAt = Date.now(); render();
+    document.dispatchEvent(new CustomEvent("maintenance-live", { detail: next }));  // drain.js draws the drain
+  }
 
   function poll() {
     live.dataset.state = "polling"; live.textContent = "polling";

@@ -49,7 +49,7 @@ def test_it_refuses_an_api_action_on_a_version_it_did_not_see(mirrored: Any, ope
                         content_type="application/json")  # fmt: skip
     assert response.status_code == 409
     body = response.json()
-    assert body["current"] == {"state": "draft", "effect": "", "version": m.version,
+    assert body["current"] == {"state": "draft", "effect": "", "version": m.version, "drain": None,
                                "actions": states.offered(state="draft", effect="")}  # fmt: skip
     assert body["errors"][0]["field"] == "version"
     assert rules_in(mirrored) == {}
@@ -86,6 +86,7 @@ def test_it_offers_only_the_actions_the_state_allows() -> None:
         "apply-none",
         "enforce-NoSchedule",
         "enforce-NoExecute",
+        "drain",
     ]
     assert states.offered(state="applied", effect="NoExecute") == [
         "preview",
@@ -98,5 +99,16 @@ def test_it_offers_only_the_actions_the_state_allows() -> None:
         "enforce-NoSchedule",
         "enforce-NoExecute",
         "undo-delete",
+        "drain",
+    ]
+    assert states.offered(state="draining", effect="NoSchedule", drain_state="running") == [
+        "preview",
+        "drain-pause",
+        "drain-abort",
+    ]
+    assert states.offered(state="draining", effect="NoSchedule", drain_state="paused") == [
+        "preview",
+        "drain-resume",
+        "drain-abort",
     ]
     assert states.offered(state="undone", effect="") == []
