@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Q
@@ -12,8 +13,10 @@ from inventory.models import Device
 JSON = dict[str, Any]
 DeviceKey = tuple[str, str, str]  # driver, pool, device
 CHUNK = 500
-# Above this many keys, load whole tables instead of building long OR queries.
-BULK_THRESHOLD = 300
+# Bound parameters per keyed query: SQLite's limit is 32,766, PostgreSQL's 65,535; a few hundred keep
+# each statement's plan cheap. Every keyed read is chunked, never a whole-table scan: a batch of changed
+# claims or pods costs O(its keys), whatever the size of the cluster.
+PARAMS_PER_QUERY = 600
 
 
 def chunks(values: Iterable[Any], size: int = CHUNK) -> Iterable[list[Any]]:
@@ -27,17 +30,36 @@ def chunks(values: Iterable[Any], size: int = CHUNK) -> Iterable[list[Any]]:
         yield batch
 
 
+def keys_q(
+    keys: Iterable[DeviceKey],
+    *,
+    driver_field: str = "driver",
+    pool_field: str = "pool",
+    name_field: str = "name",
+) -> Iterator[Q]:
+    """Filters selecting exactly these device keys, grouped by pool (`driver = … AND pool = … AND name IN
+    (…)`, an index range per pool) and split so no statement binds more than PARAMS_PER_QUERY values."""
+    by_pool: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for driver, pool, name in keys:
+        by_pool[(driver, pool)].append(name)
+    q: Q | None = None
+    params = 0
+    for (driver, pool), names in sorted(by_pool.items()):
+        for part in chunks(sorted(set(names)), PARAMS_PER_QUERY):
+            term = Q(**{driver_field: driver, pool_field: pool, f"{name_field}__in": part})
+            q = term if q is None else q | term
+            params += 2 + len(part)
+            if params >= PARAMS_PER_QUERY:
+                yield q
+                q, params = None, 0
+    if q is not None:
+        yield q
+
+
 def devices_by_keys(keys: set[DeviceKey]) -> list[Device]:
-    if not keys:
-        return []
-    if len(keys) > BULK_THRESHOLD:
-        return [d for d in Device.objects.all() if (d.driver, d.pool, d.name) in keys]
     result: list[Device] = []
-    for batch in chunks(sorted(keys), 100):
-        q = Q(pk__in=[])
-        for driver, pool, name in batch:
-            q |= Q(driver=driver, pool=pool, name=name)
-        result.extend(Device.objects.filter(q))
+    for q in keys_q(keys):
+        result.extend(Device.objects.filter(q).order_by())
     return result
 
 
@@ -47,9 +69,18 @@ def pool_key(driver: str, pool: str) -> str:
 
 
 def pools_q(pool_keys: Iterable[str], *, driver_field: str = "driver", pool_field: str = "pool") -> Q:
-    """A filter for the rows of these pools ("driver/pool" keys)."""
+    """A filter for the rows of these pools ("driver/pool" keys); callers pass at most a few hundred
+    (`pools_qs` splits any number)."""
     q = Q(pk__in=[])
     for key in pool_keys:
         driver, _, pool = key.partition("/")
         q |= Q(**{driver_field: driver, pool_field: pool})
     return q
+
+
+def pools_qs(
+    pool_keys: Iterable[str], *, driver_field: str = "driver", pool_field: str = "pool"
+) -> Iterator[Q]:
+    """`pools_q` for any number of pools, PARAMS_PER_QUERY bound values a statement."""
+    for batch in chunks(sorted(set(pool_keys)), PARAMS_PER_QUERY // 2):
+        yield pools_q(batch, driver_field=driver_field, pool_field=pool_field)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from dra.availability import bare_node
+from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
 from inventory.mirror.derive.common import JSON, chunks
 from inventory.models import Device, KubeObject
@@ -16,6 +17,7 @@ class Context:
     def __init__(self, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> None:
         self._matcher_cache = matcher_cache
         self._rules: list[JSON] | None = None
+        self._rule_index: RuleIndex | None = None
         self._classes: dict[str, ClassMatcher] | None = None
         self._class_objects: dict[str, JSON] | None = None
         self._any_nodes: bool | None = None
@@ -35,6 +37,14 @@ class Context:
                 KubeObject.objects.filter(kind="devicetaintrules").values_list("raw", flat=True)
             )
         return self._rules
+
+    @property
+    def rule_index(self) -> RuleIndex:
+        """The rules by the fields their selectors name: a device's rules in eight lookups, not a scan
+        of every rule (1,000 rules × 100,000 devices would be ~110 s of `selects`)."""
+        if self._rule_index is None:
+            self._rule_index = RuleIndex.of(self.rules)
+        return self._rule_index
 
     @property
     def classes(self) -> dict[str, ClassMatcher]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from dra.taints import TAINT_LEVEL, effective_taints
+from dra.taints import TAINT_LEVEL
 from inventory.mirror import sql
 from inventory.mirror.derive.common import JSON
 from inventory.mirror.derive.context import Context
@@ -25,10 +25,7 @@ TAINT_FIELDS = [
 
 def fill_taints(row: Device, ctx: Context) -> None:
     row.taints = [
-        t.as_row()
-        for t in effective_taints(
-            driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
-        )
+        t.as_row() for t in ctx.rule_index.taints_for(row.driver, row.pool, row.name, row.slice_taints or [])
     ]
     for name, value in taint_flags(row.taints).items():
         setattr(row, name, value)
