@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from dra.selection import device_selector
 from inventory.models import Device
 
 JSON = dict[str, Any]
@@ -84,3 +85,49 @@ def pools_qs(
     """`pools_q` for any number of pools, PARAMS_PER_QUERY bound values a statement."""
     for batch in chunks(sorted(set(pool_keys)), PARAMS_PER_QUERY // 2):
         yield pools_q(batch, driver_field=driver_field, pool_field=pool_field)
+
+
+TERMS_PER_QUERY = 100
+
+
+def selector_filters(selectors: Iterable[JSON | None]) -> list[Q]:
+    """Filters selecting the devices any of these DeviceTaintRule selectors (old or new) select, merged
+    into `IN` lists (1,000 one-pool rules are one `pool IN (…)`) and split so that no statement passes
+    TERMS_PER_QUERY terms or PARAMS_PER_QUERY values: SQLite refuses an expression tree deeper than 1,000.
+    An empty list: nothing is selected (a missing selector selects nothing)."""
+    by_device: dict[tuple[str | None, str | None], set[str]] = defaultdict(set)
+    by_pool: dict[str | None, set[str]] = defaultdict(set)
+    drivers: set[str] = set()
+    for raw in selectors:
+        selector = device_selector(raw)
+        if not selector.present:
+            continue
+        if selector.device is not None:
+            by_device[(selector.driver, selector.pool)].add(selector.device)
+        elif selector.pool is not None:
+            by_pool[selector.driver].add(selector.pool)
+        elif selector.driver is not None:
+            drivers.add(selector.driver)
+        else:
+            return [Q()]  # an empty selector selects every device
+    terms: list[Q] = []
+    for part in chunks(sorted(drivers), PARAMS_PER_QUERY):
+        terms.append(Q(driver__in=part))
+    for driver, pools in sorted(by_pool.items(), key=lambda kv: kv[0] or ""):
+        for part in chunks(sorted(pools), PARAMS_PER_QUERY):
+            terms.append(Q(pool__in=part) & (Q(driver=driver) if driver is not None else Q()))
+    for (driver, pool), names in sorted(by_device.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
+        for part in chunks(sorted(names), PARAMS_PER_QUERY):
+            term = Q(name__in=part)
+            if driver is not None:
+                term &= Q(driver=driver)
+            if pool is not None:
+                term &= Q(pool=pool)
+            terms.append(term)
+    filters: list[Q] = []
+    for group in chunks(terms, TERMS_PER_QUERY):
+        q = group[0]
+        for term in group[1:]:
+            q |= term
+        filters.append(q)
+    return filters

@@ -79,7 +79,11 @@ class Context:
             self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
         if not self._any_nodes:
             if self._bare_nodes is None:
-                found = Device.objects.filter(node_selection="node").values_list("node_name", flat=True)
+                found = (
+                    Device.objects.filter(node_selection="node")
+                    .order_by()
+                    .values_list("node_name", flat=True)
+                )
                 self._bare_nodes = {name: bare_node(name) for name in found.distinct() if name}
             return [n for name, n in self._bare_nodes.items() if names is None or name in names]
         if names is None:

@@ -120,3 +120,15 @@ def test_it_recomputes_only_the_devices_a_changed_rule_selects(monkeypatch: pyte
     assert not f.device("gpu-0", pool="node-3").tainted
     assert [t["rule"] for t in f.device("gpu-1", pool="node-5").taints] == ["one-pool"]
     assert [t["rule"] for t in f.device("gpu-0", pool="node-7").taints] == ["other"]
+
+
+def test_it_applies_a_thousand_rules_in_one_batch() -> None:
+    _cluster()
+    rules = [f.taint_rule(f"r{i:04d}", selector={"pool": f"node-{i % POOLS}"}) for i in range(1001)]
+    rules.append(f.taint_rule("one-device", selector={"pool": "node-9", "device": "gpu-1"}))
+
+    BatchWriter().apply([Event("devicetaintrules", "ADDED", r, "40") for r in rules])
+
+    # SQLite refuses an OR of a thousand selectors (expression tree deeper than 1,000): they are merged.
+    assert Device.objects.filter(tainted=True).count() == 2 * POOLS
+    assert len(f.device("gpu-1", pool="node-9").taints) == 4  # r0009, r0349, r0689 and one-device
