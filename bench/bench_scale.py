@@ -187,9 +187,12 @@ def rules(mirror: Any, args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     mirror.writer.apply([Event("devicetaintrules", "ADDED", every, "2000000002")], defer=True)
     out["rule_every_gpu_first_batch_s"] = time.perf_counter() - started
+    while mirror.writer._taint_selectors and mirror.writer.refresh_deferred():
+        pass
+    out["rule_every_gpu_s"] = time.perf_counter() - started  # every GPU row shows the taint
     while mirror.writer.refresh_deferred():
         pass
-    out["rule_every_gpu_s"] = time.perf_counter() - started
+    out["rule_every_gpu_availability_s"] = time.perf_counter() - started
     out["rule_every_gpu_devices"] = Device.objects.filter(taints__icontains="example.com/every").count()
     return out
 
@@ -374,7 +377,8 @@ def table(results: list[dict[str, Any]]) -> list[str]:
         "rule over every GPU → on all of them · ÷ S",
         lambda r: (
             f"{r['rule_every_gpu_s']:.2f} s ({r['rule_every_gpu_devices']:,}) · "
-            f"{r['rule_every_gpu_s'] / r['kubectl_slices_s']:.2f}×"
+            f"{r['rule_every_gpu_s'] / r['kubectl_slices_s']:.2f}× (their pools' availability "
+            f"after {r['rule_every_gpu_availability_s']:.1f} s)"
         ),
     )
     anchor = "devices ?limit=1 (anchor)"
