@@ -62,11 +62,13 @@ def allocations_by_device(
     *, keys: set[DeviceKey] | None = None, pool_keys: set[str] | None = None
 ) -> dict[DeviceKey, list[Allocation]]:
     result: dict[DeviceKey, list[Allocation]] = defaultdict(list)
-    filters = [
-        *keys_q(keys or (), name_field="device"),
-        *pools_qs(pool_keys or ()),
-    ]
-    for q in filters:
+    pools = pool_keys or set()
+    wanted = {k for k in keys or () if f"{k[0]}/{k[1]}" not in pools}  # those read whole below
+    for q in keys_q(wanted, name_field="device"):  # a superset: keep the exact keys
+        for a in Allocation.objects.filter(q):
+            if (a.driver, a.pool, a.device) in wanted:
+                result[(a.driver, a.pool, a.device)].append(a)
+    for q in pools_qs(pools):
         for a in Allocation.objects.filter(q):
             result[(a.driver, a.pool, a.device)].append(a)
     return result
