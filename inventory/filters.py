@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import django_filters
 from django.core.exceptions import ValidationError
 from django.db import connection
@@ -83,12 +81,15 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
-        narrowed = queryset.filter(attribute_index__contains=f"\n{key}={wanted}\n")
+        line = f"\n{key}={wanted}\n"
         if connection.vendor == "postgresql":
-            return narrowed  # LIKE is case-sensitive there: the text index alone is exact
-        # SQLite's LIKE ignores ASCII case, so confirm case-sensitively (only on rows LIKE kept): REGEXP on
-        # the same index, which also holds one line per element of a list attribute (DRAListTypeAttributes).
-        return narrowed.filter(attribute_index__regex=re.escape(f"\n{key}={wanted}\n"))
+            # LIKE is case-sensitive there: the text index alone is exact.
+            return queryset.filter(attribute_index__contains=line)
+        # SQLite: GLOB is case-sensitive (LIKE is not), so the text alone is exact and the count walks
+        # the covering index of attribute_index instead of reading every row's JSON. Its wildcards
+        # * ? [ in the value are matched literally by bracketing them.
+        pattern = "*" + "".join(f"[{c}]" if c in "*?[" else c for c in line) + "*"
+        return queryset.extra(where=['"inventory_device"."attribute_index" GLOB %s'], params=[pattern])
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":

@@ -8,6 +8,7 @@ server stores them) plus one `PoolSpec` per (driver, node) pool that the simulat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -70,12 +71,20 @@ def available_topologies() -> list[str]:
     return sorted(p.stem for p in TOPOLOGY_DIR.glob("*.yaml"))
 
 
+SCALE_PREFIX = "scale:"
+
+
 def load_topology(name: str, *, workload_pods: int | None = None) -> Topology:
-    """Load `simcluster/topologies/<name>.yaml` (or a path to a YAML file).
+    """Load `simcluster/topologies/<name>.yaml` (or a path to a YAML file), or `scale:<nodes>`.
 
     `workload_pods` overrides the file's `generatedWorkloads.count` (pods that each ask for one GPU
     through a template), so benchmarks can fill the `large` topology.
+
+    `scale:<nodes>[:rules=<n>]` is `large` grown or shrunk to `nodes` nodes (`scale_topology`).
     """
+    if name.startswith(SCALE_PREFIX):
+        nodes, options = _scale_options(name)
+        return scale_topology(nodes, workload_pods=workload_pods, taint_rules=options.get("rules", 0))
     path = Path(name) if name.endswith((".yaml", ".yml")) else TOPOLOGY_DIR / f"{name}.yaml"
     if not path.is_file():
         raise TopologyError(f"unknown topology {name!r}; available: {', '.join(available_topologies())}")
@@ -84,6 +93,57 @@ def load_topology(name: str, *, workload_pods: int | None = None) -> Topology:
     if not isinstance(document, dict):
         raise TopologyError(f"{path.name}: the document must be a mapping")
     return build_topology(document, source=path.name, workload_pods=workload_pods)
+
+
+def _scale_options(name: str) -> tuple[int, dict[str, int]]:
+    head, *rest = name.removeprefix(SCALE_PREFIX).split(":")
+    options: dict[str, int] = {}
+    try:
+        nodes = int(head)
+        for part in rest:
+            key, _, value = part.partition("=")
+            options[key] = int(value)
+    except ValueError:
+        raise TopologyError(
+            f"{name!r}: expected scale:<nodes>[:rules=<n>] with whole numbers, e.g. scale:3000"
+        ) from None
+    unknown = set(options) - {"rules"}
+    if nodes < 1 or unknown:
+        raise TopologyError(f"{name!r}: nodes must be ≥ 1 and the only option is rules=<n>")
+    return nodes, options
+
+
+def scale_topology(nodes: int, *, workload_pods: int | None = None, taint_rules: int = 0) -> Topology:
+    """`large`'s node and device mix (8 H100 GPUs + 2 CX7 NICs a node, two pools a node) at `nodes` nodes:
+    1,000 / 3,000 / 10,000 nodes are 10k / 30k / 100k devices. `taint_rules` adds that many one-pool
+    DeviceTaintRules (effect None, so nothing is evicted) over the GPU pools of the first nodes."""
+    path = TOPOLOGY_DIR / "large.yaml"
+    with path.open() as handle:
+        document = yaml.safe_load(handle)
+    width = max(4, len(str(nodes - 1)))
+    document["name"] = f"scale-{nodes}"
+    document["nodes"][0]["count"] = nodes
+    document["nodes"][0]["name"] = f"node-{{i:0{width}d}}"
+    topology = build_topology(document, source=f"scale:{nodes}", workload_pods=workload_pods)
+    if taint_rules:
+        rules = tuple(
+            ("devicetaintrules", scale_rule(i, f"node-{i % nodes:0{width}d}")) for i in range(taint_rules)
+        )
+        topology = dataclasses.replace(topology, workloads=topology.workloads + rules)
+    return topology
+
+
+def scale_rule(index: int, pool: str, *, effect: str = "None") -> JSON:
+    """A one-pool DeviceTaintRule over a node's GPUs (the benchmarks' "1,000 rules in place")."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": f"scale-{index:05d}"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": pool},
+            "taint": {"key": "example.com/scale", "value": str(index), "effect": effect},
+        },
+    }
 
 
 def build_topology(

@@ -23,7 +23,7 @@ from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterS
 from inventory.models import Claim, Device, KubeObject, Pool, WatchState
 from inventory.selectors.claims import claim_detail
 from inventory.selectors.classes import class_overview
-from inventory.selectors.nodes import node_list
+from inventory.selectors.nodes import node_list, node_summaries
 from inventory.selectors.rules import taint_rule_detail, taint_rule_list
 
 
@@ -214,8 +214,8 @@ class NodeViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=s.NodeSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        node = next((n for n in node_list() if n.name == pk), None)
-        if node is None:
+        node = next(iter(node_summaries(names=[pk])), None)
+        if node is None or (node.obj is None and not node.device_count):
             raise Http404(f"node {pk!r} is not in the mirror")
         return Response(s.NodeSerializer(node).data)
 

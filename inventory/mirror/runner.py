@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from inventory.kube import KIND, KubeClient, KubeError, connect
 from inventory.mirror.reflector import INITIAL, SYNCED, Health, NameKey, Reflector
-from inventory.mirror.writer import BatchResult, BatchWriter, Event, HealthUpdate, Op, Replace
+from inventory.mirror.writer import BatchResult, BatchWriter, Event, HealthUpdate, Op, Replace, bulk_gc
 from inventory.models import (
     NOT_SERVED,
     WATCH_ERROR,
@@ -171,15 +171,16 @@ class Mirror:
         served, missing = served_kinds(self.client, self.kinds)
         record_cluster_info(self.client, missing)
         ops: list[Op] = []
-        for kind in served:
-            items, rv = self.client.list_all(kind, page_size=self.page_size)
-            ops.append(Replace(kind, items, rv, reason=INITIAL))
-            now = time.time()
-            ops.append(HealthUpdate(kind, Health(kind=kind, state=SYNCED, resource_version=rv, since=now,
-                                                 confirmed_at=now)))  # fmt: skip
-        for kind in missing:
-            ops.append(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
-        return self.writer.apply(ops)
+        with bulk_gc():  # the lists are decoded here: the collector waits for the whole load
+            for kind in served:
+                items, rv = self.client.list_all(kind, page_size=self.page_size)
+                ops.append(Replace(kind, items, rv, reason=INITIAL))
+                now = time.time()
+                ops.append(HealthUpdate(kind, Health(kind=kind, state=SYNCED, resource_version=rv,
+                                                     since=now, confirmed_at=now)))  # fmt: skip
+            for kind in missing:
+                ops.append(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
+            return self.writer.apply(ops)
 
     def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
         """Start one reflector thread per served kind and the writer.

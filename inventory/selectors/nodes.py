@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from django.db.models import Count, Q
 
@@ -62,19 +64,51 @@ class NodeDetail:
         return dict(((self.obj.raw.get("status") or {}).get("allocatable") or {}) if self.obj else {})
 
 
-def node_list() -> list[NodeSummary]:
-    nodes = {o.name: o for o in KubeObject.objects.filter(kind="nodes")}
+class NodeList(Sequence[NodeSummary]):
+    """Every node, summarised a page at a time: the names are two index scans, and device counts and Node
+    objects are read only for the slice asked for (the API's pagination slices), so a page of 50 does not
+    group 100,000 devices nor decode 10,000 Nodes."""
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeSummary: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NodeSummary]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeSummary | list[NodeSummary]:
+        if isinstance(index, slice):
+            return node_summaries(names=self._names[index])
+        return node_summaries(names=[self._names[index]])[0]
+
+    def __iter__(self) -> Iterator[NodeSummary]:
+        for start in range(0, len(self._names), 500):
+            yield from node_summaries(names=self._names[start : start + 500])
+
+
+def node_list() -> NodeList:
+    return NodeList(node_names())
+
+
+def node_summaries(*, names: list[str]) -> list[NodeSummary]:
+    """These nodes (in this order) with their device counts."""
+    nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names)}
     counts = {
         row["node_name"]: row
-        for row in Device.objects.exclude(node_name="")
+        for row in Device.objects.filter(node_name__in=names)
         .values("node_name")
         .annotate(
             total=Count("id"),
             allocated=Count("id", filter=~Q(allocation_state=FREE)),
             tainted=Count("id", filter=Q(tainted=True)),
         )
+        .order_by()
     }
-    names = sorted(set(nodes) | set(counts))
     return [
         NodeSummary(
             name=n,
@@ -246,5 +280,8 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
 def node_names(*, q: str = "") -> list[str]:
     """Every node that is a Node object or has devices, sorted."""
     nodes = set(KubeObject.objects.filter(kind=NODES).values_list("name", flat=True))
-    nodes |= set(Device.objects.exclude(node_name="").values_list("node_name", flat=True).distinct())
+    # order_by(): Meta.ordering would join the DISTINCT and make it one row per device, not per node.
+    nodes |= set(
+        Device.objects.exclude(node_name="").order_by().values_list("node_name", flat=True).distinct()
+    )
     return sorted(n for n in nodes if q.lower() in n.lower())

@@ -85,6 +85,23 @@ class Unschedulable(Exception):
     """The pod cannot be scheduled now; the message is what `PodScheduled` shows."""
 
 
+class _Claims(dict[tuple[str, str], JSON]):
+    """The pass's claims by (namespace, name), remembering which keys the pass wrote since last asked, so
+    the allocator's state follows the pass's own allocations without diffing every claim per pod."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.touched: set[tuple[str, str]] = set()
+
+    def __setitem__(self, key: tuple[str, str], value: JSON) -> None:
+        self.touched.add(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        self.touched.add(key)
+        super().__delitem__(key)
+
+
 @dataclass
 class _World:
     """What one pass sees; claims are updated in place as the pass allocates."""
@@ -94,7 +111,7 @@ class _World:
     slices: list[JSON]
     rules: list[JSON]
     templates: dict[tuple[str, str], JSON]
-    claims: dict[tuple[str, str], JSON]
+    claims: _Claims
     pods_per_node: Counter[str] = field(default_factory=Counter)
     # (node, extended resource) → devices of a device plugin the node's bound pods use
     plugin_used: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -103,6 +120,13 @@ class _World:
     signature: tuple[tuple[int, int], ...] = ()
     # pod uid → keys of the claims it owns (generated and extended-resource claims)
     owned: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    _node_index: dict[str, int] | None = None
+
+    @property
+    def node_index(self) -> dict[str, int]:
+        if self._node_index is None:
+            self._node_index = {name_of(n): i for i, n in enumerate(self.nodes)}
+        return self._node_index
 
     def own(self, claim: JSON) -> None:
         for ref in meta(claim).get("ownerReferences") or []:
@@ -143,6 +167,7 @@ class Scheduler:
         self._allocator: Any = None
         self._allocator_signature: tuple[tuple[int, int], ...] | None = None
         self._tracked: dict[tuple[str, str], JSON] = {}  # claims recorded in the allocator's state
+        self._synced_world: _World | None = None  # the pass whose claims _tracked last matched fully
 
     # --- the pass --------------------------------------------------------------------------------------
 
@@ -171,7 +196,9 @@ class Scheduler:
             templates={
                 (namespace_of(t), name_of(t)): t for t in read_all(self.store, "resourceclaimtemplates")
             },
-            claims={(namespace_of(c), name_of(c)): c for c in read_all(self.store, "resourceclaims")},
+            claims=_Claims(
+                ((namespace_of(c), name_of(c)), c) for c in read_all(self.store, "resourceclaims")
+            ),
             podgroups={(namespace_of(g), name_of(g)): g for g in read_all(self.store, "podgroups")},
             pods_per_node=Counter(
                 str(p["spec"]["nodeName"])
@@ -446,30 +473,38 @@ class Scheduler:
             )
             self._allocator_signature = world.signature
             self._tracked = {}
+            self._synced_world = None
         state = self._allocator.state
-        current = {
-            k: c for k, c in world.claims.items() if (c.get("status") or {}).get("allocation") is not None
-        }
+        if self._synced_world is world:
+            # Same pass: only the claims this pass wrote since the last call can differ.
+            keys = set(world.claims.touched)
+        else:
+            keys = set(self._tracked) | set(world.claims)
+            self._synced_world = world
+        world.claims.touched.clear()
         try:
-            for key, old in list(self._tracked.items()):
-                new = current.get(key)
+            for key in keys:
+                old = self._tracked.get(key)
+                new = world.claims.get(key)
+                if new is not None and (new.get("status") or {}).get("allocation") is None:
+                    new = None
                 if new is old:
                     continue
-                if (
+                if old is not None and (
                     new is None
                     or uid_of(new) != uid_of(old)
                     or new["status"]["allocation"] != old["status"]["allocation"]
                 ):
                     state.remove_claim(old)
                     del self._tracked[key]
-                else:
+                    old = None
+                if new is not None:
+                    if old is None:
+                        state.add_claim(new)
                     self._tracked[key] = new
-            for key, claim in current.items():
-                if key not in self._tracked:
-                    state.add_claim(claim)
-                    self._tracked[key] = claim
         except AllocationError:  # out of step: start over from the claims as they are
             self._allocator = None
+            self._synced_world = None
             return self._allocator_for(world)
         return self._allocator
 
@@ -558,7 +593,7 @@ class Scheduler:
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
         world.plugin_used.update(_plugin_use(pod, node))
-        self._next_node = world.nodes.index(node) + 1
+        self._next_node = world.node_index[name_of(node)] + 1
         self._mark_running(bound, node, plan, extended_status, world)
         self.scheduled += 1
         post_event(

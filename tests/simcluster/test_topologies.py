@@ -83,3 +83,25 @@ def test_it_names_the_field_when_a_node_group_uses_an_unknown_device_model() -> 
 def test_it_refuses_an_unknown_topology_name_listing_the_available_ones() -> None:
     with pytest.raises(TopologyError, match="available: demo, features, large, tiny"):
         load_topology("nope")
+
+
+def test_it_grows_large_to_any_node_count_with_the_same_device_mix() -> None:
+    large, small = load_topology("large"), load_topology("scale:3:rules=4", workload_pods=2)
+    assert [n["metadata"]["name"] for n in small.nodes] == ["node-0000", "node-0001", "node-0002"]
+    assert small.device_count == 3 * large.device_count // len(large.nodes)
+    assert small.pools[0].devices == large.pools[0].devices  # node-0000's GPUs, attribute for attribute
+    rules = [obj for plural, obj in small.workloads if plural == "devicetaintrules"]
+    assert [r["spec"]["deviceSelector"]["pool"] for r in rules] == [
+        "node-0000",
+        "node-0001",
+        "node-0002",
+        "node-0000",
+    ]
+    assert sum(1 for plural, _ in small.workloads if plural == "pods") == 2
+
+
+def test_it_names_the_rule_when_a_scale_topology_is_malformed() -> None:
+    with pytest.raises(TopologyError, match="scale:<nodes>"):
+        load_topology("scale:many")
+    with pytest.raises(TopologyError, match="only option is rules"):
+        load_topology("scale:10:claims=3")

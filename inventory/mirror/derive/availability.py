@@ -17,7 +17,7 @@ from django.db.models import Q
 from dra.availability import node_local_names, pool_availability
 from dra.selection import device_selector
 from inventory.mirror import sql
-from inventory.mirror.derive.common import JSON, chunks, pools_q
+from inventory.mirror.derive.common import JSON, chunks, pools_q, selector_filters
 from inventory.mirror.derive.context import Context
 from inventory.models import Allocation, ClassAvailability, Device, KubeObject, Pool
 
@@ -146,23 +146,11 @@ class _RulesByPool:
 
 def pools_selected_by(selectors: list[JSON | None]) -> set[str]:
     """Pools with a device that any of these DeviceTaintRule selectors (old or new) select."""
-    q: Q | None = None
-    for raw in selectors:
-        selector = device_selector(raw)
-        if not selector.present:
-            continue  # a missing selector selects nothing
-        part = Q()
-        for value, column in (
-            (selector.driver, "driver"),
-            (selector.pool, "pool"),
-            (selector.device, "name"),
-        ):
-            if value is not None:
-                part &= Q(**{column: value})
-        q = part if q is None else q | part
-    if q is None:
-        return set()
-    return {f"{d}/{p}" for d, p in Device.objects.filter(q).values_list("driver", "pool").distinct()}
+    found: set[str] = set()
+    for q in selector_filters(selectors):
+        rows = Device.objects.filter(q).order_by().values_list("driver", "pool").distinct()
+        found.update(f"{d}/{p}" for d, p in rows)
+    return found
 
 
 def pools_reached_by(node_names: set[str], *, all_pools: bool) -> set[str]:
@@ -173,4 +161,6 @@ def pools_reached_by(node_names: set[str], *, all_pools: bool) -> set[str]:
     if all_pools:
         return {f"{d}/{p}" for d, p in Pool.objects.values_list("driver", "name")}
     q = Q(node_selection="node", node_name__in=sorted(node_names)) | ~Q(node_selection="node")
-    return {f"{d}/{p}" for d, p in Device.objects.filter(q).values_list("driver", "pool").distinct()}
+    return {
+        f"{d}/{p}" for d, p in Device.objects.filter(q).order_by().values_list("driver", "pool").distinct()
+    }

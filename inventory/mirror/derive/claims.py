@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from types import SimpleNamespace
-
-from django.db.models import Q
 
 from dra.objects import claim_device_classes, claim_state, is_extended_resource_claim, owner_pod
 from inventory.mirror import sql
-from inventory.mirror.derive.common import BULK_THRESHOLD, JSON, DeviceKey, chunks, devices_by_keys
+from inventory.mirror.derive.common import JSON, DeviceKey, chunks, devices_by_keys, keys_q, pools_qs
 from inventory.models import ALLOCATED, FREE, SHARED, Allocation, Claim, Device
 
 ALLOCATION_FIELDS = [
@@ -65,21 +62,15 @@ def allocations_by_device(
     *, keys: set[DeviceKey] | None = None, pool_keys: set[str] | None = None
 ) -> dict[DeviceKey, list[Allocation]]:
     result: dict[DeviceKey, list[Allocation]] = defaultdict(list)
-    wanted = len(keys or ()) + len(pool_keys or ())
-    if not wanted:
-        return result
-    if wanted > BULK_THRESHOLD:
-        rows: Iterable[Allocation] = Allocation.objects.all()
-    else:
-        q = Q(pk__in=[])
-        for driver, pool, name in keys or ():
-            q |= Q(driver=driver, pool=pool, device=name)
-        for key in pool_keys or ():
-            driver, _, pool = key.partition("/")
-            q |= Q(driver=driver, pool=pool)
-        rows = Allocation.objects.filter(q)
-    for a in rows:
-        result[(a.driver, a.pool, a.device)].append(a)
+    pools = pool_keys or set()
+    wanted = {k for k in keys or () if f"{k[0]}/{k[1]}" not in pools}  # those read whole below
+    for q in keys_q(wanted, name_field="device"):  # a superset: keep the exact keys
+        for a in Allocation.objects.filter(q):
+            if (a.driver, a.pool, a.device) in wanted:
+                result[(a.driver, a.pool, a.device)].append(a)
+    for q in pools_qs(pools):
+        for a in Allocation.objects.filter(q):
+            result[(a.driver, a.pool, a.device)].append(a)
     return result
 
 

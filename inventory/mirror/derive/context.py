@@ -2,20 +2,40 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 
 from dra.availability import bare_node
+from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
 from inventory.mirror.derive.common import JSON, chunks
 from inventory.models import Device, KubeObject
 
 
+@dataclass
+class RuleCache:
+    """The DeviceTaintRules and their index, kept by the writer across batches and cleared whenever a
+    batch writes rules: re-reading 1,000 rules' JSON for every chunk of a recompute cost 0.15 s a chunk."""
+
+    rules: list[JSON] | None = None
+    index: RuleIndex | None = None
+
+    def clear(self) -> None:
+        self.rules = None
+        self.index = None
+
+
 class Context:
     """Per-batch caches of the few rules, classes and nodes, read on first use (pod batches need none)."""
 
-    def __init__(self, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> None:
+    def __init__(
+        self,
+        matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]],
+        rules: RuleCache | None = None,
+    ) -> None:
         self._matcher_cache = matcher_cache
-        self._rules: list[JSON] | None = None
+        self._rule_cache = rules if rules is not None else RuleCache()
         self._classes: dict[str, ClassMatcher] | None = None
         self._class_objects: dict[str, JSON] | None = None
         self._any_nodes: bool | None = None
@@ -25,16 +45,30 @@ class Context:
         self.class_warnings: dict[str, str] = {}
 
     @classmethod
-    def load(cls, matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]]) -> Context:
-        return cls(matcher_cache)
+    def load(
+        cls,
+        matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]],
+        rules: RuleCache | None = None,
+    ) -> Context:
+        return cls(matcher_cache, rules)
 
     @property
     def rules(self) -> list[JSON]:
-        if self._rules is None:
-            self._rules = list(
+        cache = self._rule_cache
+        if cache.rules is None:
+            cache.rules = list(
                 KubeObject.objects.filter(kind="devicetaintrules").values_list("raw", flat=True)
             )
-        return self._rules
+        return cache.rules
+
+    @property
+    def rule_index(self) -> RuleIndex:
+        """The rules by the fields their selectors name: a device's rules in eight lookups, not a scan
+        of every rule (1,000 rules × 100,000 devices would be ~110 s of `selects`)."""
+        cache = self._rule_cache
+        if cache.index is None:
+            cache.index = RuleIndex.of(self.rules)
+        return cache.index
 
     @property
     def classes(self) -> dict[str, ClassMatcher]:
@@ -69,7 +103,11 @@ class Context:
             self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
         if not self._any_nodes:
             if self._bare_nodes is None:
-                found = Device.objects.filter(node_selection="node").values_list("node_name", flat=True)
+                found = (
+                    Device.objects.filter(node_selection="node")
+                    .order_by()
+                    .values_list("node_name", flat=True)
+                )
                 self._bare_nodes = {name: bare_node(name) for name in found.distinct() if name}
             return [n for name, n in self._bare_nodes.items() if names is None or name in names]
         if names is None:

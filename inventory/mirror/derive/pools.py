@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from types import SimpleNamespace
 
-from django.db.models import Q
-
 from dra.objects import attribute_index_lines, flat_attributes, node_selection, numa_node
 from inventory.mirror import sql
 from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_device, fill_allocations
 from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
-from inventory.mirror.derive.common import BULK_THRESHOLD, JSON, DeviceKey, chunks
+from inventory.mirror.derive.common import JSON, DeviceKey, chunks, pools_qs
 from inventory.mirror.derive.context import Context
 from inventory.mirror.derive.health import HEALTH_FIELDS, fill_health
 from inventory.mirror.derive.taints import TAINT_FIELDS, fill_taints
@@ -82,13 +80,9 @@ def recompute_pools(
     for batch in chunks(sorted(all_slice_uids)):
         for row in Device.objects.filter(slice_uid__in=batch).values_list(*columns):
             remember(*row)
-    if len(pool_keys) <= BULK_THRESHOLD:
-        # Devices of the affected pools that sit in slices we did not look at (moved between slices).
-        q = Q(pk__in=[])
-        for key in pool_keys:
-            driver, _, pool = key.partition("/")
-            q |= Q(driver=driver, pool=pool)
-        for row in Device.objects.filter(q).values_list(*columns):
+    # Devices of the affected pools that sit in slices we did not look at (moved between slices).
+    for q in pools_qs(pool_keys):
+        for row in Device.objects.filter(q).order_by().values_list(*columns):
             remember(*row)
 
     allocations = allocations_by_device(pool_keys=pool_keys)
@@ -208,13 +202,10 @@ POOL_FIELDS = [
 
 
 def _pools(pool_keys: set[str]) -> list[Pool]:
-    if len(pool_keys) > BULK_THRESHOLD:
-        return [p for p in Pool.objects.all() if f"{p.driver}/{p.name}" in pool_keys]
-    q = Q(pk__in=[])
-    for key in pool_keys:
-        driver, _, pool = key.partition("/")
-        q |= Q(driver=driver, name=pool)
-    return list(Pool.objects.filter(q))
+    found: list[Pool] = []
+    for q in pools_qs(pool_keys, pool_field="name"):
+        found.extend(Pool.objects.filter(q).order_by())
+    return found
 
 
 def fill_from_slice(

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db.models import Q
-
-from dra.taints import TAINT_LEVEL, effective_taints
+from dra.taints import TAINT_LEVEL
 from inventory.mirror import sql
-from inventory.mirror.derive.common import JSON
+from inventory.mirror.derive.common import JSON, selector_filters
 from inventory.mirror.derive.context import Context
 from inventory.models import Device
 
@@ -25,10 +23,7 @@ TAINT_FIELDS = [
 
 def fill_taints(row: Device, ctx: Context) -> None:
     row.taints = [
-        t.as_row()
-        for t in effective_taints(
-            driver=row.driver, pool=row.pool, device=row.name, slice_taints=row.slice_taints, rules=ctx.rules
-        )
+        t.as_row() for t in ctx.rule_index.taints_for(row.driver, row.pool, row.name, row.slice_taints or [])
     ]
     for name, value in taint_flags(row.taints).items():
         setattr(row, name, value)
@@ -54,26 +49,24 @@ def refresh_taints(
 
     With `limit`, only the next `limit` such devices with pk > `after_pk`; returns the last pk done, or
     None once every selected device is done."""
-    q: Q | None = None
-    for selector in selectors:
-        if selector is None:
-            continue  # a missing selector selects nothing
-        part = Q()
-        for field_name, column in (("driver", "driver"), ("pool", "pool"), ("device", "name")):
-            if selector.get(field_name):
-                part &= Q(**{column: selector[field_name]})
-        q = part if q is None else q | part
-    if q is None:
+    filters = selector_filters(selectors)
+    if not filters:
         return None
-    rows = Device.objects.filter(q, pk__gt=after_pk).order_by("pk")
+    columns = ("pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS)
+    found: dict[int, Device] = {}
+    for q in filters:  # usually one; with several, the first `limit` pks of their union
+        rows = Device.objects.filter(q, pk__gt=after_pk).order_by("pk").only(*columns)
+        found.update((d.pk, d) for d in (rows[:limit] if limit is not None else rows))
+    ordered = sorted(found)
     if limit is not None:
-        rows = rows[:limit]
+        ordered = ordered[:limit]
     changed = []
     last: int | None = None
     count = 0
-    for device in rows.only("pk", "driver", "pool", "name", "slice_taints", *TAINT_FIELDS):
+    for pk in ordered:
+        device = found[pk]
         count += 1
-        last = device.pk
+        last = pk
         before = device.taints
         fill_taints(device, ctx)
         if device.taints != before:

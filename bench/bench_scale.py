@@ -1,0 +1,451 @@
+"""The growth table (issue 12): the same measurements at 10k / 30k / 100k devices, each next to an anchor
+measured in the same run, so a figure that grows faster than the cluster shows.
+
+Cluster: simcluster `scale:<nodes>` (`large`'s mix: 8 GPUs + 2 NICs a node, two pools a node) with
+`--rules` one-pool DeviceTaintRules (effect None) and `--claims` claims, each allocated one device and
+reserved for its own pod (created in the store; controllers off, so nothing moves while we measure).
+
+Per database, in a worker process (Django binds its database at setup):
+
+- initial sync (`Mirror.sync_once`, every kind, derived rows) ÷ `kubectl get resourceslices,resourceclaims,
+  pods -A -o json` (anchor), and ÷ the physical floor: `json.loads` of the same pages + `executemany` of the
+  same rows (uid, name, namespace, resourceVersion, JSON) into a scratch table, in the same process;
+  peak RSS after the sync;
+- one watch batch of 300 and of 301 changed claims (the old cliff was at 301), and 2,000 pod updates;
+- a new one-pool rule with `--rules` rules in place: apply → its devices carry the taint; a rule over
+  every GPU; each ÷ kubectl's list of the slices;
+- reads through the whole Django stack (test client, session auth), p95 of `--requests`, ÷ the p95 of
+  `/api/devices/?limit=1`: Overview, /api/classes/, /api/nodes/?limit=50, the attribute filter, search,
+  the JSON export (one full download);
+- the what-if snapshot: first load, then a reload after an unrelated claim changed.
+
+    .venv/bin/python bench/bench_scale.py --nodes 1000 [--nodes 3000 ...] [--database-url URL ...]
+        [--claims-per-node 4] [--rules 1000] [--no-append]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+RESULTS = ROOT / "bench" / "RESULTS.md"
+DEFAULT_DB = "sqlite:////tmp/dradash-bench-scale.sqlite3"
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * 0.95 + 0.5) - 1)]
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ------------------------------------------------------------------------------------------ worker
+
+
+def worker(args: argparse.Namespace) -> None:
+    from bench_mirror import fresh_database
+
+    fresh_database(args.database_url)
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+    from inventory.models import Device
+
+    report: dict[str, Any] = {}
+    client = connect(args.kubeconfig)
+    mirror = Mirror(client)
+    rss_before = rss_mb()
+    started = time.perf_counter()
+    mirror.sync_once()
+    report["sync_s"] = time.perf_counter() - started
+    report["rss_mb"] = rss_mb()
+    report["rss_before_mb"] = rss_before
+    report["devices"] = Device.objects.count()
+    report["floor_s"] = physical_floor(args.dump)
+    report.update(batches(mirror))
+    report.update(rules(mirror, args))
+    report.update(reads(args.requests))
+    report.update(snapshot(mirror))
+    print("RESULT " + json.dumps(report), flush=True)
+
+
+def physical_floor(dump: str) -> float:
+    """json.loads of the pages kubectl received + executemany of the same rows into a scratch table."""
+    from django.db import connection, transaction
+
+    raw = Path(dump).read_bytes()
+    started = time.perf_counter()
+    items = json.loads(raw)["items"]
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    rows = [
+        (
+            o["metadata"]["uid"],
+            o["metadata"]["name"],
+            o["metadata"].get("namespace", ""),
+            o["metadata"]["resourceVersion"],
+            dumps(o),
+        )
+        for o in items
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE bench_floor (uid varchar(64) PRIMARY KEY, name text, ns text, rv text, raw text)"
+        )
+        cursor.executemany("INSERT INTO bench_floor VALUES (%s, %s, %s, %s, %s)", rows)
+    elapsed = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE bench_floor")
+    return elapsed
+
+
+def _bumped(raw: dict[str, Any], tick: str, rv: int) -> dict[str, Any]:
+    meta = {**raw["metadata"], "resourceVersion": str(rv)}
+    meta["labels"] = {**(meta.get("labels") or {}), "tick": tick}
+    return {**raw, "metadata": meta}
+
+
+def batches(mirror: Any) -> dict[str, Any]:
+    from inventory.mirror.writer import Event
+    from inventory.models import KubeObject
+
+    claims = list(
+        KubeObject.objects.filter(kind="resourceclaims").order_by("id").values_list("raw", flat=True)[:2000]
+    )
+    pods = list(KubeObject.objects.filter(kind="pods").order_by("id").values_list("raw", flat=True)[:2000])
+    out: dict[str, Any] = {}
+    rv = 10**9
+    for n in (300, 301):
+        # Distinct claims in many pools; the status changes nothing but the watch delivers them.
+        events = []
+        for i, raw in enumerate(claims[:n]):
+            rv += 1
+            events.append(Event("resourceclaims", "MODIFIED", _bumped(raw, f"b{n}-{i}", rv), str(rv)))
+        started = time.perf_counter()
+        mirror.writer.apply(events, defer=True)  # as the write loop does: the batch, then deferred work
+        out[f"claims_{n}_s"] = time.perf_counter() - started
+        while mirror.writer.refresh_deferred():
+            pass
+        out[f"claims_{n}_all_s"] = time.perf_counter() - started
+    events = []
+    for i, raw in enumerate(pods):
+        rv += 1
+        events.append(Event("pods", "MODIFIED", _bumped(raw, f"p{i}", rv), str(rv)))
+    started = time.perf_counter()
+    for chunk in range(0, len(events), 500):  # the writer's batch size in the steady state
+        mirror.writer.apply(events[chunk : chunk + 500], defer=True)
+    out["pod_events"] = len(events)
+    out["pod_events_s"] = time.perf_counter() - started
+    return out
+
+
+def rules(mirror: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from inventory.mirror.writer import Event
+    from inventory.models import Device, KubeObject
+    from simcluster.topology import scale_rule
+
+    out: dict[str, Any] = {"rules_in_place": KubeObject.objects.filter(kind="devicetaintrules").count()}
+    pool = Device.objects.filter(driver="gpu.example.com").order_by("-pool").values_list("pool", flat=True)[0]
+    rule = scale_rule(99_999, pool, effect="NoSchedule")
+    rule["metadata"].update(uid="bench-new-rule", resourceVersion="2000000001")
+    started = time.perf_counter()
+    mirror.writer.apply([Event("devicetaintrules", "ADDED", rule, "2000000001")])
+    out["rule_one_pool_s"] = time.perf_counter() - started
+    out["rule_one_pool_devices"] = Device.objects.filter(pool=pool, taint_no_schedule=True).count()
+    every = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "bench-every-gpu", "uid": "bench-every-gpu", "resourceVersion": "2000000002"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com"},
+            "taint": {"key": "example.com/every", "effect": "None"},
+        },
+    }
+    started = time.perf_counter()
+    mirror.writer.apply([Event("devicetaintrules", "ADDED", every, "2000000002")], defer=True)
+    out["rule_every_gpu_first_batch_s"] = time.perf_counter() - started
+    while mirror.writer._taint_selectors and mirror.writer.refresh_deferred():
+        pass
+    out["rule_every_gpu_s"] = time.perf_counter() - started  # every GPU row shows the taint
+    while mirror.writer.refresh_deferred():
+        pass
+    out["rule_every_gpu_availability_s"] = time.perf_counter() - started
+    out["rule_every_gpu_devices"] = Device.objects.filter(taints__icontains="example.com/every").count()
+    return out
+
+
+READS = [
+    ("devices ?limit=1 (anchor)", "/api/devices/", {"limit": "1"}),
+    ("Overview", "/", {}),
+    ("/api/classes/", "/api/classes/", {}),
+    ("/api/nodes/?limit=50", "/api/nodes/", {"limit": "50"}),
+    ("attribute model=H100", "/api/devices/", {"attribute": "model=H100", "limit": "50"}),
+    ("search q=gpu-3", "/api/devices/", {"q": "gpu-3", "limit": "50"}),
+]
+
+
+def reads(requests: int) -> dict[str, Any]:
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    user, _ = User.objects.get_or_create(username="bench-viewer")
+    client = Client()
+    client.force_login(user)
+    out: dict[str, Any] = {"reads": {}}
+    for label, url, params in READS:
+        times = []
+        for _ in range(2):  # warm: the first request compiles templates and fills caches
+            client.get(url, params)
+        for _ in range(requests):
+            started = time.perf_counter()
+            response = client.get(url, params)
+            times.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200, (url, response.status_code, response.content[:300])
+        out["reads"][label] = {"p50": statistics.median(times), "p95": p95(times)}
+        if url == "/api/nodes/":
+            body = response.json()
+            out["nodes_count"] = body["count"]
+    started = time.perf_counter()
+    response = client.get("/devices/export.json")
+    first = None
+    size = 0
+    for chunk in response.streaming_content:
+        if first is None:
+            first = time.perf_counter() - started
+        size += len(chunk)
+    out["export_json_s"] = time.perf_counter() - started
+    out["export_json_first_byte_ms"] = (first or 0) * 1000
+    out["export_json_mb"] = size / 1e6
+    return out
+
+
+def snapshot(mirror: Any) -> dict[str, Any]:
+    from allocation.snapshot import snapshot_load
+    from inventory.mirror.writer import Event
+    from inventory.models import KubeObject
+
+    out: dict[str, Any] = {}
+    started = time.perf_counter()
+    first = snapshot_load()
+    out["snapshot_first_s"] = time.perf_counter() - started
+    raw = KubeObject.objects.filter(kind="resourceclaims").order_by("-id").values_list("raw", flat=True)[0]
+    changed = _bumped(raw, "snapshot", 2000000100)
+    mirror.writer.apply([Event("resourceclaims", "MODIFIED", changed, "2000000100")])
+    started = time.perf_counter()
+    second = snapshot_load()
+    out["snapshot_after_change_s"] = time.perf_counter() - started
+    found = second.find("ResourceClaim", changed["metadata"]["namespace"], changed["metadata"]["name"])
+    assert found is not None and found["metadata"]["labels"]["tick"] == "snapshot", "stale snapshot"
+    out["snapshot_slices"] = len(first.slices)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ parent
+
+
+def time_kubectl(kubeconfig: str, kinds: str, dump: str | None = None) -> float:
+    from tests.kubectl import kubectl_binary
+
+    started = time.perf_counter()
+    out = subprocess.run(
+        [str(kubectl_binary()), "--kubeconfig", kubeconfig, "get", kinds, "-A", "-o", "json"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    elapsed = time.perf_counter() - started
+    if dump:
+        Path(dump).write_bytes(out)
+    return elapsed
+
+
+def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from bench_mirror import populate
+
+    from simcluster.app import start_simcluster
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    kubeconfig = str(tmp / "kubeconfig")
+    dump = str(tmp / "list.json")
+    print(f"starting simcluster scale:{nodes}:rules={args.rules} …", flush=True)
+    load_start = os.getloadavg()[0]
+    cluster = start_simcluster(
+        topology=f"scale:{nodes}:rules={args.rules}", kubeconfig_path=Path(kubeconfig), controllers=False
+    )
+    results = []
+    try:
+        populate(cluster.store, nodes * args.claims_per_node)
+        kubectl_all = time_kubectl(kubeconfig, "resourceslices,resourceclaims,pods", dump)
+        kubectl_slices = time_kubectl(kubeconfig, "resourceslices")
+        print(f"kubectl: all {kubectl_all:.2f}s, slices {kubectl_slices:.2f}s", flush=True)
+        for url in args.database_urls or [DEFAULT_DB]:
+            proc = subprocess.run(
+                [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--dump", dump,
+                 "--database-url", url, "--requests", str(args.requests)],
+                capture_output=True, text=True, cwd=ROOT,
+            )  # fmt: skip
+            lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+            if not lines:
+                raise SystemExit(f"worker failed for {url}:\n{proc.stderr[-3000:]}")
+            report = json.loads(lines[-1].removeprefix("RESULT "))
+            report.update(
+                nodes=nodes,
+                database="PostgreSQL" if url.startswith("postgres") else "SQLite",
+                kubectl_all_s=kubectl_all,
+                kubectl_slices_s=kubectl_slices,
+                claims=nodes * args.claims_per_node,
+                load_start=load_start,
+                load_end=os.getloadavg()[0],
+            )
+            print(json.dumps(report), flush=True)
+            results.append(report)
+    finally:
+        cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    def cell(r: dict[str, Any], key: str) -> str:
+        return f"{r[key]:.2f} s"
+
+    head = (
+        "| measurement (anchor) | "
+        + " | ".join(f"{r['devices']:,} devices · {r['database']}" for r in results)
+        + " |"
+    )
+    rows = [head, "|---|" + "---|" * len(results)]
+
+    def add(label: str, fmt: Any) -> None:
+        rows.append(f"| {label} | " + " | ".join(fmt(r) for r in results) + " |")
+
+    add("claims + pods mirrored", lambda r: f"{r['claims']:,} + {r['claims']:,}")
+    add("load average start → end", lambda r: f"{r['load_start']:.1f} → {r['load_end']:.1f}")
+    add("kubectl get slices,claims,pods -o json (anchor A)", lambda r: cell(r, "kubectl_all_s"))
+    add("physical floor: json.loads + executemany (anchor F)", lambda r: cell(r, "floor_s"))
+    add(
+        "initial sync · ÷ A (≤ 1.5) · ÷ F (≤ 2.5)",
+        lambda r: (
+            f"{r['sync_s']:.2f} s · {r['sync_s'] / r['kubectl_all_s']:.2f}× · {r['sync_s'] / r['floor_s']:.2f}×"
+        ),
+    )
+    add("mirror peak RSS after sync (≤ 600 MB at 100k)", lambda r: f"{r['rss_mb']:.0f} MB")
+    add(
+        "batch of 300 / 301 changed claims (+ deferred availability)",
+        lambda r: (
+            f"{r['claims_300_s'] * 1000:.0f} / {r['claims_301_s'] * 1000:.0f} ms "
+            f"(+ {r['claims_300_all_s'] - r['claims_300_s']:.2f} / {r['claims_301_all_s'] - r['claims_301_s']:.2f} s)"
+        ),
+    )
+    add(
+        "pod updates applied (≥ 2,000/s)",
+        lambda r: f"{r['pod_events'] / r['pod_events_s']:,.0f}/s ({r['pod_events']:,})",
+    )
+    add("kubectl get resourceslices -o json (anchor S)", lambda r: cell(r, "kubectl_slices_s"))
+    add(
+        "new one-pool rule, rules in place → on its devices (< 1 s) · ÷ S",
+        lambda r: (
+            f"{r['rule_one_pool_s'] * 1000:.0f} ms ({r['rules_in_place']} rules, "
+            f"{r['rule_one_pool_devices']} devices) · {r['rule_one_pool_s'] / r['kubectl_slices_s']:.2f}×"
+        ),
+    )
+    add(
+        "rule over every GPU → on all of them · ÷ S",
+        lambda r: (
+            f"{r['rule_every_gpu_s']:.2f} s ({r['rule_every_gpu_devices']:,}) · "
+            f"{r['rule_every_gpu_s'] / r['kubectl_slices_s']:.2f}× (their pools' availability "
+            f"after {r['rule_every_gpu_availability_s']:.1f} s)"
+        ),
+    )
+    anchor = "devices ?limit=1 (anchor)"
+    for label, _url, _params in READS:
+        if label == anchor:
+            add(f"p95 {label}", lambda r: f"{r['reads'][anchor]['p95']:.1f} ms")
+            continue
+        add(
+            f"p95 {label} (< 100 ms) · ÷ anchor (≤ 5)",
+            lambda r, label=label: (
+                f"{r['reads'][label]['p95']:.1f} ms · "
+                f"{r['reads'][label]['p95'] / r['reads'][anchor]['p95']:.1f}×"
+            ),
+        )
+    add("/api/nodes/ count (= nodes)", lambda r: f"{r['nodes_count']:,}")
+    add(
+        "export.json: first byte · whole",
+        lambda r: (
+            f"{r['export_json_first_byte_ms']:.0f} ms · {r['export_json_s']:.2f} s ({r['export_json_mb']:.0f} MB)"
+        ),
+    )
+    add(
+        "what-if snapshot: first load · after an unrelated claim changed",
+        lambda r: f"{r['snapshot_first_s']:.2f} s · {r['snapshot_after_change_s'] * 1000:.0f} ms",
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, action="append", help="default: 1000")
+    parser.add_argument("--claims-per-node", type=int, default=4)
+    parser.add_argument("--rules", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--database-url", action="append", dest="database_urls")
+    parser.add_argument("--no-append", action="store_true")
+    parser.add_argument("--note", default="", help="a line appended under the table")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    parser.add_argument("--dump", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        args.database_url = args.database_urls[0]
+        worker(args)
+        return
+    results: list[dict[str, Any]] = []
+    for nodes in args.nodes or [1000]:
+        results += run_size(nodes, args)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"\n## {stamp} — bench_scale.py (growth table, issue 12)\n",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared with other sessions), Python "
+        f"{platform.python_version()}. simcluster `scale:<nodes>` (8 GPUs + 2 NICs a node), {args.rules} one-pool "
+        f"DeviceTaintRules, {args.claims_per_node} allocated claims (+ pods) per node; reads: in-process test "
+        f"client, p95 of {args.requests}. Each ratio is against an anchor measured in the same run.\n",
+        *table(results),
+    ]
+    if args.note:
+        lines += ["", args.note]
+    print("\n".join(lines))
+    if not args.no_append:
+        with RESULTS.open("a") as fh:
+            fh.write("\n".join(lines) + "\n")
+        print(f"appended to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
