@@ -73,6 +73,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # One way to show cluster strings ({{ v|k8s }}) and times ({% when t %}) on every page.
+            "builtins": ["dradash.templatetags.dradash_format"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
