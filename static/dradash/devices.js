@@ -149,6 +149,7 @@
       layout: "fitColumns",
       index: "id",
       ajaxResponse: function (url, params, response) {
+        if (count) { count.classList.remove("loading", "bad-text"); }
         if (count) count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
         return response;
       },
@@ -161,7 +162,8 @@
       columns: tableColumns(spec),
     });
     table.on("dataLoadError", function () {
-      if (count) count.textContent = "Could not load devices.";
+      if (count) { count.classList.remove("loading"); count.classList.add("bad-text"); }
+      if (count) count.textContent = "Could not load devices: the server did not answer. Retrying on the next change.";
     });
     // One re-fetch at a time; a change that arrives meanwhile re-fetches once more when it ends.
     let loading = false;
