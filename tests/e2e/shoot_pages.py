@@ -83,16 +83,33 @@ def answer(demo: Any, operator: User) -> str:
     return str(run.pk)
 
 
+@pytest.fixture
+def impact(demo: Any, operator: User) -> str:
+    """A taint-impact answer (it offers "Make a maintenance draft from this")."""
+    first = Device.objects.filter(driver="gpu.example.com").order_by("node_name", "name").first()
+    assert first is not None
+    run = whatif_run_create(
+        kind="taint_impact",
+        input={"selector": {"driver": "gpu.example.com", "pool": first.pool},
+               "taint": {"key": "example.com/maintenance", "value": "firmware", "effect": "NoExecute"}},
+        user=operator,
+    )  # fmt: skip
+    return str(run.pk)
+
+
 def overflow(page: Any) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"))
 
 
-def test_shoot(demo: Any, operator: User, draft: str, answer: str, asgi_server: str, browser: Any) -> None:
+def test_shoot(
+    demo: Any, operator: User, draft: str, answer: str, impact: str, asgi_server: str, browser: Any
+) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     pages = [
         *MAIN_PAGES,
         (f"/maintenance/{draft}/", "maintenance-detail"),
         (f"/whatif/{answer}/", "whatif-run"),
+        (f"/whatif/{impact}/", "whatif-taint"),
     ]
     too_wide: list[str] = []
     for theme in THEMES:
@@ -108,6 +125,9 @@ def test_shoot(demo: Any, operator: User, draft: str, answer: str, asgi_server: 
                 page.set_viewport_size({"width": width, "height": height})
                 page.goto(f"{asgi_server}{path}")
                 page.wait_for_load_state("networkidle")
+                if name.startswith("whatif-"):  # the worker answers; the page reloads when it has
+                    page.wait_for_selector("#run-status[data-state=succeeded]", timeout=60_000)
+                    page.wait_for_load_state("networkidle")
                 page.wait_for_timeout(250)
                 if overflow(page) > 0:
                     too_wide.append(f"{name} at {width} px ({theme}): {overflow(page)} px too wide")
