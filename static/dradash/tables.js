@@ -170,4 +170,5 @@
   window.dradashTables = { enhanceAll: enhanceAll };
   document.addEventListener("DOMContentLoaded", function () { enhanceAll(document); });
   document.addEventListener("htmx:afterSettle", function (e) { enhanceAll(e.target); });
+  document.addEventListener("htmx:load", function (e) { enhanceAll(e.target); });  // new content of a swap
 })();

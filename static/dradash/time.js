@@ -26,5 +26,6 @@
   window.dradashTime = { relative: relative, refresh: refresh };
   document.addEventListener("DOMContentLoaded", function () { refresh(); });
   document.addEventListener("htmx:afterSettle", function (e) { refresh(e.target); });
+  document.addEventListener("htmx:load", function (e) { refresh(e.target); });
   setInterval(refresh, 15000);
 })();

@@ -155,6 +155,11 @@ def test_tables_sort_by_keyboard_and_remember_the_chosen_columns(
     page.reload()
     expect(page.locator("#classes-body th", has_text="Config")).to_be_hidden()
     expect(page.locator("#classes-body th", has_text="Devices")).to_be_visible()
+    # A live refresh replaces the table: the new one is sortable and keeps the chosen columns.
+    with page.expect_response(lambda r: "fragment=" in r.url):
+        page.evaluate("htmx.trigger('#classes-body', 'live-refresh')")
+    expect(page.locator("#classes-body th", has_text="Devices").locator("button.th-sort")).to_have_count(1)
+    expect(page.locator("#classes-body th", has_text="Config")).to_be_hidden()
 
     # Claims are sorted by the server: the header's button asks for ?sort=.
     page.goto(f"{asgi_server}/claims/")
