@@ -9,8 +9,12 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
+from allocation.services import whatif_run_create
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
+from inventory.models import Device
+from maintenance.planning import DeviceRef
+from maintenance.services import Draft, maintenance_create
 from tests.e2e.browser_helpers import PASSWORD, log_in
 from tests.e2e.ui_pages import MAIN_PAGES, console_watch, violations
 
@@ -32,15 +36,32 @@ def operator(transactional_db: None) -> User:
     return user
 
 
+@pytest.fixture
+def detail_pages(mirror: MirrorHandle, operator: User) -> list[str]:
+    """A maintenance draft and a what-if run (pending: its page runs the live-progress script)."""
+    device = Device.objects.order_by("driver", "pool", "name").first()
+    assert device is not None
+    m = maintenance_create(
+        user=operator,
+        draft=Draft(title="csp", reason="csp", ticket="", key="example.com/m", value="", effect="NoSchedule",
+                    devices=[DeviceRef(device.driver, device.pool, device.name)], filters={}),
+    )  # fmt: skip
+    run = whatif_run_create(
+        kind="headroom", input={"source": "class", "deviceClassName": device.driver}, user=operator
+    )
+    return [f"/maintenance/{m.pk}/", f"/whatif/{run.pk}/",
+            f"/devices/{device.driver}/{device.pool}/{device.name}/"]  # fmt: skip
+
+
 def test_it_loads_every_main_page_without_a_policy_violation(
-    mirror: MirrorHandle, operator: User, asgi_server: str, browser: Any
+    mirror: MirrorHandle, operator: User, detail_pages: list[str], asgi_server: str, browser: Any
 ) -> None:
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     with console_watch(page) as problems:
         log_in(page, asgi_server, operator.username, start="/")
-        for path, name in MAIN_PAGES:
+        for path, name in [*MAIN_PAGES, *((p, p) for p in detail_pages)]:
             response = page.goto(f"{asgi_server}{path}")
             assert response is not None and response.status == 200, path
             assert "script-src 'self'" in (response.headers.get("content-security-policy") or ""), path
