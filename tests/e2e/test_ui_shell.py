@@ -4,6 +4,7 @@ set before the first paint), the shared table behaviour (keyboard sort, column c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -194,3 +195,27 @@ def test_the_overview_fits_from_1280_to_1920_px_and_its_cards_link_to_the_lists(
     page.go_back()
     page.locator("a.card", has_text="NoExecute").click()
     page.wait_for_url("**/devices/?taint=NoExecute")
+
+
+def test_the_devices_table_has_a_column_chooser_and_keyboard_sorting(
+    mirror: MirrorHandle, operator: User, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=DESKTOP)
+    log_in(page, asgi_server, operator.username, start="/devices/")
+    expect(page.locator(".tabulator-row").first).to_be_visible(timeout=10_000)
+    driver_header = page.locator(".tabulator-col[tabulator-field=driver]")
+    expect(driver_header).to_be_hidden()  # hidden by default (inventory/tables.py)
+    page.locator("#device-columns summary").click()
+    page.locator("#device-columns label", has_text="Driver").locator("input").check()
+    expect(driver_header).to_be_visible()
+    page.reload()
+    expect(page.locator(".tabulator-row").first).to_be_visible(timeout=10_000)
+    expect(driver_header).to_be_visible()  # remembered
+
+    device_header = page.locator(".tabulator-col[tabulator-field=device]")
+    device_header.focus()
+    page.keyboard.press("Enter")
+    expect(device_header).to_have_attribute("aria-sort", re.compile("ascending|descending"))
+    page.wait_for_url(re.compile(r"sort=device"))
