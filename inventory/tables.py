@@ -98,7 +98,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "numa", "NUMA", ("numa_node",), lambda d: d["numa_node"], sort=("numa_node",),
-        layout={"width": 72, "hozAlign": "right"},
+        layout={"width": 80, "hozAlign": "right"},
     ),
     Column(
         "classes", "Class", ("classes",), lambda d: list(d["classes"] or []), filter="device_class",
@@ -108,7 +108,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
         "taints", "Taints", ("taints",), _taints,
         text=lambda ts: ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in ts),
         sort=("taint_level",), formatter="taints",
-        layout={"minWidth": 180, "widthGrow": 2.4, "cssClass": "wrap", "headerSortStartingDir": "desc"},
+        layout={"minWidth": 160, "widthGrow": 2.4, "cssClass": "wrap", "headerSortStartingDir": "desc"},
     ),
     Column(
         "state", "State", ("allocation_state",), lambda d: d["allocation_state"], sort=("allocation_state",),
@@ -116,20 +116,20 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),
-        filter="allocatable", formatter="allocatable", layout={"width": 120, "cssClass": "wrap"},
+        filter="allocatable", formatter="allocatable", layout={"width": 132, "cssClass": "wrap"},
     ),
     Column("why", "Why not", ("blocked_reason",), lambda d: d["blocked_reason"], visible=False),
     Column(
         "claims", "Claim", ("allocations",), _claims, formatter="claims",
-        layout={"minWidth": 120, "widthGrow": 1.5, "cssClass": "wrap"},
+        layout={"minWidth": 115, "widthGrow": 1.5, "cssClass": "wrap"},
     ),
     Column(
         "pods", "Pods", ("allocations",), _pods, formatter="joined",
-        layout={"minWidth": 120, "widthGrow": 1.5, "cssClass": "wrap"},
+        layout={"minWidth": 115, "widthGrow": 1.5, "cssClass": "wrap"},
     ),
     Column(
         "health", "Health", ("health",), lambda d: d["health"], sort=("health",), filter="health",
-        formatter="health", layout={"width": 84},
+        formatter="health", layout={"width": 96},
     ),
     Column("adminAccess", "Admin access", ("admin_access",), lambda d: d["admin_access"], visible=False),
     Column("poolComplete", "Pool complete", ("pool_complete",), lambda d: d["pool_complete"], visible=False),
