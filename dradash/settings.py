@@ -49,6 +49,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "dradash.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -73,6 +74,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # One way to show cluster strings ({{ v|k8s }}) and times ({% when t %}) on every page.
+            "builtins": ["dradash.templatetags.dradash_format"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -295,6 +298,24 @@ DRADASH_SECURE = env_bool("DRADASH_SECURE", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy on every response (django-csp 4): nothing inline, nothing from elsewhere. Templates
+# carry no <script> body, on*= handler or style="" attribute (tests/dradash/test_csp.py scans them); the
+# websocket origin (ws:// or wss:// of the request's host) is added per request by the middleware, since
+# older browsers do not count it as 'self'. The vendored API doc viewers relax style-src (dradash/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+    }
+}
 SESSION_COOKIE_HTTPONLY = True
 if DRADASH_SECURE:
     SESSION_COOKIE_SECURE = True

@@ -1,3 +1,4 @@
+from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -10,6 +11,9 @@ from dradash.api_schema import SchemaView
 
 #: the doc pages are read only (their OPTIONS answer had no template to render: a 500)
 READ = ["get", "head"]
+#: Swagger UI and ReDoc style themselves inline (ReDoc with styled-components, its search in a blob:
+#: worker); their scripts still come only from the vendored sidecar ('self').
+DOC_VIEWER_CSP = csp_update({"style-src": ["'unsafe-inline'"], "worker-src": ["'self'", "blob:"]})
 
 handler404 = "dradash.api_errors.api_not_found"
 handler500 = "dradash.api_errors.api_server_error"
@@ -33,12 +37,16 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=READ)),
+        DOC_VIEWER_CSP(
+            login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=READ))
+        ),
         name="api-docs",
     ),
     path(
         "api/redoc/",
-        login_required(SpectacularRedocView.as_view(url_name="api-schema", http_method_names=READ)),
+        DOC_VIEWER_CSP(
+            login_required(SpectacularRedocView.as_view(url_name="api-schema", http_method_names=READ))
+        ),
         name="api-redoc",
     ),
     *([path("oidc/", include("mozilla_django_oidc.urls"))] if settings.DRADASH_OIDC_ENABLED else []),

@@ -264,7 +264,9 @@ def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> Ht
 @require_safe
 def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
-    qs = filterset.qs.order_by("namespace", "name") if filterset.is_valid() else Claim.objects.none()
+    sort = request.GET.get("sort", "")
+    ordering = claim_queries.claim_ordering(sort=sort)
+    qs = filterset.qs.order_by(*ordering) if filterset.is_valid() else Claim.objects.none()
     paginator = Paginator(qs, 100)
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -277,6 +279,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         "fragment_url": _fragment_url(request, "table"),
         "counts": claim_state_counts(),
+        "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",
         "errors": filterset.errors if not filterset.is_valid() else {},
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})

@@ -6,10 +6,12 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, time
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from allocation.models import WhatIfRun
 from dradash.csvexport import csv_lines
 from inventory.selectors.devices import device_filterset
 from maintenance.models import AuditEntry
@@ -74,9 +76,37 @@ def parse_device_refs(values: list[str]) -> list[DeviceRef]:
 def page_filters(params: Mapping[str, str]) -> tuple[dict[str, str], list[FieldError]]:
     """The device filters of the New maintenance page's query string; an unknown one is an error
     (a mistyped `nod=` must not quietly show every device)."""
-    known = {"page", "fragment", "live"}
+    known = {"page", "fragment", "live", "from_whatif"}
     filters = {k: v for k, v in params.items() if k not in known and v}
     return filters, filter_problems(filters) if filters else []
+
+
+def whatif_prefill(*, run_id: str) -> dict[str, Any] | None:
+    """A succeeded taint-impact answer as the start of a new maintenance: its devices ticked and its taint
+    filled in. Only a starting point: the operator still creates the draft, previews it and confirms."""
+    try:
+        run = WhatIfRun.objects.get(pk=run_id, kind="taint_impact", state="succeeded")
+    except (WhatIfRun.DoesNotExist, ValidationError, ValueError):
+        return None
+    result = run.result or {}
+    ticked: set[str] = set()
+    for shown in result.get("devices") or []:
+        # "driver/pool/device": a driver and a device name hold no "/", a pool name may
+        driver, _, rest = str(shown).partition("/")
+        pool, _, device = rest.rpartition("/")
+        if driver and pool and device:
+            ticked.add(f"{driver}|{pool}|{device}")
+    taint = result.get("taint") or {}
+    return {
+        "run_id": str(run.pk),
+        "ticked": ticked,
+        "form": {
+            "title": f"From what-if {str(run.pk)[:8]}",
+            "key": str(taint.get("key") or ""),
+            "value": str(taint.get("value") or ""),
+            "effect": str(taint.get("effect") or "NoExecute"),
+        },
+    }
 
 
 def _moment(value: str, *, end: bool) -> datetime | None:

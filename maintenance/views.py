@@ -99,6 +99,13 @@ def new(request: HttpRequest) -> HttpResponse:
             page=page, matching=selectors.matching_summary(filters=filters), query=query.urlencode()
         )
     if request.method != "POST":
+        prefill = (
+            selectors.whatif_prefill(run_id=request.GET.get("from_whatif", ""))
+            if "from_whatif" in request.GET
+            else None
+        )
+        if prefill:
+            context.update(form=prefill["form"], ticked=prefill["ticked"], from_whatif=prefill["run_id"])
         return render(request, "maintenance/new.html", context)
 
     form = request.POST

@@ -479,11 +479,14 @@ def form_int(raw: Any, default: int) -> Any:
 def subject_form_input(post: Mapping[str, Any]) -> dict[str, Any]:
     """The subject fields of the feasibility and headroom forms (names mirror the API's input)."""
     source = post.get("source", "")
+    picked = post.get("pick", "")
+    if source in ("claim", "pod"):  # the form's subject picker: one list per tab
+        picked, source = post.get(f"pick_{source}", ""), "pick"
     data: dict[str, Any] = {"source": source}
     if source == "yaml":
         data["yaml"] = post.get("yaml", "")
     elif source == "pick":
-        picked_kind, _, ref = str(post.get("pick", "")).partition("|")
+        picked_kind, _, ref = str(picked).partition("|")
         namespace, _, name = ref.partition("/")
         data.update(kind=picked_kind, namespace=namespace, name=name)
     elif source == "class":

@@ -21,6 +21,27 @@ def claim_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Claim]:
     return filterset.qs
 
 
+#: the Claims page's sortable columns: ?sort=KEY (ascending) or ?sort=-KEY, every page sorted by the server.
+#: "age" ascending is the youngest first (creation timestamps are RFC 3339 in UTC, so they sort as text).
+CLAIM_SORTS: dict[str, tuple[str, ...]] = {
+    "namespace": ("namespace", "name"),
+    "name": ("name", "namespace"),
+    "state": ("state", "namespace", "name"),
+    "requests": ("request_count", "namespace", "name"),
+    "devices": ("device_count", "namespace", "name"),
+    "age": ("-created", "namespace", "name"),
+}
+
+
+def claim_ordering(*, sort: str) -> tuple[str, ...]:
+    """The ORDER BY for ?sort= (an unknown key is the default, namespace then name)."""
+    descending = sort.startswith("-")
+    fields = CLAIM_SORTS.get(sort.lstrip("-"), CLAIM_SORTS["namespace"])
+    if not descending:
+        return fields
+    return tuple(f[1:] if f.startswith("-") else "-" + f for f in fields)
+
+
 @dataclass
 class ClaimDetail:
     claim: Claim

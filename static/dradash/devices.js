@@ -118,6 +118,50 @@
     });
   }
 
+  // "Columns": show or hide any declared column (hidden ones included), remembered in localStorage.
+  const COLUMNS_KEY = "dradash.columns.devices";
+  function chooseColumns(table, spec) {
+    const place = document.querySelector(".toolbar .spacer");
+    if (!place || document.getElementById("device-columns")) return;
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(COLUMNS_KEY) || "null"); } catch (e) { saved = null; }
+    const shown = {};
+    spec.columns.forEach(function (c) { shown[c.field] = saved && c.field in saved ? saved[c.field] : c.visible !== false; });
+    const details = el("details", "col-chooser");
+    details.id = "device-columns";
+    details.appendChild(el("summary", null, "Columns"));
+    const list = el("div", "col-list");
+    spec.columns.forEach(function (c, i) {
+      const label = el("label");
+      const box = el("input");
+      box.type = "checkbox";
+      box.checked = shown[c.field];
+      box.disabled = i === 0 && c.visible !== false;
+      box.addEventListener("change", function () {
+        shown[c.field] = box.checked;
+        if (box.checked) table.showColumn(c.field); else table.hideColumn(c.field);
+        try { localStorage.setItem(COLUMNS_KEY, JSON.stringify(shown)); } catch (e) { /* this page only */ }
+      });
+      label.append(box, document.createTextNode(" " + c.title));
+      list.appendChild(label);
+      if (shown[c.field] !== (c.visible !== false)) { if (shown[c.field]) table.showColumn(c.field); else table.hideColumn(c.field); }
+    });
+    details.appendChild(list);
+    place.after(details);
+  }
+  // Tabulator's sortable headers are divs: make them reachable and usable from the keyboard.
+  function keyboardHeaders(holder) {
+    holder.querySelectorAll(".tabulator-col.tabulator-sortable").forEach(function (col) {
+      col.tabIndex = 0;
+      col.addEventListener("keydown", function (e) {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        const title = col.querySelector(".tabulator-col-content") || col;
+        title.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+      });
+    });
+  }
+
   function start() {
     const holder = document.getElementById("devices-table");
     const specEl = document.getElementById("device-table-spec");
@@ -161,6 +205,7 @@
       layout: "fitColumns",
       index: "id",
       ajaxResponse: function (url, params, response) {
+        if (count) { count.classList.remove("loading", "bad-text"); }
         if (count) count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
         return response;
       },
@@ -173,7 +218,8 @@
       columns: tableColumns(spec),
     });
     table.on("dataLoadError", function () {
-      if (count) count.textContent = "Could not load devices.";
+      if (count) { count.classList.remove("loading"); count.classList.add("bad-text"); }
+      if (count) count.textContent = "Could not load devices: the server did not answer. Retrying on the next change.";
     });
     // One re-fetch at a time; a change that arrives meanwhile re-fetches once more when it ends.
     let loading = false;
@@ -204,6 +250,7 @@
       load();
     }
     holder.addEventListener("live-refresh", reload);
+    table.on("tableBuilt", function () { chooseColumns(table, spec); keyboardHeaders(holder); });
     window.dradashDevicesTable = table;
   }
   if (document.readyState === "complete") start();

@@ -27,6 +27,17 @@
     return el;
   }
 
+  // The page's one time format: <time> with the relative text, the absolute UTC time on hover (time.js).
+  function when(at) {
+    const then = Date.parse(at);
+    if (isNaN(then)) return text("span", at);
+    const el = text("time", window.dradashTime ? window.dradashTime.relative(then, Date.now()) : at);
+    el.dateTime = new Date(then).toISOString().replace(/\.\d+Z$/, "Z");
+    el.title = el.dateTime.replace("T", " ").replace("Z", " UTC");
+    el.dataset.time = "relative";
+    return el;
+  }
+
   function countdown(pod) {
     if (pod.state !== "waiting" || pod.seconds_left == null) return pod.state;
     const left = Math.max(0, pod.seconds_left - (Date.now() - receivedAt) / 1000);
@@ -84,7 +95,11 @@
     more.hidden = doc.pods_total <= doc.pods.length;
     more.textContent = "Showing " + doc.pods.length + " of " + doc.pods_total + " pods (those still in motion first); the API lists all: ?pods=all";
     timeline.replaceChildren();
-    for (const item of doc.timeline.slice(-100)) timeline.append(text("li", item.at + " — " + item.what));
+    for (const item of doc.timeline.slice(-100)) {
+      const li = document.createElement("li");
+      li.append(when(item.at), text("span", " — " + item.what));
+      timeline.append(li);
+    }
     const undo = document.getElementById("undo-consequences");
     if (undo && doc.undo && doc.state === "applied") undo.textContent = doc.undo.text;
     checkActions();

@@ -24,7 +24,7 @@ def test_it_shows_the_served_api_versions_and_nodes_on_the_overview(simcluster: 
     assert "v1.37.1" in panel
     assert "resource.k8s.io/v1, resource.k8s.io/v1alpha3" in panel
     for node in ("node-0", "node-1", "node-2"):
-        assert f">{node}</a>" in panel
+        assert f">{node}</bdi></a>" in panel  # isolated for bidi (the k8s filter)
 
 
 def test_it_lists_the_api_versions_kubectl_lists(simcluster: Any) -> None:

@@ -1,0 +1,83 @@
+"""One way to show cluster strings and one way to show times, on every page (a builtin library: no
+{% load %} needed).
+
+- ``{{ value|k8s }}`` (or ``|k8s:80`` to cap the length): a string from the cluster or a user — a name, a
+  reason, a title — inside ``<bdi class="k8s">``, escaped. The bdi isolates it for bidi (a U+202E in a title
+  cannot reverse the text around it) and the class lets it wrap anywhere, so an unbroken 500-character
+  reason wraps instead of widening the page.
+- ``{% when value %}``: a ``<time>`` whose text is relative ("3 min ago") with the absolute UTC time in its
+  title and datetime attribute; static/dradash/time.js keeps the text current. ``{% when value "absolute" %}``
+  shows the absolute time as text. Accepts datetimes and RFC 3339 strings from the cluster.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django import template
+from django.conf import settings
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+def _capped(value: Any, limit: Any) -> str:
+    text = "" if value is None else str(value)
+    n = int(limit) if limit else int(getattr(settings, "DRADASH_MAX_STRING", 256))
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@register.filter(is_safe=True)
+def k8s(value: Any, limit: Any = None) -> SafeString:
+    """An untrusted string, escaped, capped and isolated: <bdi class="k8s">…</bdi>."""
+    return format_html('<bdi class="k8s">{}</bdi>', _capped(value, limit))
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A datetime (naive = UTC) or an RFC 3339 string ("2026-11-29T17:49:09Z"), as an aware UTC datetime."""
+    if isinstance(value, datetime):
+        when = value
+    elif isinstance(value, str) and value:
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    if timezone.is_naive(when):
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC)
+
+
+def relative(when: datetime, now: datetime) -> str:
+    """ "just now", "42 s ago", "3 min ago", "5 h ago", "2 d ago", "in 4 min" — the same words as time.js."""
+    seconds = int((now - when).total_seconds())
+    future = seconds < 0
+    seconds = abs(seconds)
+    if seconds < 5:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if seconds >= size:
+            amount = f"{seconds // size} {unit}"
+            return f"in {amount}" if future else f"{amount} ago"
+    return "just now"  # pragma: no cover
+
+
+def absolute(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@register.simple_tag
+def when(value: Any, style: str = "relative") -> str:
+    """<time datetime="ISO" title="absolute UTC">3 min ago</time>; "—" when there is no time."""
+    moment = parse_time(value)
+    if moment is None:
+        return format_html('<span class="muted">{}</span>', "—" if not value else _capped(value, 40))
+    iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    text = absolute(moment) if style == "absolute" else relative(moment, timezone.now())
+    return format_html(
+        '<time datetime="{}" title="{}" data-time="{}">{}</time>', iso, absolute(moment), style, text
+    )
