@@ -97,7 +97,8 @@ def impact(demo: Any, operator: User) -> str:
     return str(run.pk)
 
 
-def subject_pages() -> list[tuple[str, str]]:
+@pytest.fixture
+def subject_pages(demo: Any) -> list[tuple[str, str]]:
     """A trainer pod's page (claims, devices, taints) and its node's page (NUMA groups, partitions)."""
     pod = next(p for p in KubeObject.objects.filter(kind="pods", namespace="ml").order_by("name")
                if p.raw["spec"].get("nodeName"))  # fmt: skip
@@ -109,7 +110,14 @@ def overflow(page: Any) -> int:
 
 
 def test_shoot(
-    demo: Any, operator: User, draft: str, answer: str, impact: str, asgi_server: str, browser: Any
+    demo: Any,
+    operator: User,
+    draft: str,
+    answer: str,
+    impact: str,
+    subject_pages: list[tuple[str, str]],
+    asgi_server: str,
+    browser: Any,
 ) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     pages = [
@@ -117,7 +125,7 @@ def test_shoot(
         (f"/maintenance/{draft}/", "maintenance-detail"),
         (f"/whatif/{answer}/", "whatif-run"),
         (f"/whatif/{impact}/", "whatif-taint"),
-        *subject_pages(),
+        *subject_pages,
     ]
     too_wide: list[str] = []
     for theme in THEMES:
