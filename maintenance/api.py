@@ -73,7 +73,7 @@ class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
             "drain",
         ]  # fmt: skip
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(serializers.DictField(allow_null=True))
     def get_drain(self, maintenance: Maintenance) -> dict[str, Any] | None:
         return drain_document(maintenance=maintenance, now=timezone.now())
 
