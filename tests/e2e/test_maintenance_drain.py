@@ -99,7 +99,7 @@ def test_it_drains_the_busiest_trainer_node_respecting_the_budget(
     expect(page.locator("#drain-panel")).to_be_visible()
     expect(page.locator("#progress-live")).to_have_attribute("data-state", "live", timeout=10_000)
     page.evaluate("window.__sameDocument = true")
-    expect(page.locator("#drain-budgets")).to_contain_text("ml/trainer")
+    expect(page.locator("#drain-budgets")).to_contain_text("ml/trainer", timeout=30_000)
     expect(page.locator("#drain-summary")).to_have_attribute("data-complete", "true", timeout=60_000)
     assert page.evaluate("window.__sameDocument === true"), "progress must arrive without a reload"
     rows = page.locator("#drain-pods tbody tr")
