@@ -83,3 +83,15 @@ def browser() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def mirror(simcluster: Any) -> Iterator[Any]:
+    """The mirror following the `simcluster` fixture's cluster, synced before the test starts."""
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror, wait_for_sync
+
+    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
+    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
+    yield handle
+    handle.stop()

@@ -4,14 +4,12 @@ so the text after it reads left to right."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 
-from inventory.kube import connect
-from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import MirrorHandle
 from inventory.models import Device
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
@@ -21,14 +19,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 RTL_TITLE = "firmware \u202eevil update"  # an override that is never closed
 LONG_REASON = "x" * 500
-
-
-@pytest.fixture
-def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
-    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
-    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
-    yield handle
-    handle.stop()
 
 
 @pytest.fixture

@@ -3,15 +3,13 @@ script error (htmx, Chart.js, Tabulator and our own scripts all work without any
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 
 from allocation.services import whatif_run_create
-from inventory.kube import connect
-from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import MirrorHandle
 from inventory.models import Device, KubeObject
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
@@ -19,14 +17,6 @@ from tests.e2e.browser_helpers import PASSWORD, log_in
 from tests.e2e.ui_pages import MAIN_PAGES, console_watch, violations
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
-    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
-    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
-    yield handle
-    handle.stop()
 
 
 @pytest.fixture

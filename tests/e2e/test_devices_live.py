@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
-from inventory.kube import connect
-from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import MirrorHandle
 from tests.e2e.browser_helpers import log_in
 from tests.kubectl import run_kubectl
 
@@ -24,14 +22,6 @@ spec:
   deviceSelector: {driver: gpu.example.com, pool: node-1, device: gpu-2}
   taint: {key: example.com/e2e-maintenance, value: firmware, effect: NoSchedule}
 """
-
-
-@pytest.fixture
-def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
-    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
-    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
-    yield handle
-    handle.stop()
 
 
 def test_it_shows_a_new_taint_rule_on_the_filtered_device_row_without_reload(

@@ -5,14 +5,12 @@ set before the first paint), the shared table behaviour (keyboard sort, column c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 
-from inventory.kube import connect
-from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
+from inventory.mirror.runner import MirrorHandle
 from tests.e2e.browser_helpers import PASSWORD, log_in
 from tests.e2e.ui_pages import MAIN_PAGES, OVERFLOWING
 
@@ -20,14 +18,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
-
-
-@pytest.fixture
-def mirror(simcluster: Any) -> Iterator[MirrorHandle]:
-    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
-    assert wait_for_sync(handle, timeout=30), "the mirror did not sync with simcluster"
-    yield handle
-    handle.stop()
 
 
 @pytest.fixture
