@@ -310,12 +310,16 @@ def maintenance_drain_start(
     pods = affected_pods(maintenance=maintenance, taint_time=timezone.now())
     to_drain = [p for p in pods if p.get("evict_at") is not None]
     tolerating = len(pods) - len(to_drain)
-    rows = {
-        uid: (created, node)
-        for uid, created, node in KubeObject.objects.filter(
-            kind="pods", uid__in=[p["uid"] for p in to_drain]
-        ).values_list("uid", "creation_timestamp", "raw__spec__nodeName")
-    }
+    rows: dict[str, tuple[Any, Any]] = {}
+    covering: dict[str, str] = {}  # pod uid → the PDB that covers it, kept once the pod is gone
+    budgets = _budgets({str(p["namespace"]) for p in to_drain})
+    for uid, namespace, created, node, labels in KubeObject.objects.filter(
+        kind="pods", uid__in=[p["uid"] for p in to_drain]
+    ).values_list("uid", "namespace", "creation_timestamp", "raw__spec__nodeName", "raw__metadata__labels"):
+        rows[uid] = (created, node)
+        budget = _budget_of(budgets, namespace, dict(labels or {}))
+        if budget:
+            covering[uid] = f"{budget['namespace']}/{budget['name']}"
     to_drain.sort(key=lambda p: (rows.get(p["uid"], ("", ""))[0] or "", p["namespace"], p["name"]))
     with transaction.atomic():
         Drain.objects.filter(maintenance=maintenance).delete()  # an earlier, finished or aborted drain
@@ -335,6 +339,7 @@ def maintenance_drain_start(
                 owner_uid=p.get("owner_uid", ""),
                 owner=p.get("owner", ""),
                 claims=p.get("claims") or [],
+                budget=covering.get(p["uid"], ""),
                 state=states.WAITING if p.get("owner_uid") else states.NO_OWNER,
                 reason=""
                 if p.get("owner_uid")
@@ -789,8 +794,9 @@ def drain_document(
     members: dict[str, list[str]] = defaultdict(list)
     for pod in pods:
         budget = _budget_of(budgets, pod.namespace, ((labels.get(pod.uid) or {}).get("labels") or {}))
-        if budget:
-            members[f"{budget['namespace']}/{budget['name']}"].append(pod.name)
+        which = f"{budget['namespace']}/{budget['name']}" if budget else pod.budget
+        if which:
+            members[which].append(pod.name)
     shown = [
         _budget_doc(b, members[f"{b['namespace']}/{b['name']}"])
         for b in budgets

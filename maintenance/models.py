@@ -222,7 +222,9 @@ class DrainPod(models.Model):
     claims = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=24, default="waiting", db_index=True)
     reason = models.TextField(blank=True, default="")
-    budget = models.CharField(max_length=507, blank=True, default="")  # ns/name of the PDB that blocked it
+    budget = models.CharField(
+        max_length=507, blank=True, default=""
+    )  # ns/name of the PDB that covers it (and blocks it)
     attempts = models.PositiveIntegerField(default=0)
     next_try_at = models.DateTimeField(null=True, blank=True)
     # The driver whose eviction request is in flight (cleared with its answer): the claim that makes one
