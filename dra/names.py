@@ -196,3 +196,26 @@ POOL_NAME_MSG: Final = "each part of the pool name separated by '/' must be " + 
 def pool_name_errors(value: str) -> list[str]:
     """The format of a DRA pool name (its length, ≤ `POOL_NAME_MAX`, is the caller's "Too long")."""
     return [] if all(is_dns1123_subdomain(part) for part in value.split("/")) else [POOL_NAME_MSG]
+
+
+#: an attribute's or a capacity's name after its domain (`ValidateQualifiedName` of resource/v1)
+DEVICE_ID_MAX: Final = 32
+
+
+def fully_qualified_attribute_errors(value: str) -> list[str]:
+    """A fully qualified attribute name (`partitionTypeAttribute`, `defaultPartitionTypeAttribute`):
+    ``<domain>/<C identifier>``, the domain a DNS subdomain, the identifier at most 32 characters."""
+    parts = value.split("/")
+    if len(parts) != 2:
+        return [
+            "must not contain more than one slash"
+            if len(parts) > 2
+            else "a fully qualified name must be a domain and a name separated by a slash"
+        ]
+    domain, ident = parts
+    errors = ["the domain must not be empty"] if not domain else dns1123_subdomain_errors(domain)
+    if not ident:
+        return [*errors, "the name must not be empty"]
+    if len(ident) > DEVICE_ID_MAX:
+        errors.append(max_len_error(DEVICE_ID_MAX))
+    return errors + c_identifier_errors(ident)

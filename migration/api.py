@@ -131,6 +131,10 @@ class PoolStatusCreate(serializers.Serializer[Any]):
     driver = serializers.CharField(help_text="the driver whose pools to summarize (DNS subdomain)")
     poolName = serializers.CharField(required=False, help_text="one pool; default: every pool of the driver")
     limit = serializers.IntegerField(required=False, help_text="pools listed, 1..1000 (default 100)")
+    defaultPartitionTypeAttribute = serializers.CharField(
+        required=False,
+        help_text="fully qualified attribute that groups partitions in partitionSummary when a slice names none",
+    )
 
 
 def _write_error(error: PoolStatusWriteError) -> Response:
@@ -157,14 +161,17 @@ class PoolStatusListView(APIView):
     )
     def post(self, request: Request) -> Response:
         data = request.data
-        unknown = sorted(set(data) - {"driver", "poolName", "limit"})
+        unknown = sorted(set(data) - {"driver", "poolName", "limit", "defaultPartitionTypeAttribute"})
         if unknown:
-            return error_response(unknown[0], "is not a field (known: driver, limit, poolName)")
+            return error_response(
+                unknown[0], "is not a field (known: defaultPartitionTypeAttribute, driver, limit, poolName)"
+            )
         try:
             created = pool_status_create(
                 driver=data.get("driver"),
                 pool=data.get("poolName", ""),
                 limit=data.get("limit"),
+                partition_attribute=data.get("defaultPartitionTypeAttribute", ""),
                 user=request.user,
             )
         except PoolStatusInputError as error:

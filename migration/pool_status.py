@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from dra.names import dns1123_subdomain_errors, pool_name_errors
+from dra.names import dns1123_subdomain_errors, fully_qualified_attribute_errors, pool_name_errors
 from inventory.access import cluster_client, kube_identity
 from inventory.kube import KubeError
 from inventory.models import FREE, ClassAvailability, Device, KubeObject, Pool
@@ -68,7 +68,9 @@ def _call(method: str, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
         raise PoolStatusWriteError(503, f"cannot reach the Kubernetes API: {error}") from error
 
 
-def pool_status_spec(*, driver: Any, pool: Any = "", limit: Any = None) -> JSON:
+def pool_status_spec(
+    *, driver: Any, pool: Any = "", limit: Any = None, partition_attribute: Any = ""
+) -> JSON:
     """The request's spec, checked as the API server would (field names in the errors)."""
     if not isinstance(driver, str) or not driver.strip():
         raise PoolStatusInputError("driver", "is required: the driver whose pools to summarize")
@@ -92,12 +94,21 @@ def pool_status_spec(*, driver: Any, pool: Any = "", limit: Any = None) -> JSON:
         if isinstance(limit, bool) or not 1 <= value <= MAX_LIMIT:
             raise PoolStatusInputError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
         spec["limit"] = value
+    if partition_attribute not in (None, ""):
+        if not isinstance(partition_attribute, str):
+            raise PoolStatusInputError("defaultPartitionTypeAttribute", "must be a string")
+        errors = fully_qualified_attribute_errors(partition_attribute.strip())
+        if errors:
+            raise PoolStatusInputError("defaultPartitionTypeAttribute", errors[0])
+        spec["defaultPartitionTypeAttribute"] = partition_attribute.strip()
     return spec
 
 
-def pool_status_create(*, driver: Any, pool: Any = "", limit: Any = None, user: Any) -> JSON:
+def pool_status_create(
+    *, driver: Any, pool: Any = "", limit: Any = None, partition_attribute: Any = "", user: Any
+) -> JSON:
     """Create a ResourcePoolStatusRequest (named by the API server from `dradash-`)."""
-    spec = pool_status_spec(driver=driver, pool=pool, limit=limit)
+    spec = pool_status_spec(driver=driver, pool=pool, limit=limit, partition_attribute=partition_attribute)
     body = {
         "apiVersion": API_VERSION,
         "kind": "ResourcePoolStatusRequest",
@@ -126,8 +137,9 @@ def pool_status_refresh(*, name: str, user: Any) -> JSON:
     spec = (_mirrored(name).raw or {}).get("spec") or {}
     pool_status_delete(name=name, user=user)
     return pool_status_create(
-        driver=spec.get("driver"), pool=spec.get("poolName", ""), limit=spec.get("limit"), user=user
-    )
+        driver=spec.get("driver"), pool=spec.get("poolName", ""), limit=spec.get("limit"),
+        partition_attribute=spec.get("defaultPartitionTypeAttribute", ""), user=user,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- reads
@@ -174,6 +186,25 @@ class Snapshot:
     @property
     def conditions(self) -> list[JSON]:
         return list((self.status or {}).get("conditions") or [])
+
+    @property
+    def partitions(self) -> list[JSON]:
+        """Every pool's partitionSummary rows (DRAPartitionableDevicesType), pool by pool."""
+        return [
+            {"pool": r.entry.get("poolName"), **p}
+            for r in self.rows
+            for p in r.entry.get("partitionSummary") or []
+            if isinstance(p, dict)
+        ]
+
+    @property
+    def shareable(self) -> list[JSON]:
+        """The pools with a shareableSummary (devices with allowMultipleAllocations)."""
+        return [
+            {"pool": r.entry.get("poolName"), "summary": r.entry["shareableSummary"]}
+            for r in self.rows
+            if isinstance(r.entry.get("shareableSummary"), dict)
+        ]
 
     @property
     def truncated(self) -> bool:

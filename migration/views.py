@@ -108,6 +108,7 @@ def pool_status(request: HttpRequest) -> HttpResponse:
                     driver=request.POST.get("driver", ""),
                     pool=request.POST.get("poolName", ""),
                     limit=request.POST.get("limit", ""),
+                    partition_attribute=request.POST.get("defaultPartitionTypeAttribute", ""),
                     user=request.user,
                 )
                 messages.success(

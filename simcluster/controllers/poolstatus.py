@@ -2,14 +2,16 @@
 (dra-api.md §4). A request whose status is set is complete and never touched again.
 
 Pools are `dra.objects.pools_of`: the newest generation only, complete when all its slices are published,
-and checked for the problems (duplicate device names, unknown counters) that make the allocator skip it."""
+and checked for the problems (duplicate device names, unknown counters) that make the allocator skip it.
+Each pool's entry (counts, partition and shareable summaries) is `dra.poolstatus.pool_status_entry`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dra.objects import pools_of
-from dra.taints import BLOCKING_EFFECTS
+from dra.objects import allocation_results, pools_of
+from dra.poolstatus import pool_status_entry
+from dra.taints import RuleIndex
 from simcluster.controllers.base import Clock, format_time
 from simcluster.controllers.common import meta, name_of, read_all
 from simcluster.errors import ApiError
@@ -29,64 +31,47 @@ class PoolStatusController:
         if not requests:
             return None
         slices = read_all(self.store, "resourceslices")
-        in_use: set[tuple[str, str, str]] = set()
+        rules = RuleIndex.of(read_all(self.store, "devicetaintrules"))
+        results: dict[tuple[str, str], dict[str, list[JSON]]] = {}
         for claim in read_all(self.store, "resourceclaims"):
-            allocation = (claim.get("status") or {}).get("allocation") or {}
-            for result in (allocation.get("devices") or {}).get("results") or []:
-                in_use.add((str(result.get("driver")), str(result.get("pool")), str(result.get("device"))))
+            for result in allocation_results(claim):
+                pool = results.setdefault((str(result.get("driver")), str(result.get("pool"))), {})
+                pool.setdefault(str(result.get("device")), []).append(result)
         for request in requests:
             try:
-                self._fill(request, slices, in_use)
+                self._fill(request, slices, results, rules)
             except ApiError as error:
                 if error.status not in (404, 409):
                     raise
         return None
 
-    def _fill(self, request: JSON, slices: list[JSON], in_use: set[tuple[str, str, str]]) -> None:
+    def _fill(
+        self,
+        request: JSON,
+        slices: list[JSON],
+        results: dict[tuple[str, str], dict[str, list[JSON]]],
+        rules: RuleIndex,
+    ) -> None:
         spec = request.get("spec") or {}
         driver = str(spec.get("driver", ""))
         wanted_pool = spec.get("poolName")
         limit = int(spec.get("limit", 100))
+        default_attribute = str(spec.get("defaultPartitionTypeAttribute") or "")
         mine = [s for s in slices if (s.get("spec") or {}).get("driver") == driver]
         pools = {
             name: state
             for (_, name), state in pools_of(mine).items()
             if not wanted_pool or name == wanted_pool
         }
-        entries: list[JSON] = []
-        for pool_name in sorted(pools):
-            state = pools[pool_name]
-            entry: JSON = {
-                "driver": driver,
-                "poolName": pool_name,
-                "generation": state.generation,
-                "resourceSliceCount": state.expected,
-            }
-            node = (state.slices[0].get("spec") or {}).get("nodeName") if state.slices else None
-            if node:
-                entry["nodeName"] = node
-            if not state.complete:
-                entry["validationError"] = (
-                    f"incomplete pool: {len(state.slices)} of {state.expected} slices published"
-                )
-            elif state.problem is not None:
-                entry["validationError"] = f"invalid pool: {state.problem}"
-            else:
-                devices = [d for _, d in state.devices()]
-                allocated = sum(1 for d in devices if (driver, pool_name, d.get("name")) in in_use)
-                unavailable = sum(
-                    1
-                    for d in devices
-                    if (driver, pool_name, d.get("name")) not in in_use
-                    and any(t.get("effect") in BLOCKING_EFFECTS for t in d.get("taints") or [])
-                )
-                entry.update(
-                    totalDevices=len(devices),
-                    allocatedDevices=allocated,
-                    unavailableDevices=unavailable,
-                    availableDevices=len(devices) - allocated - unavailable,
-                )
-            entries.append(entry)
+        entries = [
+            pool_status_entry(
+                pools[name],
+                results=results.get((driver, name), {}),
+                rules=rules,
+                default_partition_attribute=default_attribute,
+            )  # fmt: skip
+            for name in sorted(pools)
+        ]
         status: JSON = {
             "poolCount": len(entries),
             "pools": entries[:limit],

@@ -111,3 +111,46 @@ def test_viewers_see_snapshots_but_may_not_create_them(mirrored: Any) -> None:
     assert 'id="pool-status-form"' not in page
     refused = client.post("/migration/pool-status/", {"action": "create", "driver": "gpu.example.com"})
     assert refused.status_code == 403
+
+
+def test_a_snapshot_groups_partitions_by_the_requested_attribute_and_the_page_shows_them(
+    mirrored: Any, operator_api: APIClient
+) -> None:
+    from tests.dra.test_poolstatus import mig_slice
+
+    slices = mig_slice()
+    for key in ("devices", "counters"):
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", **slices[key]}
+        body["spec"] = {**body["spec"], "driver": "mig.example.com", "nodeName": "node-0"}
+        body["spec"]["pool"] = {**body["spec"]["pool"], "name": "a100"}
+        mirrored.store.create("resourceslices", body)
+    created = operator_api.post(
+        "/api/migration/pool-status/",
+        {"driver": "mig.example.com", "defaultPartitionTypeAttribute": "mig.example.com/profile"},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["spec"]["defaultPartitionTypeAttribute"] == "mig.example.com/profile"
+    _settle(mirrored)
+    mirrored.sync()
+
+    (snapshot,) = operator_api.get("/api/migration/pool-status/").json()["items"]
+    (pool,) = snapshot["status"]["pools"]
+    assert [(p["type"], p["total"], p["allocatable"]) for p in pool["partitionSummary"]] == [
+        ("1g.5gb", 7, 7), ("3g.20gb", 2, 2), ("full", 1, 1),
+    ]  # fmt: skip
+
+    client = Client()
+    client.force_login(user_in("operator", "oscar-parts"))
+    html = client.get("/migration/pool-status/").content.decode()
+    assert "Partitions by type" in html
+    assert 'data-pool="a100" data-type="3g.20gb"' in html
+
+    for bad in ("profile", "mig.example.com/not-an-identifier", "a/b/c"):
+        answer = operator_api.post(
+            "/api/migration/pool-status/",
+            {"driver": "mig.example.com", "defaultPartitionTypeAttribute": bad},
+            format="json",
+        )
+        assert answer.status_code == 400, (bad, answer.content)
+        assert answer.json()["errors"][0]["field"] == "defaultPartitionTypeAttribute"
