@@ -239,6 +239,16 @@ class Authorizer:
             return False, f"RBAC: {joined}"
         return False, ""
 
+    def owner_rules(self, user: UserInfo, namespace: str) -> list[Mapping[str, Any]]:
+        """Every rule granted to `user` that applies in `namespace` ("" = cluster-wide grants only), as
+        upstream's RulesFor, for the escalation check."""
+        return [
+            rule
+            for grant in self._grants_for(user)[0]
+            if not grant.namespace or grant.namespace == namespace
+            for rule in grant.rules
+        ]
+
     def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(resourceRules, nonResourceRules) that apply to `user` in `namespace`, for SelfSubjectRulesReview."""
         if PRIVILEGED_GROUP in user.groups:

@@ -18,6 +18,7 @@ from aiohttp import web
 from simcluster import discovery, evictions, protobuf, reviews, tables
 from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
+from simcluster.escalation import REQUESTER, EscalationCheck
 from simcluster.impersonation import impersonate, requested
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from simcluster.pki import Pki
@@ -112,6 +113,9 @@ class SimServer:
         self.pki = pki
         self.authenticator = Authenticator(pki, store) if pki is not None else None
         self.authorizer = Authorizer(store)
+        if pki is not None:  # a restarted server replaces its predecessor's check
+            store.admission[:] = [c for c in store.admission if not isinstance(c, EscalationCheck)]
+            store.admission.append(EscalationCheck(store, self.authorizer))
         self.host = host
         self.port = port
         self.options = options or ServerOptions()
@@ -222,6 +226,7 @@ class SimServer:
         allowed, reason = self.authorizer.authorize(attrs)
         if not allowed:
             raise forbidden(attrs, reason)
+        REQUESTER.set(user)  # this request's task only: the escalation check reads it
         return user
 
     def _user(self, request: web.Request) -> UserInfo:

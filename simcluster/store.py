@@ -201,6 +201,9 @@ class Store:
         self._watchers: builtins.list[_Watcher] = []
         self._subscribers: builtins.list[Subscriber] = []
         self._clock = clock or (lambda: datetime.now(UTC))
+        #: Admission checks run on every valid create and update (patches included), before the write:
+        #: (resource, new object, old object or None); raising ApiError refuses the write.
+        self.admission: builtins.list[Callable[[ResourceDef, Obj, Obj | None], None]] = []
         #: When True, deleting a running pod on a node only sets deletionTimestamp and a kubelet-like
         #: controller finishes the deletion (delete again with grace_period_seconds=0).
         self.graceful_pod_deletion = graceful_pod_deletion
@@ -411,6 +414,9 @@ class Store:
             causes = [c for c in causes if c not in unknown]
         if causes:
             raise invalid(resource, str((obj.get("metadata") or {}).get("name", "")), list(causes))
+        if subresource is None:
+            for check in self.admission:
+                check(resource, obj, old)
         return warnings
 
     # ------------------------------------------------------------------ create
