@@ -8,7 +8,9 @@ password), then serves the dashboard with the mirror in a thread and the what-if
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import ssl
 import subprocess
 import sys
@@ -22,6 +24,19 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dradash.env import env_features
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent() -> None:
+    """In the simcluster child: get SIGTERM when the demo process dies, however it dies (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 class Command(BaseCommand):
@@ -45,6 +60,9 @@ class Command(BaseCommand):
         var = Path(settings.BASE_DIR) / "var"
         (var / "staticfiles").mkdir(parents=True, exist_ok=True)
         cluster: subprocess.Popen[bytes] | None = None
+        # SIGTERM (kill, systemd, a container runtime) stops the demo like Ctrl-C: the `finally` below runs
+        # and stops simcluster. uvicorn hands the signal back to this handler after its own shutdown.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         kubeconfig = options["kubeconfig"]
         if not kubeconfig:
             kubeconfig = str(var / "demo-kubeconfig")
@@ -80,7 +98,7 @@ class Command(BaseCommand):
             "--features", "all",  # the demo shows every 1.37 beta and alpha (DRADASH_FEATURES=all below)
         ]  # fmt: skip
         self.stdout.write(f"Starting simcluster: {' '.join(command[1:])}")
-        process = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        process = subprocess.Popen(command, cwd=settings.BASE_DIR, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
