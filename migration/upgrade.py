@@ -217,7 +217,8 @@ def read_upload(
             raise UploadError(
                 "file", f"too large: {file.size} bytes; the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)", 413
             )
-        return decode_manifest(file.read(), field="file"), str(file.name or "upload")
+        # One line ending in and out: converted documents are written with "\n", so the rest is read that way.
+        return decode_manifest(file.read(), field="file").replace("\r\n", "\n"), str(file.name or "upload")
     value = text()
     if value is None or (isinstance(value, str) and not value.strip()):
         raise UploadError("yaml", "Required value: paste manifests or upload a file")
@@ -228,4 +229,4 @@ def read_upload(
         raise UploadError(
             "yaml", f"too large: {size} bytes; the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)", 413
         )
-    return value, "pasted"
+    return value.replace("\r\n", "\n"), "pasted"  # a textarea posts CRLF (HTML form encoding)

@@ -56,6 +56,21 @@ def test_it_shows_each_converted_document_side_by_side(client: Client) -> None:
     assert "exactly:\n          deviceClassName: h100.example.com" in downloaded
 
 
+def test_a_pasted_manifest_downloads_with_one_line_ending(client: Client) -> None:
+    """A textarea posts CRLF; the converted documents are written with LF: the download must not mix them."""
+    text = (FIXTURES / "mixed.yaml").read_text().replace("\n", "\r\n")
+    for body in ({"yaml": text, "inventory": "on"},
+                 {"file": SimpleUploadedFile("m.yaml", text.encode()), "inventory": "on"}):  # fmt: skip
+        html = client.post(URL, body).content.decode()
+        link = re.search(
+            r'id="download" download="[^"]+" href="data:application/yaml;charset=utf-8,([^"]*)"', html
+        )
+        assert link is not None
+        downloaded = urllib.parse.unquote(link.group(1))
+        assert "exactly:" in downloaded
+        assert "\r" not in downloaded
+
+
 def test_it_escapes_everything_that_came_in(client: Client) -> None:
     text = (
         "apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata:\n"
