@@ -114,6 +114,13 @@ def pool_status(request: HttpRequest) -> HttpResponse:
                 messages.success(
                     request, f"Created {created['metadata']['name']}; the controller fills its status."
                 )
+                driver = str((created.get("spec") or {}).get("driver", ""))
+                if driver not in pool_status_drivers():
+                    messages.warning(
+                        request,
+                        f"dradash's inventory has no pools of driver {driver}: the snapshot will list none "
+                        "unless the driver publishes ResourceSlices under that name (check its spelling).",
+                    )
             elif action == "delete":
                 pool_status_delete(name=name, user=request.user)
                 messages.success(request, f"Deleted {name}.")

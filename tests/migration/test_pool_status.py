@@ -154,3 +154,18 @@ def test_a_snapshot_groups_partitions_by_the_requested_attribute_and_the_page_sh
         )
         assert answer.status_code == 400, (bad, answer.content)
         assert answer.json()["errors"][0]["field"] == "defaultPartitionTypeAttribute"
+
+
+def test_the_page_warns_when_the_driver_has_no_pools_in_the_inventory(mirrored: Any) -> None:
+    client = Client()
+    client.force_login(user_in("operator", "otto-typo"))
+    page = client.post(
+        "/migration/pool-status/", {"action": "create", "driver": "nope.example.com"}, follow=True
+    )
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "has no pools of driver nope.example.com" in html and 'class="alert warn"' in html
+    known = client.post(
+        "/migration/pool-status/", {"action": "create", "driver": "gpu.example.com"}, follow=True
+    )
+    assert "has no pools of driver" not in known.content.decode()
