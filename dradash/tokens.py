@@ -66,6 +66,17 @@ def api_token_revoke(*, user: Any, token_id: int) -> bool:
     return deleted > 0
 
 
+def legacy_token(*, user: Any) -> Token | None:
+    """The user's DRF token (`manage.py drf_create_token`), if any: shown on the Tokens page to be revoked."""
+    token: Token | None = Token.objects.filter(user=user).first()
+    return token
+
+
+def legacy_token_revoke(*, user: Any) -> bool:
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return deleted > 0
+
+
 def user_for_key(key: str) -> AbstractBaseUser | None:
     """The active user a key belongs to (a named token, or a legacy DRF token), or None."""
     key = key.strip()

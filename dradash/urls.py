@@ -32,6 +32,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/tokens/", views.tokens, name="tokens"),
     path("accounts/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
+    path("accounts/tokens/legacy/revoke/", views.legacy_token_revoke_view, name="legacy-token-revoke"),
     # The schema needs an authenticated API client (401 otherwise); the two viewers are pages and send
     # an anonymous browser to the login page. Both load their assets from the vendored sidecar package.
     path("api/schema/", SchemaView.as_view(), name="api-schema"),

@@ -15,12 +15,15 @@ from dradash.tokens import (
     api_token_create,
     api_token_list,
     api_token_revoke,
+    legacy_token,
+    legacy_token_revoke,
 )
 
 
 def _page(request: HttpRequest, *, status: int = 200, **extra: object) -> HttpResponse:
     context = {
         "tokens": api_token_list(user=request.user),
+        "legacy": legacy_token(user=request.user),
         "max_tokens": MAX_TOKENS_PER_USER,
         "max_name": MAX_NAME,
         "live_version": None,
@@ -48,4 +51,12 @@ def tokens(request: HttpRequest) -> HttpResponse:
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     if not api_token_revoke(user=request.user, token_id=token_id):
         return _page(request, status=404, revoke_error="no such token of yours (revoked already?)")
+    return redirect("tokens")
+
+
+@login_required
+@require_POST
+def legacy_token_revoke_view(request: HttpRequest) -> HttpResponse:
+    if not legacy_token_revoke(user=request.user):
+        return _page(request, status=404, revoke_error="you have no legacy token (revoked already?)")
     return redirect("tokens")

@@ -148,3 +148,31 @@ async def test_it_opens_the_api_stream_with_a_named_token() -> None:
     hello = await ws.receive_json_from(timeout=5)
     assert hello["type"] == "hello"
     await ws.disconnect()
+
+
+def test_it_shows_a_legacy_token_on_the_page_and_revokes_it(browser: Client, ada: User) -> None:
+    legacy = Token.objects.create(user=ada)
+    html = browser.get("/accounts/tokens/").content.decode()
+    assert 'id="legacy-token"' in html and legacy.key[:6] in html and legacy.key not in html
+    assert "No tokens yet." not in html
+    assert browser.post("/accounts/tokens/legacy/revoke/").status_code == 302
+    assert not Token.objects.filter(user=ada).exists()
+    assert Client().get("/api/devices/", HTTP_AUTHORIZATION=f"Token {legacy.key}").status_code == 401
+    assert browser.post("/accounts/tokens/legacy/revoke/").status_code == 404
+
+
+def test_the_command_makes_a_named_token_the_page_lists(browser: Client, ada: User) -> None:
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("create_api_token", "ada", "--name", "ci-pipeline", stdout=out)
+    key = out.getvalue().strip()
+    assert key.startswith("dd_")
+    assert "ci-pipeline" in browser.get("/accounts/tokens/").content.decode()
+    assert Client().get("/api/devices/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    with pytest.raises(CommandError, match="username: no user 'nobody'"):
+        call_command("create_api_token", "nobody", "--name", "x")
+    with pytest.raises(CommandError, match="name"):
+        call_command("create_api_token", "ada", "--name", "ci-pipeline")  # the same name twice

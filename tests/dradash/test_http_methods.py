@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 #: routes that take a POST (forms and the writable API); every other write is refused with 405
 POST_ROUTES = {
-    "accounts/login/", "accounts/logout/", "accounts/tokens/", "accounts/tokens/<int:token_id>/revoke/",
+    "accounts/login/", "accounts/logout/", "accounts/tokens/", "accounts/tokens/<int:token_id>/revoke/", "accounts/tokens/legacy/revoke/",
     "whatif/", "whatif/<uuid:run_id>/cancel/", "maintenance/new/", "maintenance/<str:maintenance_id>/preview/",
     "maintenance/<str:maintenance_id>/apply/", "maintenance/<str:maintenance_id>/undo/", "migration/upgrade/",
     "^api/whatif/runs/$", "^api/whatif/runs/(?P<pk>[^/.]+)/cancel/$", "api/maintenance/",
