@@ -1,7 +1,8 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
 `dra.allocator`, reservation, binding, and a Running pod.
 
-Each pass takes every pending pod in creation order and tries the nodes round-robin. The DRA steps follow
+Each pass takes every pending pod in creation order and tries the nodes round-robin (a pod with a preferred
+node affinity tries the nodes with the most preferred weight first: NodeAffinity's score). The DRA steps follow
 the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation and an owner
 reference; the extended-resource claim is built per node and created only when a node fits; allocated claims
 get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before the pod is bound.
@@ -379,8 +380,15 @@ class Scheduler:
         joining = [c for c in allocated if not _reserved(c, pod, plan)]
         blocked = bool(joining) and self._claims_under_no_execute(joining, world, self.clock.now())
         start = self._next_node % len(candidates)
-        for offset in range(len(candidates)):
-            node = candidates[(start + offset) % len(candidates)]
+        order = [candidates[(start + offset) % len(candidates)] for offset in range(len(candidates))]
+        preferred = _preferred_terms(pod)
+        if preferred:
+            # NodeAffinity's Score: the feasible node with the most preferred weight wins; ties go to the
+            # rotation, as before. Sorting by score first, then taking the first that passes the filters,
+            # picks exactly that node.
+            scores = {name_of(n): _preference_score(preferred, n) for n in order}
+            order.sort(key=lambda n: -scores[name_of(n)])
+        for node in order:
             why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
             if why:
                 reasons[why] += 1
@@ -723,6 +731,30 @@ def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:
             if device_plugin_capacity(node, resource) > 0
         }
     )
+
+
+def _preferred_terms(pod: JSON) -> list[tuple[int, JSON]]:
+    """The pod's preferredDuringSchedulingIgnoredDuringExecution node affinity: (weight, NodeSelector of
+    the one preference term); unreadable terms count for nothing (the API server validates them)."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    terms = []
+    for term in affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+        weight = term.get("weight") if isinstance(term, Mapping) else None
+        preference = term.get("preference") if isinstance(term, Mapping) else None
+        if isinstance(weight, int) and weight > 0 and isinstance(preference, Mapping):
+            terms.append((weight, {"nodeSelectorTerms": [dict(preference)]}))
+    return terms
+
+
+def _preference_score(terms: list[tuple[int, JSON]], node: JSON) -> int:
+    score = 0
+    for weight, selector in terms:
+        try:
+            if node_selector_matches(selector, node):
+                score += weight
+        except SelectorError:
+            continue
+    return score
 
 
 def _group_shares(group: JSON, entry: JSON) -> bool:
