@@ -22,11 +22,12 @@ from simcluster.testing import run_simcluster
 from tests.maintenance.drain_support import (
     TrainerWatch,
     drain_ready,
+    gpus_of,
     healthy_trainers,
     step_until,
     trainer_nodes,
 )
-from tests.maintenance.support import GPU
+from tests.maintenance.support import GPU, create
 
 MIN_AVAILABLE = 10  # the demo's ml/trainer budget
 
@@ -377,3 +378,76 @@ def test_evictions_are_made_as_the_user_who_started_the_drain(
     denied = AuditEntry.objects.get(maintenance=m, action="eviction")
     assert denied.outcome["status"] == 403 and denied.actor == "olivia"
     assert not DrainPod.objects.filter(drain=drain, evicted_at__isnull=False).exists()
+
+
+def test_pods_with_no_room_elsewhere_are_predicted_and_shown_unschedulable(
+    demo: Any, operator: Any, viewer: Any
+) -> None:
+    """Every other GPU out of service (someone else's NoSchedule rules): the preview predicts that none of
+    the busiest trainer node's pods can move (per the allocator), the API's forecast says so, and the drain
+    shows the first pod's replacement "unschedulable" with the scheduler's words, then moves on after the
+    replacement timeout instead of waiting for a replacement that cannot come."""
+    from django.test import Client
+
+    node = trainer_nodes(demo)[0]
+    pools = {
+        s["spec"]["pool"]["name"] for s in demo.store.list("resourceslices") if s["spec"]["driver"] == GPU
+    }
+    for pool in sorted(pools - {node}):
+        demo.store.create(
+            "devicetaintrules",
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"out-{pool}"},
+             "spec": {"deviceSelector": {"driver": GPU, "pool": pool},
+                      "taint": {"key": "example.com/out", "value": "rma", "effect": "NoSchedule"}}},
+        )  # fmt: skip
+    demo.sync()
+    m, run, phrase = drain_ready(operator, [node])
+    on_node = {p["metadata"]["name"] for p in demo.store.list("pods") if p["spec"].get("nodeName") == node}
+
+    api = Client()
+    api.force_login(viewer)  # viewers may read what a drain would do
+    url = f"/api/maintenance/{m.id}/drain-forecast/"
+    answer = api.get(url, {"concurrency": "4"})
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["preview"]["run"] == run and body["preview"]["ready"] is True
+    assert body["confirmation"]["phrase"] == phrase
+    forecast = body["forecast"]
+    assert forecast["concurrency"] == 4 and forecast["pods"] == len(on_node) == 5
+    assert {u["name"] for u in forecast["unmovable"]} == on_node
+    assert all("no node has room" in u["why"] for u in forecast["unmovable"])
+    assert [e["movable"] for e in forecast["order"]] == [False] * 5
+    for bad, field in (({"concurrency": "0"}, "concurrency"), ({"concurrency": "two"}, "concurrency"),
+                       ({"concurrency": "51"}, "concurrency"), ({"speed": "1"}, "speed")):  # fmt: skip
+        refused = api.get(url, bad)
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, bad
+    unpreviewed = create(operator, devices=gpus_of([node]), filters={"node": node}, effect="NoSchedule")
+    refused = api.get(f"/api/maintenance/{unpreviewed.id}/drain-forecast/")
+    assert refused.status_code == 409 and refused.json()["errors"][0]["field"] == "preview"
+    html = Client()
+    html.force_login(operator)
+    page = html.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="drain-unmovable"' in page and "<strong>5</strong> pods cannot move" in page
+
+    maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
+                            concurrency=1, replacement_timeout=2)  # fmt: skip
+    first = DrainPod.objects.filter(drain__maintenance=m).order_by("order").first()
+    assert first is not None
+
+    def first_unschedulable() -> bool:
+        first.refresh_from_db()
+        return first.state == states.UNSCHEDULABLE
+
+    step_until(m, demo.sync, until=first_unschedulable)
+    assert first.reason.startswith(
+        "no node has room for the replacement (the scheduler: 0/18 nodes are available"
+    )
+    doc = drain_document(maintenance=m, now=timezone.now())
+    assert doc is not None and doc["counts"]["unschedulable"] == 1
+    # the drain moves on: after 2 s the pod is timed out and the next one is evicted
+    step_until(m, demo.sync, until=lambda: DrainPod.objects.filter(drain__maintenance=m,
+                                                                   evicted_at__isnull=False).count() >= 2)  # fmt: skip
+    first.refresh_from_db()
+    assert first.timed_out and first.state == states.UNSCHEDULABLE
+    row = next(p for p in drain_document(maintenance=m, now=timezone.now())["pods"] if p["uid"] == first.uid)  # type: ignore[index]
+    assert row["label"] == "replacement unschedulable (timed out)"
