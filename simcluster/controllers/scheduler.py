@@ -16,7 +16,7 @@ import copy
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -380,14 +380,18 @@ class Scheduler:
         joining = [c for c in allocated if not _reserved(c, pod, plan)]
         blocked = bool(joining) and self._claims_under_no_execute(joining, world, self.clock.now())
         start = self._next_node % len(candidates)
-        order = [candidates[(start + offset) % len(candidates)] for offset in range(len(candidates))]
+        order: Iterable[JSON] = (
+            candidates[(start + offset) % len(candidates)] for offset in range(len(candidates))
+        )
         preferred = _preferred_terms(pod)
         if preferred:
             # NodeAffinity's Score: the feasible node with the most preferred weight wins; ties go to the
             # rotation, as before. Sorting by score first, then taking the first that passes the filters,
             # picks exactly that node.
-            scores = {name_of(n): _preference_score(preferred, n) for n in order}
-            order.sort(key=lambda n: -scores[name_of(n)])
+            ranked = list(order)
+            scores = {name_of(n): _preference_score(preferred, n) for n in ranked}
+            ranked.sort(key=lambda n: -scores[name_of(n)])
+            order = ranked
         for node in order:
             why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
             if why:
