@@ -67,7 +67,9 @@ def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
     """The issue's Done-when: the demo's busiest trainer node (worker-06, four of the twelve trainers, which
     prefer the dataset-cache nodes) drained at a concurrency of four — the budget (minAvailable 10) allows
     two at a time, so the drain waits "blocked by PDB" for replacements, while a watcher counts healthy
-    trainers through the API every second."""
+    trainers through the API every second. The replacements are held back (the other GPUs out of service
+    for a moment) until the drain was seen waiting, so the wait does not depend on how fast the machine
+    is; then they start and the drain finishes."""
     nodes = trainer_nodes(demo)
     node = nodes[0]
     on_node = sum(
@@ -89,11 +91,15 @@ def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
             )
         )
 
+    held = _out_of_service(demo, except_node=node)
     with TrainerWatch(str(demo.kubeconfig_path)) as watch:
         maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
                                 concurrency=on_node)  # fmt: skip
         m.refresh_from_db()
         assert m.state == states.DRAINING and m.applied_effect == "NoSchedule"
+        step_until(m, demo.sync, until=lambda: bool(reasons), each=look, timeout=60)
+        for name in held:  # the replacements may start now
+            demo.store.delete("devicetaintrules", name)
         step_until(m, demo.sync, until=lambda: _finished(m), each=look, timeout=60)
     assert len(watch.seen) > 3 and min(watch.seen) >= MIN_AVAILABLE, watch.seen
     assert "blocked by PDB ml/trainer: minAvailable 10, 10 healthy" in reasons, reasons
@@ -118,6 +124,23 @@ def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
         evicted
     )
     assert AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=429).exists()
+
+
+def _out_of_service(cluster: Any, *, except_node: str) -> list[str]:
+    """NoSchedule rules (someone else's) on every GPU pool but `except_node`'s: nothing new fits elsewhere."""
+    pools = {
+        s["spec"]["pool"]["name"] for s in cluster.store.list("resourceslices") if s["spec"]["driver"] == GPU
+    }
+    names = []
+    for pool in sorted(pools - {except_node}):
+        cluster.store.create(
+            "devicetaintrules",
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"out-{pool}"},
+             "spec": {"deviceSelector": {"driver": GPU, "pool": pool},
+                      "taint": {"key": "example.com/out", "value": "rma", "effect": "NoSchedule"}}},
+        )  # fmt: skip
+        names.append(f"out-{pool}")
+    return names
 
 
 def _set_min_available(cluster: Any, value: int) -> None:
@@ -390,16 +413,7 @@ def test_pods_with_no_room_elsewhere_are_predicted_and_shown_unschedulable(
     from django.test import Client
 
     node = trainer_nodes(demo)[0]
-    pools = {
-        s["spec"]["pool"]["name"] for s in demo.store.list("resourceslices") if s["spec"]["driver"] == GPU
-    }
-    for pool in sorted(pools - {node}):
-        demo.store.create(
-            "devicetaintrules",
-            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"out-{pool}"},
-             "spec": {"deviceSelector": {"driver": GPU, "pool": pool},
-                      "taint": {"key": "example.com/out", "value": "rma", "effect": "NoSchedule"}}},
-        )  # fmt: skip
+    _out_of_service(demo, except_node=node)
     demo.sync()
     m, run, phrase = drain_ready(operator, [node])
     on_node = {p["metadata"]["name"] for p in demo.store.list("pods") if p["spec"].get("nodeName") == node}
