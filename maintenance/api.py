@@ -27,6 +27,7 @@ from maintenance import api_schema as schema
 from maintenance import selectors
 from maintenance.drain import (
     drain_document,
+    drain_forecast_document,
     maintenance_drain_abort,
     maintenance_drain_pause,
     maintenance_drain_resume,
@@ -44,7 +45,14 @@ from maintenance.services import (
     maintenance_yaml,
 )
 from maintenance.taints import FieldError
-from maintenance.validation import parse_apply, parse_create, parse_drain_action, parse_preview, parse_undo
+from maintenance.validation import (
+    parse_apply,
+    parse_create,
+    parse_drain_action,
+    parse_drain_forecast,
+    parse_preview,
+    parse_undo,
+)
 
 YAML_RULES_IN_DETAIL = 50
 
@@ -200,6 +208,34 @@ class MaintenancePreviewView(APIView):
         )
 
 
+class MaintenanceDrainForecastView(APIView):
+    """What a drain would do, from the latest preview (the page's drain form shows the same)."""
+
+    permission_classes = [IsAuthenticated]  # viewers may read what a drain would do
+
+    @extend_schema(
+        operation_id="maintenance_drain_forecast",
+        parameters=[
+            OpenApiParameter(
+                "concurrency", OpenApiTypes.INT, description="pods evicted at once, 1-50 (default 1)"
+            )
+        ],
+        responses={200: schema.DrainForecast},
+        description="The drain the latest preview predicts: the order (oldest first), the waves the budgets "
+        "force at this concurrency, the pods that cannot move (no owner, or no room elsewhere per the "
+        "allocator), the budgets and the duration; with the preview's state and the phrase a drain asks "
+        "to type. 409 without a succeeded preview.",
+    )
+    def get(self, request: Request, maintenance_id: str) -> Response:
+        maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
+        try:
+            concurrency = parse_drain_forecast(request.query_params)
+            body = drain_forecast_document(maintenance=maintenance, concurrency=concurrency)
+        except MaintenanceError as error:
+            return _error(error)
+        return Response(body)
+
+
 class MaintenanceApplyView(APIView):
     permission_classes = [IsAuthenticated, CanAuthor]
 
@@ -351,6 +387,11 @@ urlpatterns = [
     path("<str:maintenance_id>/", MaintenanceDetailView.as_view(), name="api-detail"),
     path("<str:maintenance_id>/preview/", MaintenancePreviewView.as_view(), name="api-preview"),
     path("<str:maintenance_id>/apply/", MaintenanceApplyView.as_view(), name="api-apply"),
+    path(
+        "<str:maintenance_id>/drain-forecast/",
+        MaintenanceDrainForecastView.as_view(),
+        name="api-drain-forecast",
+    ),
     path("<str:maintenance_id>/undo/", MaintenanceUndoView.as_view(), name="api-undo"),
     path("<str:maintenance_id>/pause/", MaintenanceDrainPauseView.as_view(), name="api-drain-pause"),
     path("<str:maintenance_id>/resume/", MaintenanceDrainResumeView.as_view(), name="api-drain-resume"),

@@ -98,3 +98,72 @@ AUDIT_PARAMETERS = [
     OpenApiParameter("since", OpenApiTypes.STR, description="a date (2026-11-29) or a date-time"),
     OpenApiParameter("until", OpenApiTypes.STR, description="a date (2026-11-29) or a date-time"),
 ]
+
+
+class DrainForecastEntry(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    node = serializers.CharField()
+    created = serializers.CharField(help_text="the pod's creationTimestamp (the order is oldest first)")
+    owner = serializers.CharField(help_text='its controller, "ReplicaSet/trainer"; "" without one')
+    budget = serializers.CharField(help_text='the PDB that covers it, "ml/trainer"; "" without one')
+    seconds = serializers.IntegerField(help_text="terminationGracePeriodSeconds + 10 s")
+    movable = serializers.BooleanField(
+        required=False,
+        help_text="false: no room elsewhere per the allocator (its replacement would stay pending)",
+    )
+    wave = serializers.IntegerField(required=False, help_text="the wave it is evicted in (1 first)")
+    why = serializers.CharField(required=False, help_text="unmovable and blocked: why")
+
+
+class DrainForecastBudget(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    rule = serializers.CharField(help_text='"minAvailable 10"')
+    disruptions_allowed = serializers.IntegerField(allow_null=True, help_text="the mirrored PDB status")
+    current_healthy = serializers.IntegerField(allow_null=True)
+    desired_healthy = serializers.IntegerField(allow_null=True)
+    expected_pods = serializers.IntegerField(allow_null=True)
+    pods = serializers.IntegerField(help_text="of its pods, how many the drain moves")
+
+
+class DrainForecastBody(serializers.Serializer[Any]):
+    concurrency = serializers.IntegerField()
+    pods = serializers.IntegerField(help_text="pods the drain evicts (not those without an owner)")
+    order = DrainForecastEntry(many=True, help_text="the first 200, oldest first")
+    waves = serializers.IntegerField()
+    budget_waves = serializers.BooleanField(
+        help_text="the budgets force more waves than the concurrency would"
+    )
+    blocked = DrainForecastEntry(many=True, help_text="pods under a budget that allows no disruption now")
+    unmovable = DrainForecastEntry(
+        many=True,
+        help_text="pods that cannot move: no owner (left in place), or no room elsewhere per the allocator",
+    )
+    budgets = DrainForecastBudget(many=True)
+    seconds = serializers.IntegerField()
+    duration = serializers.CharField(help_text='"about 2 min 00 s"')
+    tolerating = serializers.IntegerField(help_text="pods that tolerate the taint: left alone")
+
+
+class DrainConfirmation(serializers.Serializer[Any]):
+    pods = serializers.IntegerField()
+    devices = serializers.IntegerField()
+    phrase = serializers.CharField(help_text='what `typed` must say to start the drain ("" = no typing)')
+    why = serializers.CharField()
+
+
+class PreviewState(serializers.Serializer[Any]):
+    run = serializers.CharField()
+    state = serializers.CharField()
+    stale = serializers.BooleanField(
+        help_text="true: the drain would be refused until the preview is run again"
+    )
+    ready = serializers.BooleanField()
+    changes = serializers.ListField(child=serializers.CharField())
+
+
+class DrainForecast(serializers.Serializer[Any]):
+    preview = PreviewState()
+    confirmation = DrainConfirmation()
+    forecast = DrainForecastBody()

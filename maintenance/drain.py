@@ -160,7 +160,13 @@ def drain_forecast(
             )
             continue
         if pod.get("reallocatable") is False:
-            unmovable.append({**entry, "why": pod.get("reallocation") or "no node has room for its claims"})
+            # evicted all the same (as kubectl drain would), but its replacement will not be scheduled: the
+            # drain shows it "unschedulable" and moves on after the replacement timeout
+            why = pod.get("reallocation") or "no node has room for its claims"
+            entry["movable"] = False
+            unmovable.append({**entry, "why": f"{why}: its replacement would stay unschedulable"})
+        else:
+            entry["movable"] = True
         order.append(entry)
     order.sort(key=lambda e: (e["created"], e["namespace"], e["name"]))
 
@@ -210,6 +216,35 @@ def drain_forecast(
         "seconds": seconds,
         "duration": _duration(seconds),
         "tolerating": sum(1 for p in result.get("pods") or [] if not p.get("evicted")),
+    }
+
+
+def drain_forecast_document(*, maintenance: Maintenance, concurrency: int | None) -> dict[str, Any]:
+    """The drain the latest preview predicts, for the API: the preview's state (a stale one is shown, the
+    drain itself would refuse it), the confirmation a drain asks for and `drain_forecast` at `concurrency`.
+    409 without a succeeded preview; 400 naming `concurrency` when it is not 1..MAX_CONCURRENCY."""
+    from maintenance import services
+    from maintenance.errors import HEADLINE_NEEDS_PREVIEW
+
+    concurrency = _checked_int(concurrency, "concurrency", DEFAULT_CONCURRENCY, 1, MAX_CONCURRENCY)
+    status = services.maintenance_preview_observe(maintenance=maintenance)
+    if status.state != "succeeded":
+        message = (
+            "run the preview first: the drain is planned from it"
+            if status.preview is None
+            else f"the preview is {status.state}: the drain is planned from a succeeded one"
+        )
+        raise services._conflict(maintenance, "preview", message, headline=HEADLINE_NEEDS_PREVIEW)
+    blast, wanted = drain_confirmation(maintenance=maintenance, status=status)
+    return {
+        "preview": status.as_dict(),
+        "confirmation": {
+            "pods": blast.pods,
+            "devices": blast.devices,
+            "phrase": wanted.phrase,
+            "why": wanted.why,
+        },
+        "forecast": drain_forecast(maintenance=maintenance, result=status.result, concurrency=concurrency),
     }
 
 
@@ -489,11 +524,16 @@ def _mirror_pods(uids: list[str]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _unschedulable(pod: dict[str, Any]) -> bool:
-    return any(
-        c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
-        for c in (pod.get("status") or {}).get("conditions") or []
-    )
+def _unschedulable(pod: dict[str, Any]) -> str | None:
+    """The scheduler's word when it found no node for the pod (PodScheduled False, Unschedulable)."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if (
+            c.get("type") == "PodScheduled"
+            and c.get("status") == "False"
+            and c.get("reason") == "Unschedulable"
+        ):
+            return str(c.get("message") or "no node fits it")
+    return None
 
 
 def _save(pod: DrainPod, **fields: Any) -> int:
@@ -578,8 +618,12 @@ def _observe(drain: Drain, driver: str, now: datetime) -> int:
                           "replacement_node": node}  # fmt: skip
                 if node and is_ready(new) and new["status"].get("phase") == "Running":
                     fields.update(state=states.RUNNING, settled_at=now, reason="")
-                elif _unschedulable(new):
-                    fields.update(state=states.UNSCHEDULABLE, reason="no node has room for the replacement")
+                elif (said := _unschedulable(new)) is not None:
+                    fields.update(
+                        state=states.UNSCHEDULABLE,
+                        reason=f"no node has room for the replacement (the scheduler: {said[:300]}); the drain "
+                        f"moves on after {drain.replacement_timeout} s",
+                    )
                 else:
                     fields.update(state=states.REPLACEMENT_PENDING)
             timed_out = (

@@ -30,6 +30,7 @@ APPLY_FIELDS = (
     "version",
 )
 DRAIN_ACTION_FIELDS = ("version",)
+DRAIN_FORECAST_PARAMS = ("concurrency",)
 UNDO_FIELDS = ("mode", "version")
 PREVIEW_FIELDS = ("version",)
 DEVICE_FIELDS = ("driver", "pool", "device")
@@ -283,6 +284,20 @@ def parse_drain_action(body: Any) -> int | None:
     version = reader.integer("version")
     reader.done()
     return version
+
+
+def parse_drain_forecast(params: Mapping[str, str]) -> int | None:
+    """`?concurrency=N` of the drain forecast: a decimal integer (its range is the drain's to check)."""
+    reader = _Reader(params, DRAIN_FORECAST_PARAMS)
+    concurrency: int | None = None
+    raw = params.get("concurrency") if isinstance(params, Mapping) else None
+    if raw is not None:
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):
+            reader.errors.append(FieldError("concurrency", f"must be a decimal integer, got {raw[:40]!r}"))
+        else:
+            concurrency = int(raw)
+    reader.done()
+    return concurrency
 
 
 def parse_undo(body: Any) -> tuple[str, int | None]:

@@ -11,7 +11,8 @@ DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
 deployments, disruption),
-`batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02).
+`batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
+`percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         clock=clock,
         allocate=options.get("allocate"),
         features=frozenset(options.get("features", DEFAULT_FEATURES)),
+        percentage_of_nodes_to_score=int(options.get("percentage_of_nodes_to_score", 0)),
     )
     eviction = EvictionController(
         store, clock=clock, rule_status_period=float(options.get("rule_status_period", 10.0))

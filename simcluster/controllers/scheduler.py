@@ -1,7 +1,16 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
 `dra.allocator`, reservation, binding, and a Running pod.
 
-Each pass takes every pending pod in creation order and tries the nodes round-robin. The DRA steps follow
+Each pass takes every pending pod in creation order. As kube-scheduler does, it filters nodes from a rotating
+start until percentageOfNodesToScore's number of them fit (adaptive: 50 % − nodes/125, at least 5 % and 100
+nodes; every node in a cluster under 100), scores those (`simcluster.controllers.scoring`: LeastAllocated,
+preferred node affinity, PreferNoSchedule taints) and binds to the best; ties go to the rotation, which then
+moves past the chosen node. The node filters are cached per pod shape and node for the pass (forgotten for
+a node when a pod is bound there); DynamicResources' Filter (the allocator) runs on the scored nodes best
+first, so only the winner's claims are usually allocated (when no node of a sample can allocate them, the
+next sample is taken). A pod joining claims that are allocated already (their allocation decides the node)
+takes the first node that fits in the rotation, most preferred first; when no node fits, that pass over
+every node gives the reasons. The DRA steps follow
 the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation and an owner
 reference; the extended-resource claim is built per node and created only when a node fits; allocated claims
 get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before the pod is bound.
@@ -13,9 +22,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -57,6 +67,20 @@ from simcluster.controllers.common import (
 )
 from simcluster.controllers.eviction import evicting_now, published_devices
 from simcluster.controllers.nodes import node_ready, tolerates_node_taints
+from simcluster.controllers.scoring import (
+    WEIGHT_FIT,
+    WEIGHT_NODE_AFFINITY,
+    WEIGHT_TAINT_TOLERATION,
+    feasible_nodes_to_find,
+    least_allocated,
+    node_allocatable,
+    normalize,
+    pod_requests,
+    prefer_no_schedule_taints,
+    preference_score,
+    preferred_terms,
+    untolerated_preferences,
+)
 from simcluster.errors import ApiError
 from simcluster.store import Store
 
@@ -120,6 +144,12 @@ class _World:
     signature: tuple[tuple[int, int], ...] = ()
     # pod uid → keys of the claims it owns (generated and extended-resource claims)
     owned: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # per node (by index): (milli-cpu, memory) the bound pods request, as the scorer counts them
+    requested: list[tuple[int, int]] = field(default_factory=list)
+    # pod shape → what the pass knows of every node for pods of that shape (see _Shape)
+    shapes: dict[str, _Shape] = field(default_factory=dict)
+    _allocatable: list[tuple[int, int] | None] = field(default_factory=list)
+    _prefer_taints: list[list[Any]] | None = None
     _node_index: dict[str, int] | None = None
 
     @property
@@ -127,6 +157,29 @@ class _World:
         if self._node_index is None:
             self._node_index = {name_of(n): i for i, n in enumerate(self.nodes)}
         return self._node_index
+
+    def allocatable(self, i: int) -> tuple[int, int]:
+        if not self._allocatable:
+            self._allocatable = [None] * len(self.nodes)
+        value = self._allocatable[i]
+        if value is None:
+            value = self._allocatable[i] = node_allocatable(self.nodes[i])
+        return value
+
+    @property
+    def prefer_taints(self) -> list[list[Any]]:
+        """Every node's PreferNoSchedule taints (TaintToleration scores only where some node has one)."""
+        if self._prefer_taints is None:
+            self._prefer_taints = [prefer_no_schedule_taints(n) for n in self.nodes]
+        return self._prefer_taints
+
+    def bound(self, i: int, requests: tuple[int, int]) -> None:
+        """A pod was bound to node i: what the pass knows of that node is out of date."""
+        cpu, memory = self.requested[i]
+        self.requested[i] = (cpu + requests[0], memory + requests[1])
+        for shape in self.shapes.values():
+            shape.fit[i] = None
+            shape.fit_score[i] = None
 
     def own(self, claim: JSON) -> None:
         for ref in meta(claim).get("ownerReferences") or []:
@@ -138,6 +191,22 @@ class _World:
             for key, c in self.claims.items()
             if key not in excluding and (c.get("status") or {}).get("allocation") is not None
         ]
+
+
+@dataclass
+class _Shape:
+    """Pods that the node filters and scores cannot tell apart (same selector, affinity, tolerations,
+    extended resources and requests): per node, whether it passes the node filters (NodeUnschedulable,
+    NodeAffinity, TaintToleration, NodeResourcesFit's pod count, extended resources) and its LeastAllocated
+    score, computed when first needed and forgotten when a pod is bound there."""
+
+    pod: JSON
+    plan: _Plan
+    requests: tuple[int, int]
+    terms: list[tuple[int, JSON]]
+    fit: list[bool | None]
+    fit_score: list[int | None]
+    affinity: list[int | None]
 
 
 @dataclass
@@ -157,8 +226,12 @@ class Scheduler:
         clock: Clock,
         allocate: Allocate | None = None,
         features: frozenset[str] = DEFAULT_FEATURES,
+        percentage_of_nodes_to_score: int = 0,
     ) -> None:
         self.store = store
+        #: kube-scheduler's percentageOfNodesToScore (0: adaptive, 50 % − nodes/125, at least 5 %)
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._requests: dict[str, tuple[int, int]] = {}  # pod uid → pod_requests (a pod's spec stays)
         self.clock = clock
         self._allocate = allocate
         self.features = features
@@ -209,10 +282,17 @@ class Scheduler:
         for claim in world.claims.values():
             world.own(claim)
         by_name = {name_of(n): n for n in world.nodes}
+        requested = [(0, 0)] * len(world.nodes)
+        known, self._requests = self._requests, {}
         for p in pods:
             bound_to = (p.get("spec") or {}).get("nodeName")
             if bound_to and not is_terminal(p) and bound_to in by_name:
                 world.plugin_used.update(_plugin_use(p, by_name[bound_to]))
+                uid = uid_of(p)
+                asked = self._requests[uid] = known.get(uid) or pod_requests(p)
+                i = world.node_index[bound_to]
+                requested[i] = (requested[i][0] + asked[0], requested[i][1] + asked[1])
+        world.requested = requested
         retry = False
         for pod in pending:
             try:
@@ -378,9 +458,23 @@ class Scheduler:
         # A claim whose device must be evicted gets no new pods (dra-api §8.4).
         joining = [c for c in allocated if not _reserved(c, pod, plan)]
         blocked = bool(joining) and self._claims_under_no_execute(joining, world, self.clock.now())
+        if not allocated:
+            found = self._sampled(pod, plan, world, pending, pending_keys)
+            if found is not None:
+                return found
+        # Every node, in the rotation (the most preferred first), the first that fits: for pods joining
+        # allocated claims (their allocation decides the node), and for the reasons when no node fits.
         start = self._next_node % len(candidates)
-        for offset in range(len(candidates)):
-            node = candidates[(start + offset) % len(candidates)]
+        order: Iterable[JSON] = (
+            candidates[(start + offset) % len(candidates)] for offset in range(len(candidates))
+        )
+        preferred = preferred_terms(pod)
+        if preferred:
+            ranked = list(order)
+            scores = {name_of(n): preference_score(preferred, n) for n in ranked}
+            ranked.sort(key=lambda n: -scores[name_of(n)])
+            order = ranked
+        for node in order:
             why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
             if why:
                 reasons[why] += 1
@@ -415,10 +509,118 @@ class Scheduler:
                     reasons["cannot allocate all claims"] += 1
                     continue
                 results = list(outcome)
+            self._next_node = world.node_index[name_of(node)] + 1
             return node, results, extended
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
         self._post_filter(pod, allocated, world)
         raise Unschedulable(f"0/{len(candidates)} nodes are available: {summary}.")
+
+    def _sampled(
+        self,
+        pod: JSON,
+        plan: _Plan,
+        world: _World,
+        pending: list[JSON],
+        pending_keys: set[tuple[str, str]],
+    ) -> tuple[JSON, list[JSON], tuple[JSON, list[ExtendedRequest]] | None] | None:
+        """kube-scheduler's cycle: from the rotation's start, filter nodes until `feasible_nodes_to_find`
+        pass, score those, and take the best. The node filters come from the pod shape's per-node cache;
+        DynamicResources' Filter (the allocator, the costly one) runs on the scored nodes best first, so
+        the first that can allocate the claims wins — the best-scored feasible node of the sample. When
+        none of the sample can, the next sample is taken. None: no node fits (the caller says why)."""
+        nodes = world.nodes
+        total = len(nodes)
+        want = feasible_nodes_to_find(total, self.percentage_of_nodes_to_score)
+        shape = self._shape(pod, plan, world)
+        start = self._next_node % total
+        scanned = 0
+        while scanned < total:
+            window: list[int] = []
+            while scanned < total and len(window) < want:
+                i = start + scanned
+                if i >= total:
+                    i -= total
+                scanned += 1
+                fit = shape.fit[i]
+                if fit is None:
+                    node = nodes[i]
+                    fit = shape.fit[i] = not (
+                        self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
+                    )
+                if fit:
+                    window.append(i)
+            for i in _best_first(window, self._scores(shape, window, world)):
+                node = nodes[i]
+                extended = self._extended_claim(pod, plan.extended, node)
+                to_allocate = [*pending, *([extended[0]] if extended else [])]
+                results: list[JSON] = []
+                if to_allocate:
+                    try:
+                        outcome = self._run_allocator(world, node, to_allocate, pending_keys)
+                    except AllocationError as error:
+                        if error.node_local:
+                            continue
+                        raise Unschedulable(f"cannot allocate the pod's claims: {error}") from None
+                    if outcome is None:
+                        continue
+                    results = list(outcome)
+                # Ties go to the first in the rotation and the rotation moves past the chosen node: upstream
+                # picks among ties at random; the rotation spreads them the same way, reproducibly.
+                self._next_node = i + 1
+                return node, results, extended
+        return None
+
+    def _shape(self, pod: JSON, plan: _Plan, world: _World) -> _Shape:
+        spec = pod.get("spec") or {}
+        uid = uid_of(pod)
+        requests = self._requests.get(uid) or pod_requests(pod)
+        self._requests[uid] = requests
+        affinity = spec.get("affinity") or {}
+        key = json.dumps(
+            [spec.get("nodeSelector"), affinity.get("nodeAffinity"), spec.get("tolerations"),
+             sorted(pod_extended_counts(pod).items()), sorted(r.resource for r in plan.extended), requests],
+            sort_keys=True, default=str,
+        )  # fmt: skip
+        shape = world.shapes.get(key)
+        if shape is None:
+            count = len(world.nodes)
+            shape = world.shapes[key] = _Shape(
+                pod=pod, plan=plan, requests=requests, terms=preferred_terms(pod),
+                fit=[None] * count, fit_score=[None] * count, affinity=[None] * count,
+            )  # fmt: skip
+        return shape
+
+    @staticmethod
+    def _scores(shape: _Shape, window: list[int], world: _World) -> list[int]:
+        """The window's weighted scores: NodeResourcesFit (LeastAllocated), plus NodeAffinity and
+        TaintToleration where they can tell the nodes apart (normalized over the window, as upstream)."""
+        fit_scores = []
+        cpu, memory = shape.requests
+        for i in window:
+            score = shape.fit_score[i]
+            if score is None:
+                used = world.requested[i]
+                score = shape.fit_score[i] = least_allocated(
+                    (used[0] + cpu, used[1] + memory), world.allocatable(i)
+                )
+            fit_scores.append(score)
+        totals = [WEIGHT_FIT * s for s in fit_scores]
+        if shape.terms:
+            raw = []
+            for i in window:
+                value = shape.affinity[i]
+                if value is None:
+                    value = shape.affinity[i] = preference_score(shape.terms, world.nodes[i])
+                raw.append(value)
+            totals = [t + WEIGHT_NODE_AFFINITY * a for t, a in zip(totals, normalize(raw), strict=True)]
+        taints = world.prefer_taints
+        if any(taints[i] for i in window):
+            raw = [untolerated_preferences(taints[i], shape.pod) for i in window]
+            totals = [
+                t + WEIGHT_TAINT_TOLERATION * a
+                for t, a in zip(totals, normalize(raw, reverse=True), strict=True)
+            ]
+        return totals
 
     def _post_filter(self, pod: JSON, allocated: list[JSON], world: _World) -> None:
         """Nothing fits: free one allocated claim that only this pod uses, so the next attempt may
@@ -593,7 +795,7 @@ class Scheduler:
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
         world.plugin_used.update(_plugin_use(pod, node))
-        self._next_node = world.node_index[name_of(node)] + 1
+        world.bound(world.node_index[name_of(node)], self._requests.get(uid_of(pod)) or pod_requests(pod))
         self._mark_running(bound, node, plan, extended_status, world)
         self.scheduled += 1
         post_event(
@@ -723,6 +925,18 @@ def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:
             if device_plugin_capacity(node, resource) > 0
         }
     )
+
+
+def _best_first(window: list[int], scores: list[int]) -> Iterator[int]:
+    """The window's nodes, the best score first (ties: the first in the rotation); the rest sorted only
+    when the best cannot take the pod."""
+    if not window:
+        return
+    best = max(range(len(window)), key=scores.__getitem__)
+    yield window[best]
+    rest = sorted((k for k in range(len(window)) if k != best), key=lambda k: -scores[k])
+    for k in rest:
+        yield window[k]
 
 
 def _group_shares(group: JSON, entry: JSON) -> bool:

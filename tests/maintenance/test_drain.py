@@ -22,11 +22,12 @@ from simcluster.testing import run_simcluster
 from tests.maintenance.drain_support import (
     TrainerWatch,
     drain_ready,
+    gpus_of,
     healthy_trainers,
     step_until,
     trainer_nodes,
 )
-from tests.maintenance.support import GPU
+from tests.maintenance.support import GPU, create
 
 MIN_AVAILABLE = 10  # the demo's ml/trainer budget
 
@@ -63,29 +64,83 @@ def _gpu_pods_on(cluster: Any, nodes: list[str]) -> set[str]:
 def test_draining_the_busiest_trainer_node_keeps_the_budget_and_moves_every_pod(
     demo: Any, operator: Any
 ) -> None:
-    node = trainer_nodes(demo)[0]
+    """The issue's Done-when: the demo's busiest trainer node (worker-06, four of the twelve trainers, which
+    prefer the dataset-cache nodes) drained at a concurrency of four — the budget (minAvailable 10) allows
+    two at a time, so the drain waits "blocked by PDB" for replacements, while a watcher counts healthy
+    trainers through the API every second. The replacements are held back (the other GPUs out of service
+    for a moment) until the drain was seen waiting, so the wait does not depend on how fast the machine
+    is; then they start and the drain finishes."""
+    nodes = trainer_nodes(demo)
+    node = nodes[0]
+    on_node = sum(
+        1
+        for p in demo.store.list("pods", namespace="ml")
+        if p["spec"].get("nodeName") == node and p["metadata"]["labels"].get("app") == "trainer"
+    )
+    assert on_node >= 3, f"the demo's busiest trainer node {node} runs {on_node} trainers"
     m, run, phrase = drain_ready(operator, [node])
     before = _gpu_pods_on(demo, [node])
     assert before
+    reasons: set[str] = set()
+
+    def look() -> None:
+        watch.look()
+        reasons.update(
+            DrainPod.objects.filter(drain__maintenance=m, state=states.BLOCKED).values_list(
+                "reason", flat=True
+            )
+        )
+
+    held = _out_of_service(demo, except_node=node)
     with TrainerWatch(str(demo.kubeconfig_path)) as watch:
-        maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
+        maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
+                                concurrency=on_node)  # fmt: skip
         m.refresh_from_db()
         assert m.state == states.DRAINING and m.applied_effect == "NoSchedule"
-        step_until(m, demo.sync, until=lambda: _finished(m), each=watch.look)
-    assert watch.seen and min(watch.seen) >= MIN_AVAILABLE
+        step_until(m, demo.sync, until=lambda: bool(reasons), each=look, timeout=60)
+        for name in held:  # the replacements may start now
+            demo.store.delete("devicetaintrules", name)
+        step_until(m, demo.sync, until=lambda: _finished(m), each=look, timeout=60)
+    assert len(watch.seen) > 3 and min(watch.seen) >= MIN_AVAILABLE, watch.seen
+    assert "blocked by PDB ml/trainer: minAvailable 10, 10 healthy" in reasons, reasons
     demo.sync()
     pods = list(DrainPod.objects.filter(drain__maintenance=m))
+    assert sum(1 for p in pods if p.owner.startswith("ReplicaSet/trainer")) == on_node
     evicted = {p.uid for p in pods if p.state == states.RUNNING}
     assert evicted == {p.uid for p in pods if p.state != states.NO_OWNER}
-    assert not (_gpu_pods_on(demo, [node]) & {p.uid for p in pods})  # no affected pod on those devices
+    now_on_node = _gpu_pods_on(demo, [node])
+    assert not (now_on_node & {p.uid for p in pods})  # no affected pod on those devices
+    live = {p["metadata"]["uid"]: p for p in demo.store.list("pods")}
     for pod in pods:
-        if pod.state == states.RUNNING:  # its replacement runs, and not on the drained devices
-            assert pod.replacement_name and pod.replacement_uid not in _gpu_pods_on(demo, [node])
+        if pod.state == states.RUNNING:  # its replacement runs, elsewhere
+            replacement = live[pod.replacement_uid]
+            assert replacement["status"]["phase"] == "Running"
+            assert replacement["spec"]["nodeName"] == pod.replacement_node != node
+            assert pod.replacement_uid not in now_on_node
+    assert healthy_trainers(connect(str(demo.kubeconfig_path))) == 12
     m.refresh_from_db()
     assert m.state == states.APPLIED and m.applied_effect == "NoSchedule"
     assert AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=201).count() == len(
         evicted
     )
+    assert AuditEntry.objects.filter(maintenance=m, action="eviction", outcome__status=429).exists()
+
+
+def _out_of_service(cluster: Any, *, except_node: str) -> list[str]:
+    """NoSchedule rules (someone else's) on every GPU pool but `except_node`'s: nothing new fits elsewhere."""
+    pools = {
+        s["spec"]["pool"]["name"] for s in cluster.store.list("resourceslices") if s["spec"]["driver"] == GPU
+    }
+    names = []
+    for pool in sorted(pools - {except_node}):
+        cluster.store.create(
+            "devicetaintrules",
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"out-{pool}"},
+             "spec": {"deviceSelector": {"driver": GPU, "pool": pool},
+                      "taint": {"key": "example.com/out", "value": "rma", "effect": "NoSchedule"}}},
+        )  # fmt: skip
+        names.append(f"out-{pool}")
+    return names
 
 
 def _set_min_available(cluster: Any, value: int) -> None:
@@ -93,7 +148,7 @@ def _set_min_available(cluster: Any, value: int) -> None:
 
 
 def test_a_drain_waits_blocked_by_the_budget_and_never_goes_below_it(demo: Any, operator: Any) -> None:
-    nodes = trainer_nodes(demo)[:4]  # four trainers, every pod at once
+    nodes = trainer_nodes(demo)[:1]  # the busiest node's four trainers, every pod at once
     m, run, phrase = drain_ready(operator, nodes)
     # First the budget allows nothing (someone raised minAvailable to 12 of 12): every trainer waits.
     _set_min_available(demo, 12)
@@ -183,7 +238,7 @@ def test_a_drain_survives_its_driver_dying_and_a_new_one_finishes_it(
 ) -> None:
     settings.DRADASH_DRAIN_LEASE_SECONDS = 1.0
     settings.DRADASH_DRAIN_IN_FLIGHT_SECONDS = 1.0
-    nodes = trainer_nodes(demo)[:3]
+    nodes = trainer_nodes(demo)[:1]
     m, run, phrase = drain_ready(operator, nodes)
     maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
     # The first driver evicts one pod, then "dies" holding the lease with a second eviction claimed but
@@ -277,21 +332,23 @@ def test_the_page_offers_the_drain_with_its_forecast_and_drives_it(demo: Any, op
     from maintenance.drain import drain_forecast
     from maintenance.services import maintenance_preview_observe
 
-    nodes = trainer_nodes(demo)[:4]
+    nodes = trainer_nodes(demo)[:1]
     m, run, phrase = drain_ready(operator, nodes)
     result = maintenance_preview_observe(maintenance=m).result
-    # 4 trainers under ml/trainer (2 disruptions allowed) among 8 pods: at concurrency 4 the budget forces
-    # a third wave (2 trainers per wave), at concurrency 8 too (one wave would take all 4 trainers)
-    at4 = drain_forecast(maintenance=m, result=result, concurrency=4)
+    # The busiest trainer node: 4 trainers under ml/trainer (2 disruptions allowed) and a server, 5 pods. At
+    # concurrency 8 the budget forces a second wave (one wave would take all 4 trainers); at concurrency 2
+    # the concurrency alone makes 3 waves.
+    at2 = drain_forecast(maintenance=m, result=result, concurrency=2)
     at8 = drain_forecast(maintenance=m, result=result, concurrency=8)
-    assert at4["pods"] == at8["pods"] == 8
+    assert at2["pods"] == at8["pods"] == 5
     assert at8["waves"] == 2 and at8["budget_waves"] is True
-    assert at4["waves"] >= 2
+    assert at2["waves"] == 3 and at2["budget_waves"] is False
     trainer_waves = [e["wave"] for e in at8["order"] if e["budget"] == "ml/trainer"]
     assert sorted(trainer_waves) == [1, 1, 2, 2]
     assert [b["name"] for b in at8["budgets"]] == ["trainer"] and at8["budgets"][0][
         "disruptions_allowed"
     ] == 2
+    assert at8["unmovable"] == [] and at8["blocked"] == []
     assert at8["order"] == sorted(at8["order"], key=lambda e: (e["created"], e["namespace"], e["name"]))
     assert at8["seconds"] > 0 and at8["duration"].startswith("about")
 
@@ -344,3 +401,67 @@ def test_evictions_are_made_as_the_user_who_started_the_drain(
     denied = AuditEntry.objects.get(maintenance=m, action="eviction")
     assert denied.outcome["status"] == 403 and denied.actor == "olivia"
     assert not DrainPod.objects.filter(drain=drain, evicted_at__isnull=False).exists()
+
+
+def test_pods_with_no_room_elsewhere_are_predicted_and_shown_unschedulable(
+    demo: Any, operator: Any, viewer: Any
+) -> None:
+    """Every other GPU out of service (someone else's NoSchedule rules): the preview predicts that none of
+    the busiest trainer node's pods can move (per the allocator), the API's forecast says so, and the drain
+    shows the first pod's replacement "unschedulable" with the scheduler's words, then moves on after the
+    replacement timeout instead of waiting for a replacement that cannot come."""
+    from django.test import Client
+
+    node = trainer_nodes(demo)[0]
+    _out_of_service(demo, except_node=node)
+    demo.sync()
+    m, run, phrase = drain_ready(operator, [node])
+    on_node = {p["metadata"]["name"] for p in demo.store.list("pods") if p["spec"].get("nodeName") == node}
+
+    api = Client()
+    api.force_login(viewer)  # viewers may read what a drain would do
+    url = f"/api/maintenance/{m.id}/drain-forecast/"
+    answer = api.get(url, {"concurrency": "4"})
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["preview"]["run"] == run and body["preview"]["ready"] is True
+    assert body["confirmation"]["phrase"] == phrase
+    forecast = body["forecast"]
+    assert forecast["concurrency"] == 4 and forecast["pods"] == len(on_node) == 5
+    assert {u["name"] for u in forecast["unmovable"]} == on_node
+    assert all("no node has room" in u["why"] for u in forecast["unmovable"])
+    assert [e["movable"] for e in forecast["order"]] == [False] * 5
+    for bad, field in (({"concurrency": "0"}, "concurrency"), ({"concurrency": "two"}, "concurrency"),
+                       ({"concurrency": "51"}, "concurrency"), ({"speed": "1"}, "speed")):  # fmt: skip
+        refused = api.get(url, bad)
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, bad
+    unpreviewed = create(operator, devices=gpus_of([node]), filters={"node": node}, effect="NoSchedule")
+    refused = api.get(f"/api/maintenance/{unpreviewed.id}/drain-forecast/")
+    assert refused.status_code == 409 and refused.json()["errors"][0]["field"] == "preview"
+    html = Client()
+    html.force_login(operator)
+    page = html.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="drain-unmovable"' in page and "<strong>5</strong> pods cannot move" in page
+
+    maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run,
+                            concurrency=1, replacement_timeout=2)  # fmt: skip
+    first = DrainPod.objects.filter(drain__maintenance=m).order_by("order").first()
+    assert first is not None
+
+    def first_unschedulable() -> bool:
+        first.refresh_from_db()
+        return first.state == states.UNSCHEDULABLE
+
+    step_until(m, demo.sync, until=first_unschedulable)
+    assert first.reason.startswith(
+        "no node has room for the replacement (the scheduler: 0/18 nodes are available"
+    )
+    doc = drain_document(maintenance=m, now=timezone.now())
+    assert doc is not None and doc["counts"]["unschedulable"] == 1
+    # the drain moves on: after 2 s the pod is timed out and the next one is evicted
+    step_until(m, demo.sync, until=lambda: DrainPod.objects.filter(drain__maintenance=m,
+                                                                   evicted_at__isnull=False).count() >= 2)  # fmt: skip
+    first.refresh_from_db()
+    assert first.timed_out and first.state == states.UNSCHEDULABLE
+    row = next(p for p in drain_document(maintenance=m, now=timezone.now())["pods"] if p["uid"] == first.uid)  # type: ignore[index]
+    assert row["label"] == "replacement unschedulable (timed out)"

@@ -59,7 +59,7 @@ def _wait(what: str, condition: Any, timeout: float) -> None:
 
 
 def test_killing_the_driver_mid_drain_and_starting_another_finishes_it(demo: Any, operator: Any) -> None:
-    m, run, phrase = drain_ready(operator, trainer_nodes(demo)[:4])
+    m, run, phrase = drain_ready(operator, trainer_nodes(demo)[:1])  # four trainers and a server
     maintenance_drain_start(maintenance=m, user=operator, confirmed=True, typed=phrase, preview_id=run)
     pods = DrainPod.objects.filter(drain__maintenance=m)
     total = pods.exclude(state=states.NO_OWNER).count()

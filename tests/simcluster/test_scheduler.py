@@ -227,6 +227,42 @@ def test_it_binds_pods_without_device_needs_round_robin() -> None:
         assert len({p["spec"]["nodeName"] for p in web}) == 3
 
 
+def _web_pod(name: str, affinity: JSON | None = None) -> JSON:
+    spec: JSON = {"containers": [{"name": "web", "image": "registry.example.com/web:1"}]}
+    if affinity:
+        spec["affinity"] = {"nodeAffinity": affinity}
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}}}  # fmt: skip
+
+
+def _prefer(weight: int, node: str) -> JSON:
+    return {"weight": weight, "preference": {"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": [node]}]}}  # fmt: skip
+
+
+def test_it_places_pods_on_the_feasible_node_they_prefer_most() -> None:
+    with running() as (cluster, _, _):
+        prefer = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [_prefer(10, "node-1"), _prefer(50, "node-2")]
+        }
+        for i in range(3):
+            cluster.store.create("pods", _web_pod(f"web-{i}", prefer))
+        settle(cluster)
+        assert {p["spec"]["nodeName"] for p in pods(cluster, app="web")} == {"node-2"}
+        # the most preferred node cordoned: the next preference, never a filter broken
+        cluster.store.patch("nodes", "node-2", {"spec": {"unschedulable": True}})
+        cluster.store.create("pods", _web_pod("web-late", prefer))
+        settle(cluster)
+        late = cluster.store.get("pods", "web-late", namespace="default")
+        assert late["spec"]["nodeName"] == "node-1"
+        # a required affinity still filters, whatever the preference
+        required = {**prefer, "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-0"]}]}]}}  # fmt: skip
+        cluster.store.create("pods", _web_pod("web-pinned", required))
+        settle(cluster)
+        assert cluster.store.get("pods", "web-pinned", namespace="default")["spec"]["nodeName"] == "node-0"
+
+
 def test_it_recreates_replicaset_pods_that_are_deleted() -> None:
     with running() as (cluster, _, _):
         first, second = pods(cluster, app="trainer")
