@@ -9,7 +9,10 @@ from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.base import Budget
-from dra.allocator import AllocatedState, Allocator
+from dra.allocator import AllocatedState, AllocationError, Allocator
+from dra.allocator.model import parse_taint_rule
+from dra.selection import device_selector
+from dra.taints import BLOCKING_EFFECTS
 
 PoolKey = tuple[str, str]  # (driver, pool name)
 
@@ -61,6 +64,10 @@ class AllocatorView:
     nodes: dict[str, Obj] = field(default_factory=dict)
     taint_rules: list[Obj] = field(default_factory=list)
     budget: Budget = field(default_factory=Budget)
+    #: rules by the (driver, pool) their selector names (None: any), each with the device it names
+    #: (None: every device of the pool); None when a rule is invalid (then every allocator gets all
+    #: rules, so the allocator refuses the question as before)
+    rules_by_pool: dict[tuple[str | None, str | None], list[tuple[int, str | None, Obj]]] | None = None
     _allocators: dict[str | None, Allocator] = field(default_factory=dict)
 
     @classmethod
@@ -97,9 +104,32 @@ class AllocatorView:
             taint_rules=rules,
             budget=budget or Budget(),
         )
+        view.rules_by_pool = _index_rules(rules)
         for claim in allocated:
             view._index(claim)
         return view
+
+    def rules_of_pool(self, key: PoolKey) -> list[tuple[str | None, Obj]]:
+        """The rules that may select devices of pool `key`, in rule order, each with the one device
+        it names (None: all). Every rule when the rules could not be indexed."""
+        if self.rules_by_pool is None:
+            return [
+                (device_selector((r.get("spec") or {}).get("deviceSelector")).device, r)
+                for r in self.taint_rules
+            ]
+        found: list[tuple[int, str | None, Obj]] = []
+        for bucket in ((key[0], key[1]), (key[0], None), (None, key[1]), (None, None)):
+            found.extend(self.rules_by_pool.get(bucket, ()))
+        found.sort(key=lambda t: t[0])
+        return [(device, rule) for _i, device, rule in found]
+
+    def blocking_rules_of_pool(self, key: PoolKey) -> list[tuple[str | None, Obj]]:
+        """`rules_of_pool` with a NoSchedule or NoExecute taint: only those change an allocation."""
+        return [
+            (device, rule)
+            for device, rule in self.rules_of_pool(key)
+            if ((rule.get("spec") or {}).get("taint") or {}).get("effect") in BLOCKING_EFFECTS
+        ]
 
     def allocator_for(self, node: str) -> Allocator:
         key = None if self.shared_pools else node
@@ -110,11 +140,19 @@ class AllocatorView:
                 if key is None
                 else [s for pool in self.local_pools.get(node, ()) for s in self.slices_by_pool[pool]]
             )
+            rules = self.taint_rules
+            if key is not None and self.rules_by_pool is not None:
+                # Only the rules that can select one of its devices: the others change nothing here,
+                # and parsing 1,000 rules per node would cost more than the node's own answer.
+                keep = {
+                    id(r) for pool in self.local_pools.get(node, ()) for _d, r in self.rules_of_pool(pool)
+                }
+                rules = [r for r in self.taint_rules if id(r) in keep]
             allocator = Allocator(
                 classes=self.snapshot.classes,
                 slices=slices,
                 state=self.state,
-                taint_rules=self.taint_rules,
+                taint_rules=rules,
                 features=self.snapshot.features,
                 **self.budget.allocator_options(),
             )
@@ -134,6 +172,24 @@ class AllocatorView:
 
     def node_obj(self, node: str) -> Obj:
         return self.nodes.get(node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+
+
+def _index_rules(
+    rules: Sequence[Obj],
+) -> dict[tuple[str | None, str | None], list[tuple[int, str | None, Obj]]] | None:
+    """Rules by (driver, pool) of their selector; a rule without selector selects nothing and is left
+    out. None when a rule is one the allocator refuses (its error must stay the run's answer)."""
+    index: dict[tuple[str | None, str | None], list[tuple[int, str | None, Obj]]] = {}
+    for i, rule in enumerate(rules):
+        try:
+            parse_taint_rule(rule)
+        except (AllocationError, TypeError, ValueError, AttributeError):
+            return None
+        selector = device_selector((rule.get("spec") or {}).get("deviceSelector"))
+        if not selector.present:
+            continue
+        index.setdefault((selector.driver, selector.pool), []).append((i, selector.device, rule))
+    return index
 
 
 def allocate_on(view: AllocatorView, *, node: str, claims: Sequence[Obj]) -> list[dict[str, Any]] | None:

@@ -86,8 +86,12 @@ def feasibility(
     only_node: str = "",
     progress: Progress = no_progress,
     budget: Budget | None = None,
+    memo: bool = True,
 ) -> dict[str, Any]:
     """Try the subject on every node (first-fit, as the scheduler's Filter does per node).
+
+    Nodes that look alike (`node_fingerprint`) share the first one's answer; `memo=False` computes
+    and explains every node (tests and benchmarks compare the two).
 
     An `AllocationError` is about the question (a CEL runtime error, a claim the allocator refuses),
     not about one node: it ends the run with one message. `AllocationTimeout` ends it as out of budget.
@@ -114,10 +118,10 @@ def feasibility(
             feasible.append({"node": node, "claims": [], "notes": [*notes, "nothing left to allocate"]})
             continue
         key = (
-            node_fingerprint(
-                view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes
-            ),
-            tuple(str(meta(c).get("name")) for c in claims),
+            node_fingerprint(view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes)
+            if memo
+            else node,
+            _claims_key(claims, per_node=bool(subject.extended)),
         )
         if key in placed:  # looks like a node that fit: it fits the same way, on its own devices
             feasible.append(_rebased(placed[key], view, node=node, notes=notes))
@@ -173,6 +177,16 @@ def feasibility(
         "infeasible_nodes": infeasible,
         "reasons": dict(reasons.most_common()),
     }
+
+
+def _claims_key(claims: list[Obj], *, per_node: bool) -> tuple[str, ...]:
+    """The claims tried on a node, for the memo: their names, and their specs when they are built per
+    node (the extended-resource claim depends on what the node's device plugins serve)."""
+    if not per_node:
+        return tuple(str(meta(c).get("name")) for c in claims)
+    return tuple(
+        json.dumps([meta(c).get("name"), c.get("spec")], sort_keys=True, default=str) for c in claims
+    )
 
 
 def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: list[str]) -> dict[str, Any]:
