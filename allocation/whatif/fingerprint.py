@@ -43,8 +43,11 @@ class KeepAttributes:
 
     blob: str
 
+    def keeps(self, name: str) -> bool:
+        return name.rsplit("/", 1)[-1] in self.blob
+
     def __call__(self, attributes: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in attributes.items() if k.rsplit("/", 1)[-1] in self.blob}
+        return {k: v for k, v in attributes.items() if self.keeps(k)}
 
 
 def attribute_filter(snapshot: Snapshot, claims: list[Obj]) -> KeepAttributes | None:
@@ -77,18 +80,22 @@ class _SliceDigests:
     entries of slices no snapshot lists any more are dropped when the cache grows past the live ones."""
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Obj, dict[str, str]]] = {}
+        self._by_id: dict[int, tuple[Obj, frozenset[str], dict[frozenset[str], str]]] = {}
         self._lock = threading.Lock()
 
     def digest(self, slice_: Obj, keep: KeepAttributes | None) -> str:
         entry = self._by_id.get(id(slice_))
         if entry is None or entry[0] is not slice_:
-            entry = (slice_, {})
+            names = frozenset(
+                k for d in (slice_.get("spec") or {}).get("devices") or [] for k in d.get("attributes") or {}
+            )
+            entry = (slice_, names, {})
             self._by_id[id(slice_)] = entry
-        key = "\0all" if keep is None else keep.blob
-        found = entry[1].get(key)
+        # Keyed by the attribute names kept, so questions that read the same attributes share digests.
+        kept = entry[1] if keep is None else frozenset(k for k in entry[1] if keep.keeps(k))
+        found = entry[2].get(kept)
         if found is None:
-            found = entry[1][key] = _slice_digest(slice_, keep)
+            found = entry[2][kept] = _slice_digest(slice_, kept)
         return found
 
     def retain(self, slices: list[Obj]) -> None:
@@ -102,15 +109,18 @@ class _SliceDigests:
 SLICE_DIGESTS = _SliceDigests()
 
 
-def _slice_digest(slice_: Obj, keep: KeepAttributes | None) -> str:
+def _slice_digest(slice_: Obj, kept: frozenset[str]) -> str:
+    """The digest of the slice's spec without node and pool names, with only the `kept` attributes."""
     spec = dict(slice_.get("spec") or {})
     spec.pop("nodeName", None)
     pool = dict(spec.pop("pool", None) or {})
     pool.pop("name", None)
-    if keep is not None:
-        spec["devices"] = [
-            {**d, "attributes": keep(d.get("attributes") or {})} for d in spec.get("devices") or []
-        ]
+    spec["devices"] = [
+        {**d, "attributes": {k: v for k, v in (d.get("attributes") or {}).items() if k in kept}}
+        if "attributes" in d
+        else d
+        for d in spec.get("devices") or []
+    ]
     # Key order is kept as served: equal text is equal content; a reordering costs only a computation.
     text = json.dumps([pool, spec], default=str)
     return hashlib.sha1(text.encode()).hexdigest()
