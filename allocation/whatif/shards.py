@@ -165,6 +165,7 @@ class RedisShardQueue:
         import redis
 
         self.redis = redis.Redis.from_url(url)
+        self.url = url
         self.queue = queue
         self.group = ""
 
@@ -177,7 +178,9 @@ class RedisShardQueue:
             return
         self.group = payloads[0]["group"]
         options = {"queue": self.queue} if self.queue else {}
-        group(app.signature(SHARD_TASK, args=[p], **options) for p in payloads).apply_async()
+        with app.connection_for_write(self.url) as conn:
+            tasks = group(app.signature(SHARD_TASK, args=[p], **options) for p in payloads)
+            tasks.apply_async(producer=conn.Producer())
 
     def take(self, index: int) -> bool:
         return bool(claim_shard(self.redis, self.group, index))
