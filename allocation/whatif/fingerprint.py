@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
-from allocation.whatif.view import AllocatorView, PoolKey, allocation_results, meta
+from allocation.whatif.view import AllocatorView, meta
 
 # CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.
 _ATTRIBUTE_WILDCARDS = (
@@ -146,7 +146,7 @@ def node_fingerprint(
         rules = view.blocking_rules_of_pool(key)
         if rules:
             parts.append(("rules", rank, _rule_taints(rules, _device_names(slices))))
-        used = _used(view, key)
+        used = view.used(key)
         if used:
             parts.append(("used", rank, used))
     if with_labels:
@@ -169,26 +169,3 @@ def _rule_taints(rules: list[tuple[str | None, Obj]], devices: list[str]) -> tup
 def _taint_identity(rule: Obj) -> tuple[str, str, str]:
     taint = (rule.get("spec") or {}).get("taint") or {}
     return (str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", "")))
-
-
-def _used(view: AllocatorView, key: PoolKey) -> tuple[Any, ...]:
-    out = []
-    for claim in view.claims_by_pool.get(key, ()):
-        for r in allocation_results(claim):
-            if (r.get("driver"), r.get("pool")) == key:
-                out.append(
-                    repr(
-                        (
-                            r.get("device"),
-                            bool(r.get("shareID")),
-                            r.get("adminAccess"),
-                            _canonical(r.get("consumedCapacity")),
-                        )
-                    )
-                )
-    out.sort()
-    return tuple(out)
-
-
-def _canonical(value: Any) -> str:
-    return "" if value is None else json.dumps(value, sort_keys=True, default=str)

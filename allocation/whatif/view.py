@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +70,10 @@ class AllocatorView:
     #: (None: every device of the pool); None when a rule is invalid (then every allocator gets all
     #: rules, so the allocator refuses the question as before)
     rules_by_pool: dict[tuple[str | None, str | None], list[tuple[int, str | None, Obj]]] | None = None
+    #: whether any rule has a NoSchedule or NoExecute taint
+    any_blocking: bool = True
+    #: per pool, what the fingerprint says about its devices in use (dropped when a claim touches it)
+    used_memo: dict[PoolKey, Any] = field(default_factory=dict)
     _allocators: dict[str | None, Allocator] = field(default_factory=dict)
 
     @classmethod
@@ -79,7 +85,29 @@ class AllocatorView:
         extra_taint_rules: Sequence[Obj] = (),
         budget: Budget | None = None,
     ) -> AllocatorView:
-        excluded = set(exclude_claim_uids)
+        """A view of its own (allocations added to it stay in it). What does not depend on the run —
+        pools, the in-use state, the rule index — is computed once per snapshot and copied."""
+        excluded = frozenset(exclude_claim_uids)
+        base = _base(snapshot, excluded, tuple(extra_taint_rules))
+        return cls(
+            snapshot=snapshot,
+            state=base.state.copy(),
+            slices_by_pool=base.slices_by_pool,
+            local_pools=base.local_pools,
+            shared_pools=base.shared_pools,
+            claims_by_pool={k: list(v) for k, v in base.claims_by_pool.items()},
+            nodes=base.nodes,
+            taint_rules=base.taint_rules,
+            budget=budget or Budget(),
+            rules_by_pool=base.rules_by_pool,
+            any_blocking=base.any_blocking,
+            used_memo=dict(base.used_memo),
+        )
+
+    @classmethod
+    def _compute(
+        cls, snapshot: Snapshot, excluded: frozenset[str], extra_taint_rules: Sequence[Obj]
+    ) -> AllocatorView:
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
         for s in snapshot.slices:
             by_pool[pool_key_of_slice(s)].append(s)
@@ -102,12 +130,24 @@ class AllocatorView:
             shared_pools=shared,
             nodes={str(meta(n).get("name")): n for n in snapshot.nodes},
             taint_rules=rules,
-            budget=budget or Budget(),
         )
         view.rules_by_pool = _index_rules(rules)
+        view.any_blocking = any(
+            ((r.get("spec") or {}).get("taint") or {}).get("effect") in BLOCKING_EFFECTS for r in rules
+        )
         for claim in allocated:
             view._index(claim)
+        for key in view.claims_by_pool:
+            view.used(key)
         return view
+
+    def used(self, key: PoolKey) -> tuple[str, ...]:
+        """Pool `key`'s devices in use and how (exclusive or shared, admin access, capacity), sorted:
+        what node fingerprints compare. Memoized until a claim touching the pool is added."""
+        found = self.used_memo.get(key)
+        if found is None:
+            found = self.used_memo[key] = _used_now(self, key)
+        return found  # type: ignore[no-any-return]
 
     def rules_of_pool(self, key: PoolKey) -> list[tuple[str | None, Obj]]:
         """The rules that may select devices of pool `key`, in rule order, each with the one device
@@ -125,6 +165,8 @@ class AllocatorView:
 
     def blocking_rules_of_pool(self, key: PoolKey) -> list[tuple[str | None, Obj]]:
         """`rules_of_pool` with a NoSchedule or NoExecute taint: only those change an allocation."""
+        if not self.any_blocking:
+            return []
         return [
             (device, rule)
             for device, rule in self.rules_of_pool(key)
@@ -163,6 +205,7 @@ class AllocatorView:
         keys = {(str(r.get("driver", "")), str(r.get("pool", ""))) for r in allocation_results(claim)}
         for key in keys:
             self.claims_by_pool.setdefault(key, []).append(claim)
+            self.used_memo.pop(key, None)
         return keys
 
     def add_allocated(self, claim: Obj) -> set[PoolKey]:
@@ -172,6 +215,54 @@ class AllocatorView:
 
     def node_obj(self, node: str) -> Obj:
         return self.nodes.get(node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+
+
+def _used_now(view: AllocatorView, key: PoolKey) -> tuple[str, ...]:
+    out = []
+    for claim in view.claims_by_pool.get(key, ()):
+        for r in allocation_results(claim):
+            if (r.get("driver"), r.get("pool")) == key:
+                capacity = r.get("consumedCapacity")
+                out.append(
+                    repr(
+                        (
+                            r.get("device"),
+                            bool(r.get("shareID")),
+                            r.get("adminAccess"),
+                            "" if capacity is None else json.dumps(capacity, sort_keys=True, default=str),
+                        )
+                    )
+                )
+    out.sort()
+    return tuple(out)
+
+
+_base_lock = threading.Lock()
+_bases: dict[
+    tuple[int, frozenset[str], tuple[int, ...]], tuple[Snapshot, tuple[Obj, ...], AllocatorView]
+] = {}
+
+
+def _base(snapshot: Snapshot, excluded: frozenset[str], extra: tuple[Obj, ...]) -> AllocatorView:
+    """The run-independent part of a view of `snapshot`, kept for the last few snapshots and questions
+    (a snapshot is immutable; the worker's next run usually asks about the same one)."""
+    key = (id(snapshot), excluded, tuple(id(r) for r in extra))
+    with _base_lock:
+        found = _bases.get(key)
+        if (
+            found is not None
+            and found[0] is snapshot
+            and all(a is b for a, b in zip(found[1], extra, strict=True))
+        ):
+            return found[2]
+    base = AllocatorView._compute(snapshot, excluded, extra)
+    with _base_lock:
+        for old in [k for k, v in _bases.items() if v[0] is not snapshot]:
+            del _bases[old]  # a newer snapshot: the older ones' bases are not asked for again
+        while len(_bases) >= 8:
+            del _bases[next(iter(_bases))]
+        _bases[key] = (snapshot, extra, base)
+    return base
 
 
 def _index_rules(
