@@ -80,7 +80,7 @@ class _SliceDigests:
     entries of slices no snapshot lists any more are dropped when the cache grows past the live ones."""
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Obj, frozenset[str], dict[frozenset[str], str]]] = {}
+        self._by_id: dict[int, tuple[Obj, frozenset[str], dict[frozenset[str], str], dict[str, str]]] = {}
         self._lock = threading.Lock()
 
     def digest(self, slice_: Obj, keep: KeepAttributes | None) -> str:
@@ -89,13 +89,17 @@ class _SliceDigests:
             names = frozenset(
                 k for d in (slice_.get("spec") or {}).get("devices") or [] for k in d.get("attributes") or {}
             )
-            entry = (slice_, names, {})
+            entry = (slice_, names, {}, {})
             self._by_id[id(slice_)] = entry
-        # Keyed by the attribute names kept, so questions that read the same attributes share digests.
-        kept = entry[1] if keep is None else frozenset(k for k in entry[1] if keep.keeps(k))
-        found = entry[2].get(kept)
+        blob = "\0all" if keep is None else keep.blob
+        found = entry[3].get(blob)
         if found is None:
-            found = entry[2][kept] = _slice_digest(slice_, kept)
+            # Keyed by the attribute names kept, so questions reading the same attributes share digests.
+            kept = entry[1] if keep is None else frozenset(k for k in entry[1] if keep.keeps(k))
+            found = entry[2].get(kept)
+            if found is None:
+                found = entry[2][kept] = _slice_digest(slice_, kept)
+            entry[3][blob] = found
         return found
 
     def retain(self, slices: list[Obj]) -> None:

@@ -199,10 +199,12 @@ def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: li
         return {**d, "pool": to[1]} if to else d
 
     def move_selector(selector: Any) -> Any:
-        if not selector:
-            return selector
-        text = json.dumps(selector)
-        return json.loads(text.replace(json.dumps(old), json.dumps(node)))
+        """The node selector with `old`'s name replaced by `node`'s wherever it is a whole value."""
+        if isinstance(selector, dict):
+            return {k: move_selector(v) for k, v in selector.items()}
+        if isinstance(selector, list):
+            return [move_selector(v) for v in selector]
+        return node if selector == old else selector
 
     return {
         "node": node,
