@@ -159,6 +159,12 @@ def worker(args: argparse.Namespace) -> None:
     snapshot = snapshot_load()
     out["snapshot_first_s"] = time.perf_counter() - started
     out["nodes"] = len(snapshot.nodes)
+    out["devices"] = sum(len(s["spec"].get("devices") or []) for s in snapshot.slices)
+    out["rows"] = {
+        "resourceslices": len(snapshot.slices),
+        "resourceclaims": len(snapshot.claims),
+        "pods": len(snapshot.pods),
+    }
     started = time.perf_counter()
     json.loads(json.dumps(snapshot.slices))
     out["json_slices_s"] = time.perf_counter() - started
@@ -264,6 +270,9 @@ def main() -> None:
     parser.add_argument("--rules", type=int, default=1000)
     parser.add_argument("--redis", default="")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--keep-dbs", default="", help="keep each size's database in this directory and reuse it"
+    )
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)
@@ -280,9 +289,14 @@ def main() -> None:
     for nodes in args.nodes or [1000]:
         tmp = Path(tempfile.mkdtemp(prefix="bench-whatif-"))
         db = str(tmp / "bench.sqlite3")
+        phases = ["--build", "--worker"]
+        if args.keep_dbs:
+            db = str(Path(args.keep_dbs) / f"whatif-{nodes}-{args.rules}.sqlite3")
+            if Path(db).exists():
+                phases = ["--worker"]
         try:
             report: dict[str, Any] = {"size": nodes}
-            for phase in ("--build", "--worker"):
+            for phase in phases:
                 cmd = [
                     sys.executable,
                     __file__,
@@ -330,6 +344,12 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     def add(label: str, fmt: Any) -> None:
         lines.append(f"| {label} | " + " | ".join(fmt(r) for r in results) + " |")
 
+    add(
+        "what-if snapshot rows (slices + claims + pods)",
+        lambda r: (
+            f"{r['rows']['resourceslices']:,} + {r['rows']['resourceclaims']:,} + {r['rows']['pods']:,}"
+        ),
+    )
     add("load average start → end", lambda r: f"{r['load_start']:.1f} → {r['load_end']:.1f}")
     add("JSON round trip of the slices (anchor J)", lambda r: f"{r['json_slices_s']:.2f} s")
     add("first snapshot load (anchor L)", lambda r: f"{r['snapshot_first_s']:.2f} s")

@@ -137,7 +137,25 @@ def _device_names(slices: list[Obj]) -> list[str]:
 def node_fingerprint(
     view: AllocatorView, node: str, *, with_labels: bool, keep_attributes: KeepAttributes | None = None
 ) -> str:
-    """What the allocator can see of `node`'s own pools, with their names replaced by their rank."""
+    """What the allocator can see of `node`'s own pools, with their names replaced by their rank.
+
+    Remembered per snapshot (for every view of it) while no allocation of the view touched the
+    node's pools: the next question about the same snapshot looks it up."""
+    memo_key = (node, with_labels, "\0all" if keep_attributes is None else keep_attributes.blob)
+    pristine = node not in view.touched_nodes
+    if pristine:
+        found = view.fingerprint_memo.get(memo_key)
+        if found is not None:
+            return found
+    fingerprint = _node_fingerprint(view, node, with_labels=with_labels, keep_attributes=keep_attributes)
+    if pristine:
+        view.fingerprint_memo[memo_key] = fingerprint
+    return fingerprint
+
+
+def _node_fingerprint(
+    view: AllocatorView, node: str, *, with_labels: bool, keep_attributes: KeepAttributes | None
+) -> str:
     SLICE_DIGESTS.retain(view.snapshot.slices)
     pools = sorted(view.local_pools.get(node, []))
     parts: list[Any] = []

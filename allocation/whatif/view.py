@@ -74,6 +74,12 @@ class AllocatorView:
     any_blocking: bool = True
     #: per pool, what the fingerprint says about its devices in use (dropped when a claim touches it)
     used_memo: dict[PoolKey, Any] = field(default_factory=dict)
+    #: node fingerprints as of the snapshot, shared by every view of one base (`node_fingerprint`)
+    fingerprint_memo: dict[tuple[str, bool, str], str] = field(default_factory=dict)
+    #: nodes whose pools got allocations in this view: their fingerprints are not the snapshot's
+    touched_nodes: set[str] = field(default_factory=set)
+    #: pool → the nodes it is bound to by name
+    pool_nodes: dict[PoolKey, list[str]] = field(default_factory=dict)
     _allocators: dict[str | None, Allocator] = field(default_factory=dict)
 
     @classmethod
@@ -102,6 +108,8 @@ class AllocatorView:
             rules_by_pool=base.rules_by_pool,
             any_blocking=base.any_blocking,
             used_memo=dict(base.used_memo),
+            fingerprint_memo=base.fingerprint_memo,
+            pool_nodes=base.pool_nodes,
         )
 
     @classmethod
@@ -139,6 +147,9 @@ class AllocatorView:
             view._index(claim)
         for key in view.claims_by_pool:
             view.used(key)
+        for n, keys in view.local_pools.items():
+            for key in keys:
+                view.pool_nodes.setdefault(key, []).append(n)
         return view
 
     def used(self, key: PoolKey) -> tuple[str, ...]:
@@ -211,7 +222,10 @@ class AllocatorView:
     def add_allocated(self, claim: Obj) -> set[PoolKey]:
         """Count `claim`'s devices as in use from now on; returns the pools it touched."""
         self.state.add_claim(claim)
-        return self._index(claim)
+        touched = self._index(claim)
+        for key in touched:
+            self.touched_nodes.update(self.pool_nodes.get(key, ()))
+        return touched
 
     def node_obj(self, node: str) -> Obj:
         return self.nodes.get(node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
