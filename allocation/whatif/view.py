@@ -114,8 +114,17 @@ class AllocatorView:
 
     @classmethod
     def _compute(
-        cls, snapshot: Snapshot, excluded: frozenset[str], extra_taint_rules: Sequence[Obj]
+        cls,
+        snapshot: Snapshot,
+        excluded: frozenset[str],
+        extra_taint_rules: Sequence[Obj],
+        previous: AllocatorView | None = None,
     ) -> AllocatorView:
+        if previous is not None and all(
+            _same(getattr(previous.snapshot, kind), getattr(snapshot, kind))
+            for kind in ("slices", "nodes", "taint_rules")
+        ):
+            return previous._with_claims(snapshot, excluded)
         by_pool: dict[PoolKey, list[Obj]] = defaultdict(list)
         for s in snapshot.slices:
             by_pool[pool_key_of_slice(s)].append(s)
@@ -150,6 +159,37 @@ class AllocatorView:
         for n, keys in view.local_pools.items():
             for key in keys:
                 view.pool_nodes.setdefault(key, []).append(n)
+        return view
+
+    def _with_claims(self, snapshot: Snapshot, excluded: frozenset[str]) -> AllocatorView:
+        """This base for `snapshot`, whose slices, nodes and rules are this one's (the same objects):
+        only the claims are read again; a node fingerprint stays when its pools' use is unchanged."""
+        allocated = [c for c in snapshot.allocated_claims if meta(c).get("uid") not in excluded]
+        view = AllocatorView(
+            snapshot=snapshot,
+            state=AllocatedState.from_claims(allocated),
+            slices_by_pool=self.slices_by_pool,
+            local_pools=self.local_pools,
+            shared_pools=self.shared_pools,
+            nodes=self.nodes,
+            taint_rules=self.taint_rules,
+            rules_by_pool=self.rules_by_pool,
+            any_blocking=self.any_blocking,
+            pool_nodes=self.pool_nodes,
+        )
+        for claim in allocated:
+            view._index(claim)
+        for key in view.claims_by_pool:
+            view.used(key)
+        changed = {
+            k
+            for k in set(view.used_memo) | set(self.used_memo)
+            if view.used_memo.get(k) != self.used_memo.get(k)
+        }
+        stale = {n for k in changed for n in self.pool_nodes.get(k, ())}
+        if self.shared_pools and changed:
+            stale = set(self.nodes) | set(self.local_pools)  # shared pools: keep nothing (conservative)
+        view.fingerprint_memo = {k: v for k, v in self.fingerprint_memo.items() if k[0] not in stale}
         return view
 
     def used(self, key: PoolKey) -> tuple[str, ...]:
@@ -269,7 +309,16 @@ def _base(snapshot: Snapshot, excluded: frozenset[str], extra: tuple[Obj, ...]) 
             and all(a is b for a, b in zip(found[1], extra, strict=True))
         ):
             return found[2]
-    base = AllocatorView._compute(snapshot, excluded, extra)
+    with _base_lock:
+        previous = next(
+            (
+                v[2]
+                for k, v in reversed(_bases.items())
+                if k[1:] == key[1:] and all(a is b for a, b in zip(v[1], extra, strict=True))
+            ),
+            None,
+        )
+    base = AllocatorView._compute(snapshot, excluded, extra, previous)
     with _base_lock:
         for old in [k for k, v in _bases.items() if v[0] is not snapshot]:
             del _bases[old]  # a newer snapshot: the older ones' bases are not asked for again
@@ -277,6 +326,11 @@ def _base(snapshot: Snapshot, excluded: frozenset[str], extra: tuple[Obj, ...]) 
             del _bases[next(iter(_bases))]
         _bases[key] = (snapshot, extra, base)
     return base
+
+
+def _same(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
+    """The same objects in the same order (the snapshot cache keeps an unchanged object's dict)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _index_rules(

@@ -185,3 +185,16 @@ def test_a_tolerated_rule_is_told_apart_from_one_with_another_value() -> None:
     assert answer["ns-1"][0] == answer["ns-2"][0] == "fits"
     assert answer["ns-other-value"][0] == "does not fit"
     assert answer["ns-1"][1][0][1][0]["pool"] == "ns-1"  # its own devices, not the node it looked like
+
+
+def test_a_claim_allocated_since_the_last_question_changes_the_next_answer() -> None:
+    o.store(*cluster())
+    subject = subject_of({"source": "class", "deviceClassName": o.DRIVER, "count": 1})
+    before = headroom_by_node(headroom(snapshot=snapshot_load(), subject=subject, max_per_node=64))
+    o.store(held("hold-p2b", "plain-2", "gpu-3"))  # the mirror wrote one claim; slices are unchanged
+    snapshot = snapshot_load()
+    after = headroom_by_node(headroom(snapshot=snapshot, subject=subject, max_per_node=64))
+    plain = headroom_by_node(headroom(snapshot=snapshot, subject=subject, max_per_node=64, memo=False))
+    assert (before["plain-2"][0], after["plain-2"][0]) == (4, 3)
+    assert after == plain
+    assert after["plain-1"] == before["plain-1"]
