@@ -12,7 +12,7 @@ from typing import Any
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.base import Budget
 from dra.allocator import AllocatedState, AllocationError, Allocator
-from dra.allocator.model import parse_taint_rule
+from dra.allocator.model import device_key, parse_taint_rule
 from dra.selection import device_selector
 from dra.taints import BLOCKING_EFFECTS
 
@@ -80,6 +80,8 @@ class AllocatorView:
     touched_nodes: set[str] = field(default_factory=set)
     #: pool → the nodes it is bound to by name
     pool_nodes: dict[PoolKey, list[str]] = field(default_factory=dict)
+    #: the allocated claims the state was built from (a base keeps them to diff the next snapshot)
+    allocated: list[Obj] = field(default_factory=list)
     _allocators: dict[str | None, Allocator] = field(default_factory=dict)
 
     @classmethod
@@ -152,6 +154,7 @@ class AllocatorView:
         view.any_blocking = any(
             ((r.get("spec") or {}).get("taint") or {}).get("effect") in BLOCKING_EFFECTS for r in rules
         )
+        view.allocated = allocated
         for claim in allocated:
             view._index(claim)
         for key in view.claims_by_pool:
@@ -167,7 +170,7 @@ class AllocatorView:
         allocated = [c for c in snapshot.allocated_claims if meta(c).get("uid") not in excluded]
         view = AllocatorView(
             snapshot=snapshot,
-            state=AllocatedState.from_claims(allocated),
+            state=self.state,
             slices_by_pool=self.slices_by_pool,
             local_pools=self.local_pools,
             shared_pools=self.shared_pools,
@@ -176,9 +179,14 @@ class AllocatorView:
             rules_by_pool=self.rules_by_pool,
             any_blocking=self.any_blocking,
             pool_nodes=self.pool_nodes,
+            allocated=allocated,
         )
-        for claim in allocated:
-            view._index(claim)
+        if not self._claims_changed_in(view, allocated):
+            view.state = AllocatedState.from_claims(allocated)
+            view.claims_by_pool = {}
+            view.used_memo = {}
+            for claim in allocated:
+                view._index(claim)
         for key in view.claims_by_pool:
             view.used(key)
         changed = {
@@ -191,6 +199,48 @@ class AllocatorView:
             stale = set(self.nodes) | set(self.local_pools)  # shared pools: keep nothing (conservative)
         view.fingerprint_memo = {k: v for k, v in self.fingerprint_memo.items() if k[0] not in stale}
         return view
+
+    def _claims_changed_in(self, view: AllocatorView, allocated: list[Obj]) -> bool:
+        """Bring `view` (holding this base's state) to `allocated` by the claims that changed: this
+        base's state copied, the claims gone removed and the new ones added, the holders of their
+        devices put back in snapshot order (as `from_claims` lists them). False when too much
+        changed to be worth it, or the state disagrees (then the caller rebuilds it)."""
+        old_ids = {id(c) for c in self.allocated}
+        new_ids = {id(c) for c in allocated}
+        removed = [c for c in self.allocated if id(c) not in new_ids]
+        added = [c for c in allocated if id(c) not in old_ids]
+        if len(removed) + len(added) > max(64, len(allocated) // 8):
+            return False
+        state = self.state.copy()
+        by_pool = dict(self.claims_by_pool)
+        used = dict(self.used_memo)
+        devices: set[str] = set()
+        try:
+            for claim in removed:
+                state.remove_claim(claim)
+            for claim in added:
+                state.add_claim(claim)
+        except AllocationError:
+            return False
+        for claim in [*removed, *added]:
+            for r in allocation_results(claim):
+                key = (str(r.get("driver", "")), str(r.get("pool", "")))
+                # as AllocatedState keys them
+                devices.add(device_key(str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
+                used.pop(key, None)
+                by_pool[key] = [c for c in by_pool.get(key, ()) if c is not claim]
+        for claim in added:
+            for key in {
+                (str(r.get("driver", "")), str(r.get("pool", ""))) for r in allocation_results(claim)
+            }:
+                by_pool[key].append(claim)
+        for holders in (state.exclusive, state.shared):
+            for d in devices & holders.keys():
+                holders[d].sort(key=_ref_order)
+        view.state = state
+        view.claims_by_pool = {k: v for k, v in by_pool.items() if v}
+        view.used_memo = used
+        return True
 
     def used(self, key: PoolKey) -> tuple[str, ...]:
         """Pool `key`'s devices in use and how (exclusive or shared, admin access, capacity), sorted:
@@ -326,6 +376,12 @@ def _base(snapshot: Snapshot, excluded: frozenset[str], extra: tuple[Obj, ...]) 
             del _bases[next(iter(_bases))]
         _bases[key] = (snapshot, extra, base)
     return base
+
+
+def _ref_order(ref: str) -> tuple[str, str]:
+    """A claim reference ("namespace/name") in the order the snapshot lists claims."""
+    namespace, _, name = ref.partition("/")
+    return (namespace, name) if name else ("", namespace)
 
 
 def _same(a: Sequence[Obj], b: Sequence[Obj]) -> bool:

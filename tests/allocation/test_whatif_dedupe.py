@@ -198,3 +198,18 @@ def test_a_claim_allocated_since_the_last_question_changes_the_next_answer() -> 
     assert (before["plain-2"][0], after["plain-2"][0]) == (4, 3)
     assert after == plain
     assert after["plain-1"] == before["plain-1"]
+
+
+def test_a_claim_deallocated_since_the_last_question_frees_its_device_in_the_next_answer() -> None:
+    from inventory.models import KubeObject
+
+    o.store(*cluster())
+    subject = subject_of({"source": "class", "deviceClassName": o.DRIVER, "count": 1})
+    before = headroom_by_node(headroom(snapshot=snapshot_load(), subject=subject, max_per_node=64))
+    KubeObject.objects.filter(kind="resourceclaims", name="hold-b1").delete()
+    snapshot = snapshot_load()
+    after = headroom_by_node(headroom(snapshot=snapshot, subject=subject, max_per_node=64))
+    assert (before["busy-1"][0], after["busy-1"][0], after["busy-2"][0]) == (3, 4, 3)
+    assert after == headroom_by_node(
+        headroom(snapshot=snapshot, subject=subject, max_per_node=64, memo=False)
+    )
