@@ -269,7 +269,7 @@ def _finish(
         fields.update(result=result, percent=100, phase="done")
     changed = WhatIfRun.objects.filter(pk=run_id, state=expected).update(**fields)
     if changed:
-        publish_run(WhatIfRun.objects.get(pk=run_id))
+        publish_run(WhatIfRun.objects.defer("result").get(pk=run_id))
     return changed
 
 
@@ -298,7 +298,7 @@ class _Reporter:
         if WhatIfRun.objects.filter(pk=self.run_id, state=RunState.RUNNING).update(
             phase=phase[:200], percent=percent, heartbeat_at=timezone.now()
         ):
-            publish_run(WhatIfRun.objects.get(pk=self.run_id))
+            publish_run(WhatIfRun.objects.defer("result").get(pk=self.run_id))
 
 
 class _Heartbeat(threading.Thread):

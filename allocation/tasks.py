@@ -7,6 +7,8 @@ from typing import Any
 from celery.signals import worker_ready
 
 from allocation.services import RUN_TASK, whatif_run_execute
+from allocation.whatif.kinds.headroom import headroom_shard_execute
+from allocation.whatif.shards import SHARD_TASK
 from allocation.worker import start_reaper
 from dradash.celery import app
 
@@ -14,6 +16,11 @@ from dradash.celery import app
 @app.task(name=RUN_TASK, acks_late=True, ignore_result=True)
 def run_whatif(run_id: str) -> None:
     whatif_run_execute(run_id=run_id)
+
+
+@app.task(name=SHARD_TASK, acks_late=True, ignore_result=True)
+def whatif_shard(payload: dict[str, Any]) -> None:
+    headroom_shard_execute(payload=payload)
 
 
 @worker_ready.connect

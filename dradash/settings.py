@@ -129,6 +129,11 @@ DRADASH_WHATIF_TIME_LIMIT = env_int("DRADASH_WHATIF_TIME_LIMIT", 120, minimum=1)
 DRADASH_WHATIF_MAX_SEARCH_STEPS = env_int("DRADASH_WHATIF_MAX_SEARCH_STEPS", 1_000_000, minimum=1)
 DRADASH_WHATIF_MAX_RUNS_PER_USER = env_int("DRADASH_WHATIF_MAX_RUNS_PER_USER", 2, minimum=1)
 DRADASH_WHATIF_WORKER_THREADS = env_int("DRADASH_WHATIF_WORKER_THREADS", 4, minimum=1)
+# With Celery on Redis, a headroom over at least SHARD_MIN_NODES nodes is split into this many shards
+# (a Celery group; 1 = never split), sent to SHARD_QUEUE (empty: Celery's default queue).
+DRADASH_WHATIF_SHARDS = env_int("DRADASH_WHATIF_SHARDS", 4, minimum=1)
+DRADASH_WHATIF_SHARD_MIN_NODES = env_int("DRADASH_WHATIF_SHARD_MIN_NODES", 2000, minimum=1)
+DRADASH_WHATIF_SHARD_QUEUE = env_str("DRADASH_WHATIF_SHARD_QUEUE", "")
 
 # The cluster: a kubeconfig path (and context), or in-cluster config when empty.
 DRADASH_KUBECONFIG = env_str("DRADASH_KUBECONFIG", "")

@@ -49,6 +49,17 @@ class AllocatedState:
             state.add_claim(claim)
         return state
 
+    def copy(self) -> AllocatedState:
+        """An independent copy: claims added to or removed from it leave this one as it is."""
+        out = AllocatedState()
+        out.exclusive = {k: list(v) for k, v in self.exclusive.items()}
+        out.shared = {k: list(v) for k, v in self.shared.items()}
+        out.capacity = {k: dict(v) for k, v in self.capacity.items()}
+        out.share_ids = set(self.share_ids)
+        out.version = self.version
+        out.releases = self.releases
+        return out
+
     def is_allocated(self, key: str) -> bool:
         """In use by some claim (exclusively or with a share): consumes its counters."""
         return key in self.exclusive or key in self.shared

@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -90,3 +91,44 @@ def test_it_runs_a_what_if_in_a_separate_worker_process_through_redis(
     assert run.result is not None and run.result["total"] == 3
     assert run.snapshot_versions == {"resourceslices": "7"}
     assert run.started_at is not None and run.heartbeat_at is not None
+
+
+def test_a_headroom_split_into_shards_is_answered_by_a_celery_worker_and_merged(separate_worker: str) -> None:
+    from allocation.snapshot import snapshot_load
+    from allocation.whatif.base import Budget
+    from allocation.whatif.kinds.headroom import headroom
+    from allocation.whatif.shards import RedisShardQueue, headroom_sharded
+    from allocation.whatif.subject import resolve_subject
+    from tests.allocation.test_whatif_dedupe import cluster
+
+    class NeverSteal(RedisShardQueue):
+        """The run computes only shard 0: every other shard must come back from the Celery worker."""
+
+        def take(self, index: int) -> bool:
+            return False
+
+    o.store(*cluster(), versions={"resourceslices": "9"})
+    data = {"source": "class", "deviceClassName": o.DRIVER, "count": 1, "max_per_node": 64}
+    snapshot = snapshot_load()
+    subject = resolve_subject(data, snapshot)
+    whole = headroom(snapshot=snapshot, subject=subject, max_per_node=64)
+    here: list[list[str]] = []
+
+    def compute(nodes: list[str]) -> dict[str, Any]:
+        here.append(nodes)
+        return headroom(snapshot=snapshot, subject=subject, max_per_node=64, only_nodes=nodes)
+
+    merged = headroom_sharded(
+        data=data,
+        snapshot=snapshot,
+        shards=3,
+        queue=NeverSteal(separate_worker, queue=QUEUE),
+        compute=compute,
+        budget=Budget(deadline=time.monotonic() + 60),
+    )
+    assert merged["shards"] == 3
+    assert len(here) == 1, "a shard the worker should have answered was computed by the run"
+    assert [(n["node"], n["copies"]) for n in merged["per_node"]] == [
+        (n["node"], n["copies"]) for n in whole["per_node"]
+    ]
+    assert (merged["total"], merged["per_class"]) == (whole["total"], whole["per_class"])

@@ -86,8 +86,12 @@ def feasibility(
     only_node: str = "",
     progress: Progress = no_progress,
     budget: Budget | None = None,
+    memo: bool = True,
 ) -> dict[str, Any]:
     """Try the subject on every node (first-fit, as the scheduler's Filter does per node).
+
+    Nodes that look alike (`node_fingerprint`) share the first one's answer; `memo=False` computes
+    and explains every node (tests and benchmarks compare the two).
 
     An `AllocationError` is about the question (a CEL runtime error, a claim the allocator refuses),
     not about one node: it ends the run with one message. `AllocationTimeout` ends it as out of budget.
@@ -114,10 +118,10 @@ def feasibility(
             feasible.append({"node": node, "claims": [], "notes": [*notes, "nothing left to allocate"]})
             continue
         key = (
-            node_fingerprint(
-                view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes
-            ),
-            tuple(str(meta(c).get("name")) for c in claims),
+            node_fingerprint(view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes)
+            if memo
+            else node,
+            _claims_key(claims, per_node=bool(subject.extended)),
         )
         if key in placed:  # looks like a node that fit: it fits the same way, on its own devices
             feasible.append(_rebased(placed[key], view, node=node, notes=notes))
@@ -175,6 +179,16 @@ def feasibility(
     }
 
 
+def _claims_key(claims: list[Obj], *, per_node: bool) -> tuple[str, ...]:
+    """The claims tried on a node, for the memo: their names, and their specs when they are built per
+    node (the extended-resource claim depends on what the node's device plugins serve)."""
+    if not per_node:
+        return tuple(str(meta(c).get("name")) for c in claims)
+    return tuple(
+        json.dumps([meta(c).get("name"), c.get("spec")], sort_keys=True, default=str) for c in claims
+    )
+
+
 def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: list[str]) -> dict[str, Any]:
     """`entry` (the answer for a node that looks the same) moved to `node`: its own pools, same ranks."""
     pools = dict(zip(view.local_pools.get(entry["node"], []), view.local_pools.get(node, []), strict=True))
@@ -185,10 +199,12 @@ def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: li
         return {**d, "pool": to[1]} if to else d
 
     def move_selector(selector: Any) -> Any:
-        if not selector:
-            return selector
-        text = json.dumps(selector)
-        return json.loads(text.replace(json.dumps(old), json.dumps(node)))
+        """The node selector with `old`'s name replaced by `node`'s wherever it is a whole value."""
+        if isinstance(selector, dict):
+            return {k: move_selector(v) for k, v in selector.items()}
+        if isinstance(selector, list):
+            return [move_selector(v) for v in selector]
+        return node if selector == old else selector
 
     return {
         "node": node,

@@ -12,8 +12,10 @@ fingerprint keeps that order.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from django.conf import settings
 
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.base import Budget, Context, Lookup, Progress, WhatIfKind, no_progress, register
@@ -27,6 +29,7 @@ from allocation.whatif.inputs import (
     subject_input,
 )
 from allocation.whatif.kinds.feasibility import subject_summary
+from allocation.whatif.shards import headroom_sharded, shard_execute, shard_queue, shardable
 from allocation.whatif.subject import Subject, resolve_subject
 from allocation.whatif.view import (
     AllocatorView,
@@ -58,12 +61,14 @@ def headroom(
     progress: Progress = no_progress,
     memo: bool = True,
     budget: Budget | None = None,
+    only_nodes: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """`memo=False` computes every node (benchmarks compare the two; answers are the same).
+    `only_nodes`: the answer for these nodes only (one shard, `allocation.whatif.shards`).
 
     An `AllocationError` ends the run with one message (it is about the question, not a node)."""
     view = AllocatorView.build(snapshot, exclude_claim_uids=subject.exclude_uids, budget=budget)
-    nodes = node_names(snapshot)
+    nodes = node_names(snapshot) if only_nodes is None else list(only_nodes)
     shared = set(view.shared_pools)
     request_classes = [_request_classes(c) for c in subject.claims]
     seen: dict[tuple[str, int], tuple[int, dict[str, int], bool]] = {}
@@ -155,6 +160,27 @@ def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
 
 def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
     subject = resolve_subject(data, ctx.snapshot)
+    queue = shard_queue()
+    if (
+        queue is not None
+        and len(ctx.snapshot.nodes) >= settings.DRADASH_WHATIF_SHARD_MIN_NODES
+        and shardable(ctx.snapshot)
+    ):
+        return headroom_sharded(
+            data=data,
+            snapshot=ctx.snapshot,
+            shards=settings.DRADASH_WHATIF_SHARDS,
+            queue=queue,
+            compute=lambda nodes: headroom(
+                snapshot=ctx.snapshot,
+                subject=subject,
+                max_per_node=data["max_per_node"],
+                budget=ctx.budget,
+                only_nodes=nodes,
+            ),
+            budget=ctx.budget,
+            progress=ctx.progress,
+        )
     return headroom(
         snapshot=ctx.snapshot,
         subject=subject,
@@ -162,6 +188,22 @@ def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
         progress=ctx.progress,
         budget=ctx.budget,
     )
+
+
+def headroom_shard_execute(*, payload: dict[str, Any]) -> None:
+    """One shard of a sharded headroom run, in a Celery worker (the `allocation.whatif_shard` task)."""
+
+    def compute(snapshot: Snapshot, budget: Budget) -> dict[str, Any]:
+        data = payload["input"]
+        return headroom(
+            snapshot=snapshot,
+            subject=resolve_subject(data, snapshot),
+            max_per_node=data["max_per_node"],
+            budget=budget,
+            only_nodes=payload["nodes"],
+        )
+
+    shard_execute(payload=payload, compute=compute)
 
 
 def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
