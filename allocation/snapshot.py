@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
+from dra.extended import device_plugin_use
 from dra.kinds import BY_KIND
 from inventory.kube import MIRRORED_KINDS
 from inventory.mirror.writer import bulk_gc
@@ -44,6 +45,16 @@ class Snapshot:
     pdbs: list[Obj] = field(default_factory=list)
     resource_versions: dict[str, str] = field(default_factory=dict)
     features: frozenset[str] = DEFAULT_FEATURES
+    #: derived tables computed once per snapshot (see `plugin_use`)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def plugin_use(self) -> dict[tuple[str, str], int]:
+        """(node, resource) → the node's device-plugin devices its pods hold (`dra.extended.device_plugin_use`)."""
+        if "plugin_use" not in self.memo:
+            nodes = {str((n.get("metadata") or {}).get("name", "")): n for n in self.nodes}
+            self.memo["plugin_use"] = device_plugin_use(self.pods, nodes)
+        used: dict[tuple[str, str], int] = self.memo["plugin_use"]
+        return used
 
     @property
     def allocated_claims(self) -> list[Obj]:

@@ -225,3 +225,47 @@ def device_plugin_capacity(node: Mapping[str, Any], resource: str) -> int:
     """How many of `resource` the node's device plugin advertises (0: none, DRA may serve it)."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     return count_of(allocatable.get(resource, "0"))
+
+
+#: pods in these phases hold no node resources any more (the scheduler's cache drops them)
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def pod_device_plugin_use(pod: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str, int]:
+    """What the pod holds of the node's device plugins: its count of each resource the node advertises."""
+    return {
+        resource: count
+        for resource, count in pod_extended_counts(pod).items()
+        if device_plugin_capacity(node, resource) > 0
+    }
+
+
+def device_plugin_use(
+    pods: Iterable[Mapping[str, Any]], nodes: Mapping[str, Mapping[str, Any]]
+) -> dict[tuple[str, str], int]:
+    """(node, resource) → how many of the node's device-plugin devices its bound, unfinished pods hold."""
+    used: dict[tuple[str, str], int] = {}
+    for pod in pods:
+        node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+        node = nodes.get(node_name)
+        if node is None or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            continue
+        for resource, count in pod_device_plugin_use(pod, node).items():
+            used[(node_name, resource)] = used.get((node_name, resource), 0) + count
+    return used
+
+
+def device_plugin_shortfall(
+    pod: Mapping[str, Any], node: Mapping[str, Any], used: Mapping[tuple[str, str], int]
+) -> str | None:
+    """NodeResourcesFit for the resources the node's device plugins serve: "Insufficient <name>" when the
+    pod's count does not fit what is left, else None. `used` excludes the pod itself."""
+    node_name = str((node.get("metadata") or {}).get("name", ""))
+    for resource, count in pod_device_plugin_use(pod, node).items():
+        capacity = device_plugin_capacity(node, resource)
+        held = used.get((node_name, resource), 0)
+        if held + count > capacity:
+            return (
+                f"Insufficient {resource} (device plugin: {held} of {capacity} in use, the pod needs {count})"
+            )
+    return None

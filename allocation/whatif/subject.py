@@ -14,10 +14,13 @@ from allocation.whatif.inputs import parse_yaml_subject
 from allocation.whatif.view import allocation_results, meta
 from dra.extended import (
     ExtendedRequest,
+    device_plugin_shortfall,
     extended_claim,
     extended_requests,
     extended_resources,
     is_extended_resource_name,
+    pod_device_plugin_use,
+    pod_extended_counts,
     served_by_device_plugin,
 )
 from dra.selection import node_selector_matches
@@ -36,6 +39,8 @@ class Subject:
     notes: list[str] = field(default_factory=list)
     pod: Obj | None = None
     claim_sources: dict[str, str] = field(default_factory=dict)  # claim name → where it came from
+    #: (node, resource) → device-plugin devices other pods hold there (the pod's own use left out)
+    plugin_used: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -60,7 +65,7 @@ class Subject:
             selector = ((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector")
             if selector and not node_selector_matches(selector, node):
                 return f"claim {meta(claim).get('name')} is allocated on devices not reachable from this node"
-        return None
+        return device_plugin_shortfall(self.pod, node, self.plugin_used)
 
     def claims_for(self, node: Obj) -> tuple[list[Obj], list[str]]:
         """Claims to allocate on `node` (the extended-resource claim depends on the node), and notes."""
@@ -182,6 +187,18 @@ def resolve_pod_subject(pod: Obj, snapshot: Snapshot, *, release_uids: set[str] 
     return subject
 
 
+def _plugin_used_by_others(pod: Obj, snapshot: Snapshot) -> dict[tuple[str, str], int]:
+    """The snapshot's device-plugin use, without what this pod itself holds on its node (a bound pod asked
+    about, or one being replaced, does not compete with itself)."""
+    used = dict(snapshot.plugin_use())
+    node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+    node = snapshot.find("Node", "", node_name) if node_name else None
+    if node is not None and any(meta(p).get("uid") == meta(pod).get("uid") for p in snapshot.pods):
+        for resource, count in pod_device_plugin_use(pod, node).items():
+            used[(node_name, resource)] = max(0, used.get((node_name, resource), 0) - count)
+    return used
+
+
 def _allocated(claim: Obj, release_uids: set[str]) -> bool:
     return (
         bool((claim.get("status") or {}).get("allocation"))
@@ -194,6 +211,8 @@ def _resolve_pod(
 ) -> None:
     released = release_uids or set()
     subject.pod = pod
+    if pod_extended_counts(pod):
+        subject.plugin_used = _plugin_used_by_others(pod, snapshot)
     ns = subject.namespace
     statuses = {
         s.get("name"): s.get("resourceClaimName")

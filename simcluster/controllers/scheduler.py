@@ -39,6 +39,7 @@ from dra.extended import (
     extended_requests,
     extended_resources,
     generated_claim_prefix,
+    pod_device_plugin_use,
     pod_extended_counts,
     served_by_device_plugin,
 )
@@ -919,11 +920,7 @@ def _pod_ip(pod: Mapping[str, Any]) -> str:
 def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:
     """The devices of the node's device plugins the pod holds (resources the node advertises)."""
     return Counter(
-        {
-            (name_of(node), resource): count
-            for resource, count in pod_extended_counts(pod).items()
-            if device_plugin_capacity(node, resource) > 0
-        }
+        {(name_of(node), resource): count for resource, count in pod_device_plugin_use(pod, node).items()}
     )
 
 

@@ -178,3 +178,33 @@ def test_the_what_if_refuses_a_name_that_is_not_an_extended_resource(viewer: Cli
     with pytest.raises(WhatIfInputError) as error:
         whatif_input_normalize(kind="plugin_removal", input={"resource": GPU, "nodes": ["nope"]})
     assert error.value.field == "input.nodes[0]"
+
+
+def test_feasibility_counts_the_device_plugin_devices_other_pods_hold(mirrored_demo: None) -> None:
+    """The scheduler's NodeResourcesFit: a node's device-plugin devices held by other pods are not free."""
+    from allocation.whatif.kinds.feasibility import feasibility
+    from allocation.whatif.subject import resolve_subject
+
+    snapshot = snapshot_load()
+    legacy = [p for p in snapshot.pods if (p["metadata"].get("labels") or {}).get("app") == "cuda-legacy"]
+    (pending,) = [p for p in legacy if not p["spec"].get("nodeName")]
+    question = {
+        "source": "object",
+        "kind": "Pod",
+        "namespace": "default",
+        "name": pending["metadata"]["name"],
+    }
+    answer = feasibility(snapshot=snapshot, subject=resolve_subject(question, snapshot))
+    assert answer["feasible"] is False
+    reasons = {n["node"]: n["reason"] for n in answer["infeasible_nodes"]}
+    for node in ("legacy-00", "legacy-01"):
+        assert reasons[node].startswith("Insufficient example.com/gpu (device plugin: 4 of 4 in use"), (
+            reasons[node]
+        )
+
+    # A bound pod asked about does not compete with itself: it fits where it runs.
+    wide = snapshot.find("Pod", "default", "cuda-legacy-wide")
+    assert wide is not None
+    question = {"source": "object", "kind": "Pod", "namespace": "default", "name": "cuda-legacy-wide"}
+    answer = feasibility(snapshot=snapshot, subject=resolve_subject(question, snapshot))
+    assert [n["node"] for n in answer["feasible_nodes"]] == [wide["spec"]["nodeName"]]
