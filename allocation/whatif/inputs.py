@@ -405,6 +405,9 @@ def check_subject(obj: Obj, field: str, lookup: Lookup) -> None:
         check_pod(obj, field, lookup)
 
 
+_WORDS = {"ResourceClaim": "claim", "ResourceClaimTemplate": "claim template", "Pod": "pod"}
+
+
 def subject_input(
     data: Mapping[str, Any], lookup: Lookup, *, allowed: tuple[str, ...], allow_class: bool = False
 ) -> dict[str, Any]:
@@ -419,6 +422,11 @@ def subject_input(
         check_subject(obj, "input.yaml", lookup)
         return {"source": "yaml", "yaml": yaml_text}
     if source == "pick":
+        if not data.get("kind") and not data.get("name"):
+            raise WhatIfInputError(
+                "input.name",
+                f"is required: choose the {' or '.join(_WORDS.get(k, k) for k in allowed)} to ask about",
+            )
         picked = text(data, "kind", "input.kind", max_len=64)
         if picked not in allowed:
             raise WhatIfInputError("input.kind", f"must be one of {', '.join(allowed)}, got {picked!r}")

@@ -98,6 +98,15 @@ def test_it_re_renders_the_form_with_the_field_error(client_in: Client) -> None:
     assert not WhatIfRun.objects.exists()
 
 
+def test_an_empty_feasibility_form_asks_for_the_object_to_ask_about(client_in: Client) -> None:
+    response = client_in.post("/whatif/", {"kind": "feasibility", "source": "claim", "pick_claim": ""})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<code>input.name</code>: is required: choose the claim" in html
+    assert "input.kind" not in html
+    assert not WhatIfRun.objects.exists()
+
+
 def test_it_shows_live_progress_while_running_and_a_cancel_button(client_in: Client) -> None:
     o.store(*o.small_cluster().values())
     client_in.post("/whatif/", {"kind": "headroom", "source": "class", "deviceClassName": o.DRIVER})
