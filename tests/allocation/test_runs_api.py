@@ -153,3 +153,15 @@ def test_it_documents_the_what_if_api_in_the_openapi_schema(api: APIClient) -> N
     )
     kinds = schema["components"]["schemas"]["KindEnum"]["enum"]
     assert kinds == ["feasibility", "headroom", "taint_impact", "plugin_removal"]
+
+
+def test_a_taint_impact_whose_selector_finds_no_device_fails_naming_the_selector(api: APIClient) -> None:
+    body = {"kind": "taint_impact",
+            "input": {"selector": {"driver": "nope.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}}  # fmt: skip
+    created = api.post("/api/whatif/runs/", body, format="json")
+    assert created.status_code == 202, created.content
+    run_id = str(created.json()["id"])
+    services.whatif_run_execute(run_id=run_id)
+    answer = api.get(f"/api/whatif/runs/{run_id}/").json()
+    assert answer["state"] == "failed"
+    assert "input.selector" in answer["error"] and "driver nope.example.com" in answer["error"]

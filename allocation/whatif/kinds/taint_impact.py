@@ -431,14 +431,22 @@ def _normalize(raw: Mapping[str, Any], lookup: Lookup) -> dict[str, Any]:
 
 
 def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    return taint_impact_compute(
+    impact = taint_impact_compute(
         snapshot=ctx.snapshot,
         selectors=data["selectors"],
         taint=data["taint"],
         now=ctx.now,
         progress=ctx.progress,
         budget=ctx.budget,
-    ).to_json()
+    )
+    if not impact.devices:  # a typo in a name is not "no impact": say which selector found nothing
+        selectors = data["selectors"]
+        field = "input.selector" if len(selectors) == 1 else "input.selectors"
+        named = ", ".join(f"{k} {v}" for k, v in selectors[0].items() if v) or "every device"
+        raise WhatIfInputError(
+            field, f"selects no device in the inventory ({named}): check the driver, pool and device names"
+        )
+    return impact.to_json()
 
 
 def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
