@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
-from django.db.models import Count, Q
+from django.db.models import Count, Sum
 
-from inventory.models import FREE, Device, KubeObject
+from inventory.models import FREE, Device, KubeObject, NodeDeviceCount
 from inventory.selectors.common import NODES, nanos
 
 
@@ -100,13 +100,9 @@ def node_summaries(*, names: list[str]) -> list[NodeSummary]:
     nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names)}
     counts = {
         row["node_name"]: row
-        for row in Device.objects.filter(node_name__in=names)
+        for row in NodeDeviceCount.objects.filter(node_name__in=names)
         .values("node_name")
-        .annotate(
-            total=Count("id"),
-            allocated=Count("id", filter=~Q(allocation_state=FREE)),
-            tainted=Count("id", filter=Q(tainted=True)),
-        )
+        .annotate(total=Sum("total"), allocated=Sum("allocated"), tainted=Sum("tainted"))
         .order_by()
     }
     return [
@@ -232,18 +228,11 @@ class NodeRow:
 
 
 def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
-    """One row per node of the page: devices allocated/free/tainted per driver and pods bound to it
-    (two aggregates and one query for the Node objects, whatever the number of devices)."""
+    """One row per node of the page: devices allocated/free/tainted per driver (the maintained
+    `NodeDeviceCount` rows) and pods bound to it, whatever the number of devices."""
     counts: dict[str, dict[str, DriverCounts]] = {n: {} for n in names}
-    aggregate = (
-        Device.objects.filter(node_name__in=names)
-        .values("node_name", "driver")
-        .annotate(
-            total=Count("id"),
-            allocated=Count("id", filter=~Q(allocation_state=FREE)),
-            tainted=Count("id", filter=Q(tainted=True)),
-        )
-        .order_by()
+    aggregate = NodeDeviceCount.objects.filter(node_name__in=names).values(
+        "node_name", "driver", "total", "allocated", "tainted"
     )
     drivers: set[str] = set()
     for row in aggregate:
@@ -280,8 +269,11 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
 def node_names(*, q: str = "") -> list[str]:
     """Every node that is a Node object or has devices, sorted."""
     nodes = set(KubeObject.objects.filter(kind=NODES).values_list("name", flat=True))
-    # order_by(): Meta.ordering would join the DISTINCT and make it one row per device, not per node.
+    # The nodes devices name, from the counters: one row per node and driver, not one per device.
     nodes |= set(
-        Device.objects.exclude(node_name="").order_by().values_list("node_name", flat=True).distinct()
+        NodeDeviceCount.objects.exclude(node_name="")
+        .order_by()
+        .values_list("node_name", flat=True)
+        .distinct()
     )
     return sorted(n for n in nodes if q.lower() in n.lower())
