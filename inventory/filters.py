@@ -118,9 +118,12 @@ class DeviceFilterSet(django_filters.FilterSet):
         return queryset.filter(claim_name=claim)
 
     def filter_search(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
-        value = value.strip()
+        # Names, pools and nodes are lowercase in Kubernetes (DNS names): a case-sensitive LIKE with the
+        # lowercased query finds what a case-blind one would, without UPPER() per row, and PostgreSQL's
+        # trigram indexes serve it (migration device_search_indexes); SQLite walks a covering index.
+        value = value.strip().lower()
         return queryset.filter(
-            Q(name__icontains=value) | Q(pool__icontains=value) | Q(node_name__icontains=value)
+            Q(name__contains=value) | Q(pool__contains=value) | Q(node_name__contains=value)
         )
 
 
