@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import django_filters
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.db.models import Q, QuerySet
 
 from dra.availability import BLOCK_REASONS
 from inventory.kube import MIRRORED_KINDS
-from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, KubeObject, Pool
+from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, DeviceAttribute, KubeObject, Pool
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -81,15 +80,10 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
-        line = f"\n{key}={wanted}\n"
-        if connection.vendor == "postgresql":
-            # LIKE is case-sensitive there: the text index alone is exact.
-            return queryset.filter(attribute_index__contains=line)
-        # SQLite: GLOB is case-sensitive (LIKE is not), so the text alone is exact and the count walks
-        # the covering index of attribute_index instead of reading every row's JSON. Its wildcards
-        # * ? [ in the value are matched literally by bracketing them.
-        pattern = "*" + "".join(f"[{c}]" if c in "*?[" else c for c in line) + "*"
-        return queryset.extra(where=['"inventory_device"."attribute_index" GLOB %s'], params=[pattern])
+        # One indexed line per attribute (DeviceAttribute, kept by the mirror): exact and case-sensitive,
+        # as the "\nkey=value\n" lines of attribute_index it comes from.
+        lines = DeviceAttribute.objects.filter(line=f"{key}={wanted}").values("device_id")
+        return queryset.filter(pk__in=lines)
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":

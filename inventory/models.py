@@ -359,3 +359,20 @@ class NodeDeviceCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node_name} {self.driver}: {self.total}"
+
+
+class DeviceAttribute(models.Model):
+    """One `name=value` line of a device's `attribute_index`, indexed: the Devices attribute filter finds
+    (and counts) its devices through an index instead of a LIKE over every device's text. Written by the
+    mirror with the device's slice fields (`inventory.mirror.derive.attributes`)."""
+
+    device = models.ForeignKey(
+        Device, on_delete=models.CASCADE, db_constraint=False, related_name="attribute_lines"
+    )
+    line = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["line", "device"], name="deviceattribute_line")]
+
+    def __str__(self) -> str:
+        return f"{self.device_id}: {self.line}"

@@ -1,5 +1,5 @@
-"""The device counters the Overview, the classes and the Nodes list read (DeviceCount, NodeDeviceCount) stay
-equal to a recount of the Device rows after any series of mirror changes: slices added, republished,
+"""The device counters the Overview, the classes and the Nodes list read (DeviceCount, NodeDeviceCount), and the
+attribute lines the attribute filter reads (DeviceAttribute), stay equal to a recount of the Device rows after any series of mirror changes: slices added, republished,
 moved to another node, left incomplete and deleted, claims allocating and releasing devices, rules and
 classes coming and going, re-lists that drop what is gone — on SQLite and on PostgreSQL (triggers)."""
 
@@ -13,7 +13,7 @@ import pytest
 from django.db.models import Count, Q
 
 from inventory.mirror.writer import BatchWriter, Event, Replace
-from inventory.models import FREE, Device, DeviceCount, NodeDeviceCount
+from inventory.models import FREE, Device, DeviceAttribute, DeviceCount, NodeDeviceCount
 from inventory.selectors.classes import class_overview
 from inventory.selectors.nodes import node_list
 from inventory.selectors.overview import overview_totals
@@ -64,7 +64,22 @@ def node_recount() -> dict[tuple[str, str], tuple[int, int, int]]:
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
 
 
+def attribute_lines() -> set[tuple[int, str]]:
+    return set(DeviceAttribute.objects.values_list("device_id", "line"))
+
+
+def attribute_recount() -> set[tuple[int, str]]:
+    return {
+        (pk, line)
+        for pk, text in Device.objects.values_list("pk", "attribute_index")
+        for line in text.split("\n")
+        if line
+    }
+
+
 def assert_counters_agree() -> None:
+    assert attribute_lines() == attribute_recount()
+    assert DeviceAttribute.objects.count() == len(attribute_lines()), "a line is written twice"
     assert counters() == recount()
     assert node_counters() == node_recount()
     devices = Device.objects
@@ -207,6 +222,7 @@ def test_the_counters_equal_a_recount_after_random_mirror_changes(seed: int) -> 
     cluster.writer.apply([Replace("resourceslices", [], "99999")])
     assert_counters_agree()
     assert not DeviceCount.objects.exists() and not NodeDeviceCount.objects.exists()
+    assert not DeviceAttribute.objects.exists()
 
 
 def test_the_overview_classes_and_nodes_read_the_counters() -> None:
