@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from dra.availability import BLOCK_REASONS
 from inventory.kube import MIRRORED_KINDS
@@ -81,9 +81,23 @@ class DeviceFilterSet(django_filters.FilterSet):
         except AttributeFilterError:
             return queryset.none()
         # One indexed line per attribute (DeviceAttribute, kept by the mirror): exact and case-sensitive,
-        # as the "\nkey=value\n" lines of attribute_index it comes from.
-        lines = DeviceAttribute.objects.filter(line=f"{key}={wanted}").values("device_id")
-        return queryset.filter(pk__in=lines)
+        # as the "\nkey=value\n" lines of attribute_index it comes from. EXISTS, not IN: a page walks the
+        # devices in their order and probes the (line, device) index, stopping after its rows, instead of
+        # fetching and sorting every matching device.
+        line = DeviceAttribute.objects.filter(device=OuterRef("pk"), line=f"{key}={wanted}")
+        return queryset.filter(Exists(line))
+
+    @property
+    def qs(self) -> QuerySet[Device]:
+        """The filtered devices; with the attribute filter alone, `count_hint` counts its index entries
+        (each device has a line once, and loses its lines with its row) instead of joining the devices."""
+        qs = super().qs
+        if self.is_bound and self.is_valid():
+            active = {name for name, value in self.form.cleaned_data.items() if value not in (None, "")}
+            if active == {"attribute"}:
+                key, wanted = parse_attribute_filter(self.form.cleaned_data["attribute"])
+                qs.count_hint = DeviceAttribute.objects.filter(line=f"{key}={wanted}").count  # type: ignore[attr-defined]
+        return qs
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
         if value == "any":
