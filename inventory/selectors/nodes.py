@@ -97,7 +97,7 @@ def node_list() -> NodeList:
 
 def node_summaries(*, names: list[str]) -> list[NodeSummary]:
     """These nodes (in this order) with their device counts."""
-    nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names)}
+    nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, namespace="", name__in=names)}
     counts = {
         row["node_name"]: row
         for row in NodeDeviceCount.objects.filter(node_name__in=names)
@@ -118,7 +118,7 @@ def node_summaries(*, names: list[str]) -> list[NodeSummary]:
 
 
 def node_detail(*, name: str) -> NodeDetail:
-    obj = KubeObject.objects.filter(kind="nodes", name=name).first()
+    obj = KubeObject.objects.filter(kind="nodes", namespace="", name=name).first()
     devices = list(Device.objects.filter(node_name=name).order_by("driver", "name"))
     if obj is None and not devices:
         raise KubeObject.DoesNotExist(f"node {name!r} is not in the mirror")
@@ -246,7 +246,10 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
         .values_list("index_key", "n")
     )
     objs = {
-        o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "uid", "raw")
+        o.name: o
+        for o in KubeObject.objects.filter(kind=NODES, namespace="", name__in=names).only(
+            "name", "uid", "raw"
+        )
     }
     order = sorted(drivers)
     rows = []

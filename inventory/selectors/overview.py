@@ -30,10 +30,18 @@ def cluster_summary(*, node_limit: int = 64) -> dict[str, Any]:
     """What the cluster serves (as the mirror read it at start) and its nodes, for the overview."""
     info = ClusterInfo.objects.first()
     nodes = []
-    rows = KubeObject.objects.filter(kind="nodes").order_by("name").values_list("name", "raw")
-    for name, raw in rows[:node_limit]:
-        conditions = (raw.get("status") or {}).get("conditions") or []
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    # In the (kind, namespace, name) index's order (Nodes have no namespace): the first page of the
+    # index, not every Node sorted.
+    rows = (
+        KubeObject.objects.filter(kind="nodes", namespace="")
+        .order_by("kind", "namespace", "name")
+        .values_list("name", "raw__status__conditions")
+    )
+    for name, conditions in rows[:node_limit]:
+        conditions = conditions if isinstance(conditions, list) else []
+        ready = any(
+            isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+        )
         nodes.append({"name": name, "ready": ready})
     return {
         "info": info,
