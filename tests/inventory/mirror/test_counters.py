@@ -132,6 +132,13 @@ class Cluster:
             )
             for i in range(rng.randrange(0, 5))
         ]
+        for device in devices:
+            if rng.random() < 0.3:  # a list attribute (its elements are lines of their own)
+                device["attributes"]["links"] = {
+                    "strings": rng.sample(["a", "b", "c"], k=rng.randrange(1, 4))
+                }
+            if rng.random() < 0.2:
+                device["attributes"] = {}
         obj = f.resource_slice(
             name,
             driver=driver,
