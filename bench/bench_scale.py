@@ -331,13 +331,17 @@ def reads_table(results: list[dict[str, Any]]) -> list[str]:
     anchor = "devices ?limit=1 (anchor)"
     for label, _url, _params in READS:
         if label == anchor:
-            add(f"p95 {label}", lambda r: f"{r['reads'][anchor]['p95']:.1f} ms")
+            add(
+                f"p95 (p50) {label}",
+                lambda r: f"{r['reads'][anchor]['p95']:.1f} ({r['reads'][anchor]['p50']:.1f}) ms",
+            )
             continue
         add(
-            f"p95 {label} (< 100 ms) · ÷ anchor (≤ 5)",
+            f"p95 (p50) {label} (< 100 ms) · p95 ÷ anchor's (≤ 5) · p50 ÷ anchor's",
             lambda r, label=label: (
-                f"{r['reads'][label]['p95']:.1f} ms · "
-                f"{r['reads'][label]['p95'] / r['reads'][anchor]['p95']:.1f}×"
+                f"{r['reads'][label]['p95']:.1f} ({r['reads'][label]['p50']:.1f}) ms · "
+                f"{r['reads'][label]['p95'] / r['reads'][anchor]['p95']:.1f}× · "
+                f"{r['reads'][label]['p50'] / r['reads'][anchor]['p50']:.1f}×"
             ),
         )
     add("/api/nodes/ count (= nodes)", lambda r: f"{r['nodes_count']:,}")
