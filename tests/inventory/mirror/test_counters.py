@@ -256,3 +256,24 @@ def _slice(name: str) -> JSON:
     from inventory.models import KubeObject
 
     return KubeObject.objects.get(kind="resourceslices", name=name).raw
+
+
+def test_the_counters_follow_a_rule_over_hundreds_of_devices() -> None:
+    """Hundreds of device rows changed at once (PostgreSQL: one COPY + UPDATE … FROM, one trigger call)."""
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        *[
+            ("resourceslices", f.resource_slice(f"s{n}", pool=f"node-{n}", node=f"node-{n}",
+                                                devices=[f.gpu(f"gpu-{i}") for i in range(120)]))
+            for n in range(3)
+        ],
+    )  # fmt: skip
+    assert_counters_agree()
+    rule = f.taint_rule("all", selector={"driver": "gpu.example.com"}, effect="NoExecute")
+    f.write(("devicetaintrules", rule))
+    assert Device.objects.filter(taint_no_execute=True).count() == 360
+    assert_counters_agree()
+    assert overview_totals()["no_execute"] == 360
+    f.delete("devicetaintrules", rule)
+    assert_counters_agree()
+    assert overview_totals()["tainted"] == 0
