@@ -21,6 +21,9 @@ Per database, in a worker process (Django binds its database at setup):
 
     .venv/bin/python bench/bench_scale.py --nodes 1000 [--nodes 3000 ...] [--database-url URL ...]
         [--claims-per-node 4] [--rules 1000] [--no-append]
+
+`--reads-only` measures the reads (and the anchor) again on databases a full run left behind (`migrate`
+first, so new migrations' backfills run): no cluster, no sync, minutes instead of the sync's hour at 100k.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ def rss_mb() -> float:
 def worker(args: argparse.Namespace) -> None:
     from bench_mirror import fresh_database
 
-    fresh_database(args.database_url)
+    if not args.reads_only:
+        fresh_database(args.database_url)
     os.environ["DATABASE_URL"] = args.database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
     import django
@@ -70,12 +74,19 @@ def worker(args: argparse.Namespace) -> None:
     django.setup()
     from django.core.management import call_command
 
+    started = time.perf_counter()
     call_command("migrate", verbosity=0)
-    from inventory.kube import connect
-    from inventory.mirror.runner import Mirror
     from inventory.models import Device
 
-    report: dict[str, Any] = {}
+    if args.reads_only:
+        report = {"migrate_s": time.perf_counter() - started, "devices": Device.objects.count()}
+        report.update(reads(args.requests))
+        print("RESULT " + json.dumps(report), flush=True)
+        return
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+
+    report = {}
     client = connect(args.kubeconfig)
     mirror = Mirror(client)
     rss_before = rss_mb()
@@ -283,6 +294,66 @@ def time_kubectl(kubeconfig: str, kinds: str, dump: str | None = None) -> float:
     return elapsed
 
 
+def run_reads_only(args: argparse.Namespace) -> list[dict[str, Any]]:
+    results = []
+    for url in args.database_urls or [DEFAULT_DB]:
+        load_start = os.getloadavg()[0]
+        proc = subprocess.run(
+            [sys.executable, __file__, "--worker", "--reads-only", "--database-url", url,
+             "--requests", str(args.requests)],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+        if not lines:
+            raise SystemExit(f"worker failed for {url}:\n{proc.stderr[-3000:]}")
+        report = json.loads(lines[-1].removeprefix("RESULT "))
+        report.update(
+            database="PostgreSQL" if url.startswith("postgres") else "SQLite",
+            load_start=load_start,
+            load_end=os.getloadavg()[0],
+        )
+        print(json.dumps(report), flush=True)
+        results.append(report)
+    return results
+
+
+def reads_table(results: list[dict[str, Any]]) -> list[str]:
+    head = "| read (p95 of the requests) | " + " | ".join(
+        f"{r['devices']:,} devices · {r['database']}" for r in results
+    )
+    rows = [head + " |", "|---|" + "---|" * len(results)]
+
+    def add(label: str, fmt: Any) -> None:
+        rows.append(f"| {label} | " + " | ".join(fmt(r) for r in results) + " |")
+
+    add("load average start → end", lambda r: f"{r['load_start']:.1f} → {r['load_end']:.1f}")
+    add("migrate (backfills of new migrations)", lambda r: f"{r['migrate_s']:.2f} s")
+    anchor = "devices ?limit=1 (anchor)"
+    for label, _url, _params in READS:
+        if label == anchor:
+            add(
+                f"p95 (p50) {label}",
+                lambda r: f"{r['reads'][anchor]['p95']:.1f} ({r['reads'][anchor]['p50']:.1f}) ms",
+            )
+            continue
+        add(
+            f"p95 (p50) {label} (< 100 ms) · p95 ÷ anchor's (≤ 5) · p50 ÷ anchor's",
+            lambda r, label=label: (
+                f"{r['reads'][label]['p95']:.1f} ({r['reads'][label]['p50']:.1f}) ms · "
+                f"{r['reads'][label]['p95'] / r['reads'][anchor]['p95']:.1f}× · "
+                f"{r['reads'][label]['p50'] / r['reads'][anchor]['p50']:.1f}×"
+            ),
+        )
+    add("/api/nodes/ count (= nodes)", lambda r: f"{r['nodes_count']:,}")
+    add(
+        "export.json: first byte · whole",
+        lambda r: (
+            f"{r['export_json_first_byte_ms']:.0f} ms · {r['export_json_s']:.2f} s ({r['export_json_mb']:.0f} MB)"
+        ),
+    )
+    return rows
+
+
 def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     from bench_mirror import populate
 
@@ -418,6 +489,7 @@ def main() -> None:
     parser.add_argument("--database-url", action="append", dest="database_urls")
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--note", default="", help="a line appended under the table")
+    parser.add_argument("--reads-only", action="store_true", help="reads again on databases left by a run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     parser.add_argument("--dump", help=argparse.SUPPRESS)
@@ -427,8 +499,11 @@ def main() -> None:
         worker(args)
         return
     results: list[dict[str, Any]] = []
-    for nodes in args.nodes or [1000]:
-        results += run_size(nodes, args)
+    if args.reads_only:
+        results = run_reads_only(args)
+    else:
+        for nodes in args.nodes or [1000]:
+            results += run_size(nodes, args)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"\n## {stamp} — bench_scale.py (growth table, issue 12)\n",
@@ -436,7 +511,7 @@ def main() -> None:
         f"{platform.python_version()}. simcluster `scale:<nodes>` (8 GPUs + 2 NICs a node), {args.rules} one-pool "
         f"DeviceTaintRules, {args.claims_per_node} allocated claims (+ pods) per node; reads: in-process test "
         f"client, p95 of {args.requests}. Each ratio is against an anchor measured in the same run.\n",
-        *table(results),
+        *(reads_table(results) if args.reads_only else table(results)),
     ]
     if args.note:
         lines += ["", args.note]

@@ -316,3 +316,63 @@ class ExternalGroups(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: {', '.join(self.groups)}"
+
+
+class DeviceCount(models.Model):
+    """How many devices share one combination of the columns the Overview and the classes count by.
+
+    Kept equal to the Device rows by database triggers (migration `read_counters`), in the statement that
+    changes them, so every writer (the mirror, a test's factory, an admin) keeps it right and a page reads a
+    few dozen rows instead of every device. SQLite: row triggers that fire only when a counted column
+    changes; PostgreSQL: statement triggers over the transition tables (one aggregate per statement).
+    """
+
+    driver = models.CharField(max_length=253)
+    class_index = models.TextField(default=" ")
+    allocation_state = models.CharField(max_length=16, default=FREE)
+    tainted = models.BooleanField(default=False)
+    taint_none = models.BooleanField(default=False)
+    taint_no_schedule = models.BooleanField(default=False)
+    taint_no_execute = models.BooleanField(default=False)
+    blocked = models.CharField(max_length=16, blank=True, default="")
+    pool_complete = models.BooleanField(default=True)
+    n = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.driver} {self.class_index.strip()} {self.allocation_state}: {self.n}"
+
+
+class NodeDeviceCount(models.Model):
+    """Devices per node and driver (total, not free, tainted), kept by the same triggers as DeviceCount:
+    the Nodes list reads one row per node and driver instead of grouping every device."""
+
+    node_name = models.CharField(max_length=253)
+    driver = models.CharField(max_length=253)
+    total = models.BigIntegerField(default=0)
+    allocated = models.BigIntegerField(default=0)  # allocation_state is not free
+    tainted = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["node_name", "driver"], name="nodedevicecount_node_driver")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node_name} {self.driver}: {self.total}"
+
+
+class DeviceAttribute(models.Model):
+    """One `name=value` line of a device's `attribute_index`, indexed: the Devices attribute filter finds
+    (and counts) its devices through an index instead of a LIKE over every device's text. Written by the
+    mirror with the device's slice fields (`inventory.mirror.derive.attributes`)."""
+
+    device = models.ForeignKey(
+        Device, on_delete=models.CASCADE, db_constraint=False, related_name="attribute_lines"
+    )
+    line = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["line", "device"], name="deviceattribute_line")]
+
+    def __str__(self) -> str:
+        return f"{self.device_id}: {self.line}"

@@ -41,7 +41,9 @@ class NarrowFirstPagination(Pagination):
         if self.limit is None:
             return None
         self.offset = self.get_offset(request)
-        self.count = self.get_count(queryset)
+        # A filter that can count from its own index says so (DeviceFilterSet's attribute filter).
+        hint = getattr(queryset, "count_hint", None)
+        self.count = hint() if hint is not None else self.get_count(queryset)
         if self.count == 0 or self.offset > self.count:
             return []
         ids = list(queryset.values_list("pk", flat=True)[self.offset : self.offset + self.limit])

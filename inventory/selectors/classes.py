@@ -3,8 +3,8 @@
 `free` and `headroom` are the allocator's (`dra.availability`, kept per pool in `ClassAvailability` by
 the mirror): devices a one-device claim of the class could be given now, each on its own, and how many
 such claims fit together — the headroom what-if's answer for the class. The rest is counted from the
-Device rows. Two GROUP BY queries whatever the number of devices: the Overview re-renders on every
-live change.
+device counters the database keeps (`DeviceCount`): two GROUP BY queries over a few dozen rows whatever
+the number of devices, as the Overview re-renders on every live change.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.db.models import Count, Q, Sum
 
 from dra.availability import COUNTERS
 from dra.extended import extended_resources
-from inventory.models import ALLOCATED, FREE, SHARED, ClassAvailability, Device, KubeObject
+from inventory.models import ALLOCATED, FREE, SHARED, ClassAvailability, DeviceCount, KubeObject
 from inventory.selectors.common import CLASSES
 
 
@@ -69,9 +69,18 @@ def class_overview() -> ClassOverview:
         o.name: ClassSummary(name=o.name, obj=o, extended_resource_names=served.get(o.name, [])) for o in objs
     }
     # Devices with the same classes, state, taint flags and block are counted together: a few dozen groups.
-    groups = Device.objects.values_list(
-        "class_index", "allocation_state", "taint_none", "taint_no_schedule", "taint_no_execute", "blocked"
-    ).annotate(n=Count("id"))
+    groups = (
+        DeviceCount.objects.values_list(
+            "class_index",
+            "allocation_state",
+            "taint_none",
+            "taint_no_schedule",
+            "taint_no_execute",
+            "blocked",
+        )
+        .annotate(total=Sum("n"))
+        .order_by()
+    )
     for class_index, state, t_none, t_ns, t_ne, blocked, n in groups:
         for name in class_index.split():
             summary = summaries.get(name)

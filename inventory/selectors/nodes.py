@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
-from django.db.models import Count, Q
+from django.db.models import Count, Sum
 
-from inventory.models import FREE, Device, KubeObject
+from inventory.models import FREE, Device, KubeObject, NodeDeviceCount
 from inventory.selectors.common import NODES, nanos
 
 
@@ -65,11 +65,11 @@ class NodeDetail:
 
 
 class NodeList(Sequence[NodeSummary]):
-    """Every node, summarised a page at a time: the names are two index scans, and device counts and Node
+    """Every node, summarised a page at a time: the names are paged in SQL (`NodeNames`), and device counts and Node
     objects are read only for the slice asked for (the API's pagination slices), so a page of 50 does not
     group 100,000 devices nor decode 10,000 Nodes."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: Sequence[str]) -> None:
         self._names = names
 
     def __len__(self) -> int:
@@ -83,12 +83,12 @@ class NodeList(Sequence[NodeSummary]):
 
     def __getitem__(self, index: int | slice) -> NodeSummary | list[NodeSummary]:
         if isinstance(index, slice):
-            return node_summaries(names=self._names[index])
+            return node_summaries(names=list(self._names[index]))
         return node_summaries(names=[self._names[index]])[0]
 
     def __iter__(self) -> Iterator[NodeSummary]:
         for start in range(0, len(self._names), 500):
-            yield from node_summaries(names=self._names[start : start + 500])
+            yield from node_summaries(names=list(self._names[start : start + 500]))
 
 
 def node_list() -> NodeList:
@@ -97,16 +97,12 @@ def node_list() -> NodeList:
 
 def node_summaries(*, names: list[str]) -> list[NodeSummary]:
     """These nodes (in this order) with their device counts."""
-    nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names)}
+    nodes = {o.name: o for o in KubeObject.objects.filter(kind=NODES, namespace="", name__in=names)}
     counts = {
         row["node_name"]: row
-        for row in Device.objects.filter(node_name__in=names)
+        for row in NodeDeviceCount.objects.filter(node_name__in=names)
         .values("node_name")
-        .annotate(
-            total=Count("id"),
-            allocated=Count("id", filter=~Q(allocation_state=FREE)),
-            tainted=Count("id", filter=Q(tainted=True)),
-        )
+        .annotate(total=Sum("total"), allocated=Sum("allocated"), tainted=Sum("tainted"))
         .order_by()
     }
     return [
@@ -122,7 +118,7 @@ def node_summaries(*, names: list[str]) -> list[NodeSummary]:
 
 
 def node_detail(*, name: str) -> NodeDetail:
-    obj = KubeObject.objects.filter(kind="nodes", name=name).first()
+    obj = KubeObject.objects.filter(kind="nodes", namespace="", name=name).first()
     devices = list(Device.objects.filter(node_name=name).order_by("driver", "name"))
     if obj is None and not devices:
         raise KubeObject.DoesNotExist(f"node {name!r} is not in the mirror")
@@ -232,18 +228,11 @@ class NodeRow:
 
 
 def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
-    """One row per node of the page: devices allocated/free/tainted per driver and pods bound to it
-    (two aggregates and one query for the Node objects, whatever the number of devices)."""
+    """One row per node of the page: devices allocated/free/tainted per driver (the maintained
+    `NodeDeviceCount` rows) and pods bound to it, whatever the number of devices."""
     counts: dict[str, dict[str, DriverCounts]] = {n: {} for n in names}
-    aggregate = (
-        Device.objects.filter(node_name__in=names)
-        .values("node_name", "driver")
-        .annotate(
-            total=Count("id"),
-            allocated=Count("id", filter=~Q(allocation_state=FREE)),
-            tainted=Count("id", filter=Q(tainted=True)),
-        )
-        .order_by()
+    aggregate = NodeDeviceCount.objects.filter(node_name__in=names).values(
+        "node_name", "driver", "total", "allocated", "tainted"
     )
     drivers: set[str] = set()
     for row in aggregate:
@@ -257,7 +246,10 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
         .values_list("index_key", "n")
     )
     objs = {
-        o.name: o for o in KubeObject.objects.filter(kind=NODES, name__in=names).only("name", "uid", "raw")
+        o.name: o
+        for o in KubeObject.objects.filter(kind=NODES, namespace="", name__in=names).only(
+            "name", "uid", "raw"
+        )
     }
     order = sorted(drivers)
     rows = []
@@ -277,11 +269,49 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
     return order, rows
 
 
-def node_names(*, q: str = "") -> list[str]:
-    """Every node that is a Node object or has devices, sorted."""
-    nodes = set(KubeObject.objects.filter(kind=NODES).values_list("name", flat=True))
-    # order_by(): Meta.ordering would join the DISTINCT and make it one row per device, not per node.
-    nodes |= set(
-        Device.objects.exclude(node_name="").order_by().values_list("node_name", flat=True).distinct()
-    )
-    return sorted(n for n in nodes if q.lower() in n.lower())
+class NodeNames(Sequence[str]):
+    """Every node that is a Node object or has devices, sorted, counted and sliced in SQL: a UNION of two
+    index scans (the Node objects' names; the device counters' nodes, one row per node and driver), so a
+    page of 50 reads 50 names, not 10,000 into Python."""
+
+    def __init__(self, *, q: str = "") -> None:
+        objects = KubeObject.objects.filter(kind=NODES, namespace="")
+        counted = NodeDeviceCount.objects.exclude(node_name="")
+        if q:
+            objects, counted = objects.filter(name__icontains=q), counted.filter(node_name__icontains=q)
+        self._names = (
+            objects.order_by()
+            .values_list("name", flat=True)
+            .union(counted.order_by().values_list("node_name", flat=True))
+        )
+        self._count: int | None = None
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self._names.count()
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("node names are sliced with step 1")
+            return list(self._names.order_by("name")[start:stop]) if start < stop else []
+        found = self[index : index + 1] if index >= 0 else []
+        if not found:
+            raise IndexError(index)
+        return found[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._names.order_by("name")))
+
+
+def node_names(*, q: str = "") -> NodeNames:
+    """Every node that is a Node object or has devices, sorted (counted and paged in SQL)."""
+    return NodeNames(q=q)

@@ -11,7 +11,7 @@ A query `namespace/name` looks for that name in that namespace (pods, claims); f
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.urls import reverse
 from django.utils.http import urlencode
 
@@ -128,13 +128,17 @@ def _prefix(field: str, text: str) -> Q:
     return starts
 
 
-def _device_tier(q: str) -> Q:
+def _device_tiers(q: str) -> tuple[Q, Q | None]:
     """Which devices a plain query finds, cheapest first, the first tier that finds any:
 
     1. a device or node name starting with the query (both columns indexed), which is what people type;
-    2. else a name, pool, node or driver containing it anywhere (a scan, bounded by LIMIT);
+    2. else a name, pool, node or driver containing it anywhere;
     3. else an attribute value starting with it (a UUID, a PCI bus id, a model): a LIKE on the
        "\nkey=value\n" text the Devices filter already uses, no JSON lookup per row.
+
+    Returns (tier 1, None) when tier 1 finds devices (one index probe), else (tier 2, tier 3): those two
+    are asked in the same query, tier 2 ranked first (`_tier`), so a query that matches nothing reads the
+    devices once, not once per tier.
 
     Names, pools, nodes and drivers are lowercase in Kubernetes (DNS names), so tiers 1 and 2 compare
     with the lowercased query and a case-sensitive LIKE (no UPPER() per row); attribute values keep
@@ -143,20 +147,19 @@ def _device_tier(q: str) -> Q:
     name = q.lower()
     starts = _prefix("name", name) | _prefix("node_name", name)
     if Device.objects.filter(starts).exists():
-        return starts
+        return starts, None
     anywhere = (
         Q(name__contains=name)
         | Q(pool__contains=name)
         | Q(node_name__contains=name)
         | Q(driver__contains=name)
     )
-    if Device.objects.filter(anywhere).exists():
-        return anywhere
-    return Q(attribute_index__contains=f"={q}")
+    return anywhere, Q(attribute_index__contains=f"={q}")
 
 
 def _devices(q: str) -> QuerySet[Device]:
     parts = q.split("/")
+    tier = Value(0)
     if len(parts) >= 3:  # driver/pool/name (a pool may hold "/")
         driver, name, pool = parts[0], parts[-1], "/".join(parts[1:-1])
         exact = Q(driver=driver, pool=pool, name=name)
@@ -169,23 +172,42 @@ def _devices(q: str) -> QuerySet[Device]:
     else:
         exact = Q(name=q.lower())
         prefix = Q(name__startswith=q.lower())
-        match = _device_tier(q)
+        match, attributes = _device_tiers(q)
+        if attributes is not None:
+            tier = Case(When(match, then=Value(0)), default=Value(1), output_field=IntegerField())
+            match = match | attributes
     rank = Case(
         When(exact, then=Value(0)), When(prefix, then=Value(1)), default=Value(2), output_field=IntegerField()
     )
     return (
         Device.objects.filter(match)
-        .annotate(_rank=rank)
-        .order_by("_rank", "node_name", "driver", "pool", "name")
+        .annotate(_tier=tier, _rank=rank)
+        .order_by("_tier", "_rank", "node_name", "driver", "pool", "name")
     )
+
+
+def _device_count(q: str) -> int:
+    """Tier 2's devices when there are any, else tier 3's: both counted in one pass."""
+    counts = (
+        _devices(q)
+        .order_by()
+        .aggregate(first=Count("id", filter=Q(_tier=0)), later=Count("id", filter=Q(_tier=1)))
+    )
+    return int(counts["first"] or counts["later"] or 0)
 
 
 def _device_hits(q: str, start: int, stop: int) -> list[SearchHit]:
     rows = _devices(q).only(
         "driver", "pool", "name", "node_name", "allocation_state", "claim_namespace", "claim_name"
     )
+    page = list(rows[start:stop])
+    if page and page[0]._tier == 0:  # type: ignore[attr-defined]
+        # Tier 2 found devices: tier 3's (ranked after them) are not matches.
+        page = [d for d in page if d._tier == 0]  # type: ignore[attr-defined]
+    elif page and start > 0 and _device_count(q) <= start:
+        page = []
     hits = []
-    for d in rows[start:stop]:
+    for d in page:
         used = f"claim {d.claim_namespace}/{d.claim_name}" if d.claim_name else d.allocation_state
         hits.append(
             SearchHit(
@@ -250,7 +272,7 @@ PROVIDERS = [
         "devices",
         "Devices",
         40,
-        count=lambda q: _devices(q).count(),
+        count=_device_count,
         hits=_device_hits,
         more_url=_device_more,
     ),

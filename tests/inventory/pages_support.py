@@ -10,8 +10,9 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
+from inventory.mirror.derive.attributes import lines_of
 from inventory.mirror.writer import index_key
-from inventory.models import Allocation, Claim, Device, KubeObject, Pool, WatchState
+from inventory.models import Allocation, Claim, Device, DeviceAttribute, KubeObject, Pool, WatchState
 
 DRIVER = "gpu.example.com"
 NIC_DRIVER = "nic.example.com"
@@ -54,7 +55,7 @@ def device(
     flat = {k.rpartition("/")[2]: str(next(iter(v.values()))) for k, v in attributes.items()} | {
         k if "/" in k else f"{driver}/{k}": str(next(iter(v.values()))) for k, v in attributes.items()
     }
-    return Device.objects.create(
+    row = Device.objects.create(
         slice_uid=f"slice-{driver}-{pool}".replace("/", "-"),
         slice_name=f"{pool}-{driver}",
         driver=driver,
@@ -72,6 +73,11 @@ def device(
         class_index=" " + " ".join(classes) + " ",
         **fields,
     )
+    # The attribute filter's indexed lines, as inventory.mirror.derive.attributes writes them.
+    DeviceAttribute.objects.bulk_create(
+        DeviceAttribute(device=row, line=line) for line in lines_of(row.attribute_index)
+    )
+    return row
 
 
 def taint(key: str, effect: str, *, value: str = "", rule: str = "") -> dict[str, Any]:

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 from dra.objects import attribute_index_lines, flat_attributes, node_selection, numa_node
 from inventory.mirror import sql
+from inventory.mirror.derive.attributes import refresh_attribute_lines
 from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_device, fill_allocations
 from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
 from inventory.mirror.derive.common import JSON, DeviceKey, chunks, pools_qs
@@ -67,16 +68,18 @@ def recompute_pools(
         all_slice_uids.update(s["metadata"]["uid"] for s in slices)
     # (pk, health reports) of the devices that exist now; reports survive a slice republish.
     existing: dict[DeviceKey, tuple[int, JSON]] = {}
+    attribute_texts: dict[DeviceKey, tuple[int, str]] = {}  # (pk, attribute_index) for DeviceAttribute
     stale: list[int] = []
 
-    def remember(pk: int, driver: str, pool: str, name: str, reports: JSON) -> None:
+    def remember(pk: int, driver: str, pool: str, name: str, reports: JSON, attribute_index: str) -> None:
         key = (driver, pool, name)
         if key in existing and existing[key][0] != pk:
             stale.append(pk)
         else:
             existing[key] = (pk, reports or {})
+            attribute_texts[key] = (pk, attribute_index)
 
-    columns = ("pk", "driver", "pool", "name", "health_reports")
+    columns = ("pk", "driver", "pool", "name", "health_reports", "attribute_index")
     for batch in chunks(sorted(all_slice_uids)):
         for row in Device.objects.filter(slice_uid__in=batch).values_list(*columns):
             remember(*row)
@@ -184,6 +187,7 @@ def recompute_pools(
         conflict=["driver", "pool", "name"],
         update=ALL_DEVICE_FIELDS,  # an existing device keeps its availability until it is recomputed
     )
+    refresh_attribute_lines(device_rows, attribute_texts, pool_keys)
     return present
 
 

@@ -168,3 +168,28 @@ def test_the_api_filters_by_kind_and_refuses_bad_input(api: APIClient, world: di
 def test_it_counts_claims_from_the_claim_rows(world: dict[str, Any]) -> None:
     Claim.objects.create(uid="u-2", namespace="research", name="train-2", state="pending")
     assert kinds_found("research/")["claims"] == ["research/train-2"]
+
+
+def test_a_query_that_finds_no_device_reads_the_devices_once(world: dict[str, Any]) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert kinds_found("zz-no-such-thing") == {}
+    scans = [q["sql"] for q in queries if '"inventory_device"' in q["sql"] and "LIKE '%" in q["sql"]]
+    assert len(scans) == 1, scans
+
+
+def test_devices_found_by_attribute_only_when_no_name_contains_the_query(
+    api: APIClient, world: dict[str, Any]
+) -> None:
+    # "ab12" is in one device's name (tier 2) and in two devices' attribute values (tier 3).
+    device("xab12y", node="node-3")
+    device("gpu-7", node="node-3", attributes={"uuid": {"string": "ab12-ff"}})
+    device("gpu-8", node="node-3", attributes={"serial": {"string": "ab12-00"}})
+    assert kinds_found("ab12")["devices"] == ["xab12y"]
+    body = api.get("/api/search/", {"q": "ab12", "kind": "devices", "limit": 1, "offset": 1}).json()
+    assert body["count"] == 1 and body["results"] == []
+    assert kinds_found("ab12-")["devices"] == ["gpu-7", "gpu-8"]
+    page = api.get("/api/search/", {"q": "ab12-", "kind": "devices", "limit": 1, "offset": 1}).json()
+    assert page["count"] == 2 and [h["name"] for h in page["results"]] == ["gpu-8"]

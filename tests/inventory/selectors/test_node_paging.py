@@ -29,7 +29,7 @@ def _two_nodes() -> None:
 
 def test_it_names_each_node_once_however_many_devices_it_has() -> None:
     _two_nodes()
-    assert node_names() == ["node-0", "node-1", "node-2"]
+    assert list(node_names()) == ["node-0", "node-1", "node-2"]
     assert len(node_list()) == 3
 
 
@@ -43,7 +43,19 @@ def test_it_counts_the_devices_of_the_nodes_of_one_page() -> None:
 def test_it_reads_node_names_without_one_row_per_device() -> None:
     _two_nodes()
     with CaptureQueriesContext(connection) as captured:
-        node_names()
-    distinct = [q["sql"] for q in captured.captured_queries if "DISTINCT" in q["sql"]]
-    # Meta.ordering (driver, pool, name) must not join the DISTINCT: it would return every device.
-    assert distinct and all('"inventory_device"."name"' not in sql for sql in distinct)
+        names = node_names()
+        assert len(names) == 3 and names[1:3] == ["node-1", "node-2"]
+    assert captured.captured_queries
+    # From the Node objects and the device counters, never one row per device.
+    assert all('"inventory_device"' not in q["sql"] for q in captured.captured_queries)
+
+
+def test_it_pages_nodes_with_devices_and_node_objects_once_each_and_filters_them() -> None:
+    _two_nodes()
+    f.write(("nodes", f.node("node-1")), ("nodes", f.node("node-9")))  # one with devices, one without
+    names = node_names()
+    assert list(names) == ["node-0", "node-1", "node-2", "node-9"] and len(names) == 4
+    assert names[3] == "node-9" and names[-1:] == ["node-9"] and names[2:] == ["node-2", "node-9"]
+    assert list(node_names(q="DE-9")) == ["node-9"] and len(node_names(q="nothing")) == 0
+    with pytest.raises(IndexError):
+        names[4]
