@@ -58,7 +58,10 @@ YAML_RULES_IN_DETAIL = 50
 
 
 class CanAuthor(BasePermission):
-    message = "Only operators and admins may author DeviceTaintRules."
+    message = (
+        "Only operators and admins may change a maintenance (create, preview, apply, drain, undo); "
+        "viewers can read everything."
+    )
 
     def has_permission(self, request: Any, view: Any) -> bool:
         if request.method in ("GET", "HEAD", "OPTIONS"):
@@ -186,7 +189,8 @@ class MaintenanceDetailView(APIView):
 
 
 class MaintenancePreviewView(APIView):
-    permission_classes = [IsAuthenticated]  # viewers may run previews
+    # a preview raises the version and replaces the preview the enforce forms were drawn on: a write
+    permission_classes = [IsAuthenticated, CanAuthor]
 
     @extend_schema(
         operation_id="maintenance_preview",

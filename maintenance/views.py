@@ -56,9 +56,15 @@ RULES_SHOWN = 10
 AUDIT_PAGE_SIZE = 100
 
 
+AUTHOR_ONLY = (
+    "Only operators and admins may change a maintenance (create, preview, apply, drain, undo); "
+    "viewers can read everything."
+)
+
+
 def _require_author(request: HttpRequest) -> None:
     if not user_can_author(request.user):
-        raise PermissionDenied("Only operators and admins may author DeviceTaintRules.")
+        raise PermissionDenied(AUTHOR_ONLY)
 
 
 @login_required
@@ -252,7 +258,8 @@ def _show_refusal(request: HttpRequest, maintenance: Maintenance, error: Mainten
 @login_required
 @require_POST
 def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
-    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)  # viewers may run previews
+    _require_author(request)  # a preview raises the version and replaces the preview: a write
+    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     try:
         maintenance_preview_start(
             maintenance=maintenance,
