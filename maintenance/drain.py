@@ -850,7 +850,7 @@ def drain_document(
     out_pods = [
         {"namespace": p.namespace, "name": p.name, "uid": p.uid, "node": p.node, "owner": p.owner, "order": p.order,
          "state": p.state, "label": states.POD_STATES.get(p.state, p.state) + (" (timed out)" if p.timed_out else ""),
-         "reason": p.reason, "budget": p.budget, "attempts": p.attempts,
+         "reason": p.reason, "budget": p.budget, "attempts": p.attempts, "evicted": p.evicted_at is not None,
          "replacement": {"name": p.replacement_name, "node": p.replacement_node} if p.replacement_name else None}
         for p in pods
     ]  # fmt: skip

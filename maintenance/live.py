@@ -36,7 +36,9 @@ def live_document(
         ),  # fmt: skip
         "preview": preview_doc,
         "preview_key": preview_key(preview_doc),
-        "undo": undo_consequences(progress=progress) if maintenance.state == Maintenance.APPLIED else None,
+        "undo": undo_consequences(progress=progress, drain=drain)
+        if maintenance.state == Maintenance.APPLIED
+        else None,
     }
 
 

@@ -334,32 +334,68 @@ def maintenance_progress(
     }
 
 
-def undo_consequences(*, progress: dict[str, Any]) -> dict[str, Any]:
-    """What undo does not undo: evicted pods stay evicted; their replacements are wherever they are."""
+def _replacement_text(r: dict[str, Any]) -> str:
+    where = f" on {r['node']}" if r.get("node") else ""
+    return f"{r.get('namespace') or r['pod'].split('/')[0]}/{r['name']} {r['state']}{where}"
+
+
+def undo_consequences(*, progress: dict[str, Any], drain: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What undo does not undo: evicted pods stay evicted — those NoExecute evicted (`progress`) and those
+    the drain evicted (`drain`, maintenance.drain's document) — and their replacements are wherever they
+    are."""
     gone = [p for p in progress["pods"] if p["state"] == "gone" and p.get("evict_at") is not None]
-    evicted = progress["counts"]["evicted"]
-    replacements = [
-        {"pod": f"{p['namespace']}/{p['name']}", **p["replacement"]} for p in gone if p.get("replacement")
-    ]
+    by_taint = int(progress["counts"]["evicted"])
+    evicted_pods = [
+        {"pod": f"{p['namespace']}/{p['name']}", "uid": p.get("uid", ""), "by": "NoExecute",
+         "replacement": p.get("replacement")}
+        for p in gone
+    ]  # fmt: skip
+    by_drain = 0
+    if drain:
+        by_drain = int(drain["counts"].get("evicted", 0))
+        seen = {p["uid"] for p in evicted_pods}
+        for p in drain["pods"]:
+            if not p.get("evicted") or p["uid"] in seen:
+                continue
+            new = p.get("replacement")
+            state = {"running": "running", "unschedulable": "unschedulable"}.get(p["state"], "pending")
+            evicted_pods.append(
+                {"pod": f"{p['namespace']}/{p['name']}", "uid": p["uid"], "by": "drain",
+                 "replacement": {"name": new["name"], "namespace": p["namespace"], "state": state,
+                                 "node": new.get("node", "")} if new else None}
+            )  # fmt: skip
+    evicted = by_taint + by_drain
+    replacements = [{"pod": e["pod"], **e["replacement"]} for e in evicted_pods if e.get("replacement")]
     if not evicted:
         text = "No pod was evicted by this maintenance."
     else:
-        names = ", ".join(f"{p['namespace']}/{p['name']}" for p in gone[:10])
-        more = f" and {evicted - min(len(gone), 10)} more" if evicted > min(len(gone), 10) else ""
+        shown = evicted_pods[:10]
+        names = ", ".join(e["pod"] for e in shown)
+        more = f" and {evicted - len(shown)} more" if evicted > len(shown) else ""
+        how = []
+        if by_drain:
+            how.append(f"{by_drain} by the drain")
+        if by_taint:
+            how.append(f"{by_taint} by NoExecute")
         text = (
             f"Undo removes the taint; it does not bring evicted pods back: {evicted} pod"
-            f"{'' if evicted == 1 else 's'} evicted by this maintenance stay evicted ({names}{more})."
+            f"{'' if evicted == 1 else 's'} evicted by this maintenance ({', '.join(how)}) stay evicted"
+            f"{f' ({names}{more})' if names else ''}."
         )
         if replacements:
             text += (
                 " Replacements: "
-                + "; ".join(
-                    f"{r['namespace']}/{r['name']} {r['state']}{' on ' + r['node'] if r['node'] else ''}"
-                    for r in replacements[:10]
-                )
+                + "; ".join(_replacement_text(r) for r in replacements[:10])
                 + ("; …" if len(replacements) > 10 else "")
                 + "."
             )
         else:
             text += " No replacement pod exists for them."
-    return {"evicted": evicted, "replacements": replacements, "text": text}
+    return {
+        "evicted": evicted,
+        "evicted_by_drain": by_drain,
+        "evicted_by_noexecute": by_taint,
+        "pods": [e["pod"] for e in evicted_pods[:200]],
+        "replacements": replacements,
+        "text": text,
+    }

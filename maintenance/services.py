@@ -637,8 +637,12 @@ def maintenance_undo(
         if error.status != 400:
             _refused(maintenance, user, f"undo ({mode})", error)
         raise
+    from maintenance.drain import drain_document
+
+    now = timezone.now()
     consequences = undo_consequences(
-        progress=maintenance_progress(maintenance=maintenance, now=timezone.now())
+        progress=maintenance_progress(maintenance=maintenance, now=now, pods_limit=None),
+        drain=drain_document(maintenance=maintenance, now=now, pods_limit=None),
     )
     if mode == "none":
         maintenance_apply(maintenance=maintenance, user=user, effect="None", confirmed=True,
@@ -679,7 +683,7 @@ def maintenance_undo(
     maintenance.write_intent = {}
     maintenance.save(update_fields=["state", "applied_effect", "last_error", "write_intent", "updated_at"])
     audit.record(action="undo", maintenance=maintenance, user=user,
-                 message=f"undone: {len(names)} rules deleted. " + consequences["text"],
+                 message=f"undone: {_n(len(names), 'rule')} deleted. " + consequences["text"],
                  outcome=consequences)  # fmt: skip
     audit.announce([maintenance.id])
     return consequences
