@@ -143,6 +143,7 @@ class DrainForecastBody(serializers.Serializer[Any]):
     budgets = DrainForecastBudget(many=True)
     seconds = serializers.IntegerField()
     duration = serializers.CharField(help_text='"about 2 min 00 s"')
+    assumes = serializers.CharField(help_text="what the estimate assumes (grace period, replacement start)")
     tolerating = serializers.IntegerField(help_text="pods that tolerate the taint: left alone")
 
 
