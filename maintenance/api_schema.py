@@ -100,6 +100,15 @@ AUDIT_PARAMETERS = [
 ]
 
 
+class RuleDrift(serializers.Serializer[Any]):
+    rule = serializers.CharField()
+    expected_effect = serializers.CharField(help_text="the effect dradash applied")
+    cluster_effect = serializers.CharField(
+        allow_null=True, help_text="the effect in the cluster; null: deleted"
+    )
+    what = serializers.CharField(help_text='"effect changed outside dradash to None, not NoSchedule (…)"')
+
+
 class DrainForecastEntry(serializers.Serializer[Any]):
     namespace = serializers.CharField()
     name = serializers.CharField()

@@ -845,6 +845,16 @@ def _finish_if_done(drain: Drain, now: datetime) -> bool:
 # --------------------------------------------------------------------------- the live document
 
 
+def _with_drift(maintenance: Maintenance, message: str) -> str:
+    """A drain's message says the rules keep NoSchedule: not when someone changed them since."""
+    from maintenance.progress import drift_summary, rule_drift
+
+    drift = rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
+    if not message or not drift:
+        return message
+    return f"{message} But since then {drift_summary(drift)}."
+
+
 def _counts(pods: list[DrainPod]) -> dict[str, int]:
     counts = {state: 0 for state in states.POD_STATES}
     for pod in pods:
@@ -943,7 +953,9 @@ def drain_document(
         "started_at": drain.started_at.isoformat(),
         "finished_at": drain.finished_at.isoformat() if drain.finished_at else None,
         "started_by": drain.started_by.username if drain.started_by else "",
-        "message": drain.message or (ABORT_MESSAGE if drain.state == Drain.ABORTED else ""),
+        "message": _with_drift(
+            maintenance, drain.message or (ABORT_MESSAGE if drain.state == Drain.ABORTED else "")
+        ),
         "counts": counts,
         "done": done,
         "of": counts["to_evict"],

@@ -12,7 +12,13 @@ from maintenance import states
 from maintenance.drain import drain_document
 from maintenance.models import Maintenance
 from maintenance.preview import PreviewStatus
-from maintenance.progress import PODS_SHOWN, maintenance_progress, undo_consequences
+from maintenance.progress import (
+    PODS_SHOWN,
+    drift_summary,
+    maintenance_progress,
+    rule_drift,
+    undo_consequences,
+)
 from maintenance.services import maintenance_preview_observe
 
 
@@ -26,8 +32,12 @@ def live_document(
     drain: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     preview_doc = preview.as_dict()
+    drift = rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
     return {
         **progress,
+        "drift": drift,
+        "drift_summary": drift_summary(drift),
+        "drift_key": ",".join(f"{d['rule']}={d['cluster_effect']}" for d in drift),
         "drain": drain,
         "actions": states.offered(
             state=maintenance.state,

@@ -399,3 +399,68 @@ def undo_consequences(*, progress: dict[str, Any], drain: dict[str, Any] | None 
         "replacements": replacements,
         "text": text,
     }
+
+
+RULE_WRITES = ("create", "update", "delete", "seen-create", "seen-update", "seen-delete")
+SEEN_OUTSIDE = ("seen-update", "seen-delete")
+
+
+def rule_drift(*, maintenances: list[Maintenance]) -> dict[str, list[dict[str, Any]]]:
+    """{maintenance id: [{rule, expected_effect, cluster_effect, what}]} for the applied (or draining)
+    maintenances whose rules the cluster no longer has as dradash applied them: the last write the audit
+    log knows of a rule was made outside dradash (seen by the mirror) and the mirror's rule differs —
+    its effect changed, or it is gone. A rule someone set back is no drift, and neither is the mirror
+    lagging behind dradash's own write (dradash's entry is then the last)."""
+    from inventory.models import KubeObject
+
+    live = {
+        m.pk: m for m in maintenances if m.state in (Maintenance.APPLIED, "draining") and m.applied_effect
+    }
+    if not live:
+        return {}
+    suspects = set(
+        AuditEntry.objects.filter(maintenance_id__in=list(live), action__in=SEEN_OUTSIDE)
+        .values_list("maintenance_id", flat=True)
+        .distinct()
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pk in sorted(suspects):
+        maintenance = live[pk]
+        names = [r["name"] for r in maintenance.rules]
+        latest: dict[str, str] = {}
+        for name, action in (
+            AuditEntry.objects.filter(maintenance=maintenance, action__in=RULE_WRITES)
+            .order_by("id")
+            .values_list("rule_name", "action")
+        ):
+            latest[name] = action
+        mirrored = dict(
+            KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list(
+                "name", "raw__spec__taint__effect"
+            )
+        )
+        expected = maintenance.applied_effect
+        drift = []
+        for name in names:
+            if latest.get(name) not in SEEN_OUTSIDE:
+                continue
+            if name not in mirrored:
+                drift.append({"rule": name, "expected_effect": expected, "cluster_effect": None,
+                              "what": f"deleted outside dradash: its devices are no longer tainted {expected}"})  # fmt: skip
+            elif mirrored[name] != expected:
+                effect = str(mirrored[name] or "")
+                serve = " (its devices serve again)" if effect == "None" else ""
+                drift.append({"rule": name, "expected_effect": expected, "cluster_effect": effect,
+                              "what": f"effect changed outside dradash to {effect}, not {expected}{serve}"})  # fmt: skip
+        if drift:
+            out[maintenance.pk] = drift
+    return out
+
+
+def drift_summary(drift: list[dict[str, Any]]) -> str:
+    """One sentence for a header, a list row or a drain's message."""
+    if not drift:
+        return ""
+    shown = "; ".join(f"{d['rule']}: {d['what']}" for d in drift[:5])
+    more = f"; and {len(drift) - 5} more" if len(drift) > 5 else ""
+    return f"the cluster differs from what dradash applied — {shown}{more}"

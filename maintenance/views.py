@@ -35,7 +35,7 @@ from maintenance.drain import (
 from maintenance.errors import MaintenanceError
 from maintenance.live import live_document, maintenance_live
 from maintenance.models import AuditEntry, Maintenance
-from maintenance.progress import maintenance_progress
+from maintenance.progress import drift_summary, maintenance_progress, rule_drift
 from maintenance.services import (
     Draft,
     maintenance_apply,
@@ -70,9 +70,15 @@ def _require_author(request: HttpRequest) -> None:
 @login_required
 @require_safe
 def index(request: HttpRequest) -> HttpResponse:
-    maintenances = Maintenance.objects.select_related("created_by").defer(
-        "devices", "rules", "affected", "owner_pods", "budgets", "filters"
-    )[:200]
+    maintenances = list(
+        Maintenance.objects.select_related("created_by").defer(
+            "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+        )[:200]
+    )
+    drift = rule_drift(maintenances=maintenances)
+    for m in maintenances:  # a rule changed outside dradash: the list must not say "applied" alone
+        m.drift = drift.get(m.pk, [])  # type: ignore[attr-defined]
+        m.drift_summary = drift_summary(m.drift)  # type: ignore[attr-defined]
     return render(request, "maintenance/index.html", {"maintenances": maintenances, "nav": "maintenance"})
 
 

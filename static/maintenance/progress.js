@@ -124,7 +124,8 @@
   function actionsBox() { return document.getElementById("m-live"); }
 
   function outOfDate(box) {
-    return String(doc.version) !== box.dataset.version || doc.preview_key !== box.dataset.previewKey;
+    return String(doc.version) !== box.dataset.version || doc.preview_key !== box.dataset.previewKey ||
+      (doc.drift_key || "") !== (box.dataset.driftKey || "");  // a rule changed outside dradash
   }
 
   function checkActions() {
