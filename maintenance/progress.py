@@ -334,6 +334,19 @@ def maintenance_progress(
     }
 
 
+def drain_evictions(*, maintenance: Maintenance) -> dict[str, Any] | None:
+    """The pods the maintenance's drain evicted, in the shape `undo_consequences` reads from the drain's
+    document (maintenance.drain.drain_document) — every pod, from the DrainPod rows."""
+    from maintenance.models import DrainPod
+
+    pods = [
+        {"uid": p.uid, "namespace": p.namespace, "name": p.name, "state": p.state, "evicted": True,
+         "replacement": {"name": p.replacement_name, "node": p.replacement_node} if p.replacement_name else None}
+        for p in DrainPod.objects.filter(drain__maintenance=maintenance, evicted_at__isnull=False).order_by("order")
+    ]  # fmt: skip
+    return {"counts": {"evicted": len(pods)}, "pods": pods} if pods else None
+
+
 def _replacement_text(r: dict[str, Any]) -> str:
     where = f" on {r['node']}" if r.get("node") else ""
     return f"{r.get('namespace') or r['pod'].split('/')[0]}/{r['name']} {r['state']}{where}"

@@ -39,6 +39,7 @@ from maintenance.preview import PreviewStatus, basis_fingerprint, draft_hash, pr
 from maintenance.progress import (
     affected_budgets,
     affected_pods,
+    drain_evictions,
     maintenance_progress,
     owner_pods,
     undo_consequences,
@@ -637,12 +638,9 @@ def maintenance_undo(
         if error.status != 400:
             _refused(maintenance, user, f"undo ({mode})", error)
         raise
-    from maintenance.drain import drain_document
-
-    now = timezone.now()
     consequences = undo_consequences(
-        progress=maintenance_progress(maintenance=maintenance, now=now, pods_limit=None),
-        drain=drain_document(maintenance=maintenance, now=now, pods_limit=None),
+        progress=maintenance_progress(maintenance=maintenance, now=timezone.now(), pods_limit=None),
+        drain=drain_evictions(maintenance=maintenance),
     )
     if mode == "none":
         maintenance_apply(maintenance=maintenance, user=user, effect="None", confirmed=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -18,8 +19,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from inventory.filters import HEALTH_CHOICES
+from inventory.filters import ALLOCATABLE_CHOICES, HEALTH_CHOICES, TAINT_CHOICES
 from inventory.models import ALLOCATION_STATES
+from inventory.selectors.devices import device_filter_choices
 from maintenance import selectors
 from maintenance.audit import latest_version
 from maintenance.confirmation import challenge
@@ -97,10 +99,15 @@ def new(request: HttpRequest) -> HttpResponse:
         "effects": EFFECTS,
         "state_choices": ALLOCATION_STATES,
         "health_choices": HEALTH_CHOICES,
+        "taint_choices": TAINT_CHOICES,
+        "allocatable_choices": ALLOCATABLE_CHOICES,
+        "choices": device_filter_choices(),  # the Devices page's dropdowns, from the inventory
         "form": {"effect": "NoExecute", "key": "example.com/maintenance"},
         "errors": [],
         "ticked": set(),
         "every_device_phrase": EVERY_DEVICE_PHRASE,
+        "max_devices": settings.DRADASH_MAINTENANCE_MAX_DEVICES,
+        "partial": None,
     }
     if not filter_errors:
         devices = selectors.matching_devices(filters=filters)
@@ -123,6 +130,12 @@ def new(request: HttpRequest) -> HttpResponse:
     form = request.POST
     context["form"] = form
     context["ticked"] = set(form.getlist("device"))
+    matching = context.get("matching")
+    if form.get("select_all") != "yes" and matching and 0 < len(context["ticked"]) < matching["count"]:
+        context["partial"] = {
+            "ticked": len(context["ticked"]),
+            "rest": matching["count"] - len(context["ticked"]),
+        }
     errors: list[FieldError] = list(filter_errors)
     expected: int | None = None
     if form.get("select_all") == "yes":
@@ -192,6 +205,16 @@ def _drain_option(maintenance: Maintenance, preview: Any, actions: list[str]) ->
             "forecasts": [forecasts[c] for c in DRAIN_CONCURRENCY_CHOICES]}  # fmt: skip
 
 
+def _filters_match(maintenance: Maintenance) -> dict[str, Any] | None:
+    """How many devices the filters the draft was made from match now, beside how many it selected: a
+    draft of the ticks of one page says so."""
+    if maintenance.every_device or not maintenance.filters or selectors.filter_problems(maintenance.filters):
+        return None
+    count = selectors.matching_devices(filters=maintenance.filters).count()
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(maintenance.filters.items()))
+    return {"count": count, "filters": shown, "partial": count > maintenance.device_count}
+
+
 def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any) -> dict[str, Any]:
     preview = maintenance_preview_observe(
         maintenance=maintenance, check_stale=maintenance.state != Maintenance.UNDONE
@@ -209,6 +232,7 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
     return {
         "nav": "maintenance",
         "m": maintenance,
+        "filters_match": _filters_match(maintenance),
         "yaml": maintenance_yaml(maintenance=maintenance, limit=RULES_SHOWN),
         "kubectl": maintenance_kubectl_command(maintenance=maintenance, limit=RULES_SHOWN),
         "rules_shown": min(RULES_SHOWN, maintenance.rule_count),
