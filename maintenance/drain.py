@@ -13,7 +13,9 @@ Eviction API request at a time, respecting PodDisruptionBudgets.
   `concurrency` are in flight. A pod is claimed for its eviction by one conditional UPDATE, so even two
   drivers evict it once. A 429 (a budget allows no disruption) leaves the pod `blocked` with the budget
   and why ("blocked by PDB ml/trainer: minAvailable 10, 10 healthy"), retried with a growing back-off.
-  Every eviction request and its answer enter the audit log.
+  Every accepted or failed eviction enters the audit log; of a budget's refusals only the first of each
+  pod (and a changed reason) does — the retries are counted on the pod and summed up in the entry of its
+  eviction ("after blocked 14 times over 20 s by PDB ml/trainer") or of the abort.
 - pause / resume / abort are lifecycle actions (maintenance.states), version-checked like the others;
   abort stops evicting and leaves the rules with NoSchedule.
 
