@@ -72,3 +72,12 @@ def test_a_rule_changed_or_deleted_outside_dradash_shows_as_drift(mirrored: Any,
     assert [(d["rule"], d["cluster_effect"]) for d in detail["drift"]] == [(name, None)]
     assert "deleted outside dradash" in detail["drift"][0]["what"] and "deleted outside dradash" in page
     assert f"{name}</bdi> deleted" in index
+    # a drain's "the rules stay with effect NoSchedule" is not left standing either
+    from maintenance.drain import ABORT_MESSAGE, _with_drift
+
+    said = _with_drift(m, ABORT_MESSAGE)
+    assert (
+        said.startswith(ABORT_MESSAGE)
+        and "But since then the cluster differs from what dradash applied" in said
+    )
+    assert f"{name}: deleted outside dradash" in said
