@@ -36,6 +36,7 @@ from maintenance.drain import (
 from maintenance.errors import MaintenanceError
 from maintenance.live import maintenance_live
 from maintenance.models import AuditEntry, Maintenance
+from maintenance.progress import rule_drift
 from maintenance.services import (
     Draft,
     maintenance_apply,
@@ -58,7 +59,10 @@ YAML_RULES_IN_DETAIL = 50
 
 
 class CanAuthor(BasePermission):
-    message = "Only operators and admins may author DeviceTaintRules."
+    message = (
+        "Only operators and admins may change a maintenance (create, preview, apply, drain, undo); "
+        "viewers can read everything."
+    )
 
     def has_permission(self, request: Any, view: Any) -> bool:
         if request.method in ("GET", "HEAD", "OPTIONS"):
@@ -66,11 +70,18 @@ class CanAuthor(BasePermission):
         return user_can_author(request.user)
 
 
+DRIFT_HELP = (
+    "rules the cluster no longer has as dradash applied them (changed or deleted outside dradash, per the "
+    "mirror): applied_effect is what dradash applied, cluster_effect what the cluster has (null: deleted)"
+)
+
+
 class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
     created_by = serializers.CharField(source="created_by.username", default="", read_only=True)
     drain = serializers.SerializerMethodField(
         help_text="the drain (null without one): state, concurrency, per-pod states, budgets, ETA"
     )
+    drift = serializers.SerializerMethodField(help_text=DRIFT_HELP)
 
     class Meta:
         model = Maintenance
@@ -78,21 +89,34 @@ class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
             "id", "title", "reason", "ticket", "created_by", "created_at", "state", "version", "taint_key",
             "taint_value", "target_effect", "applied_effect", "every_device", "filters", "device_count",
             "rule_count", "scope", "devices", "rules", "preview_run_id", "affected", "enforced_at", "last_error",
-            "drain",
+            "drain", "drift",
         ]  # fmt: skip
 
     @extend_schema_field(serializers.DictField(allow_null=True))
     def get_drain(self, maintenance: Maintenance) -> dict[str, Any] | None:
         return drain_document(maintenance=maintenance, now=timezone.now())
 
+    @extend_schema_field(schema.RuleDrift(many=True))
+    def get_drift(self, maintenance: Maintenance) -> list[dict[str, Any]]:
+        return rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
+
 
 class MaintenanceSummarySerializer(serializers.ModelSerializer[Maintenance]):
     created_by = serializers.CharField(source="created_by.username", default="", read_only=True)
+    drift = serializers.SerializerMethodField(help_text=DRIFT_HELP)
+
+    @extend_schema_field(schema.RuleDrift(many=True))
+    def get_drift(self, maintenance: Maintenance) -> list[dict[str, Any]]:
+        known = self.context.get("drift")  # the list's, for the whole page at once
+        if known is not None:
+            return list(known.get(maintenance.pk, []))
+        return rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
 
     class Meta:
         model = Maintenance
         fields = ["id", "title", "created_by", "created_at", "state", "version", "taint_key", "taint_value",
-                  "target_effect", "applied_effect", "every_device", "device_count", "rule_count", "scope"]  # fmt: skip
+                  "target_effect", "applied_effect", "every_device", "device_count", "rule_count", "scope",
+                  "drift"]  # fmt: skip
 
 
 class AuditEntrySerializer(serializers.ModelSerializer[AuditEntry]):
@@ -147,7 +171,11 @@ class MaintenanceListView(APIView):
             request,
             items,
             view=self,
-            serialize=lambda page: MaintenanceSummarySerializer(page, many=True).data,
+            serialize=lambda page: (
+                MaintenanceSummarySerializer(
+                    page, many=True, context={"drift": rule_drift(maintenances=list(page))}
+                ).data
+            ),
         )
 
     @extend_schema(
@@ -186,7 +214,8 @@ class MaintenanceDetailView(APIView):
 
 
 class MaintenancePreviewView(APIView):
-    permission_classes = [IsAuthenticated]  # viewers may run previews
+    # a preview raises the version and replaces the preview the enforce forms were drawn on: a write
+    permission_classes = [IsAuthenticated, CanAuthor]
 
     @extend_schema(
         operation_id="maintenance_preview",

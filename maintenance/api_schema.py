@@ -100,6 +100,15 @@ AUDIT_PARAMETERS = [
 ]
 
 
+class RuleDrift(serializers.Serializer[Any]):
+    rule = serializers.CharField()
+    expected_effect = serializers.CharField(help_text="the effect dradash applied")
+    cluster_effect = serializers.CharField(
+        allow_null=True, help_text="the effect in the cluster; null: deleted"
+    )
+    what = serializers.CharField(help_text='"effect changed outside dradash to None, not NoSchedule (…)"')
+
+
 class DrainForecastEntry(serializers.Serializer[Any]):
     namespace = serializers.CharField()
     name = serializers.CharField()
@@ -143,6 +152,7 @@ class DrainForecastBody(serializers.Serializer[Any]):
     budgets = DrainForecastBudget(many=True)
     seconds = serializers.IntegerField()
     duration = serializers.CharField(help_text='"about 2 min 00 s"')
+    assumes = serializers.CharField(help_text="what the estimate assumes (grace period, replacement start)")
     tolerating = serializers.IntegerField(help_text="pods that tolerate the taint: left alone")
 
 

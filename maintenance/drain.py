@@ -13,7 +13,9 @@ Eviction API request at a time, respecting PodDisruptionBudgets.
   `concurrency` are in flight. A pod is claimed for its eviction by one conditional UPDATE, so even two
   drivers evict it once. A 429 (a budget allows no disruption) leaves the pod `blocked` with the budget
   and why ("blocked by PDB ml/trainer: minAvailable 10, 10 healthy"), retried with a growing back-off.
-  Every eviction request and its answer enter the audit log.
+  Every accepted or failed eviction enters the audit log; of a budget's refusals only the first of each
+  pod (and a changed reason) does — the retries are counted on the pod and summed up in the entry of its
+  eviction ("after blocked 14 times over 20 s by PDB ml/trainer") or of the abort.
 - pause / resume / abort are lifecycle actions (maintenance.states), version-checked like the others;
   abort stops evicting and leaves the rules with NoSchedule.
 
@@ -41,7 +43,7 @@ from maintenance import audit, cluster, states
 from maintenance.cluster import ClusterWriteError
 from maintenance.confirmation import BlastRadius, Challenge, blast_radius, challenge, typed_matches
 from maintenance.errors import HEADLINE_CONFIRM, MaintenanceError
-from maintenance.models import Drain, DrainPod, Maintenance
+from maintenance.models import AuditEntry, Drain, DrainPod, Maintenance
 from maintenance.progress import affected_pods, owner_pods
 from maintenance.taints import FieldError
 from maintenance.wake import wake_drivers
@@ -56,6 +58,11 @@ MAX_REPLACEMENT_TIMEOUT = 3600
 #: drain has not measured any yet
 ESTIMATE_GRACE_DEFAULT = 30
 ESTIMATE_START_SECONDS = 10
+ESTIMATE_ASSUMES = (
+    f"each wave takes its pods' termination grace period ({ESTIMATE_GRACE_DEFAULT} s unless a pod sets its own) "
+    f"plus {ESTIMATE_START_SECONDS} s for the replacement to start; pods that end sooner and replacements that "
+    "start at once make it faster, a budget that blocks makes it slower (no ETA while it blocks)"
+)
 
 
 def _setting(name: str) -> float:
@@ -215,6 +222,7 @@ def drain_forecast(
         "budgets": docs,
         "seconds": seconds,
         "duration": _duration(seconds),
+        "assumes": ESTIMATE_ASSUMES,
         "tolerating": sum(1 for p in result.get("pods") or [] if not p.get("evicted")),
     }
 
@@ -417,6 +425,20 @@ def _lifecycle(
         Drain.objects.filter(maintenance=maintenance).update(
             state=new_state, finished_at=timezone.now() if new_state == Drain.ABORTED else None, message=""
         )
+        if action == states.ABORT:  # the pods not evicted yet stay where they are, and say so
+            left = list(
+                DrainPod.objects.filter(drain__maintenance=maintenance, state__in=states.POD_TO_EVICT)
+            )
+            drain = Drain.objects.get(maintenance=maintenance)
+            blocked = [(p, _refusals(drain, p, timezone.now())) for p in left]
+            if left:
+                message += f" {_n(len(left), 'pod')} not evicted" + (
+                    " (" + "; ".join(f"{p.namespace}/{p.name} {r['text']}" for p, r in blocked[:10] if r) + ")"
+                    if any(r for _, r in blocked) else ""
+                ) + "."  # fmt: skip
+            DrainPod.objects.filter(pk__in=[p.pk for p in left]).update(
+                state=states.NOT_EVICTED, reason=NOT_EVICTED_REASON, next_try_at=None
+            )
         if action == states.RESUME:  # try the blocked pods again at once
             DrainPod.objects.filter(drain__maintenance=maintenance, state__in=states.POD_TO_EVICT).update(
                 next_try_at=None
@@ -444,6 +466,7 @@ def maintenance_drain_resume(
                       message="drain resumed")  # fmt: skip
 
 
+NOT_EVICTED_REASON = "the drain was aborted before its eviction: it keeps running on the devices (NoSchedule)"
 ABORT_MESSAGE = (
     "drain aborted: no further pod is evicted. The rules stay in the cluster with effect NoSchedule, so "
     "nothing new lands on the devices; pods not yet evicted keep running on them. Undo to remove the rules, "
@@ -703,15 +726,21 @@ def _evict(
                 else f"blocked by a disruption budget: {cause or why}"
             )
             wait = backoff(pod.attempts)
+            # Only the first refusal (and a changed reason) enters the audit log: a budget that says no for
+            # a minute would otherwise write an entry per retry. The retries are counted on the pod
+            # (attempts) and summed up in the entry that records its eviction (or the abort).
+            repeated = pod.attempts > 1 and pod.budget == which and pod.reason == reason
             _save(pod, state=states.BLOCKED, claimed_by="", budget=which, reason=reason,
                   next_try_at=now + timedelta(seconds=wait))  # fmt: skip
             result.blocked += 1
-            audit.record(
-                action="eviction", maintenance=maintenance, user=user, subject=subject, object_uid=pod.uid,
-                message=f"eviction of pod {subject} refused (429): {reason}; retrying in {wait:g} s",
-                outcome={"status": 429, "answer": error.message, "cause": cause, "budget": which,
-                         "attempt": pod.attempts},
-            )  # fmt: skip
+            if not repeated:
+                audit.record(
+                    action="eviction", maintenance=maintenance, user=user, subject=subject, object_uid=pod.uid,
+                    message=f"eviction of pod {subject} refused (429): {reason}; retrying with a back-off "
+                            f"(first in {wait:g} s; further refusals are counted, not logged one by one)",
+                    outcome={"status": 429, "answer": error.message, "cause": cause, "budget": which,
+                             "attempt": pod.attempts},
+                )  # fmt: skip
             return
         if error.status in (404, 409):  # gone already, or a new pod under the same name: not ours to evict
             _save(pod, state=states.REPLACEMENT_PENDING, claimed_by="", evicted_at=now,
@@ -733,13 +762,33 @@ def _evict(
             Maintenance.objects.filter(pk=maintenance.pk).update(version=F("version") + 1)
         return
     now = timezone.now()
+    refused = _refusals(drain, pod, now)
     _save(pod, claimed_by="", evicted_at=now, reason="")
     result.evicted += 1
     audit.record(
         action="eviction", maintenance=maintenance, user=user, subject=subject, object_uid=pod.uid,
-        message=f"eviction of pod {subject} requested: 201 accepted (it held {', '.join(pod.claims) or 'no claim'})",
-        outcome={"status": 201, "owner": pod.owner, "node": pod.node, "attempt": pod.attempts},
+        message=f"eviction of pod {subject} requested: 201 accepted (it held {', '.join(pod.claims) or 'no claim'})"
+                + (f" after {refused['text']}" if refused else ""),
+        outcome={"status": 201, "owner": pod.owner, "node": pod.node, "attempt": pod.attempts,
+                 **({"refused": refused} if refused else {})},
     )  # fmt: skip
+
+
+def _refusals(drain: Drain, pod: DrainPod, now: datetime) -> dict[str, Any] | None:
+    """How often a budget refused this pod's eviction and over how long ("blocked 14 times over 20 s
+    by PDB ml/trainer"), from its attempts and its first logged refusal; None when it was never refused."""
+    first = (
+        AuditEntry.objects.filter(maintenance_id=drain.maintenance_id, action="eviction", object_uid=pod.uid,
+                                  outcome__status=429, at__gte=drain.started_at)
+        .order_by("id").values_list("at", flat=True).first()
+    )  # fmt: skip
+    times = max(0, pod.attempts - 1) if pod.state == states.EVICTING else pod.attempts
+    if first is None or not times:
+        return None
+    seconds = max(0, round((now - first).total_seconds()))
+    by = f" by PDB {pod.budget}" if pod.budget else ""
+    return {"times": times, "seconds": seconds, "budget": pod.budget,
+            "text": f"blocked {_n(times, 'time')} over {_duration(seconds).removeprefix('about ')}{by}"}  # fmt: skip
 
 
 NEEDS_HEALTHY = re.compile(r"needs (\d+) healthy pods and has (\d+) currently")
@@ -798,6 +847,16 @@ def _finish_if_done(drain: Drain, now: datetime) -> bool:
 # --------------------------------------------------------------------------- the live document
 
 
+def _with_drift(maintenance: Maintenance, message: str) -> str:
+    """A drain's message says the rules keep NoSchedule: not when someone changed them since."""
+    from maintenance.progress import drift_summary, rule_drift
+
+    drift = rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
+    if not message or not drift:
+        return message
+    return f"{message} But since then {drift_summary(drift)}."
+
+
 def _counts(pods: list[DrainPod]) -> dict[str, int]:
     counts = {state: 0 for state in states.POD_STATES}
     for pod in pods:
@@ -818,6 +877,10 @@ def drain_document(
     if drain is None:
         return None
     pods = list(drain.pods.all())
+    if drain.state == Drain.ABORTED:  # an answer that came after the abort: not evicted all the same
+        for pod in pods:
+            if pod.state in states.POD_TO_EVICT:
+                pod.state, pod.reason = states.NOT_EVICTED, NOT_EVICTED_REASON
     counts = _counts(pods)
     settled = [p for p in pods if p.state == states.RUNNING and p.evicted_at and p.settled_at]
     if settled:
@@ -831,7 +894,26 @@ def drain_document(
         1 for p in pods if p.state in states.POD_IN_FLIGHT and not p.timed_out
     )
     active = drain.state in (Drain.RUNNING, Drain.PAUSED)
-    eta_seconds = math.ceil(left / max(1, drain.concurrency)) * per_pod if active and left else 0
+    blocked_by = sorted({p.budget or "a disruption budget" for p in pods if p.state == states.BLOCKED})
+    eta_seconds: float | None = (
+        math.ceil(left / max(1, drain.concurrency)) * per_pod if active and left else 0
+    )
+    if not active:
+        eta = {Drain.ABORTED: "none (aborted)", Drain.COMPLETE: "done"}.get(drain.state, "done")
+    elif drain.state == Drain.PAUSED and left:
+        eta_seconds, eta = None, "none while paused"
+    elif blocked_by:
+        # A budget decides when the blocked pods may go (its other pods must be healthy first): no number
+        # means anything until it allows a disruption again.
+        retry = [p.next_try_at for p in pods if p.state == states.BLOCKED and p.next_try_at]
+        next_try = max(0, math.ceil((min(retry) - now).total_seconds())) if retry else None
+        names = ", ".join(f"PDB {b}" if "/" in b else b for b in blocked_by)
+        eta_seconds = None
+        eta = f"none while blocked: waiting for {names}" + (
+            f" (next try in {next_try} s)" if next_try is not None else ""
+        )
+    else:
+        eta = _duration(eta_seconds) if eta_seconds else "any moment"
     budgets = _budgets({p.namespace for p in pods})
     names = {p.budget for p in pods if p.budget}
     labels = _mirror_labels([p.uid for p in pods])
@@ -846,11 +928,21 @@ def drain_document(
         for b in budgets
         if f"{b['namespace']}/{b['name']}" in names or members.get(f"{b['namespace']}/{b['name']}")
     ]
-    done = counts["to_evict"] - left
+    done = counts["to_evict"] - left - counts.get(states.NOT_EVICTED, 0)
+    summary = f"{done} of {counts['to_evict']} pods moved · ETA {eta}"
+    if counts[states.BLOCKED]:
+        summary += f" · {_n(counts[states.BLOCKED], 'pod')} blocked by PDB"
+    if counts.get(states.NOT_EVICTED):
+        summary += f" · {counts[states.NOT_EVICTED]} not evicted (drain aborted)"
+    if counts[states.NO_OWNER]:
+        summary += f" · {counts[states.NO_OWNER]} without an owner left in place"
+    if drain.state == Drain.COMPLETE:
+        summary += " · complete"
     out_pods = [
         {"namespace": p.namespace, "name": p.name, "uid": p.uid, "node": p.node, "owner": p.owner, "order": p.order,
          "state": p.state, "label": states.POD_STATES.get(p.state, p.state) + (" (timed out)" if p.timed_out else ""),
-         "reason": p.reason, "budget": p.budget, "attempts": p.attempts,
+         "reason": p.reason + (f" (refused {_n(p.attempts, 'time')})" if p.state == states.BLOCKED else ""),
+         "budget": p.budget, "attempts": p.attempts, "evicted": p.evicted_at is not None,
          "replacement": {"name": p.replacement_name, "node": p.replacement_node} if p.replacement_name else None}
         for p in pods
     ]  # fmt: skip
@@ -863,13 +955,17 @@ def drain_document(
         "started_at": drain.started_at.isoformat(),
         "finished_at": drain.finished_at.isoformat() if drain.finished_at else None,
         "started_by": drain.started_by.username if drain.started_by else "",
-        "message": drain.message or (ABORT_MESSAGE if drain.state == Drain.ABORTED else ""),
+        "message": _with_drift(
+            maintenance, drain.message or (ABORT_MESSAGE if drain.state == Drain.ABORTED else "")
+        ),
         "counts": counts,
         "done": done,
         "of": counts["to_evict"],
         "percent": round(100.0 * done / counts["to_evict"], 1) if counts["to_evict"] else 100.0,
-        "eta_seconds": int(eta_seconds),
-        "eta": _duration(eta_seconds) if eta_seconds else ("done" if not active else "any moment"),
+        "eta_seconds": None if eta_seconds is None else int(eta_seconds),
+        "eta": eta,
+        "waiting_for": blocked_by,
+        "summary": summary,
         "blocked": [p for p in out_pods if p["state"] == states.BLOCKED],
         "pods": out_pods,
         "pods_total": len(pods),

@@ -12,7 +12,13 @@ from maintenance import states
 from maintenance.drain import drain_document
 from maintenance.models import Maintenance
 from maintenance.preview import PreviewStatus
-from maintenance.progress import PODS_SHOWN, maintenance_progress, undo_consequences
+from maintenance.progress import (
+    PODS_SHOWN,
+    drift_summary,
+    maintenance_progress,
+    rule_drift,
+    undo_consequences,
+)
 from maintenance.services import maintenance_preview_observe
 
 
@@ -26,8 +32,12 @@ def live_document(
     drain: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     preview_doc = preview.as_dict()
+    drift = rule_drift(maintenances=[maintenance]).get(maintenance.pk, [])
     return {
         **progress,
+        "drift": drift,
+        "drift_summary": drift_summary(drift),
+        "drift_key": ",".join(f"{d['rule']}={d['cluster_effect']}" for d in drift),
         "drain": drain,
         "actions": states.offered(
             state=maintenance.state,
@@ -36,7 +46,9 @@ def live_document(
         ),  # fmt: skip
         "preview": preview_doc,
         "preview_key": preview_key(preview_doc),
-        "undo": undo_consequences(progress=progress) if maintenance.state == Maintenance.APPLIED else None,
+        "undo": undo_consequences(progress=progress, drain=drain)
+        if maintenance.state == Maintenance.APPLIED
+        else None,
     }
 
 

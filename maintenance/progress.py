@@ -334,32 +334,146 @@ def maintenance_progress(
     }
 
 
-def undo_consequences(*, progress: dict[str, Any]) -> dict[str, Any]:
-    """What undo does not undo: evicted pods stay evicted; their replacements are wherever they are."""
+def drain_evictions(*, maintenance: Maintenance) -> dict[str, Any] | None:
+    """The pods the maintenance's drain evicted, in the shape `undo_consequences` reads from the drain's
+    document (maintenance.drain.drain_document) — every pod, from the DrainPod rows."""
+    from maintenance.models import DrainPod
+
+    pods = [
+        {"uid": p.uid, "namespace": p.namespace, "name": p.name, "state": p.state, "evicted": True,
+         "replacement": {"name": p.replacement_name, "node": p.replacement_node} if p.replacement_name else None}
+        for p in DrainPod.objects.filter(drain__maintenance=maintenance, evicted_at__isnull=False).order_by("order")
+    ]  # fmt: skip
+    return {"counts": {"evicted": len(pods)}, "pods": pods} if pods else None
+
+
+def _replacement_text(r: dict[str, Any]) -> str:
+    where = f" on {r['node']}" if r.get("node") else ""
+    return f"{r.get('namespace') or r['pod'].split('/')[0]}/{r['name']} {r['state']}{where}"
+
+
+def undo_consequences(*, progress: dict[str, Any], drain: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What undo does not undo: evicted pods stay evicted — those NoExecute evicted (`progress`) and those
+    the drain evicted (`drain`, maintenance.drain's document) — and their replacements are wherever they
+    are."""
     gone = [p for p in progress["pods"] if p["state"] == "gone" and p.get("evict_at") is not None]
-    evicted = progress["counts"]["evicted"]
-    replacements = [
-        {"pod": f"{p['namespace']}/{p['name']}", **p["replacement"]} for p in gone if p.get("replacement")
-    ]
+    by_taint = int(progress["counts"]["evicted"])
+    evicted_pods = [
+        {"pod": f"{p['namespace']}/{p['name']}", "uid": p.get("uid", ""), "by": "NoExecute",
+         "replacement": p.get("replacement")}
+        for p in gone
+    ]  # fmt: skip
+    by_drain = 0
+    if drain:
+        by_drain = int(drain["counts"].get("evicted", 0))
+        seen = {p["uid"] for p in evicted_pods}
+        for p in drain["pods"]:
+            if not p.get("evicted") or p["uid"] in seen:
+                continue
+            new = p.get("replacement")
+            state = {"running": "running", "unschedulable": "unschedulable"}.get(p["state"], "pending")
+            evicted_pods.append(
+                {"pod": f"{p['namespace']}/{p['name']}", "uid": p["uid"], "by": "drain",
+                 "replacement": {"name": new["name"], "namespace": p["namespace"], "state": state,
+                                 "node": new.get("node", "")} if new else None}
+            )  # fmt: skip
+    evicted = by_taint + by_drain
+    replacements = [{"pod": e["pod"], **e["replacement"]} for e in evicted_pods if e.get("replacement")]
     if not evicted:
         text = "No pod was evicted by this maintenance."
     else:
-        names = ", ".join(f"{p['namespace']}/{p['name']}" for p in gone[:10])
-        more = f" and {evicted - min(len(gone), 10)} more" if evicted > min(len(gone), 10) else ""
+        shown = evicted_pods[:10]
+        names = ", ".join(e["pod"] for e in shown)
+        more = f" and {evicted - len(shown)} more" if evicted > len(shown) else ""
+        how = []
+        if by_drain:
+            how.append(f"{by_drain} by the drain")
+        if by_taint:
+            how.append(f"{by_taint} by NoExecute")
         text = (
             f"Undo removes the taint; it does not bring evicted pods back: {evicted} pod"
-            f"{'' if evicted == 1 else 's'} evicted by this maintenance stay evicted ({names}{more})."
+            f"{'' if evicted == 1 else 's'} evicted by this maintenance ({', '.join(how)}) stay evicted"
+            f"{f' ({names}{more})' if names else ''}."
         )
         if replacements:
             text += (
                 " Replacements: "
-                + "; ".join(
-                    f"{r['namespace']}/{r['name']} {r['state']}{' on ' + r['node'] if r['node'] else ''}"
-                    for r in replacements[:10]
-                )
+                + "; ".join(_replacement_text(r) for r in replacements[:10])
                 + ("; …" if len(replacements) > 10 else "")
                 + "."
             )
         else:
             text += " No replacement pod exists for them."
-    return {"evicted": evicted, "replacements": replacements, "text": text}
+    return {
+        "evicted": evicted,
+        "evicted_by_drain": by_drain,
+        "evicted_by_noexecute": by_taint,
+        "pods": [e["pod"] for e in evicted_pods[:200]],
+        "replacements": replacements,
+        "text": text,
+    }
+
+
+RULE_WRITES = ("create", "update", "delete", "seen-create", "seen-update", "seen-delete")
+SEEN_OUTSIDE = ("seen-update", "seen-delete")
+
+
+def rule_drift(*, maintenances: list[Maintenance]) -> dict[str, list[dict[str, Any]]]:
+    """{maintenance id: [{rule, expected_effect, cluster_effect, what}]} for the applied (or draining)
+    maintenances whose rules the cluster no longer has as dradash applied them: the last write the audit
+    log knows of a rule was made outside dradash (seen by the mirror) and the mirror's rule differs —
+    its effect changed, or it is gone. A rule someone set back is no drift, and neither is the mirror
+    lagging behind dradash's own write (dradash's entry is then the last)."""
+    from inventory.models import KubeObject
+
+    live = {
+        m.pk: m for m in maintenances if m.state in (Maintenance.APPLIED, "draining") and m.applied_effect
+    }
+    if not live:
+        return {}
+    suspects = set(
+        AuditEntry.objects.filter(maintenance_id__in=list(live), action__in=SEEN_OUTSIDE)
+        .values_list("maintenance_id", flat=True)
+        .distinct()
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pk in sorted(suspects):
+        maintenance = live[pk]
+        names = [r["name"] for r in maintenance.rules]
+        latest: dict[str, str] = {}
+        for name, action in (
+            AuditEntry.objects.filter(maintenance=maintenance, action__in=RULE_WRITES)
+            .order_by("id")
+            .values_list("rule_name", "action")
+        ):
+            latest[name] = action
+        mirrored = dict(
+            KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list(
+                "name", "raw__spec__taint__effect"
+            )
+        )
+        expected = maintenance.applied_effect
+        drift = []
+        for name in names:
+            if latest.get(name) not in SEEN_OUTSIDE:
+                continue
+            if name not in mirrored:
+                drift.append({"rule": name, "expected_effect": expected, "cluster_effect": None,
+                              "what": f"deleted outside dradash: its devices are no longer tainted {expected}"})  # fmt: skip
+            elif mirrored[name] != expected:
+                effect = str(mirrored[name] or "")
+                serve = " (its devices serve again)" if effect == "None" else ""
+                drift.append({"rule": name, "expected_effect": expected, "cluster_effect": effect,
+                              "what": f"effect changed outside dradash to {effect}, not {expected}{serve}"})  # fmt: skip
+        if drift:
+            out[maintenance.pk] = drift
+    return out
+
+
+def drift_summary(drift: list[dict[str, Any]]) -> str:
+    """One sentence for a header, a list row or a drain's message."""
+    if not drift:
+        return ""
+    shown = "; ".join(f"{d['rule']}: {d['what']}" for d in drift[:5])
+    more = f"; and {len(drift) - 5} more" if len(drift) > 5 else ""
+    return f"the cluster differs from what dradash applied — {shown}{more}"

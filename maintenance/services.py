@@ -39,6 +39,7 @@ from maintenance.preview import PreviewStatus, basis_fingerprint, draft_hash, pr
 from maintenance.progress import (
     affected_budgets,
     affected_pods,
+    drain_evictions,
     maintenance_progress,
     owner_pods,
     undo_consequences,
@@ -638,7 +639,8 @@ def maintenance_undo(
             _refused(maintenance, user, f"undo ({mode})", error)
         raise
     consequences = undo_consequences(
-        progress=maintenance_progress(maintenance=maintenance, now=timezone.now())
+        progress=maintenance_progress(maintenance=maintenance, now=timezone.now(), pods_limit=None),
+        drain=drain_evictions(maintenance=maintenance),
     )
     if mode == "none":
         maintenance_apply(maintenance=maintenance, user=user, effect="None", confirmed=True,
@@ -679,7 +681,7 @@ def maintenance_undo(
     maintenance.write_intent = {}
     maintenance.save(update_fields=["state", "applied_effect", "last_error", "write_intent", "updated_at"])
     audit.record(action="undo", maintenance=maintenance, user=user,
-                 message=f"undone: {len(names)} rules deleted. " + consequences["text"],
+                 message=f"undone: {_n(len(names), 'rule')} deleted. " + consequences["text"],
                  outcome=consequences)  # fmt: skip
     audit.announce([maintenance.id])
     return consequences

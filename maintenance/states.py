@@ -78,6 +78,7 @@ REPLACEMENT_PENDING = "replacement-pending"
 RUNNING = "running"
 UNSCHEDULABLE = "unschedulable"
 NO_OWNER = "no-owner"
+NOT_EVICTED = "not-evicted"  # the drain was aborted before this pod's eviction
 POD_STATES: dict[str, str] = {
     WAITING: "waiting",
     BLOCKED: "blocked by PDB",
@@ -87,13 +88,14 @@ POD_STATES: dict[str, str] = {
     RUNNING: "replacement running",
     UNSCHEDULABLE: "replacement unschedulable",
     NO_OWNER: "no owner: left in place",
+    NOT_EVICTED: "not evicted (drain aborted)",
 }
 #: states in which the pod has not been evicted yet (the driver may still evict it)
 POD_TO_EVICT = frozenset({WAITING, BLOCKED})
 #: states in which the pod holds one of the drain's concurrency slots (until settled or timed out)
 POD_IN_FLIGHT = frozenset({EVICTING, GONE, REPLACEMENT_PENDING, UNSCHEDULABLE})
 #: states the pod does not leave
-POD_FINAL = frozenset({RUNNING, NO_OWNER})
+POD_FINAL = frozenset({RUNNING, NO_OWNER, NOT_EVICTED})
 
 
 def allows(state: str, action: str, *, drain_state: str = "") -> bool:

@@ -9,12 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.filters import DeviceFilterSet
 from maintenance.errors import MaintenanceError
 from maintenance.planning import DeviceRef
 from maintenance.taints import FieldError
 
 # The inventory's device filters a selection may use (the same query parameters as the Devices page).
-DEVICE_FILTERS = ("driver", "pool", "node", "device_class", "attribute", "taint", "state", "health", "q")
+# Every one of them, so "Take these devices out of service" on the Devices page carries nothing a new
+# maintenance would refuse.
+DEVICE_FILTERS: tuple[str, ...] = tuple(DeviceFilterSet.base_filters)
 EVERY_DEVICE_PHRASE = "every device in the cluster"
 
 CREATE_FIELDS = ("title", "reason", "ticket", "key", "value", "effect", "devices", "filters", "every_device",

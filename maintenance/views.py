@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -18,8 +19,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from inventory.filters import HEALTH_CHOICES
+from inventory.filters import ALLOCATABLE_CHOICES, HEALTH_CHOICES, TAINT_CHOICES
 from inventory.models import ALLOCATION_STATES
+from inventory.selectors.devices import device_filter_choices
 from maintenance import selectors
 from maintenance.audit import latest_version
 from maintenance.confirmation import challenge
@@ -35,7 +37,7 @@ from maintenance.drain import (
 from maintenance.errors import MaintenanceError
 from maintenance.live import live_document, maintenance_live
 from maintenance.models import AuditEntry, Maintenance
-from maintenance.progress import maintenance_progress
+from maintenance.progress import drift_summary, maintenance_progress, rule_drift
 from maintenance.services import (
     Draft,
     maintenance_apply,
@@ -56,17 +58,29 @@ RULES_SHOWN = 10
 AUDIT_PAGE_SIZE = 100
 
 
+AUTHOR_ONLY = (
+    "Only operators and admins may change a maintenance (create, preview, apply, drain, undo); "
+    "viewers can read everything."
+)
+
+
 def _require_author(request: HttpRequest) -> None:
     if not user_can_author(request.user):
-        raise PermissionDenied("Only operators and admins may author DeviceTaintRules.")
+        raise PermissionDenied(AUTHOR_ONLY)
 
 
 @login_required
 @require_safe
 def index(request: HttpRequest) -> HttpResponse:
-    maintenances = Maintenance.objects.select_related("created_by").defer(
-        "devices", "rules", "affected", "owner_pods", "budgets", "filters"
-    )[:200]
+    maintenances = list(
+        Maintenance.objects.select_related("created_by").defer(
+            "devices", "rules", "affected", "owner_pods", "budgets", "filters"
+        )[:200]
+    )
+    drift = rule_drift(maintenances=maintenances)
+    for m in maintenances:  # a rule changed outside dradash: the list must not say "applied" alone
+        m.drift = drift.get(m.pk, [])  # type: ignore[attr-defined]
+        m.drift_summary = drift_summary(m.drift)  # type: ignore[attr-defined]
     return render(request, "maintenance/index.html", {"maintenances": maintenances, "nav": "maintenance"})
 
 
@@ -85,10 +99,15 @@ def new(request: HttpRequest) -> HttpResponse:
         "effects": EFFECTS,
         "state_choices": ALLOCATION_STATES,
         "health_choices": HEALTH_CHOICES,
+        "taint_choices": TAINT_CHOICES,
+        "allocatable_choices": ALLOCATABLE_CHOICES,
+        "choices": device_filter_choices(),  # the Devices page's dropdowns, from the inventory
         "form": {"effect": "NoExecute", "key": "example.com/maintenance"},
         "errors": [],
         "ticked": set(),
         "every_device_phrase": EVERY_DEVICE_PHRASE,
+        "max_devices": settings.DRADASH_MAINTENANCE_MAX_DEVICES,
+        "partial": None,
     }
     if not filter_errors:
         devices = selectors.matching_devices(filters=filters)
@@ -111,6 +130,12 @@ def new(request: HttpRequest) -> HttpResponse:
     form = request.POST
     context["form"] = form
     context["ticked"] = set(form.getlist("device"))
+    matching = context.get("matching")
+    if form.get("select_all") != "yes" and matching and 0 < len(context["ticked"]) < matching["count"]:
+        context["partial"] = {
+            "ticked": len(context["ticked"]),
+            "rest": matching["count"] - len(context["ticked"]),
+        }
     errors: list[FieldError] = list(filter_errors)
     expected: int | None = None
     if form.get("select_all") == "yes":
@@ -180,6 +205,16 @@ def _drain_option(maintenance: Maintenance, preview: Any, actions: list[str]) ->
             "forecasts": [forecasts[c] for c in DRAIN_CONCURRENCY_CHOICES]}  # fmt: skip
 
 
+def _filters_match(maintenance: Maintenance) -> dict[str, Any] | None:
+    """How many devices the filters the draft was made from match now, beside how many it selected: a
+    draft of the ticks of one page says so."""
+    if maintenance.every_device or not maintenance.filters or selectors.filter_problems(maintenance.filters):
+        return None
+    count = selectors.matching_devices(filters=maintenance.filters).count()
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(maintenance.filters.items()))
+    return {"count": count, "filters": shown, "partial": count > maintenance.device_count}
+
+
 def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any) -> dict[str, Any]:
     preview = maintenance_preview_observe(
         maintenance=maintenance, check_stale=maintenance.state != Maintenance.UNDONE
@@ -197,6 +232,7 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
     return {
         "nav": "maintenance",
         "m": maintenance,
+        "filters_match": _filters_match(maintenance),
         "yaml": maintenance_yaml(maintenance=maintenance, limit=RULES_SHOWN),
         "kubectl": maintenance_kubectl_command(maintenance=maintenance, limit=RULES_SHOWN),
         "rules_shown": min(RULES_SHOWN, maintenance.rule_count),
@@ -252,7 +288,8 @@ def _show_refusal(request: HttpRequest, maintenance: Maintenance, error: Mainten
 @login_required
 @require_POST
 def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
-    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)  # viewers may run previews
+    _require_author(request)  # a preview raises the version and replaces the preview: a write
+    maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     try:
         maintenance_preview_start(
             maintenance=maintenance,

@@ -21,11 +21,7 @@
     state.textContent = drain.state;
     state.dataset.state = drain.state;
     const summary = document.getElementById("drain-summary");
-    let line = drain.done + " of " + drain.of + " pods moved · ETA " + drain.eta;
-    if (drain.counts.blocked) line += " · " + drain.counts.blocked + " blocked by PDB";
-    if (drain.counts["no-owner"]) line += " · " + drain.counts["no-owner"] + " without an owner left in place";
-    if (drain.complete) line += " · complete";
-    summary.textContent = line;
+    summary.textContent = drain.summary;  // the server's words (ETA none while a budget blocks)
     summary.dataset.complete = drain.complete ? "true" : "false";
     const message = document.getElementById("drain-message");
     message.textContent = drain.message || "";

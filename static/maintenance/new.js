@@ -21,6 +21,21 @@
       status.textContent = "Nothing is selected yet";
       status.dataset.count = "0";
     }
+    // Ticks that cover only part of the matching devices: say so, loudly (the rest are not selected).
+    const partial = document.getElementById("partial-selection");
+    if (partial) {
+      const matching = Number(partial.dataset.matching || "0");
+      const rest = matching - ticked;
+      const show = !(all && all.checked) && ticked > 0 && rest > 0;
+      partial.hidden = !show;
+      if (show) {
+        const pages = Number(partial.dataset.pages || "1");
+        document.getElementById("partial-selection-text").textContent = "Only the " + ticked + " ticked device" +
+          (ticked === 1 ? " goes" : "s go") + " into the draft: " + rest + " more match these filters" +
+          (pages > 1 ? " (on this page and " + (pages - 1) + " other page" + (pages > 2 ? "s" : "") + ")" : "") +
+          ", and are not selected.";
+      }
+    }
     boxes().forEach((b) => { b.disabled = !!(all && all.checked); });
     if (tickPage) tickPage.disabled = !!(all && all.checked);
   }

@@ -63,7 +63,22 @@
     counts.dataset.of = String(of);
   }
 
+  // With a drain and no NoExecute, the drain panel is the eviction progress: the NoExecute bar and table
+  // would only contradict it ("no pod to evict" while the drain evicts), so they fold away.
+  function fold() {
+    const drainOnly = !!doc.drain && !doc.enforced_at;
+    const section = document.getElementById("noexecute-progress");
+    if (section) section.hidden = drainOnly;
+    const note = document.getElementById("progress-drain-note");
+    if (note) note.hidden = !drainOnly;
+    const title = document.getElementById("progress-title");
+    if (title) title.textContent = drainOnly ? "Timeline" : "Eviction progress (NoExecute)";
+    const second = document.getElementById("timeline-title");
+    if (second) second.hidden = drainOnly;
+  }
+
   function render() {
+    fold();
     renderBar();
     rulesBox.replaceChildren();
     for (const rule of doc.rules) {
@@ -109,7 +124,8 @@
   function actionsBox() { return document.getElementById("m-live"); }
 
   function outOfDate(box) {
-    return String(doc.version) !== box.dataset.version || doc.preview_key !== box.dataset.previewKey;
+    return String(doc.version) !== box.dataset.version || doc.preview_key !== box.dataset.previewKey ||
+      (doc.drift_key || "") !== (box.dataset.driftKey || "");  // a rule changed outside dradash
   }
 
   function checkActions() {

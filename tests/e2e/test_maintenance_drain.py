@@ -65,7 +65,7 @@ def test_it_drains_the_busiest_trainer_node_respecting_the_budget(
 
     page.click("#new-maintenance")
     page.fill("#device-filters input[name=node]", node)
-    page.fill("#device-filters input[name=driver]", GPU)
+    page.select_option("#device-filters select[name=driver]", GPU)
     page.click("#device-filters button[type=submit]")
     expect(page.locator("#selection-table tbody tr")).not_to_have_count(0)
     page.check("#tick-page")
@@ -100,6 +100,10 @@ def test_it_drains_the_busiest_trainer_node_respecting_the_budget(
     expect(page.locator("#progress-live")).to_have_attribute("data-state", "live", timeout=10_000)
     page.evaluate("window.__sameDocument = true")
     expect(page.locator("#drain-budgets")).to_contain_text("ml/trainer", timeout=30_000)
+    # one progress panel: the NoExecute one (nothing enforced with NoExecute) is folded away
+    expect(page.locator("#noexecute-progress")).to_be_hidden()
+    expect(page.locator("#progress-drain-note")).to_be_visible()
+    expect(page.locator("#progress-title")).to_have_text("Timeline")
     expect(page.locator("#drain-summary")).to_have_attribute("data-complete", "true", timeout=60_000)
     assert page.evaluate("window.__sameDocument === true"), "progress must arrive without a reload"
     rows = page.locator("#drain-pods tbody tr")

@@ -120,13 +120,22 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     # Select the GPUs of one node with the inventory's filters: nothing is ticked until the operator ticks.
     page.click("#new-maintenance")
     page.fill("#device-filters input[name=node]", node)
-    page.fill("#device-filters input[name=driver]", GPU)
+    page.select_option("#device-filters select[name=driver]", GPU)
     page.click("#device-filters button[type=submit]")
     expect(page.locator("#selection-table tbody tr")).not_to_have_count(0)
     expect(page.locator("#selected-count")).to_have_text("Nothing is selected yet")
     page.check("#tick-page")
     rows = page.locator("#selection-table tbody input[name=device]").count()
     expect(page.locator("#selected-count")).to_have_text(f"{rows} devices are selected")
+    expect(page.locator("#partial-selection")).to_be_hidden()  # every matching device is ticked
+    first = page.locator("#selection-table tbody input[name=device]").first
+    first.uncheck()  # one fewer than match: the page says the rest is not selected
+    expect(page.locator("#partial-selection")).to_be_visible()
+    expect(page.locator("#partial-selection")).to_contain_text(
+        f"Only the {rows - 1} ticked devices go into the draft: 1 more match these filters"
+    )
+    first.check()
+    expect(page.locator("#partial-selection")).to_be_hidden()
     fill_taint(page, f"Drain {node}")
     page.click("#create-draft")
     page.wait_for_url("**/maintenance/m*/")

@@ -73,3 +73,77 @@ def test_it_refuses_a_filter_it_does_not_know(mirrored: Any, client: Client) -> 
     )
     assert response.status_code == 400
     assert not Maintenance.objects.exists()
+
+
+def test_every_devices_filter_the_out_of_service_button_carries_is_accepted(
+    mirrored: Any, client: Client
+) -> None:
+    """Devices → "Take these devices out of service" carries the Devices page's filters: a new maintenance
+    uses every one of them (Allocatable, Taint, Claim, …) and selects what the Devices page showed."""
+    from inventory.filters import DeviceFilterSet
+    from inventory.selectors.devices import device_list
+
+    devices = client.get("/devices/?node=node-0&device_class=gpu.example.com&allocatable=yes")
+    button = re.search(r'id="out-of-service" href="([^"]+)"', devices.content.decode())
+    assert button is not None
+    url = button.group(1).replace("&amp;", "&")
+    assert "allocatable=yes" in url
+    page = client.get(url).content.decode()
+    assert 'id="filter-errors"' not in page and "Unknown filter" not in page
+    shown = device_list(
+        filters={"node": "node-0", "device_class": "gpu.example.com", "allocatable": "yes"}
+    ).count()
+    assert shown and f"<strong>{shown}</strong> device{'s' if shown != 1 else ''} match" in page
+    for name in DeviceFilterSet.base_filters:  # not one of them is unknown to a maintenance
+        value = {"taint": "none", "state": "free", "health": "Healthy", "allocatable": "no",
+                 "attribute": "model=x", "claim": "ns/c"}.get(name, "x")  # fmt: skip
+        html = client.get("/maintenance/new/", {name: value}).content.decode()
+        assert "Unknown filter" not in html, name
+
+
+def test_the_filter_form_offers_the_inventorys_drivers_classes_and_taint(
+    mirrored: Any, client: Client
+) -> None:
+    page = client.get("/maintenance/new/?taint=none").content.decode()
+    form = page.split('id="device-filters"')[1].split("</form>")[0]
+    assert '<select name="driver">' in form and '<option value="gpu.example.com"' in form
+    assert '<option value="nic.example.com"' in form
+    assert '<select name="device_class">' in form
+    assert '<select name="taint">' in form and '<option value="none" selected>untainted</option>' in form
+    assert '<select name="allocatable">' in form
+
+
+def test_ticks_of_one_page_say_they_are_not_all_matching_devices(
+    mirrored: Any, client: Client, monkeypatch: Any
+) -> None:
+    from maintenance import views
+
+    monkeypatch.setattr(views, "SELECTION_PAGE_SIZE", 2)
+    total = Device.objects.filter(driver="gpu.example.com").count()
+    assert total > 4
+    page = client.get("/maintenance/new/?driver=gpu.example.com").content.decode()
+    assert f'Select all <strong id="select-all-count">{total}</strong> devices matching these filters' in page
+    assert "on every page, not only the 2 shown here" in page
+    assert 'id="partial-selection"' in page and f'data-matching="{total}"' in page
+    ticked = ["gpu.example.com|node-0|gpu-0", "gpu.example.com|node-0|gpu-1"]
+    refused = client.post(
+        "/maintenance/new/?driver=gpu.example.com", {**TAINT, "title": "", "device": ticked}
+    )
+    assert refused.status_code == 400  # a form error: the page comes back with the warning shown
+    html = refused.content.decode()
+    assert f"Only the 2 ticked devices go into the draft: {total - 2} more match these filters" in html
+    response = client.post("/maintenance/new/?driver=gpu.example.com", {**TAINT, "device": ticked})
+    assert response.status_code == 302
+    detail = client.get(response["Location"]).content.decode()
+    assert f"2 of the {total} devices matching its filters" in detail
+    assert "the others are not part of this maintenance" in detail
+
+
+def test_select_all_is_bounded_by_the_device_limit(mirrored: Any, client: Client, settings: Any) -> None:
+    settings.DRADASH_MAINTENANCE_MAX_DEVICES = 3
+    page = client.get("/maintenance/new/?driver=gpu.example.com").content.decode()
+    assert 'id="select-all-over-limit"' in page and 'id="select-all"' not in page
+    total = Device.objects.filter(driver="gpu.example.com").count()
+    refused = client.post("/maintenance/new/?driver=gpu.example.com",
+                          {**TAINT, "select_all": "yes", "matching_count": total})  # fmt: skip
+    assert refused.status_code == 400 and "DRADASH_MAINTENANCE_MAX_DEVICES" in refused.content.decode()

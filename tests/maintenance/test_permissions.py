@@ -1,4 +1,4 @@
-"""Only operators and admins author; viewers see everything and can run previews."""
+"""Only operators and admins author (and preview: it replaces the preview others act on); viewers see everything."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_it_hides_the_authoring_controls_from_a_viewer(mirrored: Any, viewer: An
     m = a_maintenance(operator)
     page = logged_in(viewer).get(f"/maintenance/{m.id}/").content.decode()
     assert 'id="enforce-NoExecute"' not in page and 'id="apply-none"' not in page
-    assert 'id="run-preview"' in page
+    assert 'id="run-preview"' not in page
     assert logged_in(viewer).get("/maintenance/new/").status_code == 403
     operator_page = logged_in(operator).get(f"/maintenance/{m.id}/").content.decode()
     assert 'id="enforce-NoExecute"' in operator_page and 'id="apply-none"' in operator_page
@@ -81,3 +81,42 @@ def test_it_requires_login(mirrored: Any, operator: Any) -> None:
     m = a_maintenance(operator)
     assert Client().get(f"/maintenance/{m.id}/").status_code == 302
     assert Client().get("/api/maintenance/").status_code in (401, 403)
+
+
+def test_a_viewer_cannot_start_a_preview_of_an_operators_maintenance(
+    mirrored: Any, viewer: Any, operator: Any
+) -> None:
+    """A preview raises the version and replaces the preview the operator's enforce forms were drawn on: a
+    write. The page hides the button from a viewer and says why; the page and the API refuse it (403)."""
+    from maintenance.models import AuditEntry, MaintenancePreview
+
+    m = a_maintenance(operator)
+    client = logged_in(viewer)
+    page = client.get(f"/maintenance/{m.id}/").content.decode()
+    assert 'id="run-preview"' not in page and "Only operators and admins can run the preview" in page
+    refused = client.post(f"/maintenance/{m.id}/preview/", {"version": m.version})
+    assert refused.status_code == 403
+    assert "Only operators and admins may change a maintenance" in refused.content.decode()
+    api = client.post(
+        f"/api/maintenance/{m.id}/preview/", {"version": m.version}, content_type="application/json"
+    )
+    assert api.status_code == 403 and "Only operators and admins" in api.json()["detail"]
+    m.refresh_from_db()
+    assert m.version == 1 and not MaintenancePreview.objects.filter(maintenance=m).exists()
+    assert not AuditEntry.objects.filter(maintenance=m, action="preview").exists()
+
+
+@pytest.mark.parametrize("action", ["preview", "apply", "undo", "pause", "resume", "abort"])
+def test_every_maintenance_write_refuses_a_viewer(
+    mirrored: Any, viewer: Any, operator: Any, action: str
+) -> None:
+    m = a_maintenance(operator)
+    client = logged_in(viewer)
+    body = {"version": m.version, "effect": "None", "mode": "delete", "confirm": "yes"}
+    assert client.post(f"/maintenance/{m.id}/{action}/", body).status_code == 403
+    api = client.post(
+        f"/api/maintenance/{m.id}/{action}/", {"version": m.version}, content_type="application/json"
+    )
+    assert api.status_code == 403
+    m.refresh_from_db()
+    assert m.version == 1
