@@ -402,7 +402,7 @@ class BatchWriter:
                 by_kind = {kind: objs} if objs else {}
                 old = self._old_state(by_kind)
                 changes = self._write_objects(by_kind, old["names"], now)
-                self._derive(by_kind, old)
+                self._derive(by_kind, old, inline=False)
                 if watch_state is not None:
                     states_changed = watch_state(now)
                 if changes:
@@ -579,7 +579,11 @@ class BatchWriter:
                     )
         return changes
 
-    def _derive(self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any]) -> None:
+    def _derive(
+        self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any], *, inline: bool = True
+    ) -> None:
+        """`inline=False` (a list's pages): every availability recompute waits for `refresh_deferred`, so
+        a pool reached by several pages (its slices, then its claims) is computed once, after them."""
         if not any(
             k in by_kind
             for k in (
@@ -642,7 +646,7 @@ class BatchWriter:
             refresh_health(by_kind["pods"], self._pod_reports())
         if "nodes" in by_kind:
             availability["nodes"] = self._pools_of_changed_nodes(by_kind["nodes"], old)
-        self._queue_availability(availability, ctx)
+        self._queue_availability(availability, ctx, inline=inline)
 
     def _pools_of_changed_nodes(self, nodes: dict[str, JSON | None], old: dict[str, Any]) -> set[str]:
         changed: set[str] = set()
@@ -655,13 +659,13 @@ class BatchWriter:
         flipped = old["had_nodes"] != KubeObject.objects.filter(kind="nodes").exists()
         return pools_reached_by(changed, all_pools=flipped) if changed or flipped else set()
 
-    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
+    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context, *, inline: bool = True) -> None:
         """Recompute the pools' availability in this batch when slices or claims changed a few of them;
         otherwise in chunks between batches (`refresh_deferred`): many pools, or a rule, class or node
         change, which may touch every pool (a rule's device taints are recomputed there too)."""
         now = by_kind.get("resourceslices", set()) | by_kind.get("resourceclaims", set())
         later = set().union(*(keys for kind, keys in by_kind.items() if kind not in INLINE_KINDS))
-        if len(now) > AVAILABILITY_INLINE:
+        if len(now) > AVAILABILITY_INLINE or not inline:
             later |= now
         elif now:
             recompute_availability(now, ctx)
