@@ -19,11 +19,17 @@ from django.utils import timezone
 from inventory.kube import KIND, KubeClient, KubeError, connect
 from inventory.mirror.reflector import INITIAL, SYNCED, Health, NameKey, Reflector
 from inventory.mirror.writer import (
+    LIST_OPS,
     MAX_CHANGES_PER_MESSAGE,
     BatchResult,
     BatchWriter,
     Event,
     HealthUpdate,
+    ListAbandon,
+    ListBegin,
+    ListEnd,
+    ListOp,
+    ListPage,
     Op,
     Replace,
     bulk_gc,
@@ -45,11 +51,33 @@ DEFAULT_KINDS = list(KIND)
 LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes")
 
 
-class QueueSink:
-    """The reflectors' sink: everything goes through one queue to the single writer."""
+QueueOp = Op | ListOp
+PAGES_IN_FLIGHT = 4  # list pages a reflector may queue ahead of the writer
 
-    def __init__(self, q: queue.Queue[Op]) -> None:
+
+class QueueSink:
+    """The reflectors' sink: everything goes through one queue to the single writer. Lists go page by
+    page, at most PAGES_IN_FLIGHT ahead of the writer, so a list of 100,000 devices never sits in memory."""
+
+    def __init__(self, q: queue.Queue[QueueOp], *, stop: threading.Event | None = None) -> None:
         self.q = q
+        self.slots = threading.Semaphore(PAGES_IN_FLIGHT)
+        self.stop = stop or threading.Event()
+
+    def begin_list(self, kind: str, reason: str) -> None:
+        self.q.put(ListBegin(kind, reason))
+
+    def page(self, kind: str, items: list[JSON]) -> None:
+        acquired = False
+        while not (acquired := self.slots.acquire(timeout=0.5)) and not self.stop.is_set():
+            pass
+        self.q.put(ListPage(kind, items, slot=self.slots if acquired else None))
+
+    def end_list(self, kind: str, resource_version: str, reason: str) -> None:
+        self.q.put(ListEnd(kind, resource_version, reason))
+
+    def abandon_list(self, kind: str) -> None:
+        self.q.put(ListAbandon(kind))
 
     def replace(self, kind: str, items: list[JSON], resource_version: str, reason: str = INITIAL) -> None:
         self.q.put(Replace(kind, items, resource_version, reason=reason))
@@ -102,7 +130,7 @@ class MirrorHandle:
     threads: list[threading.Thread]
     reflectors: list[Reflector]
     writer: threading.Thread
-    queue: queue.Queue[Op]
+    queue: queue.Queue[QueueOp]
     batch_writer: BatchWriter | None = None
     applied_batches: int = 0
     applied_ops: int = 0
@@ -150,6 +178,9 @@ class Mirror:
 
     def _list_fn(self, kind: str) -> Callable[[], tuple[list[JSON], str]]:
         return lambda: self.client.list_all(kind, page_size=self.page_size)
+
+    def _pages_fn(self, kind: str) -> Callable[[], Iterable[tuple[list[JSON], str]]]:
+        return lambda: self.client.list_pages(kind, page_size=self.page_size)
 
     def _check_fn(self, kind: str) -> Callable[[str], tuple[list[JSON], str]]:
         def check(rv: str) -> tuple[list[JSON], str]:
@@ -235,8 +266,8 @@ class Mirror:
             "kind", "namespace", "name", "uid"
         ):
             resume_names[kind][(namespace, name)] = uid
-        q: queue.Queue[Op] = queue.Queue()
-        sink = QueueSink(q)
+        q: queue.Queue[QueueOp] = queue.Queue()
+        sink = QueueSink(q, stop=stop)
         try:
             served, missing = served_kinds(self.client, self.kinds)
             record_cluster_info(self.client, missing)
@@ -258,6 +289,7 @@ class Mirror:
                 resync_seconds=self.resync_seconds,
                 resume_from=resume_from.get(kind, ""),
                 resume_names=resume_names.get(kind),
+                pages_fn=self._pages_fn(kind),
             )
             for kind in served
         ]
@@ -281,36 +313,63 @@ class Mirror:
         return handle
 
     def _write_loop(self, handle: MirrorHandle) -> None:
+        carry: QueueOp | None = None  # a list op met while draining: it goes alone, next
         try:
             while True:
-                try:
-                    # With a taint recompute pending, take queued events first, else do one chunk of it.
-                    first = (
-                        handle.queue.get_nowait()
-                        if self.writer.has_deferred
-                        else handle.queue.get(timeout=0.5)
-                    )
-                except queue.Empty:
-                    if self.writer.has_deferred:
-                        self._refresh_with_retry(handle)
+                if carry is not None:
+                    first, carry = carry, None
+                else:
+                    try:
+                        # With a taint recompute pending, take queued events first, else do one chunk of it.
+                        first = (
+                            handle.queue.get_nowait()
+                            if self.writer.has_deferred
+                            else handle.queue.get(timeout=0.5)
+                        )
+                    except queue.Empty:
+                        if self.writer.has_deferred:
+                            self._refresh_with_retry(handle)
+                            continue
+                        if handle.stop_event.is_set():
+                            break
                         continue
-                    if handle.stop_event.is_set():
-                        break
+                if isinstance(first, LIST_OPS):
+                    self._apply_with_retry(handle, [first])
                     continue
-                ops: list[Op] = [first]
+                ops: list[QueueOp] = [first]
                 # Drain what is already queued: one transaction and one broadcast for a burst.
                 while len(ops) < self.batch_max:
                     try:
-                        ops.append(handle.queue.get_nowait())
+                        op = handle.queue.get_nowait()
                     except queue.Empty:
                         break
+                    if isinstance(op, LIST_OPS):
+                        carry = op
+                        break
+                    ops.append(op)
                 self._apply_with_retry(handle, ops)
         finally:
+            if carry is not None:
+                self._done(handle, [carry])
             if self.may_write is None or self.may_write():
                 self._mark_stopped()
             connection.close()
 
-    def _apply_with_retry(self, handle: MirrorHandle, ops: list[Op]) -> None:
+    @staticmethod
+    def _done(handle: MirrorHandle, ops: list[QueueOp]) -> None:
+        for op in ops:
+            if isinstance(op, ListPage) and op.slot is not None:
+                op.slot.release()
+                op.slot = None
+            handle.queue.task_done()
+
+    def _apply_ops(self, ops: list[QueueOp]) -> None:
+        if len(ops) == 1 and isinstance(ops[0], LIST_OPS):
+            self.writer.apply_list_op(ops[0])
+        else:
+            self.writer.apply([op for op in ops if not isinstance(op, LIST_OPS)], defer=True)
+
+    def _apply_with_retry(self, handle: MirrorHandle, ops: list[QueueOp]) -> None:
         delay = 0.5
         while True:
             if self.may_write is not None and not self.may_write():
@@ -318,16 +377,14 @@ class Mirror:
                 # next leader resumes from the resourceVersions stored with the data it finds.
                 log.warning("mirror: not the leader any more; dropping %d ops and stopping", len(ops))
                 handle.stop_event.set()
-                for _ in ops:
-                    handle.queue.task_done()
+                self._done(handle, ops)
                 return
             # One connection for the writer's life (not close_old_connections(): with CONN_MAX_AGE=0 it
             # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
             # below and replaced on the retry.
             try:
-                self.writer.apply(ops, defer=True)
-                for _ in ops:
-                    handle.queue.task_done()
+                self._apply_ops(ops)
+                self._done(handle, ops)
                 handle.applied_batches += 1
                 handle.applied_ops += len(ops)
                 return
@@ -336,8 +393,7 @@ class Mirror:
                 log.exception("mirror: applying %d ops failed; retrying in %.1fs", len(ops), delay)
                 connection.close()
                 if handle.stop_event.wait(delay):
-                    for _ in ops:
-                        handle.queue.task_done()
+                    self._done(handle, ops)
                     return
                 delay = min(delay * 2, 30.0)
 

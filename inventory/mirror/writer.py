@@ -114,6 +114,37 @@ Op = Replace | Event | HealthUpdate
 
 
 @dataclass
+class ListBegin:
+    """A reflector's list, page by page (`BatchWriter.apply_list_op`): begin, pages, end or abandon."""
+
+    kind: str
+    reason: str
+
+
+@dataclass
+class ListPage:
+    kind: str
+    items: list[JSON]
+    slot: threading.Semaphore | None = None  # released once written: the sink's bound on pages in flight
+
+
+@dataclass
+class ListEnd:
+    kind: str
+    resource_version: str
+    reason: str
+
+
+@dataclass
+class ListAbandon:
+    kind: str
+
+
+ListOp = ListBegin | ListPage | ListEnd | ListAbandon
+LIST_OPS = (ListBegin, ListPage, ListEnd, ListAbandon)
+
+
+@dataclass
 class BatchResult:
     changes: list[JSON]
     kinds: list[str]
@@ -249,7 +280,9 @@ class BatchWriter:
 
     @property
     def has_deferred(self) -> bool:
-        return bool(self._taint_selectors or self._availability_pools)
+        # Not while a list is being written page by page: its later pages (claims after slices) would
+        # ask for the same pools again; the work waits for the end of the list.
+        return bool(self._taint_selectors or self._availability_pools) and not self._listing
 
     def refresh_deferred(self, *, chunk: int = TAINT_CHUNK) -> bool:
         """Recompute the next `chunk` devices' effective taints for rules that changed, else the next
@@ -329,31 +362,30 @@ class BatchWriter:
                     KubeObject.objects.filter(kind=kind, uid__in=batch).values_list("uid", "resource_version")
                 )
         pending: dict[str, JSON | None] = {}
+        missing = 0
         for uid, item in zip(uids, items, strict=True):
             if not uid:
                 continue
-            listing.seen.add(uid)
             before = held.get(uid)
             if before != str((item.get("metadata") or {}).get("resourceVersion", "")):
                 pending[uid] = item
-                if before is None:
-                    listing.divergence.missing += 1
-                else:
-                    listing.divergence.stale += 1
+                missing += before is None
         if pending:
             self._write_listed(listing, pending)
+        listing.seen.update(u for u in uids if u)
+        listing.divergence.missing += missing
+        listing.divergence.stale += len(pending) - missing
         return len(pending)
 
     def finish_list(self, kind: str, resource_version: str, *, health: Health | None = None) -> BatchResult:
         """Delete what the list did not see (ghosts), then record the list's resourceVersion (and
         `health`, "synced" for `mirror --once`) in the same transaction: only now is the kind current."""
-        listing = self._listing.pop(kind)
+        listing = self._listing[kind]
         ghosts: dict[str, JSON | None] = {
             uid: None
             for uid in KubeObject.objects.filter(kind=kind).values_list("uid", flat=True).iterator()
             if uid not in listing.seen
         }
-        listing.seen = set()
         listing.divergence.ghosts = len(ghosts)
         received = listing.received_at or time.time()
         activity = _Activity(confirmed={kind: received})
@@ -369,6 +401,7 @@ class BatchWriter:
         states_changed = self._write_listed(
             listing, ghosts, watch_state=watch_state, rvs={kind: resource_version}
         )
+        del self._listing[kind]  # only now: a failed last transaction is retried with what was seen
         if listing.changes >= ANALYZE_AFTER and connection.vendor == "postgresql":
             with connection.cursor() as cursor:  # see `_apply_batch`
                 cursor.execute(ANALYZE_SQL)
@@ -379,6 +412,21 @@ class BatchWriter:
             states_changed=states_changed,
             total=listing.changes,
         )
+
+    def apply_list_op(self, op: ListOp) -> None:
+        """One step of a reflector's paged list. Safe to retry after a failed transaction: a begin
+        already made, or a page or end for a list not begun (abandoned meanwhile), is skipped."""
+        if isinstance(op, ListBegin):
+            if op.kind not in self._listing:
+                self.begin_list(op.kind, reason=op.reason)
+        elif isinstance(op, ListPage):
+            if op.kind in self._listing:
+                self.write_page(op.kind, op.items)
+        elif isinstance(op, ListEnd):
+            if op.kind in self._listing:
+                self.finish_list(op.kind, op.resource_version)
+        else:
+            self.abandon_list(op.kind)
 
     def abandon_list(self, kind: str) -> None:
         """The list failed part-way: forget it (the kind stays un-synced, without a resourceVersion)."""
