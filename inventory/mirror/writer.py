@@ -464,6 +464,11 @@ class BatchWriter:
             self._rules.clear()
             raise
         listing.changes += len(changes)
+        if _gc_paused:
+            # The collector is paused for the list (`bulk_gc`), but a page's cyclic garbage (ORM rows,
+            # querysets) would pile up over a 100,000-device list: collect the young generations, which
+            # hold little more than this page (the frozen and older objects are not walked).
+            gc.collect(1)
         room = MAX_CHANGES_PER_MESSAGE - len(listing.first_changes)
         if room > 0:
             listing.first_changes.extend(changes[:room])
