@@ -78,6 +78,21 @@ def worker(args: argparse.Namespace) -> None:
             deferred["s"] += time.perf_counter() - began
 
     mirror.writer.refresh_deferred = timed_refresh  # type: ignore[method-assign]
+    phases: dict[str, float] = {}
+    if args.tracemalloc:  # where the peak is: the traced peak seen by the end of each kind's pages
+        import tracemalloc
+
+        write_page = mirror.writer.write_page
+
+        def traced_page(kind: str, items: list[Any]) -> int:
+            try:
+                return write_page(kind, items)
+            finally:
+                phases[kind] = max(phases.get(kind, 0.0), tracemalloc.get_traced_memory()[1] / 1e6)
+                tracemalloc.reset_peak()
+
+        mirror.writer.write_page = traced_page  # type: ignore[method-assign]
+        report["phases_peak_mb"] = phases
     started, cpu = time.perf_counter(), time.process_time()
     mirror.sync_once()
     report["sync_s"] = time.perf_counter() - started
@@ -97,6 +112,8 @@ def worker(args: argparse.Namespace) -> None:
         import tracemalloc
 
         report["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+        top = tracemalloc.take_snapshot().statistics("lineno")[:25]  # what the sync left allocated
+        sys.stderr.write("\n".join(str(stat) for stat in top) + "\n")
         tracemalloc.stop()
     report["rss_mb"] = rss_mb()
     report["devices"] = Device.objects.count()
@@ -134,7 +151,7 @@ def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
                     + (["--tracemalloc"] if args.tracemalloc else []),
                     capture_output=True, text=True, cwd=ROOT,
                 )  # fmt: skip
-                if args.profile:
+                if args.profile or args.tracemalloc:
                     print(proc.stderr[-60000:], flush=True)
                 lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
                 if not lines:
