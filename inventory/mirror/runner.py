@@ -52,7 +52,7 @@ LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes")
 
 
 QueueOp = Op | ListOp
-PAGES_IN_FLIGHT = 4  # list pages a reflector may queue ahead of the writer
+PAGES_IN_FLIGHT = 4  # list pages the reflectors together may queue ahead of the writer
 
 
 class QueueSink:
