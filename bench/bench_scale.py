@@ -56,6 +56,16 @@ def p95(values: list[float]) -> float:
 
 
 def rss_mb() -> float:
+    """This process's peak RSS: VmHWM, the high-water mark of its own address space. Not ru_maxrss: Linux
+    carries that across fork and exec, so a worker started by the parent holding the simcluster (~1 GB
+    at 100k devices) reported the parent's peak as its own."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -8,7 +8,7 @@ def record_what_the_mirror_saw(sender: Any, changes: list[dict[str, Any]], **kwa
     enter the audit log as the mirror sees them (after its batch committed)."""
     from maintenance.audit import observe_batch
 
-    observe_batch(changes)
+    observe_batch(changes, baseline=bool(kwargs.get("baseline")))
 
 
 class MaintenanceConfig(AppConfig):

@@ -93,7 +93,8 @@ def latest_version() -> str:
 # --------------------------------------------------------------------------- the mirror's hook
 
 
-def observe_batch(changes: list[dict[str, Any]]) -> None:
+def observe_batch(changes: list[dict[str, Any]], *, baseline: bool = False) -> None:
+    """`baseline`: the mirror's first list of a kind it never held (see `observe_rules`)."""
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for change in changes:
         by_kind[str(change.get("kind"))].append(change)
@@ -101,7 +102,7 @@ def observe_batch(changes: list[dict[str, Any]]) -> None:
     wrote = False
     with transaction.atomic():
         if by_kind.get("devicetaintrules"):
-            wrote |= observe_rules(by_kind["devicetaintrules"], touched) > 0
+            wrote |= observe_rules(by_kind["devicetaintrules"], touched, baseline=baseline) > 0
         if by_kind.get("pods"):
             wrote |= observe_pods(by_kind["pods"], touched) > 0
         if by_kind.get("resourceslices"):
@@ -137,18 +138,37 @@ def _ours_in_flight(maintenance: Maintenance | None, *, deleted: bool, effect: s
     return intent.get("op") == "apply" and intent.get("effect") == effect
 
 
-def observe_rules(changes: list[dict[str, Any]], touched: set[str]) -> int:
-    """Rule changes dradash did not make (kubectl, GitOps, another tool), as the mirror saw them."""
+def observe_rules(changes: list[dict[str, Any]], touched: set[str], *, baseline: bool = False) -> int:
+    """Rule changes dradash did not make (kubectl, GitOps, another tool), as the mirror saw them.
+
+    `baseline` (the mirror's first list of the rules, into a database that never held any): what the
+    cluster had before dradash looked is not a change it saw, so nothing is recorded — a thousand rules
+    would otherwise be a thousand "created outside dradash" entries, each rendering its YAML. Later changes
+    of those rules still are: an update is told from a creation by the generation the API server counts
+    (a rule whose spec changed since it was created has generation > 1), and a delete is recorded whenever
+    the mirror held the rule. A re-list after that reports only what differs from the rows held (rules
+    created, changed or deleted while the mirror was away), and those are recorded like watch events."""
+    if baseline:
+        return 0
     written = 0
     modified = [c["uid"] for c in changes if c.get("type") != "DELETED" and c.get("uid")]
-    rows = {r.uid: r for r in KubeObject.objects.filter(kind="devicetaintrules", uid__in=modified).only(
-        "uid", "name", "generation", "raw")}  # fmt: skip
-    known = set(
-        AuditEntry.objects.filter(rule_uid__in=[c.get("uid", "") for c in changes]).values_list(
-            "rule_uid", "rule_generation"
+    rows: dict[str, Any] = {}
+    for batch in _chunks(modified):
+        rows.update(
+            (r.uid, r)
+            for r in KubeObject.objects.filter(kind="devicetaintrules", uid__in=batch).only(
+                "uid", "name", "generation", "raw"
+            )
         )
-    )
+    known: set[tuple[str, int | None]] = set()
+    for batch in _chunks([str(c.get("uid") or "") for c in changes]):
+        known.update(AuditEntry.objects.filter(rule_uid__in=batch).values_list("rule_uid", "rule_generation"))
     known_uids = {uid for uid, _ in known}
+    labelled = {
+        str(((row.raw.get("metadata") or {}).get("labels") or {}).get(LABEL_MAINTENANCE, ""))
+        for row in rows.values()
+    }
+    maintenances = {m.pk: m for m in Maintenance.objects.filter(pk__in=sorted(labelled - {""}))}
     for change in changes:
         uid = str(change.get("uid") or "")
         if change.get("type") == "DELETED":
@@ -161,8 +181,8 @@ def observe_rules(changes: list[dict[str, Any]], touched: set[str]) -> int:
             maintenance = owner.maintenance if owner is not None else None
             if _ours_in_flight(maintenance, deleted=True, effect=""):
                 continue
-            if uid not in known_uids and maintenance is None:
-                continue  # a rule this log never saw (e.g. created and deleted before the mirror started)
+            if uid not in known_uids and maintenance is None and not change.get("name"):
+                continue  # the mirror never held it (created and deleted before it looked, or in one batch)
             record(action="seen-delete", source=AuditEntry.SOURCE_CLUSTER, actor="unknown",
                    maintenance=maintenance, rule_name=str(change.get("name") or ""), rule_uid=uid,
                    preview_run_id="",
@@ -175,23 +195,29 @@ def observe_rules(changes: list[dict[str, Any]], touched: set[str]) -> int:
         if row is None or (uid, row.generation) in known:
             continue
         labels = (row.raw.get("metadata") or {}).get("labels") or {}
-        maintenance = Maintenance.objects.filter(pk=labels.get(LABEL_MAINTENANCE, "")).first()
+        maintenance = maintenances.get(str(labels.get(LABEL_MAINTENANCE, "")))
         effect = str(((row.raw.get("spec") or {}).get("taint") or {}).get("effect", ""))
         if _ours_in_flight(maintenance, deleted=False, effect=effect):
             continue
         manager = spec_manager(row.raw)
         where = f" (a rule of maintenance {maintenance.id})" if maintenance is not None else ""
+        updated = uid in known_uids or (row.generation or 1) > 1
         record(
-            action="seen-update" if uid in known_uids else "seen-create",
+            action="seen-update" if updated else "seen-create",
             source=AuditEntry.SOURCE_CLUSTER, actor=manager or "unknown", maintenance=maintenance,
             rule=row.raw, rule_name=row.name, rule_uid=uid, effect=effect, preview_run_id="",
-            message=f"{'changed' if uid in known_uids else 'created'} outside dradash by "
+            message=f"{'changed' if updated else 'created'} outside dradash by "
                     f"{manager or 'an unknown field manager'}{where}",
         )  # fmt: skip
         if maintenance is not None:
             touched.add(maintenance.id)
         written += 1
     return written
+
+
+def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 def _watched_maintenances() -> list[Maintenance]:

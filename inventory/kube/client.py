@@ -16,6 +16,7 @@ from urllib3.exceptions import HTTPError as Urllib3HTTPError
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from dra.kinds import BY_PLURAL, Kind
+from dradash import fastjson
 
 JSON = dict[str, Any]
 WatchEvent = tuple[str, JSON]
@@ -209,7 +210,7 @@ class KubeClient:
         if response.status >= 400:
             raise KubeError.from_status(response.status, data)
         try:
-            parsed = json.loads(data) if data else {}
+            parsed = fastjson.loads(data) if data else {}
         except ValueError as exc:
             raise KubeError(response.status, "InvalidResponse", f"{method} {path}: body is not JSON") from exc
         if not isinstance(parsed, dict):
@@ -263,6 +264,19 @@ class KubeClient:
         Without `resource_version` the newest state (a consistent read); with it and `exact`, the state at
         exactly that resourceVersion (410 once the server's history no longer reaches back that far)."""
         items: list[JSON] = []
+        list_rv = ""
+        for page, rv in self.list_pages(
+            kind, page_size=page_size, resource_version=resource_version, exact=exact
+        ):
+            items.extend(page)
+            list_rv = list_rv or rv
+        return items, list_rv
+
+    def list_pages(
+        self, kind: str, *, page_size: int = 500, resource_version: str = "", exact: bool = False
+    ) -> Iterator[tuple[list[JSON], str]]:
+        """`list_all` one page at a time, as each arrives: (items, the RV all pages share). Only the page
+        being consumed is held, so a caller that writes each page keeps memory bounded by the page size."""
         continue_ = ""
         list_rv = ""
         while True:
@@ -273,10 +287,10 @@ class KubeClient:
                 resource_version=resource_version or None,
                 resource_version_match="Exact" if exact and resource_version else None,
             )
-            items.extend(page)
             list_rv = list_rv or rv
+            yield page, list_rv
             if not continue_:
-                return items, list_rv
+                return
 
     def get_object(
         self, kind: str, name: str, *, namespace: str | None = None, as_user: Identity | None = None
@@ -541,7 +555,7 @@ def _split_events(response: Any, kind: str) -> Iterator[WatchEvent]:
 
 def _event(line: bytes, kind: str) -> WatchEvent:
     try:
-        data = json.loads(line)
+        data = fastjson.loads(line)
     except ValueError as exc:
         raise KubeError(0, "InvalidResponse", f"watch {kind}: a line is not JSON") from exc
     event_type = str(data.get("type", ""))

@@ -1,6 +1,6 @@
 """The list+watch loop for one kind, with client-go Reflector semantics. Pure: no Django.
 
-    list (paginated) → sink.replace(items, rv)
+    list (paginated) → sink.replace(items, rv), or page by page: begin_list, page…, end_list(rv)
     before every later watch: check (a one-item list at our rv) → the server has not been reset
     watch from rv with bookmarks → sink.apply(type, obj, rv) for every event, BOOKMARK included
     stream closed normally or silent too long → check, then watch again from the last rv (no re-list)
@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 ListFn = Callable[[], tuple[list[JSON], str]]
+# pages() → (items, list rv) one page at a time, as they arrive; raises KubeError (mid-way too).
+PagesFn = Callable[[], Iterable[tuple[list[JSON], str]]]
 # check(rv) → (at most one item, list rv): a list with resourceVersion=rv; raises KubeError.
 CheckFn = Callable[[str], tuple[list[JSON], str]]
 # snapshot(rv) → (items, rv): every object at exactly rv; raises KubeError (410 once rv is compacted).
@@ -96,6 +98,19 @@ class Sink(Protocol):
     def apply(self, kind: str, event_type: str, obj: JSON, resource_version: str) -> None: ...
 
     def health(self, kind: str, health: Health) -> None: ...
+
+
+class PagedSink(Sink, Protocol):
+    """A sink that takes a list page by page (with `pages_fn`): begin, each page as it arrives, then the
+    end with the list's rv — or abandon when the list failed part-way (the next list begins afresh)."""
+
+    def begin_list(self, kind: str, reason: str) -> None: ...
+
+    def page(self, kind: str, items: list[JSON]) -> None: ...
+
+    def end_list(self, kind: str, resource_version: str, reason: str) -> None: ...
+
+    def abandon_list(self, kind: str) -> None: ...
 
 
 class _Reset(Exception):
@@ -166,9 +181,13 @@ class Reflector:
         rng: random.Random | None = None,
         resume_from: str = "",
         resume_names: dict[NameKey, str] | None = None,
+        pages_fn: PagesFn | None = None,
     ) -> None:
         self.kind = kind
         self._list = list_fn
+        # Lists (initial, expired, reset) go to the sink page by page when it takes pages: memory bounded
+        # by the page size. A resync still compares one whole list at exactly our rv.
+        self._pages = pages_fn if pages_fn is not None and hasattr(sink, "begin_list") else None
         self._check = check_fn
         self._snapshot = snapshot_fn
         self._watch = watch_fn
@@ -223,6 +242,8 @@ class Reflector:
         """List with back-off until it succeeds; False if stopped first."""
         while not self.stop_event.is_set():
             try:
+                if self._pages is not None:
+                    return self._list_paged(reason)
                 items, rv = self._list()
             except KubeError as exc:
                 if self._fail(f"list failed: {exc}", exc):
@@ -231,6 +252,28 @@ class Reflector:
             self._replace(items, rv, reason)
             return True
         return False
+
+    def _list_paged(self, reason: str) -> bool:
+        """One list, page by page; False if stopped part-way (the sink forgets the pages' list)."""
+        assert self._pages is not None
+        sink: PagedSink = self._sink  # type: ignore[assignment]
+        sink.begin_list(self.kind, reason)
+        names: dict[NameKey, str] = {}
+        rv = ""
+        try:
+            for items, page_rv in self._pages():
+                if self.stop_event.is_set():
+                    sink.abandon_list(self.kind)
+                    return False
+                rv = page_rv
+                sink.page(self.kind, items)
+                names.update((name_key(item), _uid(item)) for item in items)
+        except BaseException:
+            sink.abandon_list(self.kind)
+            raise
+        sink.end_list(self.kind, rv, reason)
+        self._listed(names, rv, reason)
+        return True
 
     def _relist(self, reason: str) -> None:
         if reason in RESET_REASONS:
@@ -249,7 +292,10 @@ class Reflector:
 
     def _replace(self, items: list[JSON], rv: str, reason: str) -> None:
         self._sink.replace(self.kind, items, rv, reason)
-        self._names = {name_key(item): _uid(item) for item in items}
+        self._listed({name_key(item): _uid(item) for item in items}, rv, reason)
+
+    def _listed(self, names: dict[NameKey, str], rv: str, reason: str) -> None:
+        self._names = names
         self.resource_version = rv
         self._must_check = False
         self._watch_forbidden = False

@@ -2,17 +2,19 @@
 
 Profiling the initial sync of 10,000 devices showed `bulk_create`/`bulk_update` spending most of their
 time preparing values one by one (≈20 µs each) and `bulk_update` building CASE expressions. These helpers
-serialise a column once per value (json.dumps for JSON columns) and hand the rows to `executemany`, as
+serialise a column once per value (orjson for JSON columns, `dradash.fastjson`; one conversion per
+distinct datetime object) and hand the rows to `executemany`, as
 `INSERT … ON CONFLICT … DO UPDATE` (SQLite ≥ 3.24 and PostgreSQL) or `UPDATE … WHERE id = %s`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models
+
+from dradash import fastjson
 
 CHUNK = 2000
 COPY_MIN_ROWS = 200
@@ -20,7 +22,7 @@ COPY_MIN_ROWS = 200
 
 def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
     if isinstance(field, models.JSONField):
-        dumps = json.JSONEncoder(separators=(",", ":")).encode
+        dumps = fastjson.dumps
 
         def convert(value: Any) -> Any:
             if value is None and field.null:
@@ -32,7 +34,14 @@ def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
         return convert
     if isinstance(field, models.BooleanField | models.CharField | models.TextField | models.IntegerField):
         return lambda value: value
-    return lambda value: field.get_db_prep_save(value, connection)
+    last: list[Any] = [object(), None]  # (value, converted): a batch stamps every row with one `now`
+
+    def prepare(value: Any) -> Any:
+        if value is not last[0]:
+            last[:] = [value, field.get_db_prep_save(value, connection)]
+        return last[1]
+
+    return prepare
 
 
 def _columns(model: type[models.Model], names: Sequence[str]) -> list[tuple[str, Callable[[Any], Any]]]:

@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -48,7 +48,7 @@ from inventory.mirror.derive.context import Context, RuleCache
 from inventory.mirror.derive.health import refresh_health
 from inventory.mirror.derive.pools import recompute_pools
 from inventory.mirror.derive.taints import refresh_taints
-from inventory.mirror.reflector import RESET_REASONS, RESYNC, Health
+from inventory.mirror.reflector import RELISTING, RESET_REASONS, RESYNC, STARTING, SYNCED, Health
 from inventory.models import Device, KubeObject, WatchState
 from inventory.signals import mirror_batch_committed
 
@@ -114,11 +114,62 @@ Op = Replace | Event | HealthUpdate
 
 
 @dataclass
+class ListBegin:
+    """A reflector's list, page by page (`BatchWriter.apply_list_op`): begin, pages, end or abandon."""
+
+    kind: str
+    reason: str
+
+
+@dataclass
+class ListPage:
+    kind: str
+    items: list[JSON]
+    slot: threading.Semaphore | None = None  # released once written: the sink's bound on pages in flight
+
+
+@dataclass
+class ListEnd:
+    kind: str
+    resource_version: str
+    reason: str
+
+
+@dataclass
+class ListAbandon:
+    kind: str
+
+
+ListOp = ListBegin | ListPage | ListEnd | ListAbandon
+LIST_OPS = (ListBegin, ListPage, ListEnd, ListAbandon)
+
+
+@dataclass
 class BatchResult:
     changes: list[JSON]
     kinds: list[str]
     resource_versions: dict[str, str]
     states_changed: list[str] = field(default_factory=list)  # kinds whose WatchState.state changed
+    total: int | None = None  # changes written when `changes` holds only some (a list written page by page)
+
+    @property
+    def count(self) -> int:
+        return len(self.changes) if self.total is None else self.total
+
+
+@dataclass
+class _Listing:
+    """A (re-)list of one kind being written page by page (`BatchWriter.begin_list`)."""
+
+    kind: str
+    reason: str
+    # The mirror never held this kind (no rows, never synced): the pages are what was there, not changes.
+    baseline: bool
+    seen: set[str] = field(default_factory=set)
+    divergence: Divergence = field(default_factory=Divergence)
+    changes: int = 0
+    first_changes: list[JSON] = field(default_factory=list)
+    received_at: float = 0.0
 
 
 _gc_lock = threading.Lock()
@@ -214,7 +265,7 @@ class BatchWriter:
         # Pools whose availability (dra.availability) still needs recomputing, and the kinds that asked.
         self._availability_pools: set[str] = set()
         self._availability_kinds: set[str] = set()
-        self._defer = False
+        self._listing: dict[str, _Listing] = {}
 
     def _pod_reports(self) -> dict[str, set[DeviceKey]]:
         if self._reporting is None:
@@ -229,7 +280,9 @@ class BatchWriter:
 
     @property
     def has_deferred(self) -> bool:
-        return bool(self._taint_selectors or self._availability_pools)
+        # Not while a list is being written page by page: its later pages (claims after slices) would
+        # ask for the same pools again; the work waits for the end of the list.
+        return bool(self._taint_selectors or self._availability_pools) and not self._listing
 
     def refresh_deferred(self, *, chunk: int = TAINT_CHUNK) -> bool:
         """Recompute the next `chunk` devices' effective taints for rules that changed, else the next
@@ -259,7 +312,6 @@ class BatchWriter:
     def apply(self, ops: Iterable[Op], *, defer: bool = False) -> BatchResult:
         """Apply `ops` in one transaction. `defer`: leave large taint recomputes to `refresh_deferred`
         (the write loop interleaves them with new events); otherwise they are finished before returning."""
-        self._defer = defer
         ops = list(ops)
         if any(isinstance(op, Replace) and len(op.items) >= BULK_GC_ITEMS for op in ops):
             with bulk_gc():
@@ -270,6 +322,157 @@ class BatchWriter:
             while self.refresh_deferred(chunk=1_000_000):
                 pass
         return result
+
+    # ------------------------------------------------------------------ a list, page by page
+
+    def begin_list(self, kind: str, *, reason: str) -> None:
+        """Start writing a (re-)list of `kind` page by page (`write_page`, then `finish_list`).
+
+        Until `finish_list` the kind is not "synced" and its WatchState holds no resourceVersion: pages
+        commit one by one (a 100,000-device list neither sits in memory nor holds SQLite's write lock for
+        minutes), so a mirror stopped mid-way must re-list on resume, never watch from a state it holds
+        only in part; the rows of earlier pages show with the status banner saying so."""
+        now = datetime.now(UTC)
+        with transaction.atomic():
+            state = WatchState.objects.filter(kind=kind).first()
+            held = KubeObject.objects.filter(kind=kind).exists()
+            baseline = not held and (state is None or state.last_sync_at is None)
+            changed = state is None or state.state == SYNCED or bool(state.resource_version)
+            if state is None:
+                state = WatchState(kind=kind, state=STARTING, since=now)
+            elif state.state == SYNCED:
+                state.state, state.since = RELISTING, now
+            state.resource_version = ""
+            state.save()
+            if changed:
+                _broadcast_derived(self.group, [WATCH_STATE_KIND])
+        self._listing[kind] = _Listing(kind=kind, reason=reason, baseline=baseline)
+
+    def write_page(self, kind: str, items: list[JSON]) -> int:
+        """Write one page of the list begun with `begin_list` in its own transaction: the objects that
+        differ from the rows held (all of them on a first list) and the rows derived from them. Returns
+        the number of objects written."""
+        listing = self._listing[kind]
+        listing.received_at = time.time()
+        uids = [_uid(item) for item in items]
+        held: dict[str, str] = {}
+        if not listing.baseline:
+            for batch in chunks(u for u in uids if u):
+                held.update(
+                    KubeObject.objects.filter(kind=kind, uid__in=batch).values_list("uid", "resource_version")
+                )
+        pending: dict[str, JSON | None] = {}
+        missing = 0
+        for uid, item in zip(uids, items, strict=True):
+            if not uid:
+                continue
+            before = held.get(uid)
+            if before != str((item.get("metadata") or {}).get("resourceVersion", "")):
+                pending[uid] = item
+                missing += before is None
+        if pending:
+            self._write_listed(listing, pending)
+        listing.seen.update(u for u in uids if u)
+        listing.divergence.missing += missing
+        listing.divergence.stale += len(pending) - missing
+        return len(pending)
+
+    def finish_list(self, kind: str, resource_version: str, *, health: Health | None = None) -> BatchResult:
+        """Delete what the list did not see (ghosts), then record the list's resourceVersion (and
+        `health`, "synced" for `mirror --once`) in the same transaction: only now is the kind current."""
+        listing = self._listing[kind]
+        ghosts: dict[str, JSON | None] = {
+            uid: None
+            for uid in KubeObject.objects.filter(kind=kind).values_list("uid", flat=True).iterator()
+            if uid not in listing.seen
+        }
+        listing.divergence.ghosts = len(ghosts)
+        received = listing.received_at or time.time()
+        activity = _Activity(confirmed={kind: received})
+        if listing.reason == RESYNC or listing.reason in RESET_REASONS:
+            activity.divergences[kind] = (listing.reason, listing.divergence)
+
+        def watch_state(now: datetime) -> list[str]:
+            return self._write_watch_state(
+                {kind: resource_version}, {kind: received}, {kind}, {kind: health} if health else {}, now,
+                activity,
+            )  # fmt: skip
+
+        states_changed = self._write_listed(
+            listing, ghosts, watch_state=watch_state, rvs={kind: resource_version}
+        )
+        del self._listing[kind]  # only now: a failed last transaction is retried with what was seen
+        if listing.changes >= ANALYZE_AFTER and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:  # see `_apply_batch`
+                cursor.execute(ANALYZE_SQL)
+        return BatchResult(
+            changes=listing.first_changes,
+            kinds=[kind] if listing.changes else [],
+            resource_versions={kind: resource_version},
+            states_changed=states_changed,
+            total=listing.changes,
+        )
+
+    def apply_list_op(self, op: ListOp) -> None:
+        """One step of a reflector's paged list. Safe to retry after a failed transaction: a begin
+        already made, or a page or end for a list not begun (abandoned meanwhile), is skipped."""
+        if isinstance(op, ListBegin):
+            if op.kind not in self._listing:
+                self.begin_list(op.kind, reason=op.reason)
+        elif isinstance(op, ListPage):
+            if op.kind in self._listing:
+                self.write_page(op.kind, op.items)
+        elif isinstance(op, ListEnd):
+            if op.kind in self._listing:
+                self.finish_list(op.kind, op.resource_version)
+        else:
+            self.abandon_list(op.kind)
+
+    def abandon_list(self, kind: str) -> None:
+        """The list failed part-way: forget it (the kind stays un-synced, without a resourceVersion)."""
+        self._listing.pop(kind, None)
+
+    def _write_listed(
+        self,
+        listing: _Listing,
+        objs: dict[str, JSON | None],
+        *,
+        watch_state: Callable[[datetime], list[str]] | None = None,
+        rvs: dict[str, str] | None = None,
+    ) -> list[str]:
+        kind = listing.kind
+        if kind == "devicetaintrules" and objs:
+            self._rules.clear()
+        now = datetime.now(UTC)
+        states_changed: list[str] = []
+        try:
+            with transaction.atomic():
+                by_kind = {kind: objs} if objs else {}
+                old = self._old_state(by_kind)
+                changes = self._write_objects(by_kind, old["names"], now)
+                self._derive(by_kind, old, inline=False)
+                if watch_state is not None:
+                    states_changed = watch_state(now)
+                if changes:
+                    # A page applies no resourceVersion yet; the last transaction applies the list's.
+                    broadcast(self.group, _message(BatchResult(changes, [kind], rvs or {})))
+                    baseline = listing.baseline
+                    transaction.on_commit(lambda: _announce(changes, baseline=baseline))
+                elif states_changed:
+                    _broadcast_derived(self.group, [WATCH_STATE_KIND])
+        except Exception:
+            self._rules.clear()
+            raise
+        listing.changes += len(changes)
+        if _gc_paused:
+            # The collector is paused for the list (`bulk_gc`), but a page's cyclic garbage (ORM rows,
+            # querysets) would pile up over a 100,000-device list: collect the young generations, which
+            # hold little more than this page (the frozen and older objects are not walked).
+            gc.collect(1)
+        room = MAX_CHANGES_PER_MESSAGE - len(listing.first_changes)
+        if room > 0:
+            listing.first_changes.extend(changes[:room])
+        return states_changed
 
     def _apply_batch(self, ops: Iterable[Op]) -> BatchResult:
         ops = list(ops)
@@ -429,7 +632,11 @@ class BatchWriter:
                     )
         return changes
 
-    def _derive(self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any]) -> None:
+    def _derive(
+        self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any], *, inline: bool = True
+    ) -> None:
+        """`inline=False` (a list's pages): every availability recompute waits for `refresh_deferred`, so
+        a pool reached by several pages (its slices, then its claims) is computed once, after them."""
         if not any(
             k in by_kind
             for k in (
@@ -492,7 +699,7 @@ class BatchWriter:
             refresh_health(by_kind["pods"], self._pod_reports())
         if "nodes" in by_kind:
             availability["nodes"] = self._pools_of_changed_nodes(by_kind["nodes"], old)
-        self._queue_availability(availability, ctx)
+        self._queue_availability(availability, ctx, inline=inline)
 
     def _pools_of_changed_nodes(self, nodes: dict[str, JSON | None], old: dict[str, Any]) -> set[str]:
         changed: set[str] = set()
@@ -505,13 +712,13 @@ class BatchWriter:
         flipped = old["had_nodes"] != KubeObject.objects.filter(kind="nodes").exists()
         return pools_reached_by(changed, all_pools=flipped) if changed or flipped else set()
 
-    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context) -> None:
+    def _queue_availability(self, by_kind: dict[str, set[str]], ctx: Context, *, inline: bool = True) -> None:
         """Recompute the pools' availability in this batch when slices or claims changed a few of them;
         otherwise in chunks between batches (`refresh_deferred`): many pools, or a rule, class or node
         change, which may touch every pool (a rule's device taints are recomputed there too)."""
         now = by_kind.get("resourceslices", set()) | by_kind.get("resourceclaims", set())
         later = set().union(*(keys for kind, keys in by_kind.items() if kind not in INLINE_KINDS))
-        if len(now) > AVAILABILITY_INLINE:
+        if len(now) > AVAILABILITY_INLINE or not inline:
             later |= now
         elif now:
             recompute_availability(now, ctx)
@@ -591,9 +798,11 @@ class _Activity:
     divergences: dict[str, tuple[str, Divergence]] = field(default_factory=dict)
 
 
-def _announce(changes: list[JSON]) -> None:
+def _announce(changes: list[JSON], *, baseline: bool = False) -> None:
+    """`baseline`: the changes are (a page of) the first list of a kind the mirror never held — what
+    was in the cluster, not what changed in it (the audit log records none of them as a change)."""
     try:
-        mirror_batch_committed.send(sender=BatchWriter, changes=changes)
+        mirror_batch_committed.send(sender=BatchWriter, changes=changes, baseline=baseline)
     except Exception:  # a receiver's bug must not stop the mirror
         log.exception("a mirror_batch_committed receiver failed")
 

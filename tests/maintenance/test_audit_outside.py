@@ -88,6 +88,49 @@ def test_it_reports_a_kubectl_edit_of_a_dradash_rule_against_its_maintenance(
     )
 
 
+def test_rules_there_before_the_first_list_are_no_change_but_their_later_changes_are(
+    cluster_settings: Any,
+) -> None:
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+
+    for name in ("before-a", "before-b"):
+        kubectl(
+            cluster_settings, "create", "-f", "-", text=RULE.format(effect="None").replace("by-hand", name)
+        )
+    mirror = Mirror(connect(str(cluster_settings.kubeconfig_path)))
+    mirror.sync_once()
+    assert not AuditEntry.objects.filter(source="cluster").exists(), (
+        "rules the cluster had before dradash first looked were not created then"
+    )
+
+    kubectl(
+        cluster_settings,
+        "apply",
+        "-f",
+        "-",
+        text=RULE.format(effect="NoSchedule").replace("by-hand", "before-a"),
+    )
+    kubectl(cluster_settings, "delete", "devicetaintrule", "before-b")
+    mirror.sync_once()  # a re-list: what differs from the rows held
+    kubectl(cluster_settings, "create", "-f", "-", text=RULE.format(effect="None"))
+    mirror.sync_once()
+
+    entries = list(
+        AuditEntry.objects.filter(source="cluster")
+        .order_by("id")
+        .values_list("action", "rule_name", "effect")
+    )
+    assert entries == [
+        ("seen-update", "before-a", "NoSchedule"),
+        ("seen-delete", "before-b", ""),
+        ("seen-create", "by-hand", "None"),
+    ]
+    assert (
+        "effect: NoSchedule" in AuditEntry.objects.get(rule_name="before-a").yaml
+    )  # a real change: its YAML
+
+
 def test_it_reads_the_newest_spec_manager_from_managed_fields() -> None:
     raw = {"metadata": {"managedFields": [
         {"manager": "helm", "operation": "Apply", "time": "2026-11-29T10:00:00Z", "fieldsV1": {"f:spec": {}}},

@@ -44,7 +44,7 @@ class Command(BaseCommand):
             except KubeError as exc:
                 raise CommandError(f"listing failed: {exc}") from exc
             self.stdout.write(
-                f"mirrored {len(result.changes)} changes across {len(result.resource_versions)} kinds "
+                f"mirrored {result.count} changes across {len(result.resource_versions)} kinds "
                 f"in {time.monotonic() - started:.2f}s"
             )
             return

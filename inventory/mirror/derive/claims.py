@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from types import SimpleNamespace
+from typing import Any
+
+from django.db.models import Q
 
 from dra.objects import claim_device_classes, claim_state, is_extended_resource_claim, owner_pod
 from inventory.mirror import sql
-from inventory.mirror.derive.common import JSON, DeviceKey, chunks, devices_by_keys, keys_q, pools_qs
+from inventory.mirror.derive.common import JSON, DeviceKey, chunks, keys_q, pools_qs
 from inventory.models import ALLOCATED, FREE, SHARED, Allocation, Claim, Device
 
 ALLOCATION_FIELDS = [
@@ -61,17 +65,23 @@ def fill_allocations(row: Device, allocations: list[Allocation]) -> None:
 def allocations_by_device(
     *, keys: set[DeviceKey] | None = None, pool_keys: set[str] | None = None
 ) -> dict[DeviceKey, list[Allocation]]:
+    """Allocation rows as plain namespaces (the columns `fill_allocations` reads; no model instances)."""
     result: dict[DeviceKey, list[Allocation]] = defaultdict(list)
     pools = pool_keys or set()
     wanted = {k for k in keys or () if f"{k[0]}/{k[1]}" not in pools}  # those read whole below
     for q in keys_q(wanted, name_field="device"):  # a superset: keep the exact keys
-        for a in Allocation.objects.filter(q):
+        for a in _allocation_rows(q):
             if (a.driver, a.pool, a.device) in wanted:
                 result[(a.driver, a.pool, a.device)].append(a)
     for q in pools_qs(pools):
-        for a in Allocation.objects.filter(q):
+        for a in _allocation_rows(q):
             result[(a.driver, a.pool, a.device)].append(a)
     return result
+
+
+def _allocation_rows(q: Q) -> Iterator[Allocation]:
+    for row in Allocation.objects.filter(q).order_by().values(*ALLOCATION_ROW_FIELDS):
+        yield SimpleNamespace(**row)  # type: ignore[misc]
 
 
 def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
@@ -185,8 +195,17 @@ CLAIM_FIELDS = [
 ]
 
 
+DEVICE_ALLOCATION_READ = ("pk", "driver", "pool", "name", "allow_multiple_allocations", *ALLOCATION_FIELDS)
+
+
 def refresh_allocations(keys: set[DeviceKey]) -> None:
-    devices = devices_by_keys(keys)
+    # The columns fill_allocations reads and writes, not whole Device instances (each decoding a dozen
+    # JSON columns): this runs for every page of claims of an initial list.
+    devices: list[Any] = []
+    for q in keys_q(keys):
+        for row in Device.objects.filter(q).order_by().values(*DEVICE_ALLOCATION_READ):
+            if (row["driver"], row["pool"], row["name"]) in keys:
+                devices.append(SimpleNamespace(**row))
     if not devices:
         return
     allocations = allocations_by_device(keys={(d.driver, d.pool, d.name) for d in devices})

@@ -64,3 +64,60 @@ def test_it_mirrors_once_from_the_management_command(simcluster: Any) -> None:
 def test_it_fails_clearly_when_the_kubeconfig_does_not_exist(tmp_path: Any) -> None:
     with pytest.raises(CommandError, match="cannot reach the cluster"):
         call_command("mirror", "--once", "--kubeconfig", str(tmp_path / "missing"))
+
+
+def _rule(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com"},
+            "taint": {"key": f"example.com/{name}", "effect": "None"},
+        },
+    }
+
+
+def test_a_list_of_many_pages_leaves_exactly_the_clusters_objects_and_is_synced_only_after_its_last_page(
+    simcluster: Any,
+) -> None:
+    mirror = Mirror(connect(str(simcluster.kubeconfig_path)), page_size=1)  # one object a page
+    pages: list[tuple[str, int, str, str]] = []
+    write_page = mirror.writer.write_page
+
+    def observed(kind: str, items: list[dict[str, Any]]) -> int:
+        # What a page reading the database sees while this page is written.
+        state, rv = WatchState.objects.filter(kind=kind).values_list("state", "resource_version").get()
+        pages.append((kind, len(items), state, rv))
+        return write_page(kind, items)
+
+    mirror.writer.write_page = observed  # type: ignore[method-assign]
+
+    def relist() -> bool:
+        pages.clear()  # the simulated controllers may still be scheduling pods: keep the last list's pages
+        mirror.sync_once()
+        return db_state() == cluster_state(simcluster)
+
+    for name in ("kept-1", "kept-2", "ghost-1", "ghost-2"):
+        simcluster.store.create("devicetaintrules", _rule(name))
+    wait_until(relist, what="a quiet list")
+
+    # Gone while the mirror was away (ghosts), new, and one deviceclass deleted: a re-list, page by page.
+    simcluster.store.delete("devicetaintrules", "ghost-1")
+    simcluster.store.delete("devicetaintrules", "ghost-2")
+    simcluster.store.create("devicetaintrules", _rule("new-1"))
+    simcluster.store.delete("deviceclasses", simcluster.store.list("deviceclasses")[0]["metadata"]["name"])
+    wait_until(relist, what="a quiet list")
+
+    assert db_state() == cluster_state(simcluster)  # no ghost left, nothing missing
+    rules = set(KubeObject.objects.filter(kind="devicetaintrules").values_list("name", flat=True))
+    assert rules == {"kept-1", "kept-2", "new-1"}
+    listed = [kind for kind, _n, _s, _rv in pages]
+    assert listed.count("devicetaintrules") == 3 and listed.count("resourceslices") > 1, pages
+    assert max(n for _k, n, _s, _rv in pages) == 1, "every page written as it arrived, one object each"
+    assert [p for p in pages if p[2] == "synced" or p[3]] == [], (
+        "no kind says synced (or holds a resourceVersion to resume from) before its last page is written"
+    )
+    states = dict(WatchState.objects.values_list("kind", "state"))
+    assert states["devicetaintrules"] == states["resourceslices"] == "synced"
+    assert WatchState.objects.get(kind="devicetaintrules").object_count == 3

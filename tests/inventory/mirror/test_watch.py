@@ -152,3 +152,47 @@ def test_it_stops_cleanly_and_reports_the_watches_stopped(simcluster: Any) -> No
 
     assert not handle.is_alive()
     assert set(WatchState.objects.values_list("state", flat=True)) <= {"stopped", "error"}
+
+
+def test_the_running_mirror_lists_page_by_page_retries_a_failed_page_and_deletes_ghosts(
+    simcluster: Any,
+) -> None:
+    from django.db import OperationalError
+
+    from inventory.mirror.runner import PAGES_IN_FLIGHT
+    from inventory.mirror.writer import ListOp, ListPage
+
+    client = connect(str(simcluster.kubeconfig_path))
+    Mirror(client).sync_once()
+    victim = simcluster.store.list("deviceclasses")[0]["metadata"]["name"]
+    simcluster.store.delete("deviceclasses", victim)  # gone while no mirror ran: a ghost for the next list
+
+    mirror = Mirror(client, page_size=1, inactivity_timeout=30)
+    handles: list[MirrorHandle] = []
+    queued: list[int] = []
+    failed: list[str] = []
+    apply_list_op = mirror.writer.apply_list_op
+
+    def flaky(op: ListOp) -> None:
+        if isinstance(op, ListPage):
+            if handles:  # how many pages wait behind this one: the list is never all in memory
+                queued.append(sum(isinstance(o, ListPage) for o in list(handles[0].queue.queue)))
+            if op.kind == "resourceslices" and not failed:
+                failed.append(op.kind)
+                raise OperationalError("the database went away")
+        apply_list_op(op)
+
+    mirror.writer.apply_list_op = flaky  # type: ignore[method-assign]
+    handle = mirror.start()
+    handles.append(handle)
+    try:
+        assert wait_for_sync(handle, timeout=30)
+        wait_for_db_to_equal_cluster(simcluster)
+    finally:
+        handle.stop()
+    assert failed == ["resourceslices"], "a page's failed transaction was retried"
+    assert queued and max(queued) <= PAGES_IN_FLIGHT
+    assert not KubeObject.objects.filter(kind="deviceclasses", name=victim).exists()
+    assert WatchState.objects.get(kind="resourceslices").object_count == len(
+        simcluster.store.list("resourceslices")
+    )

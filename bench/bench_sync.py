@@ -1,0 +1,251 @@
+"""The initial mirror sync alone (issue 12 §2), with the anchors of `bench_scale.py` measured in the same run:
+`kubectl get resourceslices,resourceclaims,pods -A -o json` (A) and the physical floor (F: `json.loads` of
+the same pages + `executemany` of the same rows into a scratch table, in the worker process after the sync).
+Peak RSS is the worker's VmHWM (`bench_scale.rss_mb`), not ru_maxrss, which the worker inherits from the
+parent holding the simcluster.
+
+Cluster: simcluster `scale:<nodes>` with `--rules` one-pool DeviceTaintRules and `--claims-per-node` allocated
+claims (+ pods), as bench_scale.py. Per database, a fresh worker process: `Mirror.sync_once()` timed, peak RSS
+(VmHWM) after it, and optionally a cProfile of the sync (`--profile N`: the top N by cumulative time) or
+tracemalloc's peak (`--tracemalloc`, slow).
+
+    .venv/bin/python bench/bench_sync.py --nodes 1000 [--nodes 3000] [--database-url URL ...] [--repeat 2]
+        [--profile 40] [--no-append] [--note TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+RESULTS = ROOT / "bench" / "RESULTS.md"
+DEFAULT_DB = "sqlite:////tmp/dradash-bench-sync.sqlite3"
+
+
+def worker(args: argparse.Namespace) -> None:
+    from bench_mirror import fresh_database
+    from bench_scale import physical_floor, rss_mb
+
+    fresh_database(args.database_url)
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+    from inventory.models import Device, KubeObject
+
+    report: dict[str, Any] = {"rss_before_mb": rss_mb()}
+    mirror = Mirror(connect(args.kubeconfig))
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start()
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    # The deferred work (each pool's availability: the allocator per pool, after every kind is listed),
+    # timed apart: the threaded mirror says "synced" before it, `sync_once` returns after it.
+    deferred = {"s": 0.0}
+    refresh = mirror.writer.refresh_deferred
+
+    def timed_refresh(**kwargs: Any) -> bool:
+        began = time.perf_counter()
+        try:
+            return refresh(**kwargs)
+        finally:
+            deferred["s"] += time.perf_counter() - began
+
+    mirror.writer.refresh_deferred = timed_refresh  # type: ignore[method-assign]
+    phases: dict[str, float] = {}
+    if args.tracemalloc:  # where the peak is: the traced peak seen by the end of each kind's pages
+        import tracemalloc
+
+        write_page = mirror.writer.write_page
+
+        def traced_page(kind: str, items: list[Any]) -> int:
+            try:
+                return write_page(kind, items)
+            finally:
+                phases[kind] = max(phases.get(kind, 0.0), tracemalloc.get_traced_memory()[1] / 1e6)
+                tracemalloc.reset_peak()
+
+        mirror.writer.write_page = traced_page  # type: ignore[method-assign]
+        report["phases_peak_mb"] = phases
+    started, cpu = time.perf_counter(), time.process_time()
+    mirror.sync_once()
+    report["sync_s"] = time.perf_counter() - started
+    report["sync_cpu_s"] = time.process_time() - cpu  # this process's CPU: less at the mercy of the load
+    report["deferred_s"] = deferred["s"]
+    if profiler is not None:
+        import io
+        import pstats
+
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(args.profile)
+        stats.sort_stats("tottime").print_stats(args.profile)
+        sys.stderr.write(out.getvalue())
+    if args.tracemalloc:
+        import tracemalloc
+
+        report["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+        top = tracemalloc.take_snapshot().statistics("lineno")[:25]  # what the sync left allocated
+        sys.stderr.write("\n".join(str(stat) for stat in top) + "\n")
+        tracemalloc.stop()
+    report["rss_mb"] = rss_mb()
+    report["devices"] = Device.objects.count()
+    report["objects"] = KubeObject.objects.count()
+    cpu = time.process_time()
+    report["floor_s"] = physical_floor(args.dump)
+    report["floor_cpu_s"] = time.process_time() - cpu
+    print("RESULT " + json.dumps(report), flush=True)
+
+
+def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from bench_mirror import populate
+    from bench_scale import time_kubectl
+
+    from simcluster.app import start_simcluster
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-sync-"))
+    kubeconfig = str(tmp / "kubeconfig")
+    dump = str(tmp / "list.json")
+    print(f"starting simcluster scale:{nodes}:rules={args.rules} …", flush=True)
+    cluster = start_simcluster(
+        topology=f"scale:{nodes}:rules={args.rules}", kubeconfig_path=Path(kubeconfig), controllers=False
+    )
+    results = []
+    try:
+        populate(cluster.store, nodes * args.claims_per_node)
+        for url in args.database_urls or [DEFAULT_DB]:
+            runs: list[dict[str, Any]] = []
+            for _ in range(args.repeat):
+                load_start = os.getloadavg()[0]
+                kubectl_all = time_kubectl(kubeconfig, "resourceslices,resourceclaims,pods", dump)
+                proc = subprocess.run(
+                    [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--dump", dump,
+                     "--database-url", url, "--profile", str(args.profile)]
+                    + (["--tracemalloc"] if args.tracemalloc else []),
+                    capture_output=True, text=True, cwd=ROOT,
+                )  # fmt: skip
+                if args.profile or args.tracemalloc:
+                    print(proc.stderr[-60000:], flush=True)
+                lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+                if not lines:
+                    raise SystemExit(f"worker failed for {url}:\n{proc.stderr[-3000:]}")
+                report = json.loads(lines[-1].removeprefix("RESULT "))
+                report.update(kubectl_all_s=kubectl_all, load_start=load_start, load_end=os.getloadavg()[0])
+                print(json.dumps(report), flush=True)
+                runs.append(report)
+            best = min(runs, key=lambda r: r["sync_s"] / r["kubectl_all_s"])
+            best.update(
+                nodes=nodes,
+                database="PostgreSQL" if url.startswith("postgres") else "SQLite",
+                claims=nodes * args.claims_per_node,
+                runs=len(runs),
+                ratio_a=[r["sync_s"] / r["kubectl_all_s"] for r in runs],
+                ratio_f=[r["sync_s"] / r["floor_s"] for r in runs],
+            )
+            results.append(best)
+    finally:
+        cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    head = "| initial sync (anchor) | " + " | ".join(
+        f"{r['devices']:,} devices · {r['database']}" for r in results
+    )
+    rows = [head + " |", "|---|" + "---|" * len(results)]
+
+    def add(label: str, fmt: Any) -> None:
+        rows.append(f"| {label} | " + " | ".join(fmt(r) for r in results) + " |")
+
+    add("objects mirrored (claims + pods)", lambda r: f"{r['objects']:,} ({r['claims']:,} + {r['claims']:,})")
+    add("load average start → end", lambda r: f"{r['load_start']:.1f} → {r['load_end']:.1f}")
+    add("kubectl get slices,claims,pods -o json (anchor A)", lambda r: f"{r['kubectl_all_s']:.2f} s")
+    add("physical floor: json.loads + executemany (anchor F)", lambda r: f"{r['floor_s']:.2f} s")
+    add("initial sync (`sync_once`) · of which availability (deferred)", lambda r: (
+        f"{r['sync_s']:.2f} s · {r.get('deferred_s', 0):.2f} s"))  # fmt: skip
+    add("÷ A (≤ 1.5): this run · median of runs", lambda r: (
+        f"{r['sync_s'] / r['kubectl_all_s']:.2f}× · {statistics.median(r['ratio_a']):.2f}× ({r['runs']})"))  # fmt: skip
+    add("÷ F (≤ 2.5): this run · median of runs", lambda r: (
+        f"{r['sync_s'] / r['floor_s']:.2f}× · {statistics.median(r['ratio_f']):.2f}× ({r['runs']})"))  # fmt: skip
+    add("CPU seconds of the worker: sync ÷ floor", lambda r: (
+        f"{r['sync_cpu_s']:.2f} s ÷ {r['floor_cpu_s']:.2f} s = {r['sync_cpu_s'] / r['floor_cpu_s']:.2f}×"
+        if "sync_cpu_s" in r else "–"))  # fmt: skip
+    add("mirror peak RSS (VmHWM) after the sync · before it", lambda r: (
+        f"{r['rss_mb']:.0f} MB · {r['rss_before_mb']:.0f} MB"))  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, action="append", help="default: 1000")
+    parser.add_argument("--claims-per-node", type=int, default=4)
+    parser.add_argument("--rules", type=int, default=1000)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="workers per database (the table shows the best)"
+    )
+    parser.add_argument("--database-url", action="append", dest="database_urls")
+    parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N (slows the sync)")
+    parser.add_argument("--tracemalloc", action="store_true", help="report tracemalloc's peak (slow)")
+    parser.add_argument("--no-append", action="store_true")
+    parser.add_argument("--note", default="", help="a line appended under the table")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    parser.add_argument("--dump", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        args.database_url = args.database_urls[0]
+        worker(args)
+        return
+    results: list[dict[str, Any]] = []
+    for nodes in args.nodes or [1000]:
+        results += run_size(nodes, args)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"\n## {stamp} — bench_sync.py (initial sync, issue 12 §2)\n",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared with other sessions), Python "
+        f"{platform.python_version()}. simcluster `scale:<nodes>`, {args.rules} one-pool DeviceTaintRules, "
+        f"{args.claims_per_node} allocated claims (+ pods) per node. Best of {args.repeat} worker(s) by ÷ A; "
+        "each ratio against anchors measured in the same run.\n",
+        *table(results),
+    ]
+    if args.note:
+        lines += ["", args.note]
+    print("\n".join(lines))
+    if not args.no_append and not args.profile and not args.tracemalloc:
+        with RESULTS.open("a") as fh:
+            fh.write("\n".join(lines) + "\n")
+        print(f"appended to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
