@@ -188,6 +188,15 @@
       }
       const shown = view.toString();
       history.replaceState(history.state, "", location.pathname + (shown ? "?" + shown : ""));
+      // The exports follow the filters and the sort the table shows (not its page).
+      const exported = new URLSearchParams(view);
+      ["page", "size", "live", "fragment"].forEach(function (k) { exported.delete(k); });
+      ["export-csv", "export-json"].forEach(function (id) {
+        const link = document.getElementById(id);
+        if (!link) return;
+        const base = link.getAttribute("href").split("?")[0];
+        link.setAttribute("href", base + (exported.toString() ? "?" + exported.toString() : ""));
+      });
       return url.split("?")[0] + "?" + query.toString();
     }
     const table = new Tabulator(holder, {
