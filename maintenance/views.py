@@ -18,8 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from inventory.filters import HEALTH_CHOICES
-from inventory.models import ALLOCATION_STATES
+from inventory.filters import HEALTH_CHOICES, STATE_CHOICES
 from maintenance import selectors
 from maintenance.audit import latest_version
 from maintenance.confirmation import challenge
@@ -83,7 +82,7 @@ def new(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "filter_errors": filter_errors,
         "effects": EFFECTS,
-        "state_choices": ALLOCATION_STATES,
+        "state_choices": STATE_CHOICES,
         "health_choices": HEALTH_CHOICES,
         "form": {"effect": "NoExecute", "key": "example.com/maintenance"},
         "errors": [],

@@ -54,15 +54,17 @@
   function state(cell) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
-    const cls = v === "free" ? "badge ok" : "badge";
-    return el("span", cls, v + (d.adminAccess ? " (admin)" : ""));
+    // "free" in the data (Device.allocation_state) reads "unallocated": on the pages "free" means allocatable now.
+    const cls = v === "free" ? "badge" : "badge ok";
+    return el("span", cls, (v === "free" ? "unallocated" : v) + (d.adminAccess ? " (admin)" : ""),
+      v === "free" ? "no claim holds it; the Allocatable column says whether a claim could be given it now" : "");
   }
   // Whether a one-device claim of the device's class could be given it now, and if not, why.
   function allocatable(cell, column, labels) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
     if (v === "yes") return el("span", "badge ok", "yes", "a claim for one device of its class could be given it now");
-    // An allocated device is simply in use; the reason matters for devices that look free.
+    // An allocated device is simply in use; the reason matters for unallocated devices.
     const cls = d.state === "free" ? "badge warn" : "muted";
     const badge = el("span", cls, labels[v] || v, d.why || "");
     return column.filter ? filterLink(column.filter, v, badge) : badge;
