@@ -81,7 +81,7 @@ def _pods(d: Row) -> list[str]:
     ]
 
 
-#: The widths add up to about 1,230 px for the default columns, so nothing is clipped from 1280 px up.
+#: The widths add up to about 1,250 px for the default columns, so nothing is clipped from 1280 px up.
 DEVICE_COLUMNS: tuple[Column, ...] = (
     Column("driver", "Driver", ("driver",), lambda d: d["driver"], filter="driver", visible=False),
     Column(
@@ -112,7 +112,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "state", "State", ("allocation_state",), lambda d: d["allocation_state"], sort=("allocation_state",),
-        filter="state", formatter="state", layout={"width": 90},
+        filter="state", formatter="state", layout={"width": 112},
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),

@@ -105,6 +105,7 @@
     const text = v === null || v === undefined ? "" : String(v);
     return column.filter && text ? filterLink(column.filter, text, el("span", null, text)) : document.createTextNode(text);
   }
+  const SORT_MARKS = { none: "↕", asc: "▲", desc: "▼" };
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
     allocatable: allocatable, health: health, claims: claims, pods: pods, joined: joined };
 
@@ -222,6 +223,8 @@
       },
       placeholder: "No devices match these filters.",
       columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
+      // The same marks as every other table's sort buttons (.th-sort in dradash.css): ↕ sortable, ▲ / ▼ sorted.
+      headerSortElement: function (column, dir) { return SORT_MARKS[dir] || SORT_MARKS.none; },
       rowFormatter: function (row) {
         const d = row.getData();
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
