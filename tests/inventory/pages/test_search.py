@@ -3,6 +3,7 @@ envelope, and hostile input that is neither an injection nor a 500."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -168,3 +169,13 @@ def test_the_api_filters_by_kind_and_refuses_bad_input(api: APIClient, world: di
 def test_it_counts_claims_from_the_claim_rows(world: dict[str, Any]) -> None:
     Claim.objects.create(uid="u-2", namespace="research", name="train-2", state="pending")
     assert kinds_found("research/")["claims"] == ["research/train-2"]
+
+
+def test_an_exact_hit_reads_as_its_name_then_a_separate_badge(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:search"), {"q": "gpu-0"}).content.decode()
+    hit = re.search(r'<li class="hit exact">(.*?)</li>', html, re.S)
+    assert hit, html
+    text = re.sub(r"<[^>]+>", "", hit[1])
+    assert text.startswith("gpu-0 exact match"), text  # not "gpu-0exact"
