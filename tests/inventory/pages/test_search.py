@@ -179,4 +179,6 @@ def test_an_exact_hit_reads_as_its_name_then_a_separate_badge(
     assert hit, html
     text = re.sub(r"<[^>]+>", "", hit[1])
     assert text.startswith("gpu-0 exact match"), text  # not "gpu-0exact"
-    assert " free" not in text and "unallocated" in html  # "free" means allocatable now; a device no claim holds is "unallocated"
+    assert (
+        " free" not in text and "unallocated" in html
+    )  # "free" means allocatable now; a device no claim holds is "unallocated"
