@@ -20,6 +20,9 @@ MID_WORD_BREAKS = """() => {
   const alnum = /[A-Za-z0-9]/;
   document.querySelectorAll("table.t td").forEach((td) => {
     if (!td.getClientRects().length) return;  // hidden column
+    // A table read as cards (class="stack" at phone width) wraps a token longer than its card (a CEL
+    // expression, a 50-character resource name); short names and status words still never break.
+    const card = getComputedStyle(td).display === "block";
     const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const text = node.textContent;
@@ -30,6 +33,8 @@ MID_WORD_BREAKS = """() => {
         range.setEnd(node, i + 1);
         const rect = range.getClientRects()[0];
         if (!rect) continue;
+        const word = (text.slice(0, i).split(/\s/).pop() || "") + (text.slice(i).split(/\s/)[0] || "");
+        if (card && word.length > 30) { top = rect.top; continue; }
         if (top !== null && rect.top > top + 2 && i > 0 && alnum.test(text[i - 1]) && alnum.test(text[i])) {
           found.push((td.closest("table").id || "table") + ": " + text.slice(Math.max(0, i - 30), i) + "⏎" + text.slice(i, i + 10));
         }
