@@ -15,7 +15,7 @@ from tests.e2e.browser_helpers import log_in
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 #: (where, the text) of every line break inside a word of a table cell: between two letters or digits
-MID_WORD_BREAKS = """() => {
+MID_WORD_BREAKS = r"""() => {
   const found = [];
   const alnum = /[A-Za-z0-9]/;
   document.querySelectorAll("table.t td").forEach((td) => {
