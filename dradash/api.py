@@ -4,6 +4,9 @@
   integers in range, otherwise 400 naming the parameter — never a database overflow.
 * Errors: ``{"errors": [{"field": "...", "message": "..."}], "detail": "<the same in one line>"}`` with a
   4xx status (`dradash.api_errors.exception_handler`); ``field`` is ``""`` when the error is not about one field.
+* Lists filtered by a FilterSet (`StrictFilterBackend`): a query parameter that is neither one of its
+  filters nor ``limit``/``offset``/``format`` is a 400 naming it and the supported ones (not silently
+  ignored: ``?page_size=2`` or a misspelt filter would otherwise answer every row).
 * `?format=` names a renderer the endpoint has, otherwise 400 naming `format` (DRF would answer 404).
 * JSON bodies: objects, nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are
   refused with 400 instead of exhausting the parser's recursion; a list or scalar body is a 400 naming `body`.
@@ -15,6 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import exceptions, parsers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
@@ -70,6 +74,29 @@ def _positive_int(request: Request, name: str, default: int, *, maximum: int) ->
     if value > maximum:
         raise exceptions.ValidationError({name: [f"must be at most {maximum}"]})
     return value
+
+
+#: query parameters every list endpoint accepts besides its filters
+PAGING_PARAMS = ("limit", "offset", "format")
+
+
+def unknown_params(request: Request, known: Sequence[str]) -> None:
+    """400 naming the first query parameter not in `known` (nor a paging one), listing the supported ones."""
+    supported = [*known, *(p for p in PAGING_PARAMS if p not in known)]
+    for name in request.query_params:
+        if name not in supported:
+            message = f"unknown parameter; supported are {', '.join(supported)}"
+            raise exceptions.ValidationError({name[:100]: [message]})
+
+
+class StrictFilterBackend(DjangoFilterBackend):
+    """django-filter's backend, refusing (400) a list request's parameters its FilterSet does not know."""
+
+    def filter_queryset(self, request: Request, queryset: Any, view: Any) -> Any:
+        filterset_class = self.get_filterset_class(view, queryset)
+        if filterset_class is not None and getattr(view, "action", "list") == "list":
+            unknown_params(request, list(filterset_class.base_filters))
+        return super().filter_queryset(request, queryset, view)
 
 
 class Pagination(LimitOffsetPagination):

@@ -262,7 +262,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["dradash.api.StrictFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "dradash.api.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_PARSER_CLASSES": [

@@ -39,7 +39,11 @@ urlpatterns = [
     path(
         "api/docs/",
         DOC_VIEWER_CSP(
-            login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=READ))
+            login_required(
+                SpectacularSwaggerSplitView.as_view(
+                    url_name="api-schema", http_method_names=READ, template_name="dradash/api_docs.html"
+                )
+            )
         ),
         name="api-docs",
     ),

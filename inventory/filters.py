@@ -11,7 +11,16 @@ from django.db.models.lookups import GreaterThan
 
 from dra.availability import BLOCK_REASONS
 from inventory.kube import MIRRORED_KINDS
-from inventory.models import ALLOCATION_STATES, CLAIM_STATES, Claim, Device, DeviceAttribute, KubeObject, Pool
+from inventory.models import (
+    ALLOCATION_STATES,
+    CLAIM_STATES,
+    FREE,
+    Claim,
+    Device,
+    DeviceAttribute,
+    KubeObject,
+    Pool,
+)
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -27,6 +36,9 @@ HEALTH_CHOICES = [
     ("unreported", "unreported"),
 ]
 
+# Device.allocation_state, as the pages name it: the value stays "free" (API, exports), the label says
+# "unallocated", because on the pages "free" means allocatable now (Overview, Classes, headroom).
+STATE_CHOICES = [(v, "unallocated" if v == FREE else label) for v, label in ALLOCATION_STATES]
 
 # Whether a one-device claim of the device's class could be given it now (Device.blocked), and why not.
 ALLOCATABLE_CHOICES = [("yes", "allocatable now"), ("no", "not allocatable"), *BLOCK_REASONS.items()]
@@ -63,7 +75,9 @@ class DeviceFilterSet(django_filters.FilterSet):
         method="filter_attribute", label="Attribute key=value", validators=[validate_attribute_filter]
     )
     taint = django_filters.ChoiceFilter(choices=TAINT_CHOICES, method="filter_taint", label="Taint effect")
-    state = django_filters.ChoiceFilter(choices=ALLOCATION_STATES, field_name="allocation_state")
+    state = django_filters.ChoiceFilter(
+        choices=STATE_CHOICES, field_name="allocation_state", label="Allocation"
+    )
     health = django_filters.ChoiceFilter(choices=HEALTH_CHOICES, method="filter_health")
     allocatable = django_filters.ChoiceFilter(
         choices=ALLOCATABLE_CHOICES, method="filter_allocatable", label="Allocatable"

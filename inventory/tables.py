@@ -86,7 +86,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     Column("driver", "Driver", ("driver",), lambda d: d["driver"], filter="driver", visible=False),
     Column(
         "pool", "Pool", ("pool",), lambda d: d["pool"], sort=("pool",), filter="pool", formatter="pool",
-        layout={"width": 100},
+        layout={"width": 94},
     ),
     Column(
         "device", "Device", ("name",), lambda d: d["name"], sort=("name",), formatter="deviceLink",
@@ -94,7 +94,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "node", "Node", ("node_name",), lambda d: d["node_name"], sort=("node_name",), filter="node",
-        layout={"width": 100},
+        layout={"width": 92},
     ),
     Column(
         "numa", "NUMA", ("numa_node",), lambda d: d["numa_node"], sort=("numa_node",),
@@ -112,7 +112,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "state", "State", ("allocation_state",), lambda d: d["allocation_state"], sort=("allocation_state",),
-        filter="state", formatter="state", layout={"width": 90},
+        filter="state", formatter="state", layout={"width": 104},
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -184,11 +185,10 @@ def devices_data(request: HttpRequest) -> JsonResponse:
         size = _int_param(request, "size", 100, minimum=1, maximum=PAGE_SIZE_MAX)
     except ValueError as exc:
         return JsonResponse({"errors": {"__all__": [{"message": str(exc)}]}}, status=400)
-    sort, direction = request.GET.get("sort", ""), request.GET.get("dir", "asc")
-    if sort and sort not in tables.sorts() or direction not in ("asc", "desc"):
-        message = f"sort must be one of {', '.join(sorted(tables.sorts()))} and dir asc or desc"
-        return JsonResponse({"errors": {"sort": [{"message": message}]}}, status=400)
-    qs = tables.sort_queryset(filterset.qs, sort, direction == "desc")
+    try:
+        qs = _sorted_devices(request, filterset)
+    except ValueError as exc:
+        return JsonResponse({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
     total = qs.count()
     last_page = max(1, -(-total // size))
     rows = list(tables.device_rows(qs[(page - 1) * size : page * size]))
@@ -198,9 +198,16 @@ def devices_data(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"last_page": last_page, "last_row": total, "data": rows, "version": live_version()})
 
 
-def _export_rows(request: HttpRequest) -> Iterator[dict[str, Any]]:
-    filterset = _device_filters(request)
-    yield from tables.device_rows(filterset.qs.order_by("driver", "pool", "name"))
+def _sorted_devices(request: HttpRequest, filterset: DeviceFilterSet) -> QuerySet[Device]:
+    """The filtered devices in the table's order (?sort=COLUMN&dir=asc|desc, as the table sends them)."""
+    sort, direction = request.GET.get("sort", ""), request.GET.get("dir", "asc")
+    if sort and sort not in tables.sorts() or direction not in ("asc", "desc"):
+        raise ValueError(f"sort must be one of {', '.join(sorted(tables.sorts()))} and dir asc or desc")
+    return tables.sort_queryset(filterset.qs, sort, direction == "desc")
+
+
+def _export_rows(qs: QuerySet[Device]) -> Iterator[dict[str, Any]]:
+    yield from tables.device_rows(qs)
 
 
 @login_required
@@ -211,7 +218,11 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
         return HttpResponse(
             json.dumps(filterset.errors.get_json_data()), status=400, content_type="application/json"
         )
-    lines = csv_lines(tables.csv_header(), (tables.csv_row(row) for row in _export_rows(request)))
+    try:
+        qs = _sorted_devices(request, filterset)
+    except ValueError as exc:
+        return JsonResponse({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
+    lines = csv_lines(tables.csv_header(), (tables.csv_row(row) for row in _export_rows(qs)))
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="devices.csv"'
     return response
@@ -223,10 +234,14 @@ def devices_export_json(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
     if not filterset.is_valid():
         return JsonResponse({"errors": filterset.errors.get_json_data()}, status=400)
+    try:
+        qs = _sorted_devices(request, filterset)
+    except ValueError as exc:
+        return JsonResponse({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
 
     def chunks() -> Iterator[str]:
         yield "["
-        for i, row in enumerate(_export_rows(request)):
+        for i, row in enumerate(_export_rows(qs)):
             yield ("," if i else "") + json.dumps(row)
         yield "]"
 

@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dradash.api import Pagination, error_body, paginated
+from dradash.api import Pagination, error_body, paginated, unknown_params
 from dradash.context import user_can_author
 from maintenance import api_schema as schema
 from maintenance import selectors
@@ -379,6 +379,8 @@ class AuditListView(APIView):
         responses=AuditEntrySerializer(many=True),
     )
     def get(self, request: Request) -> Response:
+        # The API pages with limit/offset like every list (the page's page/page_size are not its own).
+        unknown_params(request, selectors.AUDIT_FILTERS)
         params = {k: v for k, v in request.query_params.items() if k not in ("limit", "offset")}
         entries, _, problems = selectors.audit_list(params=params)
         if problems:
@@ -399,6 +401,7 @@ class AuditExportView(APIView):
         responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="the audit log as CSV")},
     )
     def get(self, request: Request) -> Any:
+        unknown_params(request, selectors.AUDIT_FILTERS)
         entries, _, problems = selectors.audit_list(params=request.query_params)
         if problems:
             return _problems(problems)

@@ -19,8 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from inventory.filters import ALLOCATABLE_CHOICES, HEALTH_CHOICES, TAINT_CHOICES
-from inventory.models import ALLOCATION_STATES
+from inventory.filters import ALLOCATABLE_CHOICES, HEALTH_CHOICES, STATE_CHOICES, TAINT_CHOICES
 from inventory.selectors.devices import device_filter_choices
 from maintenance import selectors
 from maintenance.audit import latest_version
@@ -97,7 +96,7 @@ def new(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "filter_errors": filter_errors,
         "effects": EFFECTS,
-        "state_choices": ALLOCATION_STATES,
+        "state_choices": STATE_CHOICES,
         "health_choices": HEALTH_CHOICES,
         "taint_choices": TAINT_CHOICES,
         "allocatable_choices": ALLOCATABLE_CHOICES,

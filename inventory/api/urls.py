@@ -4,14 +4,49 @@ No format-suffix routes (`/api/classes.json`): every answer is JSON already, and
 views that take no `format` argument. A suffix is an unknown path: 404.
 """
 
-from django.urls import path
-from rest_framework.routers import DefaultRouter
+from typing import Any
+
+from django.urls import NoReverseMatch, path
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.routers import APIRootView, DefaultRouter
 
 from inventory.api import views
+
+#: The other rooms' entry points, by URL name (reversed, not imported: inventory is below them; a room
+#: that is not installed is left out). The API root lists them beside the inventory's.
+OTHER_ROOMS = {
+    "whatif-runs": "allocation:whatif-run-list",
+    "maintenance": "maintenance:api-list",
+    "maintenance-audit": "maintenance:api-audit",
+    "maintenance-audit-csv": "maintenance:api-audit-csv",
+    "migration-upgrade": "migration:api-upgrade",
+    "migration-device-plugins": "migration:api-device-plugins",
+    "migration-pool-status": "migration:api-pool-status",
+    "schema": "api-schema",
+    "docs": "api-docs",
+    "redoc": "api-redoc",
+}
+
+
+class APIRoot(APIRootView):
+    """The API root: every room's endpoints (the inventory's lists, then what-if, maintenance, migration,
+    and the OpenAPI schema with its two viewers)."""
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().get(request, *args, **kwargs)
+        for key, name in OTHER_ROOMS.items():
+            try:
+                response.data[key] = reverse(name, request=request, format=kwargs.get("format"))
+            except NoReverseMatch:
+                continue
+        return response
 
 
 class Router(DefaultRouter):
     include_format_suffixes = False
+    APIRootView = APIRoot
 
 
 router = Router()

@@ -208,7 +208,9 @@ def _device_hits(q: str, start: int, stop: int) -> list[SearchHit]:
         page = []
     hits = []
     for d in page:
-        used = f"claim {d.claim_namespace}/{d.claim_name}" if d.claim_name else d.allocation_state
+        # "free" means allocatable now on the pages; a device no claim holds is "unallocated".
+        state = "unallocated" if d.allocation_state == "free" else d.allocation_state
+        used = f"claim {d.claim_namespace}/{d.claim_name}" if d.claim_name else state
         hits.append(
             SearchHit(
                 kind="devices",

@@ -54,15 +54,17 @@
   function state(cell) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
-    const cls = v === "free" ? "badge ok" : "badge";
-    return el("span", cls, v + (d.adminAccess ? " (admin)" : ""));
+    // "free" in the data (Device.allocation_state) reads "unallocated": on the pages "free" means allocatable now.
+    const cls = v === "free" ? "badge" : "badge ok";
+    return el("span", cls, (v === "free" ? "unallocated" : v) + (d.adminAccess ? " (admin)" : ""),
+      v === "free" ? "no claim holds it; the Allocatable column says whether a claim could be given it now" : "");
   }
   // Whether a one-device claim of the device's class could be given it now, and if not, why.
   function allocatable(cell, column, labels) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
     if (v === "yes") return el("span", "badge ok", "yes", "a claim for one device of its class could be given it now");
-    // An allocated device is simply in use; the reason matters for devices that look free.
+    // An allocated device is simply in use; the reason matters for unallocated devices.
     const cls = d.state === "free" ? "badge warn" : "muted";
     const badge = el("span", cls, labels[v] || v, d.why || "");
     return column.filter ? filterLink(column.filter, v, badge) : badge;
@@ -103,6 +105,7 @@
     const text = v === null || v === undefined ? "" : String(v);
     return column.filter && text ? filterLink(column.filter, text, el("span", null, text)) : document.createTextNode(text);
   }
+  const SORT_MARKS = { none: "↕", asc: "▲", desc: "▼" };
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
     allocatable: allocatable, health: health, claims: claims, pods: pods, joined: joined };
 
@@ -188,6 +191,15 @@
       }
       const shown = view.toString();
       history.replaceState(history.state, "", location.pathname + (shown ? "?" + shown : ""));
+      // The exports follow the filters and the sort the table shows (not its page).
+      const exported = new URLSearchParams(view);
+      ["page", "size", "live", "fragment"].forEach(function (k) { exported.delete(k); });
+      ["export-csv", "export-json"].forEach(function (id) {
+        const link = document.getElementById(id);
+        if (!link) return;
+        const base = link.getAttribute("href").split("?")[0];
+        link.setAttribute("href", base + (exported.toString() ? "?" + exported.toString() : ""));
+      });
       return url.split("?")[0] + "?" + query.toString();
     }
     const table = new Tabulator(holder, {
@@ -211,6 +223,8 @@
       },
       placeholder: "No devices match these filters.",
       columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
+      // The same marks as every other table's sort buttons (.th-sort in dradash.css): ↕ sortable, ▲ / ▼ sorted.
+      headerSortElement: function (column, dir) { return SORT_MARKS[dir] || SORT_MARKS.none; },
       rowFormatter: function (row) {
         const d = row.getData();
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;

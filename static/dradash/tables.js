@@ -5,7 +5,8 @@
 //   ?sort=KEY / ?sort=-KEY (headers name their key in data-sort-key; data-sort-current is the current one).
 // - "Columns": checkboxes that hide columns, remembered per table in localStorage ("dradash.columns.KEY");
 //   headers with data-default-hidden start hidden.
-// - The table scrolls inside its own box so its header can stick (position: sticky in CSS).
+// - The table scrolls inside its own box so its header can stick (position: sticky in CSS); plain tables
+//   (table.t without data-table) get a scroll box too (.table-wrap), so none is clipped at a phone's width.
 // Live refreshes replace tables: htmx:afterSettle enhances the new ones and re-applies the sort and columns.
 (function () {
   "use strict";
@@ -162,9 +163,38 @@
     enhanceColumns(table, key, headers, box);
   }
 
+  // A plain table (no data-table) scrolls sideways in a box of its own too, with the edge shadows that say
+  // so (.table-wrap in dradash.css), instead of squeezing its columns or clipping them at the panel's edge.
+  function wrap(table) {
+    const parent = table.parentElement;
+    if (!parent || parent.classList.contains("table-scroll") || parent.classList.contains("table-wrap")) return;
+    if (table.dataset.table || table.closest(".tabulator")) return;
+    const box = document.createElement("div");
+    box.className = "table-wrap";
+    parent.insertBefore(box, table);
+    box.appendChild(table);
+  }
+
+  // <table class="t stack">: at phone width each row reads as a card of "label: value" lines (dradash.css);
+  // the labels are the headers' text, put on the cells here (data-label) unless the template named them.
+  function labelCells(table) {
+    if (!table.classList.contains("stack") || !table.tHead || !table.tHead.rows.length) return;
+    const names = Array.from(table.tHead.rows[0].cells).map(label);
+    Array.from(table.tBodies).forEach(function (body) {
+      Array.from(body.rows).forEach(function (r) {
+        if (r.cells.length !== names.length) return;  // empty-state and detail rows span columns
+        Array.from(r.cells).forEach(function (c, i) { if (!c.dataset.label && names[i]) c.dataset.label = names[i]; });
+      });
+    });
+    table.dataset.labelled = "true";
+  }
+
   function enhanceAll(root) {
-    (root && root.querySelectorAll ? root : document).querySelectorAll("table[data-table]").forEach(enhance);
+    const scope = root && root.querySelectorAll ? root : document;
+    scope.querySelectorAll("table[data-table]").forEach(enhance);
     if (root && root.matches && root.matches("table[data-table]")) enhance(root);
+    scope.querySelectorAll("table.t").forEach(function (t) { wrap(t); labelCells(t); });
+    if (root && root.matches && root.matches("table.t")) { wrap(root); labelCells(root); }
   }
 
   window.dradashTables = { enhanceAll: enhanceAll };

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.authtoken.models import Token
@@ -99,3 +102,14 @@ def test_it_generates_a_schema_without_warnings(tmp_path) -> None:
     # operation id fails here, as `manage.py spectacular --validate --fail-on-warn` would.
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
     assert "/api/devices/{driver}/{pool}/{name}/" in (tmp_path / "schema.yaml").read_text()
+
+
+def test_the_api_docs_link_back_to_the_dashboard_in_its_theme(api: Client) -> None:
+    client = Client()
+    client.force_login(User.objects.get(username="ada"))
+    page = client.get("/api/docs/").content.decode()
+    assert '<a href="/" id="back-to-dashboard">' in page
+    assert "/static/dradash/theme.js" in page and "/static/dradash/api_docs.css" in page
+    assert "<style" not in page and re.search(r"<script>(?!</script>)", page) is None  # no inline code
+    css = (Path(settings.BASE_DIR) / "static" / "dradash" / "api_docs.css").read_text()
+    assert ':root[data-theme="dark"] #swagger-ui' in css

@@ -95,3 +95,38 @@ def test_it_pages_what_if_runs(api: Client, inventory: None) -> None:
         )
     body = api.get("/api/whatif/runs/?limit=1").json()
     assert body["count"] == 2 and len(body["results"]) == 1 and body["next"]
+
+
+def test_the_api_root_lists_every_rooms_endpoints(api: Client) -> None:
+    listed = api.get("/api/").json()
+    for key, path in {
+        "devices": "/api/devices/",
+        "whatif-runs": "/api/whatif/runs/",
+        "maintenance": "/api/maintenance/",
+        "maintenance-audit": "/api/maintenance/audit/",
+        "migration-upgrade": "/api/migration/upgrade/",
+        "migration-device-plugins": "/api/migration/device-plugins/",
+        "migration-pool-status": "/api/migration/pool-status/",
+        "schema": "/api/schema/",
+        "docs": "/api/docs/",
+    }.items():
+        assert listed.get(key, "").endswith(path), (key, listed.get(key))
+
+
+def test_list_endpoints_refuse_unknown_parameters_naming_them(api: Client) -> None:
+    """The devices and the audit API answer an unknown parameter the same way: 400 naming it and the
+    supported ones; both page with limit (the audit API's page_size was accepted and ignored)."""
+    for path, param in (
+        ("/api/devices/?bogus=1", "bogus"),
+        ("/api/maintenance/audit/?page_size=2", "page_size"),
+        ("/api/maintenance/audit/export.csv?bogus=1", "bogus"),
+        ("/api/claims/?stat=pending", "stat"),
+    ):
+        response = api.get(path)
+        assert response.status_code == 400, (path, response.content)
+        body = response.json()
+        assert body["errors"][0]["field"] == param, body
+        assert "supported are" in body["errors"][0]["message"] and "limit" in body["errors"][0]["message"]
+    assert api.get("/api/devices/?state=free&limit=1&offset=0&format=json").status_code == 200
+    assert api.get("/api/maintenance/audit/?limit=2").status_code == 200
+    assert api.get("/api/devices/1/?bogus=1").status_code in (200, 404)  # a detail is not a list

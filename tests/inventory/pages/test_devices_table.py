@@ -123,3 +123,37 @@ def test_it_takes_one_entry_to_add_a_column_everywhere(
     assert served["tabulator"]["driverTaints"]["title"] == "Driver taints"
     assert all("slice_taints" in device for device in served["api"])
     assert user_client.get(reverse("inventory:devices-data"), {"sort": "driverTaints"}).status_code == 200
+
+
+def test_the_exports_follow_the_tables_sort_and_filters(world: None, user_client: Client) -> None:
+    view = {"sort": "device", "dir": "desc"}
+    shown = [r["device"] for r in user_client.get(reverse("inventory:devices-data"), view).json()["data"]]
+    assert shown == ["gpu-1", "gpu-0"]
+    response = user_client.get(reverse("inventory:devices-export-csv"), view)
+    header, *lines = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [line[header.index("device")] for line in lines] == shown
+    response = user_client.get(reverse("inventory:devices-export-json"), view)
+    assert [r["device"] for r in json.loads(b"".join(response.streaming_content))] == shown
+    filtered = user_client.get(reverse("inventory:devices-export-json"), {**view, "taint": "any"})
+    assert [r["device"] for r in json.loads(b"".join(filtered.streaming_content))] == ["gpu-1"]
+    # The page's export links carry the sort it was opened with (devices.js keeps them current).
+    page = user_client.get(reverse("inventory:devices"), view).content.decode()
+    assert re.search(r'id="export-csv" href="[^"]*\?sort=device&amp;dir=desc"', page)
+    bad = user_client.get(reverse("inventory:devices-export-csv"), {"sort": "bogus"})
+    assert bad.status_code == 400 and "sort must be one of" in bad.content.decode()
+
+
+def test_the_devices_table_marks_sort_state_like_every_other_table() -> None:
+    """Tabulator's own arrow shows ▲ on every sortable column, sorted or not; the Devices table uses the
+    marks of the other tables' sort buttons instead: ↕ sortable, ▲ ascending, ▼ descending."""
+    css = (DEVICES_JS.parent / "dradash.css").read_text()
+    marks = {
+        "none": re.search(r'\.th-sort::after \{ content: "(.)"', css)[1],
+        "asc": re.search(r'th\[aria-sort="ascending"\] \.th-sort::after \{ content: "(.)"', css)[1],
+        "desc": re.search(r'th\[aria-sort="descending"\] \.th-sort::after \{ content: "(.)"', css)[1],
+    }
+    assert marks == {"none": "↕", "asc": "▲", "desc": "▼"}
+    js = DEVICES_JS.read_text()
+    assert "headerSortElement: function (column, dir) { return SORT_MARKS[dir] || SORT_MARKS.none; }" in js
+    declared = re.search(r"const SORT_MARKS = \{ none: \"(.)\", asc: \"(.)\", desc: \"(.)\" \};", js)
+    assert declared and dict(zip(("none", "asc", "desc"), declared.groups(), strict=True)) == marks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -362,3 +363,21 @@ def test_the_pod_and_node_pages_refresh_their_live_body(client_in: Client, world
     assert node.content.decode().lstrip().startswith('<div id="node-body"')
     assert client_in.get(reverse("inventory:node-detail", args=["node-9"])).status_code == 404
     assert client_in.post(reverse("inventory:node-detail", args=["node-1"])).status_code == 405
+
+
+def test_free_only_ever_means_allocatable_now_unallocated_devices_say_unallocated(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    """Overview and Classes say "free" for devices a claim could be given now; the devices no claim holds
+    (some of them tainted, or their shared counters used up) are "unallocated" everywhere else."""
+    devices = client_in.get(reverse("inventory:devices")).content.decode()
+    assert '<option value="free">unallocated</option>' in devices
+    assert ">free<" not in devices
+    nodes = client_in.get(reverse("inventory:nodes")).content.decode()
+    assert "allocated / unallocated · tainted" in nodes and "/ free" not in nodes
+    node = client_in.get(reverse("inventory:node-detail", args=["node-1"])).content.decode()
+    assert re.search(r'data-count="free"[^>]*>1 unallocated</span>', node)
+    assert 'data-state="free">unallocated</span>' in node
+    assert not re.search(r"\bfree\b", re.sub(r'data-[a-z-]+="free"', "", node.split("<main>")[1]))
+    api = client_in.get(reverse("inventory:devices-data"), {"state": "free"}).json()
+    assert api["data"] and {r["state"] for r in api["data"]} == {"free"}  # the data keeps its value

@@ -3,6 +3,7 @@ envelope, and hostile input that is neither an injection nor a 500."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -193,3 +194,16 @@ def test_devices_found_by_attribute_only_when_no_name_contains_the_query(
     assert kinds_found("ab12-")["devices"] == ["gpu-7", "gpu-8"]
     page = api.get("/api/search/", {"q": "ab12-", "kind": "devices", "limit": 1, "offset": 1}).json()
     assert page["count"] == 2 and [h["name"] for h in page["results"]] == ["gpu-8"]
+
+
+def test_an_exact_hit_reads_as_its_name_then_a_separate_badge(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:search"), {"q": "gpu-0"}).content.decode()
+    hit = re.search(r'<li class="hit exact">(.*?)</li>', html, re.S)
+    assert hit, html
+    text = re.sub(r"<[^>]+>", "", hit[1])
+    assert text.startswith("gpu-0 exact match"), text  # not "gpu-0exact"
+    assert (
+        " free" not in text and "unallocated" in html
+    )  # "free" means allocatable now; a device no claim holds is "unallocated"
