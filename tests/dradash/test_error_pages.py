@@ -18,7 +18,7 @@ def test_a_viewer_refused_a_page_gets_the_app_and_the_role_it_needs(client: Clie
     assert response.status_code == 403
     html = response.content.decode()
     assert 'id="main-nav"' in html and "dradash/dradash.css" in html
-    assert "Only operators and admins may author DeviceTaintRules." in html
+    assert "Only operators and admins may change a maintenance" in html
     assert "with the role <b>viewer</b>" in html
     assert "<style" not in html and "style=" not in html
 
