@@ -34,7 +34,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from dra.disruption import describe_block, describe_spec, is_healthy, is_ready
@@ -436,7 +436,7 @@ def _lifecycle(
                     " (" + "; ".join(f"{p.namespace}/{p.name} {r['text']}" for p, r in blocked[:10] if r) + ")"
                     if any(r for _, r in blocked) else ""
                 ) + "."  # fmt: skip
-            DrainPod.objects.filter(pk__in=[p.pk for p in left]).update(
+            DrainPod.objects.filter(pk__in=[p.pk for p in left], state__in=states.POD_TO_EVICT).update(
                 state=states.NOT_EVICTED, reason=NOT_EVICTED_REASON, next_try_at=None
             )
         if action == states.RESUME:  # try the blocked pods again at once
@@ -669,6 +669,21 @@ def _in_flight(drain: Drain) -> int:
     return DrainPod.objects.filter(drain=drain, state__in=states.POD_IN_FLIGHT, timed_out=False).count()
 
 
+def claim_pod(*, pod_id: int, driver: str) -> bool:
+    """Claim one pod's eviction for `driver`: one conditional UPDATE, so of two drivers only one sends it.
+
+    Its WHERE names the pod row itself, and the drain's state through EXISTS rather than a join: Django turns
+    a join into `id IN (SELECT …)`, which PostgreSQL does not re-check against the row a concurrent UPDATE
+    has just committed, so both drivers would claim the pod."""
+    return bool(
+        DrainPod.objects.filter(pk=pod_id, state__in=states.POD_TO_EVICT, claimed_by="")
+        .filter(Exists(Drain.objects.filter(pk=OuterRef("drain_id"), state=Drain.RUNNING)))
+        .update(
+            state=states.EVICTING, claimed_by=driver, requested_at=timezone.now(), attempts=F("attempts") + 1
+        )
+    )
+
+
 def _dispatch(drain: Drain, driver: str, now: datetime, result: StepResult) -> None:
     free = drain.concurrency - _in_flight(drain)
     if free <= 0:
@@ -687,12 +702,7 @@ def _dispatch(drain: Drain, driver: str, now: datetime, result: StepResult) -> N
     }
     user = drain.started_by
     for pod in candidates:
-        # The claim: one conditional UPDATE, so of two drivers only one sends this pod's eviction.
-        claimed = DrainPod.objects.filter(
-            pk=pod.pk, state__in=states.POD_TO_EVICT, claimed_by="", drain__state=Drain.RUNNING
-        ).update(
-            state=states.EVICTING, claimed_by=driver, requested_at=timezone.now(), attempts=F("attempts") + 1
-        )
+        claimed = claim_pod(pod_id=pod.pk, driver=driver)
         if not claimed:
             continue
         pod.refresh_from_db()
