@@ -7,6 +7,15 @@ from typing import Any
 PASSWORD = "e2e-password-1"
 
 
+def user(name: str, group: str) -> Any:
+    """A user in `group` (viewer, operator, admin) who logs in with PASSWORD."""
+    from django.contrib.auth.models import Group, User
+
+    u = User.objects.create_user(username=name, password=PASSWORD)
+    u.groups.add(Group.objects.get_or_create(name=group)[0])
+    return u
+
+
 def log_in(page: Any, base: str, username: str, *, start: str = "/devices/") -> None:
     page.goto(f"{base}{start}")
     assert "/accounts/login/" in page.url, "an anonymous visitor must land on the login page"

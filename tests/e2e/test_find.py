@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from simcluster.testing import run_simcluster
+from tests.e2e.browser_helpers import log_in, user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "e2e-password-3"
 GPU = "gpu.example.com"
 
 
@@ -38,12 +38,6 @@ def mirror(cluster: Any) -> Iterator[MirrorHandle]:
     handle.stop()
 
 
-def user(name: str, group: str) -> User:
-    u = User.objects.create_user(username=name, password=PASSWORD)
-    u.groups.add(Group.objects.get_or_create(name=group)[0])
-    return u
-
-
 @pytest.fixture
 def vera() -> User:
     return user("vera", "viewer")
@@ -52,14 +46,6 @@ def vera() -> User:
 @pytest.fixture
 def oscar() -> User:
     return user("oscar", "operator")
-
-
-def log_in(page: Any, base: str, username: str, then: str) -> None:
-    page.goto(f"{base}{then}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}{then}")
 
 
 def running_trainer(cluster: Any) -> tuple[str, str, str]:
@@ -84,7 +70,7 @@ def test_it_finds_a_pod_and_walks_to_its_gpu_and_back(
 
     pod, claim, device = running_trainer(cluster)
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, "vera", "/")
+    log_in(page, asgi_server, "vera", start="/")
 
     page.fill("#search-box-q", pod)
     page.press("#search-box-q", "Enter")
@@ -113,7 +99,7 @@ def test_the_node_page_nests_the_mig_partitions_under_their_gpu(
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, "vera", "/nodes/")
+    log_in(page, asgi_server, "vera", start="/nodes/")
     page.locator('#nodes-table tr[data-node="node-2"] a.node-link').click()
     page.wait_for_url("**/nodes/node-2/")
 
@@ -138,7 +124,7 @@ def test_a_devices_filter_becomes_a_new_maintenance_with_nothing_selected(
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, "oscar", "/devices/")
+    log_in(page, asgi_server, "oscar", start="/devices/")
     page.fill("#device-filters input[name=node]", "node-1")
     page.select_option("#device-filters select[name=driver]", GPU)
     page.click("#device-filters button[type=submit]")

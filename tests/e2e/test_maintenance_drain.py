@@ -17,7 +17,8 @@ from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from maintenance import wake
 from maintenance.driver import DrainDriver
 from simcluster.testing import run_simcluster
-from tests.e2e.test_maintenance_flow import GPU, fill_taint, log_in, user
+from tests.e2e.browser_helpers import log_in, user
+from tests.e2e.test_maintenance_flow import GPU, fill_taint
 from tests.maintenance.drain_support import trainer_nodes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -61,7 +62,7 @@ def test_it_drains_the_busiest_trainer_node_respecting_the_budget(
 
     node = trainer_nodes(demo)[0]
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, operator.username, "/maintenance/")
+    log_in(page, asgi_server, operator.username, start="/maintenance/")
 
     page.click("#new-maintenance")
     page.fill("#device-filters input[name=node]", node)

@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from allocation.supervisor import start_embedded_worker, stop_embedded_worker
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from simcluster.testing import run_simcluster
+from tests.e2e.browser_helpers import log_in, user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "e2e-password-2"
 GPU = "gpu.example.com"
 
 
@@ -44,12 +44,6 @@ def mirror_and_worker(cluster: Any) -> Iterator[MirrorHandle]:
     handle.stop()
 
 
-def user(name: str, group: str) -> User:
-    u = User.objects.create_user(username=name, password=PASSWORD)
-    u.groups.add(Group.objects.get_or_create(name=group)[0])
-    return u
-
-
 @pytest.fixture
 def operator() -> User:
     return user("oscar", "operator")
@@ -58,14 +52,6 @@ def operator() -> User:
 @pytest.fixture
 def viewer() -> User:
     return user("vicky", "viewer")
-
-
-def log_in(page: Any, base: str, username: str, then: str) -> None:
-    page.goto(f"{base}{then}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}{then}")
 
 
 def busiest_gpu_node(cluster: Any) -> str:
@@ -115,7 +101,7 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
 
     node = busiest_gpu_node(cluster)
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, operator.username, "/maintenance/")
+    log_in(page, asgi_server, operator.username, start="/maintenance/")
 
     # Select the GPUs of one node with the inventory's filters: nothing is ticked until the operator ticks.
     page.click("#new-maintenance")
@@ -203,7 +189,7 @@ def test_it_cannot_take_the_whole_cluster_out_by_accident(
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    log_in(page, asgi_server, operator.username, "/maintenance/new/")
+    log_in(page, asgi_server, operator.username, start="/maintenance/new/")
     total = int(page.locator("#select-all-count").inner_text())
     expect(page.locator("#selection-status")).to_contain_text("this is every device in the cluster")
     expect(page.locator("#selected-count")).to_have_text("Nothing is selected yet")
@@ -265,7 +251,9 @@ def test_it_keeps_a_second_tab_truthful(
 
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     first = context.new_page()
-    log_in(first, asgi_server, operator.username, "/maintenance/new/?node=node-0&driver=gpu.example.com")
+    log_in(
+        first, asgi_server, operator.username, start="/maintenance/new/?node=node-0&driver=gpu.example.com"
+    )
     first.check("#select-all")
     fill_taint(first, "Two tabs")
     first.click("#create-draft")
@@ -309,7 +297,7 @@ def test_it_hides_authoring_from_a_viewer_and_the_api_refuses(
     from playwright.sync_api import expect
 
     page = browser.new_page()
-    log_in(page, asgi_server, viewer.username, "/maintenance/")
+    log_in(page, asgi_server, viewer.username, start="/maintenance/")
     expect(page.locator("#new-maintenance")).to_have_count(0)
     status = post_json(page, "/api/maintenance/", {"title": "t", "reason": "r", "key": "example.com/m", "effect": "NoExecute",
                        "devices": [{"driver": "gpu.example.com", "pool": "node-0", "device": "gpu-0"}]})  # fmt: skip
