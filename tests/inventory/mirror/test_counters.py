@@ -21,17 +21,8 @@ from tests.inventory import factories as f
 
 pytestmark = pytest.mark.django_db
 JSON = dict[str, Any]
-GROUP = [
-    "driver",
-    "class_index",
-    "allocation_state",
-    "tainted",
-    "taint_none",
-    "taint_no_schedule",
-    "taint_no_execute",
-    "blocked",
-    "pool_complete",
-]
+#: the Device columns a DeviceCount row is grouped by: every field of the model but its key and its count
+GROUP = [f.name for f in DeviceCount._meta.concrete_fields if f.name not in ("id", "n")]
 
 
 def counters() -> Counter[tuple[Any, ...]]:
