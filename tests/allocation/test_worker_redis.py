@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,9 +19,9 @@ from allocation.services import whatif_run_create
 from dradash.celery import app
 from tests.allocation import whatif_objects as o
 from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # noqa: F401  (fixtures)
+from tests.celery_worker import celery_worker_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 # Every worktree's suite may use the same Redis database: a queue of this test's own keeps another
@@ -52,22 +49,8 @@ def separate_worker(shared_db: str, tmp_path: Path) -> Iterator[str]:  # noqa: F
         "REDIS_URL": url,
         "DRADASH_CELERY_BROKER_URL": url,
     }
-    log = (tmp_path / "worker.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "dradash", "worker", "--pool=solo", "--loglevel=INFO",
-         "--without-mingle", "--without-gossip", "-n", f"{QUEUE}@%h", "-Q", QUEUE],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
+    with celery_worker_process(env=env, queue=QUEUE, log_path=tmp_path / "worker.log"):
         yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_it_runs_a_what_if_in_a_separate_worker_process_through_redis(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,7 +16,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
@@ -27,6 +25,7 @@ from inventory.mirror.runner import Mirror, wait_for_sync
 from maintenance import states, wake
 from maintenance.models import AuditEntry, Drain, DrainPod
 from simcluster.testing import run_simcluster
+from tests.celery_worker import celery_worker_process
 from tests.maintenance.drain_support import TrainerWatch, drain_ready, healthy_trainers, trainer_nodes
 
 pytestmark = [
@@ -68,25 +67,11 @@ def celery_worker(demo: Any, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dradash.test_settings", "DATABASE_URL": db, "REDIS_URL": url,
            "DRADASH_CELERY_BROKER_URL": url, "DRADASH_KUBECONFIG": str(demo.kubeconfig_path),
            "DRADASH_KUBE_CONTEXT": ""}  # fmt: skip
-    log = (tmp_path / "worker.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "dradash", "worker", "--pool=solo", "--loglevel=INFO",
-         "--without-mingle", "--without-gossip", "-n", f"{QUEUE}@%h", "-Q", QUEUE],
-        cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
+    with celery_worker_process(env=env, queue=QUEUE, log_path=tmp_path / "worker.log") as proc:
         _wait(
             tmp_path, "the worker to be ready", lambda: "ready." in (tmp_path / "worker.log").read_text(), 60
         )
         yield proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _wait(tmp_path: Path, what: str, condition: Any, timeout: float) -> None:
