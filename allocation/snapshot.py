@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
-from dra.extended import device_plugin_use
+from dra.extended import device_plugin_holdings
 from dra.kinds import BY_KIND
 from inventory.kube import MIRRORED_KINDS
 from inventory.mirror.writer import bulk_gc
@@ -48,13 +48,22 @@ class Snapshot:
     #: derived tables computed once per snapshot (see `plugin_use`)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def plugin_use(self) -> dict[tuple[str, str], int]:
-        """(node, resource) → the node's device-plugin devices its pods hold (`dra.extended.device_plugin_use`)."""
+    def plugin_use(self, *, excluding_uid: str = "") -> dict[tuple[str, str], int]:
+        """(node, resource) → the node's device-plugin devices its pods hold (`dra.extended.device_plugin_holdings`),
+        without what the pod `excluding_uid` holds (a pod does not compete with itself)."""
         if "plugin_use" not in self.memo:
             nodes = {str((n.get("metadata") or {}).get("name", "")): n for n in self.nodes}
-            self.memo["plugin_use"] = device_plugin_use(self.pods, nodes)
-        used: dict[tuple[str, str], int] = self.memo["plugin_use"]
-        return used
+            holdings = device_plugin_holdings(self.pods, nodes)
+            totals: dict[tuple[str, str], int] = {}
+            for use in holdings.values():
+                for key, count in use.items():
+                    totals[key] = totals.get(key, 0) + count
+            self.memo["plugin_use"] = (totals, holdings)
+        totals, holdings = self.memo["plugin_use"]
+        own = holdings.get(excluding_uid) if excluding_uid else None
+        if not own:
+            return dict(totals)
+        return {key: count - own.get(key, 0) for key, count in totals.items()}
 
     @property
     def allocated_claims(self) -> list[Obj]:

@@ -240,19 +240,21 @@ def pod_device_plugin_use(pod: Mapping[str, Any], node: Mapping[str, Any]) -> di
     }
 
 
-def device_plugin_use(
+def device_plugin_holdings(
     pods: Iterable[Mapping[str, Any]], nodes: Mapping[str, Mapping[str, Any]]
-) -> dict[tuple[str, str], int]:
-    """(node, resource) → how many of the node's device-plugin devices its bound, unfinished pods hold."""
-    used: dict[tuple[str, str], int] = {}
+) -> dict[str, dict[tuple[str, str], int]]:
+    """Pod uid → (node, resource) → how many of the node's device-plugin devices that bound, unfinished pod
+    holds. Pods that hold none are left out."""
+    held: dict[str, dict[tuple[str, str], int]] = {}
     for pod in pods:
         node_name = str((pod.get("spec") or {}).get("nodeName") or "")
         node = nodes.get(node_name)
         if node is None or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
             continue
-        for resource, count in pod_device_plugin_use(pod, node).items():
-            used[(node_name, resource)] = used.get((node_name, resource), 0) + count
-    return used
+        use = {(node_name, resource): count for resource, count in pod_device_plugin_use(pod, node).items()}
+        if use:
+            held[str((pod.get("metadata") or {}).get("uid", ""))] = use
+    return held
 
 
 def device_plugin_shortfall(

@@ -19,7 +19,6 @@ from dra.extended import (
     extended_requests,
     extended_resources,
     is_extended_resource_name,
-    pod_device_plugin_use,
     pod_extended_counts,
     served_by_device_plugin,
 )
@@ -187,18 +186,6 @@ def resolve_pod_subject(pod: Obj, snapshot: Snapshot, *, release_uids: set[str] 
     return subject
 
 
-def _plugin_used_by_others(pod: Obj, snapshot: Snapshot) -> dict[tuple[str, str], int]:
-    """The snapshot's device-plugin use, without what this pod itself holds on its node (a bound pod asked
-    about, or one being replaced, does not compete with itself)."""
-    used = dict(snapshot.plugin_use())
-    node_name = str((pod.get("spec") or {}).get("nodeName") or "")
-    node = snapshot.find("Node", "", node_name) if node_name else None
-    if node is not None and any(meta(p).get("uid") == meta(pod).get("uid") for p in snapshot.pods):
-        for resource, count in pod_device_plugin_use(pod, node).items():
-            used[(node_name, resource)] = max(0, used.get((node_name, resource), 0) - count)
-    return used
-
-
 def _allocated(claim: Obj, release_uids: set[str]) -> bool:
     return (
         bool((claim.get("status") or {}).get("allocation"))
@@ -212,7 +199,7 @@ def _resolve_pod(
     released = release_uids or set()
     subject.pod = pod
     if pod_extended_counts(pod):
-        subject.plugin_used = _plugin_used_by_others(pod, snapshot)
+        subject.plugin_used = snapshot.plugin_use(excluding_uid=str(meta(pod).get("uid") or ""))
     ns = subject.namespace
     statuses = {
         s.get("name"): s.get("resourceClaimName")
