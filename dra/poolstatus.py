@@ -114,7 +114,7 @@ def pool_status_entry(
     index = rules if isinstance(rules, RuleIndex) else RuleIndex.of(rules)
     allocated = {name for name, rs in results.items() if any(not r.get("adminAccess") for r in rs)}
     left = _left_counters(state, allocated)
-    total = unavailable = 0
+    total = taken = unavailable = 0
     partitions: dict[tuple[str, str], list[int]] = {}
     shareable = {"full": 0, "partial": 0}
     capacity: dict[str, list[Quantity]] = {}
@@ -127,7 +127,9 @@ def pool_status_entry(
         )  # fmt: skip
         usable = not any(t.blocks for t in taints) and _counters_fit(device, left)
         free = name not in allocated
-        if free and not usable:
+        if not free:
+            taken += 1
+        elif not usable:
             unavailable += 1
         if device.get("consumesCounters"):
             attribute = str(
@@ -142,10 +144,10 @@ def pool_status_entry(
             _shareable(device, results.get(name) or [], usable, shareable, capacity)
     entry.update(
         totalDevices=total,
-        allocatedDevices=len(allocated & {str(d.get("name", "")) for _s, d in state.devices()}),
+        allocatedDevices=taken,
         unavailableDevices=unavailable,
     )
-    entry["availableDevices"] = total - entry["allocatedDevices"] - unavailable
+    entry["availableDevices"] = total - taken - unavailable
     if partitions:
         entry["partitionSummary"] = [
             {"attribute": attribute, "type": kind, "total": n, "allocatable": ok}
