@@ -36,7 +36,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Model
 
 from dradash.realtime import broadcast
 from inventory.mirror import sql
@@ -49,7 +49,7 @@ from inventory.mirror.derive.health import refresh_health
 from inventory.mirror.derive.pools import recompute_pools
 from inventory.mirror.derive.taints import refresh_taints
 from inventory.mirror.reflector import RELISTING, RESET_REASONS, RESYNC, STARTING, SYNCED, Health
-from inventory.models import Device, KubeObject, WatchState
+from inventory.models import Allocation, Claim, Device, DeviceAttribute, KubeObject, Pool, WatchState
 from inventory.signals import mirror_batch_committed
 
 log = logging.getLogger(__name__)
@@ -57,9 +57,12 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 GROUP = "inventory"
 ANALYZE_AFTER = 2000
-ANALYZE_SQL = (
-    "ANALYZE inventory_kubeobject, inventory_device, inventory_pool, inventory_claim, inventory_allocation"
-)
+# The tables a kind's (re-)list fills, whose planner statistics `_analyze` refreshes after it; any
+# other kind fills only KubeObject.
+ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
+    "resourceslices": (KubeObject, Device, Pool, DeviceAttribute),
+    "resourceclaims": (KubeObject, Claim, Allocation),
+}
 MAX_CHANGES_PER_MESSAGE = 500
 BULK_GC_ITEMS = 1000  # a re-list this long pauses the cyclic GC while it is written (`bulk_gc`)
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
@@ -402,9 +405,8 @@ class BatchWriter:
             listing, ghosts, watch_state=watch_state, rvs={kind: resource_version}
         )
         del self._listing[kind]  # only now: a failed last transaction is retried with what was seen
-        if listing.changes >= ANALYZE_AFTER and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:  # see `_apply_batch`
-                cursor.execute(ANALYZE_SQL)
+        if listing.changes >= ANALYZE_AFTER:
+            _analyze([kind])
         return BatchResult(
             changes=listing.first_changes,
             kinds=[kind] if listing.changes else [],
@@ -490,13 +492,9 @@ class BatchWriter:
         except Exception:
             self._rules.clear()  # it may hold the rules of the batch that was rolled back
             raise
-        relisted = any(isinstance(op, Replace) for op in ops)
-        if relisted and len(result.changes) >= ANALYZE_AFTER and connection.vendor == "postgresql":
-            # A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for
-            # 8,000 and sorts whole rows on disk) until autovacuum comes by; refresh them now. Only
-            # after a (re-)list: a second of ANALYZE in the steady state would delay the next events.
-            with connection.cursor() as cursor:
-                cursor.execute(ANALYZE_SQL)
+        relisted = [op.kind for op in ops if isinstance(op, Replace)]
+        if relisted and len(result.changes) >= ANALYZE_AFTER:
+            _analyze(relisted)
         return result
 
     def _apply(self, ops: list[Op]) -> BatchResult:
@@ -805,6 +803,18 @@ def _announce(changes: list[JSON], *, baseline: bool = False) -> None:
         mirror_batch_committed.send(sender=BatchWriter, changes=changes, baseline=baseline)
     except Exception:  # a receiver's bug must not stop the mirror
         log.exception("a mirror_batch_committed receiver failed")
+
+
+def _analyze(kinds: list[str]) -> None:
+    """A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for 8,000 and
+    sorts whole rows on disk) until autovacuum comes by: refresh them for the tables these kinds' lists
+    filled. Only after a (re-)list: a second of ANALYZE in the steady state would delay the next events.
+    The document columns have no statistics to gather (migration 0015)."""
+    if connection.vendor != "postgresql":
+        return
+    tables = {model._meta.db_table for kind in kinds for model in ANALYZE_TABLES.get(kind, (KubeObject,))}
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(sorted(tables)))
 
 
 def _broadcast_derived(group: str, kinds: list[str]) -> None:

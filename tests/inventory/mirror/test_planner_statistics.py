@@ -1,0 +1,66 @@
+"""PostgreSQL: a large (re-)list refreshes the planner statistics of the tables that kind fills, and only
+those; the document columns are left out of the statistics (nothing compares them whole)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from inventory.mirror import writer
+from tests.inventory import factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _postgresql() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's planner statistics")
+
+
+def _tuples(table: str) -> float:
+    with connection.cursor() as cursor:  # reltuples: set by ANALYZE, in this test's transaction
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+        return float(cursor.fetchone()[0])
+
+
+def test_a_large_list_of_slices_analyzes_the_device_tables_and_not_the_claim_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    claims_before = _tuples("inventory_claim")
+    slices = [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(3)
+    ]
+    f.replace("resourceslices", slices)
+    assert _tuples("inventory_device") == 6
+    assert _tuples("inventory_pool") == 3
+    assert _tuples("inventory_kubeobject") == 3
+    assert _tuples("inventory_claim") == claims_before
+
+
+def test_a_small_list_leaves_the_statistics_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 4)
+    before = _tuples("inventory_device")
+    f.replace("resourceslices", [f.resource_slice("s0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])])
+    assert _tuples("inventory_device") == before
+
+
+def test_the_document_columns_gather_no_statistics() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, a.attname, a.attstattarget FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+            " WHERE (c.relname, a.attname) IN (('inventory_kubeobject', 'raw'), ('inventory_device', 'attributes'),"
+            " ('inventory_device', 'allocations'), ('inventory_device', 'pool'), ('inventory_kubeobject', 'uid'))"
+        )
+        targets = {f"{table}.{column}": target for table, column, target in cursor.fetchall()}
+    assert targets == {
+        "inventory_kubeobject.raw": 0,
+        "inventory_device.attributes": 0,
+        "inventory_device.allocations": 0,
+        "inventory_device.pool": -1,
+        "inventory_kubeobject.uid": -1,
+    }
