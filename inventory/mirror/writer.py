@@ -334,7 +334,14 @@ class BatchWriter:
         Until `finish_list` the kind is not "synced" and its WatchState holds no resourceVersion: pages
         commit one by one (a 100,000-device list neither sits in memory nor holds SQLite's write lock for
         minutes), so a mirror stopped mid-way must re-list on resume, never watch from a state it holds
-        only in part; the rows of earlier pages show with the status banner saying so."""
+        only in part; the rows of earlier pages show with the status banner saying so.
+
+        A resync is the exception: it lists at exactly the resourceVersion the rows hold (or, when the
+        server's history no longer has it, at the newest), so every page only repairs what diverged and
+        the kind stays synced, at its resourceVersion, until `finish_list` records the list's."""
+        if reason == RESYNC:
+            self._listing[kind] = _Listing(kind=kind, reason=reason, baseline=False)
+            return
         now = datetime.now(UTC)
         with transaction.atomic():
             state = WatchState.objects.filter(kind=kind).first()
