@@ -293,7 +293,7 @@ class BatchWriter:
         broadcast per chunk, so watch events queued meanwhile wait for one chunk (~0.1 s), not for
         thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
         if self._taint_selectors:
-            with transaction.atomic():
+            with _mirror_transaction():
                 ctx = Context.load(self._matchers, self._rules)
                 last = refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
                 if last is None:
@@ -303,7 +303,7 @@ class BatchWriter:
                 _broadcast_derived(self.group, ["devicetaintrules"])
         elif self._availability_pools:
             pools = sorted(self._availability_pools)[: max(1, min(chunk, AVAILABILITY_CHUNK))]
-            with transaction.atomic():
+            with _mirror_transaction():
                 recompute_availability(pools, Context.load(self._matchers, self._rules))
                 # Device rows changed: pages that show devices listen to their slices' kind.
                 _broadcast_derived(self.group, sorted(self._availability_kinds | {"resourceslices"}))
@@ -343,7 +343,7 @@ class BatchWriter:
             self._listing[kind] = _Listing(kind=kind, reason=reason, baseline=False)
             return
         now = datetime.now(UTC)
-        with transaction.atomic():
+        with _mirror_transaction():
             state = WatchState.objects.filter(kind=kind).first()
             held = KubeObject.objects.filter(kind=kind).exists()
             baseline = not held and (state is None or state.last_sync_at is None)
@@ -455,7 +455,7 @@ class BatchWriter:
         now = datetime.now(UTC)
         states_changed: list[str] = []
         try:
-            with transaction.atomic():
+            with _mirror_transaction():
                 by_kind = {kind: objs} if objs else {}
                 old = self._old_state(by_kind)
                 changes = self._write_objects(by_kind, old["names"], now)
@@ -488,7 +488,7 @@ class BatchWriter:
         if any(op.kind == "devicetaintrules" and not isinstance(op, HealthUpdate) for op in ops):
             self._rules.clear()
         try:
-            with transaction.atomic():
+            with _mirror_transaction():
                 result = self._apply(ops)
                 if result.changes:
                     broadcast(self.group, _message(result))
@@ -810,6 +810,20 @@ def _announce(changes: list[JSON], *, baseline: bool = False) -> None:
         mirror_batch_committed.send(sender=BatchWriter, changes=changes, baseline=baseline)
     except Exception:  # a receiver's bug must not stop the mirror
         log.exception("a mirror_batch_committed receiver failed")
+
+
+@contextmanager
+def _mirror_transaction() -> Iterator[None]:
+    """One transaction of the mirror's writes. On PostgreSQL it commits without waiting for its WAL to
+    reach the disk (`synchronous_commit = off`, this transaction only): the rows are a copy of the
+    cluster's, each transaction holds its kind's resourceVersion with them, and a database crash loses at
+    most the last moment of commits, whose events the next watch replays from the rv that survived. A
+    list of 30,000 devices commits about 70 times; each wait for the disk took ~30 ms here."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit = off")
+        yield
 
 
 def _analyze(kinds: list[str]) -> None:

@@ -1,10 +1,12 @@
 """PostgreSQL: a large (re-)list refreshes the planner statistics of the tables that kind fills, and only
-those; the document columns are left out of the statistics (nothing compares them whole)."""
+those; the document columns are left out of the statistics (nothing compares them whole); the mirror's
+transactions, and only they, commit without waiting for the disk."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from inventory.mirror import writer
 from tests.inventory import factories as f
@@ -64,3 +66,12 @@ def test_the_document_columns_gather_no_statistics() -> None:
         "inventory_device.pool": -1,
         "inventory_kubeobject.uid": -1,
     }
+
+
+def test_the_mirrors_transactions_and_only_they_commit_without_waiting_for_the_disk() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"  # the web's writes (audit, maintenance) stay durable
+    with CaptureQueriesContext(connection) as queries:
+        f.write(("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0")])))
+    assert any(q["sql"] == "SET LOCAL synchronous_commit = off" for q in queries.captured_queries)
