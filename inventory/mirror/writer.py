@@ -828,14 +828,19 @@ def _mirror_transaction() -> Iterator[None]:
 
 def _analyze(kinds: list[str]) -> None:
     """A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for 8,000 and
-    sorts whole rows on disk) until autovacuum comes by: refresh them for the tables these kinds' lists
-    filled. Only after a (re-)list: a second of ANALYZE in the steady state would delay the next events.
-    The document columns have no statistics to gather (migration 0015)."""
+    sorts whole rows on disk) until autovacuum comes by, and the rows the list rewrote as dead versions:
+    refresh the statistics of the tables these kinds' lists filled, and vacuum them where that is allowed
+    (not inside a transaction). The vacuum marks the pages all-visible, which lets a count read an index
+    instead of the table (100,000 devices: 145 ms → 10 ms) — and autovacuum may be off, or late. Only after
+    a (re-)list: a second of it in the steady state would delay the next events. The document columns
+    have no statistics to gather (migration 0015)."""
     if connection.vendor != "postgresql":
         return
-    tables = {model._meta.db_table for kind in kinds for model in ANALYZE_TABLES.get(kind, (KubeObject,))}
+    tables = ", ".join(
+        sorted({model._meta.db_table for kind in kinds for model in ANALYZE_TABLES.get(kind, (KubeObject,))})
+    )
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE " + ", ".join(sorted(tables)))
+        cursor.execute(f"ANALYZE {tables}" if connection.in_atomic_block else f"VACUUM (ANALYZE) {tables}")
 
 
 def _broadcast_derived(group: str, kinds: list[str]) -> None:

@@ -75,3 +75,27 @@ def test_the_mirrors_transactions_and_only_they_commit_without_waiting_for_the_d
     with CaptureQueriesContext(connection) as queries:
         f.write(("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0")])))
     assert any(q["sql"] == "SET LOCAL synchronous_commit = off" for q in queries.captured_queries)
+
+
+def _vacuumed(table: str) -> object:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_list_outside_a_transaction_also_vacuums_what_it_filled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    claims = _vacuumed("inventory_claim")
+    devices = _vacuumed("inventory_device")
+    slices = [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(3)
+    ]
+    f.replace("resourceslices", slices)
+    assert _vacuumed("inventory_device") not in (None, devices)
+    assert _vacuumed("inventory_claim") == claims
