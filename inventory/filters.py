@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.core.exceptions import ValidationError
-from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import StrIndex
-from django.db.models.lookups import GreaterThan
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from dra.availability import BLOCK_REASONS
 from inventory.kube import MIRRORED_KINDS
@@ -21,6 +18,7 @@ from inventory.models import (
     KubeObject,
     Pool,
 )
+from inventory.selectors.common import device_text_contains
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -143,19 +141,7 @@ class DeviceFilterSet(django_filters.FilterSet):
         return queryset.filter(claim_name=claim)
 
     def filter_search(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:
-        # Names, pools and nodes are lowercase in Kubernetes (DNS names): a case-sensitive match of the
-        # lowercased query finds what a case-blind one would, without UPPER() per row. PostgreSQL: LIKE,
-        # which its trigram indexes serve (migration device_search_indexes); SQLite: instr() over a
-        # covering index (a quarter cheaper than its LIKE, which has no index to use for a substring).
-        value = value.strip().lower()
-        if connection.vendor == "sqlite":
-            found = [
-                GreaterThan(StrIndex(column, Value(value)), 0) for column in ("name", "pool", "node_name")
-            ]
-            return queryset.filter(Q(found[0]) | Q(found[1]) | Q(found[2]))
-        return queryset.filter(
-            Q(name__contains=value) | Q(pool__contains=value) | Q(node_name__contains=value)
-        )
+        return queryset.filter(device_text_contains(value.strip().lower()))
 
 
 class ClaimFilterSet(django_filters.FilterSet):

@@ -291,7 +291,9 @@ def maintenance_progress(
     names = [r["name"] for r in maintenance.rules]
     by_name = {
         o.name: o.raw
-        for o in KubeObject.objects.filter(kind="devicetaintrules", name__in=names).only("name", "raw")
+        for o in KubeObject.objects.filter(kind="devicetaintrules", namespace="", name__in=names).only(
+            "name", "raw"
+        )
     }
     for name in names:
         raw = by_name.get(name)
@@ -448,7 +450,7 @@ def rule_drift(*, maintenances: list[Maintenance]) -> dict[str, list[dict[str, A
         ):
             latest[name] = action
         mirrored = dict(
-            KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list(
+            KubeObject.objects.filter(kind="devicetaintrules", namespace="", name__in=names).values_list(
                 "name", "raw__spec__taint__effect"
             )
         )

@@ -618,7 +618,9 @@ def _rule_uids(maintenance: Maintenance, names: list[str]) -> dict[str, str]:
         .values_list("rule_name", "rule_uid")
     )
     mirrored = dict(
-        KubeObject.objects.filter(kind="devicetaintrules", name__in=names).values_list("name", "uid")
+        KubeObject.objects.filter(kind="devicetaintrules", namespace="", name__in=names).values_list(
+            "name", "uid"
+        )
     )
     return {**written, **mirrored}
 

@@ -6,7 +6,8 @@
     stream closed normally or silent too long → check, then watch again from the last rv (no re-list)
     410 Expired → re-list → sink.replace (the sink diffs by uid, so deletes and delete+recreate are seen)
     the API server's state was reset → re-list (see below)
-    every `resync_seconds` → list at exactly our rv and let the sink repair (and count) any divergence
+    every `resync_seconds` → list at exactly our rv (page by page too) and let the sink repair (and count)
+        any divergence
     any other error → back off (exponential, jittered) and try again from the last rv
 
 Detecting a reset. After an etcd restore, or a cluster rebuilt under the same address, the server's history
@@ -53,6 +54,8 @@ PagesFn = Callable[[], Iterable[tuple[list[JSON], str]]]
 CheckFn = Callable[[str], tuple[list[JSON], str]]
 # snapshot(rv) → (items, rv): every object at exactly rv; raises KubeError (410 once rv is compacted).
 SnapshotFn = Callable[[str], tuple[list[JSON], str]]
+# snapshot_pages(rv) → the same, one page at a time (as PagesFn).
+SnapshotPagesFn = Callable[[str], Iterable[tuple[list[JSON], str]]]
 # watch(resource_version, timeout_seconds) → (type, object) events; raises KubeError / KubeTimeout.
 WatchFn = Callable[[str, int], Iterable[tuple[str, JSON]]]
 NameKey = tuple[str, str]  # (namespace, name)
@@ -182,14 +185,16 @@ class Reflector:
         resume_from: str = "",
         resume_names: dict[NameKey, str] | None = None,
         pages_fn: PagesFn | None = None,
+        snapshot_pages_fn: SnapshotPagesFn | None = None,
     ) -> None:
         self.kind = kind
         self._list = list_fn
-        # Lists (initial, expired, reset) go to the sink page by page when it takes pages: memory bounded
-        # by the page size. A resync still compares one whole list at exactly our rv.
+        # Lists (initial, expired, reset, resync) go to the sink page by page when it takes pages: memory
+        # bounded by the page size.
         self._pages = pages_fn if pages_fn is not None and hasattr(sink, "begin_list") else None
         self._check = check_fn
         self._snapshot = snapshot_fn
+        self._snapshot_pages = snapshot_pages_fn if self._pages is not None else None
         self._watch = watch_fn
         self._sink = sink
         self.stop_event = stop or threading.Event()
@@ -253,15 +258,16 @@ class Reflector:
             return True
         return False
 
-    def _list_paged(self, reason: str) -> bool:
-        """One list, page by page; False if stopped part-way (the sink forgets the pages' list)."""
+    def _list_paged(self, reason: str, pages: Iterable[tuple[list[JSON], str]] | None = None) -> bool:
+        """One list (`pages`, else the newest state), page by page; False if stopped part-way (the sink
+        forgets the pages' list). A KubeError, even mid-way, propagates."""
         assert self._pages is not None
         sink: PagedSink = self._sink  # type: ignore[assignment]
         sink.begin_list(self.kind, reason)
         names: dict[NameKey, str] = {}
         rv = ""
         try:
-            for items, page_rv in self._pages():
+            for items, page_rv in pages if pages is not None else self._pages():
                 if self.stop_event.is_set():
                     sink.abandon_list(self.kind)
                     return False
@@ -311,6 +317,9 @@ class Reflector:
         self._next_resync = self._monotonic() + self._resync_seconds
         rv = self.resource_version
         try:
+            if self._snapshot_pages is not None and rv:
+                self._list_paged(RESYNC, self._snapshot_pages(rv))
+                return
             if self._snapshot is not None and rv:
                 items, _ = self._snapshot(rv)
                 self._replace(items, rv, RESYNC)
@@ -329,6 +338,9 @@ class Reflector:
 
     def _relist_for_resync(self) -> None:
         try:
+            if self._pages is not None:
+                self._list_paged(RESYNC)
+                return
             items, list_rv = self._list()
         except KubeError as exc:
             self._fail(f"resync list failed: {exc}", exc)

@@ -8,9 +8,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -47,12 +47,56 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 DEFAULT_KINDS = list(KIND)
+T = TypeVar("T")
 # Listed first by `sync_once`: what the devices' derived columns (taints, classes, nodes' pools) read.
 LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes")
 
 
 QueueOp = Op | ListOp
 PAGES_IN_FLIGHT = 4  # list pages the reflectors together may queue ahead of the writer
+READ_AHEAD = 2  # list pages `sync_once` fetches ahead of the page it writes
+
+
+def read_ahead(pages: Iterable[T], depth: int = READ_AHEAD) -> Iterator[T]:
+    """`pages`, iterated in a thread up to `depth` items ahead of the caller: the API server produces
+    (and the client decodes) the next page while the caller writes this one, and the caller's database
+    waits overlap the server's work instead of adding to it. An exception of `pages` is raised here, in
+    order; a caller that stops early (or fails) stops the thread at its next page."""
+    ahead: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    done = threading.Event()
+    finished = object()
+
+    def hand(entry: tuple[bool, Any]) -> bool:
+        """Queue `entry` for the caller; False once the caller has stopped."""
+        while not done.is_set():
+            try:
+                ahead.put(entry, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def fetch() -> None:
+        try:
+            for page in pages:
+                if not hand((True, page)):
+                    return
+            hand((True, finished))
+        except BaseException as exc:  # handed to the caller, raised there
+            hand((False, exc))
+
+    thread = threading.Thread(target=fetch, name="list-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = ahead.get()
+            if not ok:
+                raise item
+            if item is finished:
+                return
+            yield item
+    finally:
+        done.set()
 
 
 class QueueSink:
@@ -195,6 +239,11 @@ class Mirror:
             kind, page_size=self.page_size, resource_version=rv, exact=True
         )
 
+    def _snapshot_pages_fn(self, kind: str) -> Callable[[str], Iterable[tuple[list[JSON], str]]]:
+        return lambda rv: self.client.list_pages(
+            kind, page_size=self.page_size, resource_version=rv, exact=True
+        )
+
     def _watch_fn(self, kind: str) -> Callable[[str, int], Iterable[tuple[str, JSON]]]:
         def watch(rv: str, timeout: int) -> Iterable[tuple[str, JSON]]:
             # Real servers send a BOOKMARK about every minute; twice that without a byte means a dead link.
@@ -229,7 +278,7 @@ class Mirror:
                 self.writer.begin_list(kind, reason=INITIAL)
                 rv = ""
                 try:
-                    for items, page_rv in self.client.list_pages(kind, page_size=self.page_size):
+                    for items, page_rv in read_ahead(self.client.list_pages(kind, page_size=self.page_size)):
                         rv = page_rv
                         self.writer.write_page(kind, items)
                 except BaseException:
@@ -292,6 +341,7 @@ class Mirror:
                 resume_from=resume_from.get(kind, ""),
                 resume_names=resume_names.get(kind),
                 pages_fn=self._pages_fn(kind),
+                snapshot_pages_fn=self._snapshot_pages_fn(kind),
             )
             for kind in served
         ]

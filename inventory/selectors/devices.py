@@ -58,7 +58,7 @@ def device_detail(*, device: Device) -> DeviceDetail:
     pod_uids = [p["uid"] for a in device.allocations for p in a.get("pods", [])]
     pods = list(KubeObject.objects.filter(kind="pods", uid__in=pod_uids))
     rule_names = [t["rule"] for t in device.taints if t["source"] == "rule"]
-    rules = list(KubeObject.objects.filter(kind="devicetaintrules", name__in=rule_names))
+    rules = list(KubeObject.objects.filter(kind="devicetaintrules", namespace="", name__in=rule_names))
     pool = Pool.objects.filter(driver=device.driver, name=device.pool).first()
     counters = pool_counters_left(pools=[pool])[pool.pk] if pool and pool.shared_counters else {}
     in_pool = list(

@@ -18,7 +18,7 @@ from django.utils.http import urlencode
 from dradash.search import SearchHit, SearchProvider, register_provider
 from inventory.links import claim_url, device_url, node_url, pod_url, rule_url
 from inventory.models import Claim, Device, KubeObject, Pool
-from inventory.selectors.common import NODES, PODS, RULES
+from inventory.selectors.common import DEVICE_TEXT_COLUMNS, NODES, PODS, RULES, device_text_contains
 
 
 def _ranked(qs: QuerySet[KubeObject], exact: Q, prefix: Q) -> QuerySet[KubeObject]:
@@ -141,19 +141,13 @@ def _device_tiers(q: str) -> tuple[Q, Q | None]:
     devices once, not once per tier.
 
     Names, pools, nodes and drivers are lowercase in Kubernetes (DNS names), so tiers 1 and 2 compare
-    with the lowercased query and a case-sensitive LIKE (no UPPER() per row); attribute values keep
-    their case.
+    with the lowercased query (`device_text_contains`); attribute values keep their case.
     """
     name = q.lower()
     starts = _prefix("name", name) | _prefix("node_name", name)
     if Device.objects.filter(starts).exists():
         return starts, None
-    anywhere = (
-        Q(name__contains=name)
-        | Q(pool__contains=name)
-        | Q(node_name__contains=name)
-        | Q(driver__contains=name)
-    )
+    anywhere = device_text_contains(name, (*DEVICE_TEXT_COLUMNS, "driver"))
     return anywhere, Q(attribute_index__contains=f"={q}")
 
 

@@ -118,7 +118,9 @@ class Context:
             return [self._all_nodes[n] for n in sorted(names) if n in self._all_nodes]
         wanted = sorted(names - set(self._some_nodes))
         for batch in chunks(wanted):
-            self._some_nodes.update(self._load_nodes(KubeObject.objects.filter(kind="nodes", name__in=batch)))
+            self._some_nodes.update(
+                self._load_nodes(KubeObject.objects.filter(kind="nodes", namespace="", name__in=batch))
+            )
             self._some_nodes.update({n: None for n in batch if n not in self._some_nodes})
         return [node for n in sorted(names) if (node := self._some_nodes.get(n)) is not None]
 

@@ -122,8 +122,10 @@ class FakeServer:
             yield step
 
 
-def make(server: FakeServer, *, resync_seconds: float = 0.0, **kwargs: Any) -> tuple[Reflector, Sink]:
-    sink = Sink()
+def make(
+    server: FakeServer, *, resync_seconds: float = 0.0, sink: Sink | None = None, **kwargs: Any
+) -> tuple[Reflector, Sink]:
+    sink = sink if sink is not None else Sink()
     reflector = Reflector(
         kind="resourceslices",
         list_fn=server.list_fn,
@@ -336,6 +338,73 @@ def test_it_resyncs_from_the_newest_list_when_its_rv_was_compacted() -> None:
     reflector.run()
 
     assert ("replace", ["c"], "80", RESYNC) in sink.calls
+    assert server.watch_rvs[-1] == "80"
+
+
+class PagedSink(Sink):
+    """A sink that takes lists page by page, as the running mirror's does."""
+
+    def begin_list(self, kind: str, reason: str) -> None:
+        self.calls.append(("begin", reason))
+
+    def page(self, kind: str, items: list[JSON]) -> None:
+        self.calls.append(("page", [i["metadata"]["uid"] for i in items]))
+
+    def end_list(self, kind: str, resource_version: str, reason: str) -> None:
+        self.calls.append(("end", resource_version, reason))
+
+    def abandon_list(self, kind: str) -> None:
+        self.calls.append(("abandon",))
+
+
+def _paged(server: FakeServer, pages: list[Any], resync_pages: list[Any]) -> tuple[Reflector, PagedSink]:
+    """A reflector over a paged sink: `pages` answers each newest-state list (a list of pages, or an
+    exception), `resync_pages` each list at exactly our rv."""
+
+    def pages_fn() -> Iterator[tuple[list[JSON], str]]:
+        yield from FakeServer._pop(pages)
+
+    def snapshot_pages_fn(rv: str) -> Iterator[tuple[list[JSON], str]]:
+        server.snapshot_rvs.append(rv)
+        yield from FakeServer._pop(resync_pages)
+
+    sink = PagedSink()
+    reflector, _ = make(
+        server, resync_seconds=300, sink=sink, pages_fn=pages_fn, snapshot_pages_fn=snapshot_pages_fn
+    )
+    return reflector, sink
+
+
+def test_a_paged_sink_gets_the_resync_page_by_page_at_exactly_its_resource_version() -> None:
+    server = FakeServer(lists=[], watches=[[("ADDED", obj("b", 11)), 301.0, ("BOOKMARK", bookmark(12))], []])
+    reflector, sink = _paged(
+        server,
+        pages=[[([obj("a", 5)], "10")]],
+        resync_pages=[[([obj("a", 5)], "12"), ([obj("b", 11)], "12")]],
+    )
+
+    reflector.run()
+
+    assert server.snapshot_rvs == ["12"]
+    resync = sink.calls[sink.calls.index(("begin", RESYNC)) :]
+    assert resync[:4] == [("begin", RESYNC), ("page", ["a"]), ("page", ["b"]), ("end", "12", RESYNC)]
+    assert not [c for c in sink.calls if c[0] == "replace"], "no list is handed over whole"
+    assert server.watch_rvs[:2] == ["10", "12"]
+
+
+def test_a_paged_resync_whose_rv_was_compacted_lists_the_newest_state_page_by_page() -> None:
+    server = FakeServer(lists=[], watches=[[400.0, ("BOOKMARK", bookmark(11))], []])
+    reflector, sink = _paged(
+        server,
+        pages=[[([obj("a", 5)], "10")], [([obj("c", 70)], "80"), ([obj("d", 75)], "80")]],
+        resync_pages=[KubeError(410, "Expired", "too old resource version")],
+    )
+
+    reflector.run()
+
+    assert ("abandon",) in sink.calls
+    resync = sink.calls[len(sink.calls) - 1 - sink.calls[::-1].index(("begin", RESYNC)) :]
+    assert resync[:4] == [("begin", RESYNC), ("page", ["c"]), ("page", ["d"]), ("end", "80", RESYNC)]
     assert server.watch_rvs[-1] == "80"
 
 

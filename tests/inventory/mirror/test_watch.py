@@ -196,3 +196,40 @@ def test_the_running_mirror_lists_page_by_page_retries_a_failed_page_and_deletes
     assert WatchState.objects.get(kind="resourceslices").object_count == len(
         simcluster.store.list("resourceslices")
     )
+
+
+def test_a_periodic_resync_repairs_the_database_page_by_page_while_the_kind_stays_synced(
+    simcluster: Any,
+) -> None:
+    from inventory.mirror.reflector import RESYNC
+    from inventory.mirror.writer import ListOp, ListPage
+
+    client = connect(str(simcluster.kubeconfig_path))
+    mirror = Mirror(client, page_size=1, inactivity_timeout=30, resync_seconds=2)
+    resync_pages: list[tuple[str, str]] = []  # (kind, its WatchState while a resync page is written)
+    apply_list_op = mirror.writer.apply_list_op
+
+    def watching(op: ListOp) -> None:
+        listing = mirror.writer._listing.get(op.kind)
+        if isinstance(op, ListPage) and listing is not None and listing.reason == RESYNC:
+            resync_pages.append((op.kind, WatchState.objects.get(kind=op.kind).state))
+        apply_list_op(op)
+
+    mirror.writer.apply_list_op = watching  # type: ignore[method-assign]
+    handle = mirror.start()
+    try:
+        assert wait_for_sync(handle, timeout=30)
+        victim = KubeObject.objects.filter(kind="deviceclasses").order_by("name").first()
+        assert victim is not None
+        victim.delete()  # the database diverges from the cluster behind the mirror's back
+        wait_until(
+            lambda: KubeObject.objects.filter(kind="deviceclasses", uid=victim.uid).exists(),
+            timeout=30,
+            what="the resync restores the deleted row",
+        )
+    finally:
+        handle.stop()
+    classes = [state for kind, state in resync_pages if kind == "deviceclasses"]
+    assert len(classes) >= len(simcluster.store.list("deviceclasses")) > 1, "one object a page"
+    assert set(classes) == {"synced"}
+    assert WatchState.objects.get(kind="deviceclasses").last_divergence

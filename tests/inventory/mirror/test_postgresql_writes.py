@@ -1,0 +1,101 @@
+"""PostgreSQL: a large (re-)list refreshes the planner statistics of the tables that kind fills, and only
+those; the document columns are left out of the statistics (nothing compares them whole); the mirror's
+transactions, and only they, commit without waiting for the disk."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from inventory.mirror import writer
+from tests.inventory import factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _postgresql() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's planner statistics")
+
+
+def _tuples(table: str) -> float:
+    with connection.cursor() as cursor:  # reltuples: set by ANALYZE, in this test's transaction
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+        return float(cursor.fetchone()[0])
+
+
+def test_a_large_list_of_slices_analyzes_the_device_tables_and_not_the_claim_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    claims_before = _tuples("inventory_claim")
+    slices = [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(3)
+    ]
+    f.replace("resourceslices", slices)
+    assert _tuples("inventory_device") == 6
+    assert _tuples("inventory_pool") == 3
+    assert _tuples("inventory_kubeobject") == 3
+    assert _tuples("inventory_claim") == claims_before
+
+
+def test_a_small_list_leaves_the_statistics_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 4)
+    before = _tuples("inventory_device")
+    f.replace("resourceslices", [f.resource_slice("s0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])])
+    assert _tuples("inventory_device") == before
+
+
+def test_the_document_columns_gather_no_statistics() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, a.attname, a.attstattarget FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+            " WHERE (c.relname, a.attname) IN (('inventory_kubeobject', 'raw'), ('inventory_device', 'attributes'),"
+            " ('inventory_device', 'allocations'), ('inventory_device', 'pool'), ('inventory_kubeobject', 'uid'))"
+        )
+        targets = {f"{table}.{column}": target for table, column, target in cursor.fetchall()}
+    assert targets == {
+        "inventory_kubeobject.raw": 0,
+        "inventory_device.attributes": 0,
+        "inventory_device.allocations": 0,
+        "inventory_device.pool": -1,
+        "inventory_kubeobject.uid": -1,
+    }
+
+
+def test_the_mirrors_transactions_and_only_they_commit_without_waiting_for_the_disk() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"  # the web's writes (audit, maintenance) stay durable
+    with CaptureQueriesContext(connection) as queries:
+        f.write(("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0")])))
+    assert any(q["sql"] == "SET LOCAL synchronous_commit = off" for q in queries.captured_queries)
+
+
+def _vacuumed(table: str) -> object:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_list_outside_a_transaction_also_vacuums_what_it_filled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    claims = _vacuumed("inventory_claim")
+    devices = _vacuumed("inventory_device")
+    slices = [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(3)
+    ]
+    f.replace("resourceslices", slices)
+    assert _vacuumed("inventory_device") not in (None, devices)
+    assert _vacuumed("inventory_claim") == claims
