@@ -65,6 +65,7 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
             classes=[ctx.class_objects[c] for c in wanted if c in ctx.class_objects],
             # The nodes the what-if would try for this pool: those it is bound to by name, else all.
             nodes=ctx.nodes(bound[key]),
+            selector_memo=ctx.selector_memo,
         )
         for name, numbers in result.classes.items():
             rows.append(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from dra.allocator import SelectorMemo
 from dra.availability import bare_node
 from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
@@ -43,6 +44,8 @@ class Context:
         self._some_nodes: dict[str, JSON | None] = {}
         self._bare_nodes: dict[str, JSON] | None = None
         self.class_warnings: dict[str, str] = {}
+        #: the allocator's selector outcomes, shared by the pools of this batch (`dra.allocator.memo`)
+        self.selector_memo = SelectorMemo()
 
     @classmethod
     def load(
