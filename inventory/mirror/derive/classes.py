@@ -100,11 +100,16 @@ class _CelClassMatcher:
                 continue
             values = device.get(field_name) or {}
             qualified = f"{domain}/{name}"
-            value = values.get(qualified)
-            if domain == driver and name in values:
-                # The short spelling is the same attribute; with both, CEL sees the later one.
-                if value is None or next(k for k in reversed(values) if k in (qualified, name)) == name:
-                    value = values[name]
+            # The short spelling is the same attribute; with both, CEL sees the later one.
+            short = (
+                domain == driver
+                and name in values
+                and (
+                    qualified not in values
+                    or next(k for k in reversed(values) if k in (qualified, name)) == name
+                )
+            )
+            value = values[name] if short else values.get(qualified)
             key.append(str(value))  # a cheap exact key: equal text means equal JSON values
         return tuple(key)
 
