@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -21,10 +22,13 @@ class RuleCache:
 
     rules: list[JSON] | None = None
     index: RuleIndex | None = None
+    #: the rules by the pool their selectors name (derive.availability), built on first use
+    by_pool: Any = None
 
     def clear(self) -> None:
         self.rules = None
         self.index = None
+        self.by_pool = None
 
 
 class Context:
@@ -72,6 +76,10 @@ class Context:
         if cache.index is None:
             cache.index = RuleIndex.of(self.rules)
         return cache.index
+
+    @property
+    def rule_cache(self) -> RuleCache:
+        return self._rule_cache
 
     @property
     def classes(self) -> dict[str, ClassMatcher]:
