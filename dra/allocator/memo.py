@@ -15,7 +15,7 @@ binding a variable named ``device``, ``has(device.attributes["d"])``, a quoted d
 The memo only replaces the evaluation: the device is still converted (`Allocator._device_input`), so
 a device whose conversion fails still fails the same way. One `SelectorMemo` may serve many
 allocators (the mirror: every pool of a batch) as long as they use the same CEL engine; a memo met
-with another engine is not used.
+with another engine is not used. Like an `Allocator`, one memo per thread.
 """
 
 from __future__ import annotations
