@@ -38,6 +38,7 @@ from dra.allocator import (
     Allocator,
     DeviceVerdict,
     PreparedClaim,
+    SelectorMemo,
     explain,
     prepare_claim,
 )
@@ -186,12 +187,14 @@ def pool_availability(
     nodes: Sequence[Json],
     features: Iterable[str] = DEFAULT_FEATURES,
     max_per_node: int = DEFAULT_MAX_PER_NODE,
+    selector_memo: SelectorMemo | None = None,
 ) -> PoolAvailability:
     """Per class `ClassNumbers` and per device `Blocked | None` for the pool `driver`/`pool`.
 
     `slices` are all of the pool's ResourceSlices; `allocated_claims` at least those holding its devices;
     `nodes` the Node objects that may reach it (any order; more are harmless). Never raises for what
-    the cluster says: what the allocator refuses becomes `ClassNumbers.error` and `OTHER` blocks."""
+    the cluster says: what the allocator refuses becomes `ClassNumbers.error` and `OTHER` blocks.
+    `selector_memo`: selector outcomes to share with the caller's other pools (`dra.allocator.memo`)."""
     state_pool = pool_state(driver, pool, slices)
     device_names = [str(d.get("name", "")) for _s, d in state_pool.devices()]
     claims = [c for c in allocated_claims if _holds_pool(c, driver, pool)]
@@ -201,7 +204,7 @@ def pool_availability(
     if not device_names:
         result.classes.update({name: ClassNumbers() for name in class_names})
         return result
-    allocators = _allocators(classes, slices, claims, rules, features)
+    allocators = _allocators(classes, slices, claims, rules, features, selector_memo)
     groups = _node_groups(slices, nodes)
     prepared = {name: prepare_claim(one_device_claim(name)) for name in class_names}
 
@@ -302,6 +305,7 @@ def _allocators(
     claims: list[Json],
     rules: list[Json],
     features: Iterable[str],
+    selector_memo: SelectorMemo | None = None,
 ) -> dict[str, tuple[Allocator | None, str]]:
     """One allocator for all classes; if the allocator refuses the input, one per class, so that one bad
     DeviceClass does not hide the others' numbers."""
@@ -311,7 +315,12 @@ def _allocators(
     def build(for_classes: Sequence[Json]) -> Allocator:
         state = AllocatedState.from_claims(claims)
         return Allocator(
-            classes=for_classes, slices=slices, state=state, taint_rules=rules, features=features
+            classes=for_classes,
+            slices=slices,
+            state=state,
+            taint_rules=rules,
+            features=features,
+            selector_memo=selector_memo,
         )
 
     try:

@@ -58,12 +58,28 @@ def flat_attributes(driver: str, attributes: Mapping[str, Any]) -> dict[str, str
     """Attribute values as text under their qualified name, and under the short name for the driver's domain."""
     flat: dict[str, str] = {}
     for name, attr in attributes.items():
-        if not isinstance(attr, Mapping):
+        # The common case first (one plain string, int or bool): the same text as the general path.
+        if type(attr) is dict and len(attr) == 1:
+            ((kind, value),) = attr.items()
+            vtype = type(value)
+            if kind == "string" and vtype is str:
+                text = value
+            elif kind == "int" and vtype is int:
+                text = str(value)
+            elif kind == "bool" and vtype is bool:
+                text = "true" if value else "false"
+            else:
+                text = attribute_text(attribute_value(attr))
+        elif not isinstance(attr, Mapping):
             continue
-        text = attribute_text(attribute_value(attr))
-        qualified = qualify(driver, name)
-        flat[qualified] = text
-        domain, _, short = qualified.rpartition("/")
+        else:
+            text = attribute_text(attribute_value(attr))
+        if "/" not in name:  # qualify(): the driver's own domain, under both names
+            flat[f"{driver}/{name}"] = text
+            flat[name] = text
+            continue
+        flat[name] = text
+        domain, _, short = name.rpartition("/")
         if domain == driver:
             flat[short] = text
     return flat
@@ -312,14 +328,21 @@ def claim_device_classes(claim: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def attribute_index_lines(driver: str, attributes: Mapping[str, Any]) -> list[str]:
+def attribute_index_lines(
+    driver: str, attributes: Mapping[str, Any], flat: Mapping[str, str] | None = None
+) -> list[str]:
     """`name=value` for every attribute under its qualified and short names (as `flat_attributes`),
     plus one `name=element` per element of a list-typed attribute (DRAListTypeAttributes), so that a
-    `name=value` filter finds a device whose list includes the value."""
-    lines = [f"{k}={v}" for k, v in flat_attributes(driver, attributes).items()]
+    `name=value` filter finds a device whose list includes the value. `flat`: `flat_attributes` of
+    the same attributes, when the caller has it already."""
+    if flat is None:
+        flat = flat_attributes(driver, attributes)
+    lines = [f"{k}={v}" for k, v in flat.items()]
     for name, attr in attributes.items():
         if not isinstance(attr, Mapping):
             continue
+        if type(attr) is dict and len(attr) == 1 and next(iter(attr)) in SCALAR_ATTRIBUTE_TYPES:
+            continue  # one scalar value: no list elements (what attribute_value would say)
         value = attribute_value(attr)
         if not isinstance(value, list) or len(value) < 2:
             continue

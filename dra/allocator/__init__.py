@@ -159,11 +159,13 @@ from .allocator import Allocator
 from .errors import AllocationError, AllocationTimeout, NodeAllocationError
 from .explain import REASONS, DeviceVerdict, RequestSummary, explain, summarize
 from .features import DEFAULT_FEATURES
+from .memo import SelectorMemo
 from .model import Json, PreparedClaim, prepare_claim
 from .selectors import SelectorBackend
 from .state import AllocatedState
 
 __all__ = [
+    "SelectorMemo",
     "DEFAULT_FEATURES",
     "REASONS",
     "AllocatedState",

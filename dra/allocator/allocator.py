@@ -14,6 +14,7 @@ from dra.taints import BLOCKING_EFFECTS, Taint
 from .errors import AllocationError, NodeAllocationError
 from .features import ALLOCATION_FEATURES, STABLE_FEATURES, normalize_features
 from .groups import Baseline, baseline
+from .memo import SelectorMemo
 from .model import (
     RESULTS_MAX,
     Attr,
@@ -66,6 +67,7 @@ class Allocator:
         taint_rules: Iterable[Json] = (),
         features: Iterable[str] = frozenset(),
         backend: SelectorBackend | None = None,
+        selector_memo: SelectorMemo | None = None,
         id_factory: Callable[[], str] | None = None,
         clock: Callable[[], datetime] | None = None,
         max_search_steps: int | None = None,
@@ -114,6 +116,9 @@ class Allocator:
             self.classes[cls.name] = cls
         self.state = state if state is not None else AllocatedState.from_claims(allocated_claims)
         self._backend = backend
+        #: selector outcomes shared by devices that look the same to an expression (`memo`), and by
+        #: the allocators the caller passes the same memo to
+        self.selector_memo = selector_memo if selector_memo is not None else SelectorMemo()
         self.id_factory = id_factory or (lambda: str(uuid.uuid4()))
         self.clock = clock or _default_clock
 
@@ -214,14 +219,22 @@ class Allocator:
                 raise AllocationError(f"{where}: selector #{index}: CEL compile error: {exc}") from exc
             self._compiled[expr] = compiled
         inp = self._device_input(device, f"{where}: selector #{index}")
-        try:
-            hit = bool(compiled.matches(inp))
-        except backend.errors as exc:
+        memo = self.selector_memo
+        memo_key = memo.key(backend.engine, expr, inp)
+        outcome = memo.get(memo_key) if memo_key is not None else None
+        if outcome is None:
+            try:
+                outcome = bool(compiled.matches(inp))
+            except backend.errors as exc:
+                outcome = exc
+            if memo_key is not None:
+                memo.store(memo_key, outcome)
+        if isinstance(outcome, Exception):
             raise AllocationError(
-                f"{where}: selector #{index} on device {device.key}: CEL runtime error: {exc}"
-            ) from exc
-        results[device.key] = hit
-        return hit
+                f"{where}: selector #{index} on device {device.key}: CEL runtime error: {outcome}"
+            ) from outcome
+        results[device.key] = outcome
+        return outcome
 
     def _device_input(self, device: Device, what: str) -> Any:
         """The device as CEL input, converted once; ``what`` prefixes errors ("<where>: selector #i")."""

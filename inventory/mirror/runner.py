@@ -48,8 +48,10 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 DEFAULT_KINDS = list(KIND)
 T = TypeVar("T")
-# Listed first by `sync_once`: what the devices' derived columns (taints, classes, nodes' pools) read.
-LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes")
+# Listed first by `sync_once`: what the devices' derived columns (taints, classes, nodes' pools,
+# allocations) read. Claims before slices: each device row is then written with its allocations,
+# instead of written and then updated again by the claims' pages (4,000 UPDATEs at 10,000 devices).
+LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes", "resourceclaims")
 
 
 QueueOp = Op | ListOp
@@ -264,7 +266,8 @@ class Mirror:
         whole 100,000-device list decoded and encoded at once took 1.5 GB), and SQLite's write lock is
         never held for minutes. A kind is "synced" only once its last page is written and the objects the
         list did not see are deleted (`BatchWriter.begin_list`). Rules, classes and nodes are listed first,
-        so the devices' taints, classes and availability are derived once, from them."""
+        so the devices' taints, classes and availability are derived once, from them; claims before
+        slices, so are the devices' allocations."""
         served, missing = served_kinds(self.client, self.kinds)
         record_cluster_info(self.client, missing)
         served.sort(key=lambda kind: LIST_FIRST.index(kind) if kind in LIST_FIRST else len(LIST_FIRST))

@@ -10,6 +10,7 @@ distinct datetime object) and hand the rows to `executemany`, as
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from django.db import connection, models
@@ -33,7 +34,7 @@ def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
 
         return convert
     if isinstance(field, models.BooleanField | models.CharField | models.TextField | models.IntegerField):
-        return lambda value: value
+        return _same
     last: list[Any] = [object(), None]  # (value, converted): a batch stamps every row with one `now`
 
     def prepare(value: Any) -> Any:
@@ -42,6 +43,30 @@ def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any]:
         return last[1]
 
     return prepare
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _row_values(
+    fields: Sequence[str], converters: Sequence[Callable[[Any], Any]]
+) -> Callable[[Any], list[Any]]:
+    """A row object → its column values: one `attrgetter` call, then only the columns that need a
+    conversion (JSON, datetimes) converted."""
+    get = attrgetter(*fields)
+    convert = [(i, c) for i, c in enumerate(converters) if c is not _same]
+    if len(fields) == 1:
+        only = convert[0][1] if convert else _same
+        return lambda row: [only(get(row))]
+
+    def values(row: Any) -> list[Any]:
+        out = list(get(row))
+        for i, c in convert:
+            out[i] = c(out[i])
+        return out
+
+    return values
 
 
 def _columns(model: type[models.Model], names: Sequence[str]) -> list[tuple[str, Callable[[Any], Any]]]:
@@ -69,23 +94,16 @@ def upsert(
         for n in updates
     )
     suffix = f" ON CONFLICT ({conflict_cols}) DO " + (f"UPDATE SET {set_clause}" if set_clause else "NOTHING")
-    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
-    return _insert_rows(
-        table,
-        quoted,
-        suffix,
-        ([convert(getattr(row, name)) for name, convert in getters] for row in rows),
-    )
+    values = _row_values(fields, [convert for _col, convert in columns])
+    return _insert_rows(table, quoted, suffix, (values(row) for row in rows))
 
 
 def insert(model: type[models.Model], rows: Iterable[Any], *, fields: Sequence[str]) -> int:
     columns = _columns(model, fields)
     table = connection.ops.quote_name(model._meta.db_table)
     quoted = [connection.ops.quote_name(c) for c, _ in columns]
-    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
-    return _insert_rows(
-        table, quoted, "", ([convert(getattr(row, name)) for name, convert in getters] for row in rows)
-    )
+    values = _row_values(fields, [convert for _col, convert in columns])
+    return _insert_rows(table, quoted, "", (values(row) for row in rows))
 
 
 def update(model: type[models.Model], rows: Iterable[Any], *, fields: Sequence[str]) -> int:
@@ -97,8 +115,8 @@ def update(model: type[models.Model], rows: Iterable[Any], *, fields: Sequence[s
     columns = _columns(model, fields)
     table = connection.ops.quote_name(model._meta.db_table)
     quote = connection.ops.quote_name
-    getters = [(name, convert) for name, (_col, convert) in zip(fields, columns, strict=True)]
-    params = [[*(convert(getattr(row, name)) for name, convert in getters), row.pk] for row in rows]
+    values = _row_values([*fields, "pk"], [*(convert for _col, convert in columns), _same])
+    params = [values(row) for row in rows]
     if connection.vendor == "postgresql" and len(params) >= COPY_MIN_ROWS:
         return _copy_update(table, [quote(c) for c, _ in columns], params)
     sets = ", ".join(f"{quote(c)} = %s" for c, _ in columns)

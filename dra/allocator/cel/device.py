@@ -89,6 +89,15 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 
 
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> object:
+    if type(attribute) is dict and len(attribute) == 1:
+        # The common case, one plain string, int or bool: what the checks below accept, unchanged.
+        ((kind, raw),) = attribute.items()
+        if kind == "string" and type(raw) is str:
+            return raw
+        if kind == "bool" and type(raw) is bool:
+            return raw
+        if kind == "int" and type(raw) is int and -(2**63) <= raw < 2**63:
+            return raw
     if not isinstance(attribute, Mapping):
         raise CelError(
             f"attributes[{name}]: must be an object with one of {', '.join(_SCALAR_KINDS + _LIST_KINDS)}"

@@ -95,5 +95,8 @@ def refresh_attribute_lines(
 
 
 def _beyond_flat(attribute_index: str, flat: dict[str, str]) -> list[str]:
+    if attribute_index.count("\n") == len(flat) + 1:
+        # "\n" + one line per flat attribute: `attribute_index_lines` gave the flat lines only.
+        return []
     written = {f"{k}={v}" for k, v in flat.items()}
     return [line for line in lines_of(attribute_index) if line not in written]

@@ -43,7 +43,7 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
     ).values_list("pk", "driver", "pool", "name", "classes", "blocked", "blocked_reason"):
         devices[f"{driver}/{pool}"].append((pk, name, classes or [], blocked, reason))
     claims = _claims_by_pool(pool_keys)
-    rules = _RulesByPool(ctx.rules)
+    rules = _rules_by_pool(ctx)
     bound = {key: node_local_names(slices.get(key, [])) for key in pool_keys}
     if all(names is not None for names in bound.values()):
         ctx.nodes(frozenset().union(*(names for names in bound.values() if names)))  # one query for all
@@ -65,6 +65,7 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
             classes=[ctx.class_objects[c] for c in wanted if c in ctx.class_objects],
             # The nodes the what-if would try for this pool: those it is bound to by name, else all.
             nodes=ctx.nodes(bound[key]),
+            selector_memo=ctx.selector_memo,
         )
         for name, numbers in result.classes.items():
             rows.append(
@@ -117,6 +118,16 @@ def _claims_by_pool(pool_keys: list[str]) -> dict[str, list[JSON]]:
         ]
         for key, by_claim in results.items()
     }
+
+
+def _rules_by_pool(ctx: Context) -> _RulesByPool:
+    """Indexed once per set of rules (kept with the writer's rule cache, cleared when rules change),
+    not once per chunk: an initial sync recomputes its pools in many chunks."""
+    cache = ctx.rule_cache
+    if cache.by_pool is None:
+        cache.by_pool = _RulesByPool(ctx.rules)
+    assert isinstance(cache.by_pool, _RulesByPool)
+    return cache.by_pool
 
 
 class _RulesByPool:

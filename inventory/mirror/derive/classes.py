@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from dra.allocator.memo import device_refs
 from inventory.mirror import sql
 from inventory.mirror.derive.common import JSON, DeviceKey, chunks
 from inventory.models import Device, KubeObject
@@ -53,9 +54,6 @@ def compile_class(cls: Mapping[str, Any]) -> tuple[ClassMatcher, str]:
 _DRIVER_GUARD = re.compile(r"""^\s*device\.driver\s*==\s*"([^"]+)"\s*(?:&&|$)""")
 
 
-_DEVICE_REF = re.compile(r"""device\.(\w+)(\["([^"]+)"\]\.(\w+))?""")
-
-
 _MEMO_LIMIT = 50_000
 
 
@@ -81,19 +79,15 @@ class _CelClassMatcher:
         # A guard only short-circuits when nothing can override it (no `||`, no ternary).
         guards = [_DRIVER_GUARD.match(e) for e in expressions if "||" not in e and "?" not in e]
         self.drivers = {m.group(1) for m in guards if m}
+        # What the expressions read of `device`, as the allocator's memo parses it (dra.allocator.memo):
+        # `device.attributes["d"].exists(…)` or `cel.bind(x, device, …)` read more than plain paths.
         self.refs: list[tuple[str, str, str]] | None = []
         for expression in expressions:
-            for match in _DEVICE_REF.finditer(expression):
-                field_name, indexed, domain, name = match.groups()
-                if field_name in ("driver", "allowMultipleAllocations") and not indexed:
-                    self.refs.append((field_name, "", ""))
-                elif field_name in ("attributes", "capacity") and indexed:
-                    self.refs.append((field_name, domain, name))
-                else:
-                    self.refs = None
-                    break
-            if self.refs is None:
+            refs = device_refs(expression)
+            if refs is None:
+                self.refs = None
                 break
+            self.refs.extend(refs)
         self.memo: dict[tuple[Any, ...], bool] = {}
 
     def _key(self, driver: str, device: JSON) -> tuple[Any, ...] | None:
@@ -105,9 +99,17 @@ class _CelClassMatcher:
                 key.append(device.get(field_name))
                 continue
             values = device.get(field_name) or {}
-            value = values.get(f"{domain}/{name}")
-            if value is None and domain == driver:
-                value = values.get(name)
+            qualified = f"{domain}/{name}"
+            # The short spelling is the same attribute; with both, CEL sees the later one.
+            short = (
+                domain == driver
+                and name in values
+                and (
+                    qualified not in values
+                    or next(k for k in reversed(values) if k in (qualified, name)) == name
+                )
+            )
+            value = values[name] if short else values.get(qualified)
             key.append(str(value))  # a cheap exact key: equal text means equal JSON values
         return tuple(key)
 

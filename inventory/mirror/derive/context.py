@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 
+from dra.allocator import SelectorMemo
 from dra.availability import bare_node
 from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
@@ -20,10 +22,13 @@ class RuleCache:
 
     rules: list[JSON] | None = None
     index: RuleIndex | None = None
+    #: the rules by the pool their selectors name (derive.availability), built on first use
+    by_pool: Any = None
 
     def clear(self) -> None:
         self.rules = None
         self.index = None
+        self.by_pool = None
 
 
 class Context:
@@ -43,6 +48,8 @@ class Context:
         self._some_nodes: dict[str, JSON | None] = {}
         self._bare_nodes: dict[str, JSON] | None = None
         self.class_warnings: dict[str, str] = {}
+        #: the allocator's selector outcomes, shared by the pools of this batch (`dra.allocator.memo`)
+        self.selector_memo = SelectorMemo()
 
     @classmethod
     def load(
@@ -69,6 +76,10 @@ class Context:
         if cache.index is None:
             cache.index = RuleIndex.of(self.rules)
         return cache.index
+
+    @property
+    def rule_cache(self) -> RuleCache:
+        return self._rule_cache
 
     @property
     def classes(self) -> dict[str, ClassMatcher]:

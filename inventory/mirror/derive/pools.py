@@ -229,10 +229,9 @@ def fill_from_slice(
     row.pool_complete = complete
     attributes = device.get("attributes") or {}
     row.attributes = attributes
-    row.attributes_flat = flat_attributes(row.driver, attributes)
-    row.attribute_index = "\n" + "".join(
-        f"{line}\n" for line in attribute_index_lines(row.driver, attributes)
-    )
+    flat = row.attributes_flat = flat_attributes(row.driver, attributes)
+    lines = attribute_index_lines(row.driver, attributes, flat)
+    row.attribute_index = "\n" + "\n".join(lines) + "\n" if lines else "\n"
     row.capacity = device.get("capacity") or {}
     row.consumes_counters = device.get("consumesCounters") or []
     row.allow_multiple_allocations = bool(device.get("allowMultipleAllocations"))

@@ -40,3 +40,34 @@ def test_it_warns_when_the_chosen_backend_cannot_run_a_selector(chosen: str) -> 
         assert matcher("gpu.example.com", GPU) is False
     else:
         assert warning == "" and matcher("gpu.example.com", GPU) is True
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.attributes["gpu.example.com"].exists(name, name == "fast")',
+        'cel.bind(d, device, d.attributes["gpu.example.com"].model == "h200") || false',
+    ],
+)
+def test_devices_alike_in_the_plain_paths_are_evaluated_apart_when_the_selector_reads_more(
+    expression: str,
+) -> None:
+    """The matcher's memo shares an answer only between devices that agree on all the selector reads:
+    a macro over a domain's map, or `device` bound to another name, reads more than plain paths."""
+    matcher, warning = compile_class(_device_class(expression))
+    assert warning == ""
+    fast = {"name": "gpu-0", "attributes": {"model": {"string": "h200"}, "fast": {"bool": True}}}
+    slow = {"name": "gpu-1", "attributes": {"model": {"string": "a100"}}}
+    assert (matcher("gpu.example.com", fast), matcher("gpu.example.com", slow)) == (True, False)
+
+
+def test_with_a_short_and_a_qualified_name_for_one_attribute_the_key_is_the_value_cel_sees() -> None:
+    """Both spellings of one attribute: the device input keeps the later one, and so does the memo key."""
+    matcher, _warning = compile_class(_device_class('device.attributes["gpu.example.com"].model == "h200"'))
+    h200, a100 = {"string": "h200"}, {"string": "a100"}
+    short_last = {"name": "a", "attributes": {"gpu.example.com/model": a100, "model": h200}}
+    qualified_last = {"name": "b", "attributes": {"model": h200, "gpu.example.com/model": a100}}
+    assert (matcher("gpu.example.com", short_last), matcher("gpu.example.com", qualified_last)) == (
+        True,
+        False,
+    )
