@@ -80,9 +80,11 @@ def _positive_int(request: Request, name: str, default: int, *, maximum: int) ->
 PAGING_PARAMS = ("limit", "offset", "format")
 
 
-def unknown_params(request: Request, known: Sequence[str]) -> None:
-    """400 naming the first query parameter not in `known` (nor a paging one), listing the supported ones."""
-    supported = [*known, *(p for p in PAGING_PARAMS if p not in known)]
+def unknown_params(request: Request, known: Sequence[str], *, paged: bool = True) -> None:
+    """400 naming the first query parameter not in `known` (nor a paging one, for a `paged` list), listing
+    the supported ones: a misspelt filter must not quietly return everything."""
+    general = PAGING_PARAMS if paged else ("format",)
+    supported = [*known, *(p for p in general if p not in known)]
     for name in request.query_params:
         if name not in supported:
             message = f"unknown parameter; supported are {', '.join(supported)}"
@@ -138,10 +140,13 @@ def paginated(
     view: Any,
     serialize: Callable[[Sequence[Any]], Any],
     pagination_class: type[Pagination] = Pagination,
+    params: Sequence[str] = (),
     **extra: Any,
 ) -> Response:
-    """A list that is not a queryset (a selector's summaries) in the same envelope, paged the same way.
-    `extra` keys (e.g. the classes' `warnings`) sit beside the envelope's four."""
+    """A list that is not a queryset (a selector's summaries) in the same envelope, paged the same way;
+    a query parameter other than the paging ones and `params` is refused (400). `extra` keys (e.g. the
+    classes' `warnings`) sit beside the envelope's four."""
+    unknown_params(request, params)
     paginator = pagination_class()
     page = paginator.paginate_queryset(items, request, view=view) or []
     response = paginator.get_paginated_response(serialize(page))

@@ -386,7 +386,11 @@ class AuditListView(APIView):
         if problems:
             return _problems(problems)
         return paginated(
-            request, entries, view=self, serialize=lambda page: AuditEntrySerializer(page, many=True).data
+            request,
+            entries,
+            view=self,
+            serialize=lambda page: AuditEntrySerializer(page, many=True).data,
+            params=selectors.AUDIT_FILTERS,
         )
 
 

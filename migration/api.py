@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dradash.api import JSONParser, error_body, error_response
+from dradash.api import JSONParser, error_body, error_response, unknown_params
 from dradash.context import user_can_author
 from migration.device_plugins import assistant_json, device_plugin_assistant
 from migration.pool_status import (
@@ -111,6 +111,7 @@ class DevicePluginsView(APIView):
         },
     )
     def get(self, request: Request) -> Response:
+        unknown_params(request, [], paged=False)
         return Response(assistant_json(device_plugin_assistant()))
 
 
@@ -152,6 +153,7 @@ class PoolStatusListView(APIView):
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="{items: [snapshot, ...]}")},
     )
     def get(self, request: Request) -> Response:
+        unknown_params(request, [], paged=False)
         return Response({"items": [snapshot_json(s) for s in pool_status_snapshots()]})
 
     @extend_schema(

@@ -13,7 +13,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from dradash.api import Pagination, paginated
+from dradash.api import Pagination, paginated, unknown_params
 from dradash.context import user_is_admin
 from dradash.search import SearchResults, clean_query
 from dradash.search import kinds as search_kinds
@@ -140,6 +140,10 @@ class WatchStateViewSet(viewsets.ReadOnlyModelViewSet[WatchState]):
     lookup_field = "kind"
     lookup_value_regex = "[^/]+"
     filter_backends: list[Any] = []
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        unknown_params(request, [])
+        return super().list(request, *args, **kwargs)
 
 
 class ClassPagination(Pagination):
@@ -283,5 +287,6 @@ class SearchView(viewsets.ViewSet):
             view=self,
             serialize=lambda page: s.SearchHitSerializer(page, many=True).data,
             pagination_class=SearchPagination,
+            params=list(SearchQuery().fields),
             totals=results.totals,
         )

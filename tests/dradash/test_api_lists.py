@@ -130,3 +130,23 @@ def test_list_endpoints_refuse_unknown_parameters_naming_them(api: Client) -> No
     assert api.get("/api/devices/?state=free&limit=1&offset=0&format=json").status_code == 200
     assert api.get("/api/maintenance/audit/?limit=2").status_code == 200
     assert api.get("/api/devices/1/?bogus=1").status_code in (200, 404)  # a detail is not a list
+
+
+@pytest.mark.parametrize("path", [*LISTS, "/api/search/?q=gpu"])
+def test_every_list_refuses_a_parameter_it_does_not_know(api: Client, path: str) -> None:
+    """A misspelt filter must not quietly answer with everything, on any list."""
+    joiner = "&" if "?" in path else "?"
+    response = api.get(f"{path}{joiner}nmae=gpu-0")
+    assert response.status_code == 400, (path, response.content)
+    error = response.json()["errors"][0]
+    assert error["field"] == "nmae" and "limit" in error["message"], error
+    assert api.get(f"{path}{joiner}limit=1&offset=0&format=json").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/migration/device-plugins/", "/api/migration/pool-status/"])
+def test_an_endpoint_without_parameters_refuses_any_but_format(api: Client, path: str) -> None:
+    response = api.get(f"{path}?driver=gpu.example.com")
+    assert response.status_code == 400, response.content
+    error = response.json()["errors"][0]
+    assert (error["field"], error["message"]) == ("driver", "unknown parameter; supported are format")
+    assert api.get(f"{path}?format=json").status_code == 200
