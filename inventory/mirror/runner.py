@@ -57,17 +57,51 @@ LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes", "resourceclaims")
 QueueOp = Op | ListOp
 PAGES_IN_FLIGHT = 4  # list pages the reflectors together may queue ahead of the writer
 READ_AHEAD = 2  # list pages `sync_once` fetches ahead of the page it writes
+# Kinds no derived availability reads: `sync_once` lists them last, their first pages fetched (up to
+# AHEAD_OF_AVAILABILITY) while the availability of every pool is computed.
+LIST_AFTER_AVAILABILITY = ("pods",)
+AHEAD_OF_AVAILABILITY = 16
 
 
-def read_ahead(pages: Iterable[T], depth: int = READ_AHEAD) -> Iterator[T]:
-    """`pages`, iterated in a thread up to `depth` items ahead of the caller: the API server produces
-    (and the client decodes) the next page while the caller writes this one, and the caller's database
-    waits overlap the server's work instead of adding to it. An exception of `pages` is raised here, in
-    order; a caller that stops early (or fails) stops the thread at its next page."""
-    ahead: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
-    done = threading.Event()
-    finished = object()
+_FINISHED = object()
 
+
+class read_ahead(Iterator[T]):  # noqa: N801 — used as a function
+    """`pages`, iterated in a thread (started now, not at the first `next`) up to `depth` items ahead of
+    the caller: the API server produces (and the client decodes) the next pages while the caller writes
+    this one — or does other work first — and the caller's database waits overlap the server's work
+    instead of adding to it. An exception of `pages` is raised by `next`, in order. `close()`, the end of
+    the pages, an exception, or dropping the iterator stops the thread at its next page (the thread holds
+    only the queue and the event, never this object)."""
+
+    def __init__(self, pages: Iterable[T], depth: int = READ_AHEAD) -> None:
+        self._ahead: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+        self._done = threading.Event()
+        thread = threading.Thread(
+            target=_fetch_ahead, args=(pages, self._ahead, self._done), name="list-read-ahead", daemon=True
+        )
+        thread.start()
+
+    def __next__(self) -> T:
+        if self._done.is_set():
+            raise StopIteration
+        ok, item = self._ahead.get()
+        if not ok:
+            self.close()
+            raise item
+        if item is _FINISHED:
+            self.close()
+            raise StopIteration
+        return item  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._done.set()
+
+    def __del__(self) -> None:
+        self._done.set()
+
+
+def _fetch_ahead(pages: Iterable[Any], ahead: queue.Queue[tuple[bool, Any]], done: threading.Event) -> None:
     def hand(entry: tuple[bool, Any]) -> bool:
         """Queue `entry` for the caller; False once the caller has stopped."""
         while not done.is_set():
@@ -78,27 +112,13 @@ def read_ahead(pages: Iterable[T], depth: int = READ_AHEAD) -> Iterator[T]:
                 continue
         return False
 
-    def fetch() -> None:
-        try:
-            for page in pages:
-                if not hand((True, page)):
-                    return
-            hand((True, finished))
-        except BaseException as exc:  # handed to the caller, raised there
-            hand((False, exc))
-
-    thread = threading.Thread(target=fetch, name="list-read-ahead", daemon=True)
-    thread.start()
     try:
-        while True:
-            ok, item = ahead.get()
-            if not ok:
-                raise item
-            if item is finished:
+        for page in pages:
+            if not hand((True, page)):
                 return
-            yield item
-    finally:
-        done.set()
+        hand((True, _FINISHED))
+    except BaseException as exc:  # handed to the caller, raised there
+        hand((False, exc))
 
 
 class QueueSink:
@@ -271,29 +291,36 @@ class Mirror:
         served, missing = served_kinds(self.client, self.kinds)
         record_cluster_info(self.client, missing)
         served.sort(key=lambda kind: LIST_FIRST.index(kind) if kind in LIST_FIRST else len(LIST_FIRST))
+        before = [kind for kind in served if kind not in LIST_AFTER_AVAILABILITY]
+        after = [kind for kind in served if kind in LIST_AFTER_AVAILABILITY]
         results: list[BatchResult] = []
         with bulk_gc():  # the pages are decoded here: the collector waits for the whole load
             if missing:
                 results.append(self.writer.apply(
                     [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
                 ))  # fmt: skip
-            for kind in served:
-                self.writer.begin_list(kind, reason=INITIAL)
-                rv = ""
-                try:
-                    for items, page_rv in read_ahead(self.client.list_pages(kind, page_size=self.page_size)):
-                        rv = page_rv
-                        self.writer.write_page(kind, items)
-                except BaseException:
-                    self.writer.abandon_list(kind)
-                    raise
-                now = time.time()
-                health = Health(kind=kind, state=SYNCED, resource_version=rv, since=now, confirmed_at=now)
-                results.append(self.writer.finish_list(kind, rv, health=health))
-        # Availability (the allocator per pool) once every kind is in: claims and pods change it. With the
-        # collector running again (`bulk_gc` froze what the lists left): the allocator's objects hold
-        # cycles, and 200 chunks of them at 100,000 devices, uncollected, were hundreds of MB.
-        while self.writer.refresh_deferred(chunk=1_000_000):
+            for kind in before:
+                results.append(self._list_into_database(kind, read_ahead(self._pages_fn(kind)())))
+        # Availability (the allocator per pool) once the kinds it reads are in, while the first pages of
+        # the kinds it does not read (pods) are fetched meanwhile. With the collector running again
+        # (`bulk_gc` froze what the lists left): the allocator's objects hold cycles, and 200 chunks of
+        # them at 100,000 devices, uncollected, were hundreds of MB.
+        pages = {kind: read_ahead(self._pages_fn(kind)(), depth=AHEAD_OF_AVAILABILITY) for kind in after[:1]}
+        try:
+            while self.writer.refresh_deferred(chunk=1_000_000):
+                pass
+        except BaseException:
+            for ahead in pages.values():
+                ahead.close()
+            raise
+        with bulk_gc():
+            for kind in after:
+                results.append(
+                    self._list_into_database(
+                        kind, pages.pop(kind, None) or read_ahead(self._pages_fn(kind)())
+                    )
+                )
+        while self.writer.refresh_deferred(chunk=1_000_000):  # anything the later kinds changed
             pass
         return BatchResult(
             changes=[c for r in results for c in r.changes][:MAX_CHANGES_PER_MESSAGE],
@@ -302,6 +329,21 @@ class Mirror:
             states_changed=[k for r in results for k in r.states_changed],
             total=sum(r.count for r in results),
         )
+
+    def _list_into_database(self, kind: str, pages: Iterator[tuple[list[JSON], str]]) -> BatchResult:
+        """One kind's list for `sync_once`, page by page, ending "synced" at the list's rv."""
+        self.writer.begin_list(kind, reason=INITIAL)
+        rv = ""
+        try:
+            for items, page_rv in pages:
+                rv = page_rv
+                self.writer.write_page(kind, items)
+        except BaseException:
+            self.writer.abandon_list(kind)
+            raise
+        now = time.time()
+        health = Health(kind=kind, state=SYNCED, resource_version=rv, since=now, confirmed_at=now)
+        return self.writer.finish_list(kind, rv, health=health)
 
     def start(self, stop_event: threading.Event | None = None, *, resume: bool = False) -> MirrorHandle:
         """Start one reflector thread per served kind and the writer.

@@ -74,3 +74,27 @@ def test_a_writer_that_stops_early_stops_the_fetching() -> None:
     _wait_gone()
     assert not _threads()
     assert len(fetched) < 10
+
+
+def test_it_starts_fetching_before_the_first_page_is_asked_for() -> None:
+    """sync_once computes availability while the pods' first pages arrive."""
+    fetched: list[int] = []
+
+    def pages() -> Iterator[int]:
+        for i in range(10):
+            fetched.append(i)
+            yield i
+
+    ahead = read_ahead(pages(), depth=4)
+    deadline = time.monotonic() + 5
+    while len(fetched) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(fetched) == 5  # four queued and one waiting for room, before any `next`
+    assert list(ahead) == list(range(10))
+
+
+def test_closing_it_unread_stops_the_fetching() -> None:
+    ahead = read_ahead(iter(range(1000)), depth=2)
+    ahead.close()
+    _wait_gone()
+    assert not _threads()
