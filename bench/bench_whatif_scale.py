@@ -96,6 +96,10 @@ DISTINCT = {
 
 
 def rss_mb() -> float:
+    """This process's peak RSS (VmHWM; ru_maxrss would carry over the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -185,6 +189,7 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     snapshot = snapshot_load()
     out["snapshot_first_s"] = time.perf_counter() - started
+    out["rss_after_load_mb"] = rss_mb()
     out["nodes"] = len(snapshot.nodes)
     out["devices"] = sum(len(s["spec"].get("devices") or []) for s in snapshot.slices)
     out["rows"] = {
