@@ -95,6 +95,18 @@ DISTINCT = {
 }
 
 
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def taint_question(nodes: int) -> dict[str, Any]:
+    """NoExecute on every GPU of the first `nodes` nodes: their pods (8 a node) are evicted and each is
+    placed again on the first node with a free GPU, past the full half of the cluster."""
+    return {
+        "selectors": [{"driver": "gpu.example.com", "pool": f"node-{i:04d}"} for i in range(nodes)],
+        "taint": {"key": "example.com/maintenance", "value": "", "effect": "NoExecute"},
+    }
+
+
 def rss_mb() -> float:
     """This process's peak RSS (VmHWM; ru_maxrss would carry over the parent's peak across exec)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -227,7 +239,6 @@ def shards(
     args: argparse.Namespace, answer: Any, normalize: Any, context: Any, snapshot_module: Any
 ) -> dict[str, Any]:
     from django.conf import settings
-    from django.utils import timezone
 
     queue = f"bench-shards-{uuid.uuid4().hex[:8]}"
     env = {
@@ -264,12 +275,14 @@ def shards(
     try:
         time.sleep(8)  # the workers start (Django setup, Celery)
         out: dict[str, Any] = {"workers": args.workers, "cores": os.cpu_count()}
-        questions = [("", HEADROOM, 4)]
+        questions = [("", "headroom", HEADROOM, 4)]
         if len(snapshot_module.snapshot_load().nodes) <= args.distinct_max_nodes:
-            questions.append(("distinct ", DISTINCT, 2))
+            questions.append(("distinct ", "headroom", DISTINCT, 2))
+        questions.append(("taint ", "taint_impact", taint_question(args.taint_nodes), 2))
         modes = (("one process", 1), (f"{args.workers + 1} shards", args.workers + 1))
-        for (prefix, question, reps), (label, count) in ((q, m) for q in questions for m in modes):
-            data = normalize(kind="headroom", input=question)
+        answers: dict[str, Any] = {}
+        for (prefix, kind, question, reps), (label, count) in ((q, m) for q in questions for m in modes):
+            data = normalize(kind=kind, input=question)
             settings.CELERY_BROKER_URL = args.redis
             settings.DRADASH_WHATIF_SHARDS = count
             settings.DRADASH_WHATIF_SHARD_QUEUE = queue
@@ -277,16 +290,18 @@ def shards(
             times = []
             result: dict[str, Any] = {}
             for _ in range(reps):
-                ctx = context(snapshot=snapshot_module.snapshot_load(), now=timezone.now())
+                ctx = context(snapshot=snapshot_module.snapshot_load(), now=NOW)
                 started = time.perf_counter()
-                result = answer(kind="headroom", input=data, context=ctx)
+                result = answer(kind=kind, input=data, context=ctx)
                 times.append(time.perf_counter() - started)
+            if kind == "taint_impact":  # the sharded answer must be the unsharded one, to the byte
+                assert answers.setdefault(prefix, result) == result, "sharded taint impact differs"
             out[prefix + label] = {
                 "first_s": times[0],
                 "warm_s": statistics.median(times[1:]),
-                "total": result["total"],
+                "total": result["total"] if kind == "headroom" else result["summary"]["evicted"],
                 "shards": result.get("shards", 1),
-                "computed": result["computed_nodes"],
+                "computed": result.get("computed_nodes"),
             }
         return out
     finally:
@@ -307,6 +322,7 @@ def main() -> None:
     parser.add_argument("--rules", type=int, default=1000)
     parser.add_argument("--redis", default="")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--taint-nodes", type=int, default=2, help="nodes whose GPUs the taint impact taints")
     parser.add_argument(
         "--distinct-max-nodes", type=int, default=3000, help="sizes for the all-distinct headroom"
     )
@@ -351,6 +367,7 @@ def main() -> None:
                 if args.redis:
                     cmd += ["--redis", args.redis, "--workers", str(args.workers)]
                     cmd += ["--distinct-max-nodes", str(args.distinct_max_nodes)]
+                    cmd += ["--taint-nodes", str(args.taint_nodes)]
                 proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
                 lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
                 if not lines:
@@ -410,7 +427,10 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
             ),
         )
     add("feasibility after an unrelated claim changed", lambda r: f"{r['feasibility_after_change_s']:.2f} s")
-    add("worker peak RSS (< 1 GB at 100k)", lambda r: f"{r['rss_mb']:.0f} MB")
+    add(
+        "worker peak RSS, VmHWM: after the first load · after the runs (< 1 GB at 100k)",
+        lambda r: f"{r['rss_after_load_mb']:.0f} MB · {r['rss_mb']:.0f} MB",
+    )
     if args.redis:
         for label in ("one process", f"{args.workers + 1} shards"):
             add(
@@ -439,6 +459,19 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
         add(
             f"headroom, no two nodes alike (selector reads uuid): one process → {sharded}, 2nd run · speed-up",
             distinct,
+        )
+
+        def taint(r: dict[str, Any]) -> str:
+            one, many = r["shards"]["taint one process"], r["shards"]["taint " + sharded]
+            return (
+                f"{one['warm_s']:.2f} s → {many['warm_s']:.2f} s (first {one['first_s']:.2f} → "
+                f"{many['first_s']:.2f} s; {one['total']:,} pods evicted) · {one['warm_s'] / many['warm_s']:.2f}×"
+            )
+
+        add(
+            f"taint impact, NoExecute on {args.taint_nodes} nodes' GPUs: one process → {sharded}, 2nd run "
+            "(same answer, checked) · speed-up",
+            taint,
         )
     return lines
 

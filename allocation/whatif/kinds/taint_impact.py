@@ -382,11 +382,14 @@ def _scan(
             evictions.pods[pod_entry.uid], snapshot, release_uids=evictions.evicted_claim_uids
         )
         realloc.append(_outcome(view, subject, nodes=nodes, uid_prefix=f"whatif-realloc-{i}"))
-    view_before = AllocatorView.build(snapshot, budget=budget)
-    view_after = AllocatorView.build(snapshot, extra_taint_rules=evictions.rules, budget=budget)
     pending: list[list[Outcome]] = []
     progress("checking pending pods", 3, 4)
-    for subject in _pending_subjects(snapshot):
+    subjects = _pending_subjects(snapshot)
+    if not subjects:
+        return {"realloc": realloc, "pending": pending}  # no views to build for nobody
+    view_before = AllocatorView.build(snapshot, budget=budget)
+    view_after = AllocatorView.build(snapshot, extra_taint_rules=evictions.rules, budget=budget)
+    for subject in subjects:
         after = _outcome(view_after, subject, nodes=nodes, record=False)
         decided = after is not None and after[0] in ("fit", "raise")
         pending.append(
