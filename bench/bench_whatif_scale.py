@@ -98,13 +98,24 @@ DISTINCT = {
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
-def taint_question(nodes: int) -> dict[str, Any]:
-    """NoExecute on every GPU of the first `nodes` nodes: their pods (8 a node) are evicted and each is
-    placed again on the first node with a free GPU, past the full half of the cluster."""
+def taint_question(nodes: list[int]) -> dict[str, Any]:
+    """NoExecute on every GPU of these nodes (by number): the pods on them (8 a node on the first half,
+    none on the second) are evicted, and each is placed again on the first node with a free untainted
+    GPU, past the full half of the cluster, or nowhere."""
     return {
-        "selectors": [{"driver": "gpu.example.com", "pool": f"node-{i:04d}"} for i in range(nodes)],
+        "selectors": [{"driver": "gpu.example.com", "pool": f"node-{i:04d}"} for i in nodes],
         "taint": {"key": "example.com/maintenance", "value": "", "effect": "NoExecute"},
     }
+
+
+def taint_questions(args: argparse.Namespace, cluster_nodes: int) -> list[tuple[str, dict[str, Any]]]:
+    """The few pods of `--taint-nodes` nodes, then the same with the free half of the cluster tainted
+    too (nowhere to go: every pod is tried on every node, so the work splits evenly by node)."""
+    few = list(range(args.taint_nodes))
+    return [
+        ("taint ", taint_question(few)),
+        ("taint, free half too, ", taint_question([*few, *range(cluster_nodes // 2, cluster_nodes)])),
+    ]
 
 
 def rss_mb() -> float:
@@ -279,7 +290,8 @@ def shards(
         questions = [("", "headroom", HEADROOM, 4)]
         if len(snapshot_module.snapshot_load().nodes) <= args.distinct_max_nodes:
             questions.append(("distinct ", "headroom", DISTINCT, 2))
-        questions.append(("taint ", "taint_impact", taint_question(args.taint_nodes), 2))
+        nodes_count = len(snapshot_module.snapshot_load().nodes)
+        questions += [(prefix, "taint_impact", q, 2) for prefix, q in taint_questions(args, nodes_count)]
         modes = (("one process", 1), (f"{args.workers + 1} shards", args.workers + 1))
         answers: dict[str, Any] = {}
         for (prefix, kind, question, reps), (label, count) in ((q, m) for q in questions for m in modes):
@@ -304,12 +316,41 @@ def shards(
                 "shards": result.get("shards", 1),
                 "computed": result.get("computed_nodes"),
             }
+        for prefix, question in taint_questions(args, nodes_count):
+            out[prefix + "scans"] = taint_scans(args, normalize(kind="taint_impact", input=question))
         return out
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait(timeout=30)
+
+
+def taint_scans(args: argparse.Namespace, data: dict[str, Any]) -> dict[str, Any]:
+    """The taint impact's node scans one after another in this process, no other worker running: of all
+    nodes (the unsharded run), of no node (what every scan pays first) and of each shard. The longest
+    shard bounds a sharded run however many idle cores there are: all ÷ longest is the ceiling."""
+    from allocation.snapshot import snapshot_load
+    from allocation.whatif.kinds.taint_impact import taint_impact_scan
+    from allocation.whatif.shards import split
+    from allocation.whatif.view import node_names
+
+    snapshot = snapshot_load()
+
+    def timed(nodes: list[str]) -> float:
+        started = time.perf_counter()
+        taint_impact_scan(
+            snapshot=snapshot, selectors=data["selectors"], taint=data["taint"], now=NOW, nodes=nodes
+        )
+        return time.perf_counter() - started
+
+    nodes = node_names(snapshot)
+    timed(nodes)  # warm: compiled CEL and the like, as a second run has them
+    return {
+        "all_s": timed(nodes),
+        "none_s": timed([]),
+        "shards_s": [timed(part) for part in split(nodes, args.workers + 1)],
+    }
 
 
 # ------------------------------------------------------------------------------------------ parent
@@ -462,18 +503,35 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
             distinct,
         )
 
-        def taint(r: dict[str, Any]) -> str:
-            one, many = r["shards"]["taint one process"], r["shards"]["taint " + sharded]
-            return (
-                f"{one['warm_s']:.2f} s → {many['warm_s']:.2f} s (first {one['first_s']:.2f} → "
-                f"{many['first_s']:.2f} s; {one['total']:,} pods evicted) · {one['warm_s'] / many['warm_s']:.2f}×"
-            )
+        for prefix, label in (
+            ("taint ", f"NoExecute on {args.taint_nodes} nodes' GPUs"),
+            ("taint, free half too, ", f"NoExecute on {args.taint_nodes} nodes' GPUs and the free half's"),
+        ):
 
-        add(
-            f"taint impact, NoExecute on {args.taint_nodes} nodes' GPUs: one process → {sharded}, 2nd run "
-            "(same answer, checked) · speed-up",
-            taint,
-        )
+            def taint(r: dict[str, Any], p: str = prefix) -> str:
+                one, many = r["shards"][p + "one process"], r["shards"][p + sharded]
+                return (
+                    f"{one['warm_s']:.2f} s → {many['warm_s']:.2f} s (first {one['first_s']:.2f} → "
+                    f"{many['first_s']:.2f} s; {one['total']:,} pods evicted) · {one['warm_s'] / many['warm_s']:.2f}×"
+                )
+
+            def scans(r: dict[str, Any], p: str = prefix) -> str:
+                t = r["shards"][p + "scans"]
+                return (
+                    f"{t['all_s']:.2f} s · {t['none_s']:.2f} s · "
+                    + " + ".join(f"{x:.2f}" for x in t["shards_s"])
+                    + f" s · {t['all_s'] / max(t['shards_s']):.2f}×"
+                )
+
+            add(
+                f"taint impact, {label}: one process → {sharded}, 2nd run (same answer, checked) · speed-up",
+                taint,
+            )
+            add(
+                f"the same: its node scans one after another in one process: all nodes · no node · each of "
+                f"the {args.workers + 1} shards · ceiling (all ÷ longest shard)",
+                scans,
+            )
     return lines
 
 

@@ -39,7 +39,7 @@ from allocation.whatif.view import (
     with_allocation,
 )
 from dra.allocator import AllocationError, AllocationTimeout
-from dra.selection import device_selector, label_selector_matches
+from dra.selection import DeviceSelector, device_selector, label_selector_matches
 from dra.taints import no_execute_delay
 
 PROPOSED_RULE_NAME = "whatif-proposed-taint"
@@ -137,6 +137,25 @@ def _current_devices(snapshot: Snapshot) -> list[tuple[str, str, str]]:
     return sorted(set(out))
 
 
+def _selected(
+    devices: list[tuple[str, str, str]], selectors: list[DeviceSelector]
+) -> set[tuple[str, str, str]]:
+    """The devices some selector selects. Indexed by which fields a selector names: a maintenance of
+    5,000 nodes writes 5,000 selectors, and 100,000 devices × 5,000 selectors is minutes."""
+    by_mask: dict[tuple[bool, bool, bool], set[tuple[str | None, str | None, str | None]]] = {}
+    for sel in selectors:
+        if sel.present:
+            by_mask.setdefault(sel.mask, set()).add((sel.driver, sel.pool, sel.device))
+    return {
+        d
+        for d in devices
+        if any(
+            (d[0] if m[0] else None, d[1] if m[1] else None, d[2] if m[2] else None) in keys
+            for m, keys in by_mask.items()
+        )
+    }
+
+
 def _pods_by_uid(snapshot: Snapshot) -> dict[str, Obj]:
     return {str(meta(p).get("uid")): p for p in snapshot.pods}
 
@@ -226,8 +245,7 @@ def _evictions(
     if any(not sel for sel in selectors):
         impact.notes.append("an empty selector selects every device")
     progress("selecting devices", 0, 4)
-    parsed = [device_selector(sel) for sel in selectors]
-    tainted = {d for d in _current_devices(snapshot) if any(sel.selects(*d) for sel in parsed)}
+    tainted = _selected(_current_devices(snapshot), [device_selector(sel) for sel in selectors])
     impact.devices = ["/".join(d) for d in sorted(tainted)]
     pods = _pods_by_uid(snapshot)
     evict_at_by_pod: dict[str, tuple[float | None, list[str], list[str]]] = {}
