@@ -198,3 +198,20 @@ def test_it_selects_the_devices_each_kind_of_selector_names() -> None:
         ("b", "p1", "d1"),
     }
     assert kind._selected(devices, [device_selector({})]) == set(devices)
+
+
+def test_it_does_not_keep_the_views_of_earlier_runs_rules() -> None:
+    from datetime import timedelta
+
+    from allocation.whatif import view
+
+    cluster_with_two_trainers()
+    snapshot = snapshot_load()
+    for minute in range(3):
+        kind.taint_impact(
+            snapshot=snapshot,
+            selector={"driver": o.DRIVER, "pool": "node-a"},
+            taint=NO_EXECUTE,
+            now=NOW + timedelta(minutes=minute),
+        )
+    assert len([key for key in view._bases if key[2]]) == 1  # the last run's, not one per run
