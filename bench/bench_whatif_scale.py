@@ -10,8 +10,11 @@ A worker process (only Django and the database, so its RSS is a what-if worker's
   result written): a 2-GPU feasibility and a one-GPU headroom — the first run (cold caches) and the
   median of 3 after it; and after an unrelated claim changed (the snapshot brought up to date);
 - with `--redis URL`: the headroom answer split across `--workers` Celery workers (solo pool, same
-  database) against the same answer in one process, first and median of 3 warm runs;
-- peak RSS of the worker.
+  database) against the same answer in one process, first and median of 3 warm runs; the same for two
+  taint impacts (NoExecute on `--taint-nodes` nodes' GPUs; and with the free half tainted too), their
+  sharded answer checked equal to the unsharded one, and their node scans one after another in one
+  process (all nodes, no node, each shard: the ceiling of the speed-up);
+- peak RSS of the worker (VmHWM) after the first load and after the runs.
 
     .venv/bin/python bench/bench_whatif_scale.py --nodes 1000 --nodes 3000 [--redis redis://127.0.0.1:6379/14]
 """
