@@ -15,11 +15,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, TextField
+from django.db.models.functions import Cast
 
 from dra.allocator import DEFAULT_FEATURES as ALLOCATOR_DEFAULT_FEATURES
 from dra.extended import device_plugin_holdings
 from dra.kinds import BY_KIND
+from dradash import fastjson
 from inventory.kube import MIRRORED_KINDS
 from inventory.mirror.writer import bulk_gc
 from inventory.models import KubeObject, WatchState
@@ -142,10 +144,10 @@ def snapshot_load(*, features: frozenset[str] | None = None) -> Snapshot:
             kind: rv
             for kind, rv in WatchState.objects.filter(kind__in=KINDS).values_list("kind", "resource_version")
         }
-        with _cache_lock, bulk_gc():
+        with _cache_lock, bulk_gc(collect=False):
             # The collector paused while rows are decoded, then what survives frozen: full collections
             # during a run would otherwise walk the whole inventory again (measured: most of a warm
-            # feasibility answer at 30,000 devices).
+            # feasibility answer at 30,000 devices). Decoding makes no cycles: no collection after.
             changed = [kind for kind in KINDS if _refresh_kind(kind)]
             state = (features, tuple(sorted(versions.items())))
             if not changed and _cached is not None and _cached[0] == state:
@@ -171,10 +173,14 @@ def _refresh_kind(kind: str) -> bool:
     if cache.newest is not None:
         # >= : a batch stamped with the same instant as the last one seen is read again (idempotent).
         fresh = rows.filter(Q(mirrored_at__gte=cache.newest) | Q(id__gt=cache.last_id))
-    for uid, namespace, name, raw in fresh.values_list("uid", "namespace", "name", "raw").iterator(
-        chunk_size=2000
+    # The column as text, decoded here by orjson (faster than the driver's json.loads, and it shares
+    # one str per repeated key), then trimmed to what a what-if reads (`compact`).
+    shared: dict[Any, Any] = {}
+    text = Cast("raw", TextField())
+    for uid, namespace, name, raw in (
+        fresh.annotate(text=text).values_list("uid", "namespace", "name", "text").iterator(chunk_size=2000)
     ):
-        cache.objects[uid] = (namespace, name, raw)
+        cache.objects[uid] = (namespace, name, compact(kind, fastjson.loads(raw), shared))
     if len(cache.objects) != numbers["n"]:
         live = set(rows.values_list("uid", flat=True))
         for uid in [u for u in cache.objects if u not in live]:
@@ -183,6 +189,66 @@ def _refresh_kind(kind: str) -> bool:
     cache.last_id = numbers["last_id"] or 0
     cache.ordered = [raw for _ns, _name, raw in sorted(cache.objects.values(), key=lambda t: (t[0], t[1]))]
     return True
+
+
+# What no what-if reads, dropped as rows are decoded: the snapshot is held by every worker process,
+# and these fields are most of a real object (managedFields, the last-applied annotation, container
+# images, env and probes, a node's image list and conditions). Kept: every field some reader in
+# allocation/ or dra/ asks for (the allocator, dra.extended, the subject, taint impact).
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_CONTAINER_FIELDS = ("name", "resources", "restartPolicy")
+_POD_STATUS_FIELDS = ("phase", "conditions", "resourceClaimStatuses", "extendedResourceClaimStatus")
+_NODE_STATUS_FIELDS = ("allocatable", "capacity")
+
+
+def compact(kind: str, obj: Obj, shared: dict[Any, Any]) -> Obj:
+    """`obj` (just decoded, not shared yet) without the fields no what-if reads, in place.
+
+    A slice's device attribute and capacity values are mostly the same few small dicts on every
+    device ({"string": "H100"}, {"value": "80Gi"}): equal ones become one object, looked up in
+    `shared` (snapshot objects are read-only)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(_LAST_APPLIED, None)
+    spec, status = obj.get("spec"), obj.get("status")
+    if kind == "resourceslices" and isinstance(spec, dict):
+        for device in spec.get("devices") or ():
+            if isinstance(device, dict):
+                for part in ("attributes", "capacity"):
+                    values = device.get(part)
+                    if isinstance(values, dict):
+                        device[part] = _shared(values, shared)
+    elif kind == "pods" and isinstance(spec, dict):
+        for part in ("initContainers", "containers"):
+            containers = spec.get(part)
+            if isinstance(containers, list):
+                spec[part] = [
+                    {k: c[k] for k in _CONTAINER_FIELDS if k in c} if isinstance(c, dict) else c
+                    for c in containers
+                ]
+        spec.pop("volumes", None)
+        spec.pop("ephemeralContainers", None)
+        if isinstance(status, dict):
+            obj["status"] = {k: status[k] for k in _POD_STATUS_FIELDS if k in status}
+    elif kind == "nodes" and isinstance(status, dict):
+        obj["status"] = {k: status[k] for k in _NODE_STATUS_FIELDS if k in status}
+    return obj
+
+
+def _shared(values: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
+    """`values` with each one-entry dict of a str or int (not bool: True == 1) replaced by the
+    first equal one seen: one object for {"string": "H100"} on every device."""
+    out = {}
+    for name, value in values.items():
+        if type(value) is dict and len(value) == 1:
+            ((tag, scalar),) = value.items()
+            if type(scalar) is str or type(scalar) is int:
+                value = shared.setdefault((tag, scalar), value)
+        out[name] = value
+    return out
 
 
 class MirrorLookup:

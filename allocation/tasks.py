@@ -7,8 +7,7 @@ from typing import Any
 from celery.signals import worker_ready
 
 from allocation.services import RUN_TASK, whatif_run_execute
-from allocation.whatif.kinds.headroom import headroom_shard_execute
-from allocation.whatif.shards import SHARD_TASK
+from allocation.whatif.shards import SHARD_TASK, shard_execute
 from allocation.worker import start_reaper
 from dradash.celery import app
 
@@ -20,7 +19,7 @@ def run_whatif(run_id: str) -> None:
 
 @app.task(name=SHARD_TASK, acks_late=True, ignore_result=True)
 def whatif_shard(payload: dict[str, Any]) -> None:
-    headroom_shard_execute(payload=payload)
+    shard_execute(payload=payload)
 
 
 @worker_ready.connect

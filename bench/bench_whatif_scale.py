@@ -10,8 +10,11 @@ A worker process (only Django and the database, so its RSS is a what-if worker's
   result written): a 2-GPU feasibility and a one-GPU headroom — the first run (cold caches) and the
   median of 3 after it; and after an unrelated claim changed (the snapshot brought up to date);
 - with `--redis URL`: the headroom answer split across `--workers` Celery workers (solo pool, same
-  database) against the same answer in one process, first and median of 3 warm runs;
-- peak RSS of the worker.
+  database) against the same answer in one process, first and median of 3 warm runs; the same for two
+  taint impacts (NoExecute on `--taint-nodes` nodes' GPUs; and with the free half tainted too), their
+  sharded answer checked equal to the unsharded one, and their node scans one after another in one
+  process (all nodes, no node, each shard: the ceiling of the speed-up);
+- peak RSS of the worker (VmHWM) after the first load and after the runs.
 
     .venv/bin/python bench/bench_whatif_scale.py --nodes 1000 --nodes 3000 [--redis redis://127.0.0.1:6379/14]
 """
@@ -95,7 +98,34 @@ DISTINCT = {
 }
 
 
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def taint_question(nodes: list[int]) -> dict[str, Any]:
+    """NoExecute on every GPU of these nodes (by number): the pods on them (8 a node on the first half,
+    none on the second) are evicted, and each is placed again on the first node with a free untainted
+    GPU, past the full half of the cluster, or nowhere."""
+    return {
+        "selectors": [{"driver": "gpu.example.com", "pool": f"node-{i:04d}"} for i in nodes],
+        "taint": {"key": "example.com/maintenance", "value": "", "effect": "NoExecute"},
+    }
+
+
+def taint_questions(args: argparse.Namespace, cluster_nodes: int) -> list[tuple[str, dict[str, Any]]]:
+    """The few pods of `--taint-nodes` nodes, then the same with the free half of the cluster tainted
+    too (nowhere to go: every pod is tried on every node, so the work splits evenly by node)."""
+    few = list(range(args.taint_nodes))
+    return [
+        ("taint ", taint_question(few)),
+        ("taint, free half too, ", taint_question([*few, *range(cluster_nodes // 2, cluster_nodes)])),
+    ]
+
+
 def rss_mb() -> float:
+    """This process's peak RSS (VmHWM; ru_maxrss would carry over the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -185,6 +215,7 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     snapshot = snapshot_load()
     out["snapshot_first_s"] = time.perf_counter() - started
+    out["rss_after_load_mb"] = rss_mb()
     out["nodes"] = len(snapshot.nodes)
     out["devices"] = sum(len(s["spec"].get("devices") or []) for s in snapshot.slices)
     out["rows"] = {
@@ -192,9 +223,6 @@ def worker(args: argparse.Namespace) -> None:
         "resourceclaims": len(snapshot.claims),
         "pods": len(snapshot.pods),
     }
-    started = time.perf_counter()
-    json.loads(json.dumps(snapshot.slices))
-    out["json_slices_s"] = time.perf_counter() - started
     for kind, data in (("feasibility", FEASIBILITY), ("headroom", HEADROOM)):
         first, result = run_once(kind, data, user)
         warm = [run_once(kind, data, user)[0] for _ in range(3)]
@@ -212,6 +240,10 @@ def worker(args: argparse.Namespace) -> None:
     claim.save()
     out["feasibility_after_change_s"] = run_once("feasibility", FEASIBILITY, user)[0]
     out["rss_mb"] = rss_mb()
+    # The anchor after the peak is read: its copy of every slice is no part of a worker's memory.
+    started = time.perf_counter()
+    json.loads(json.dumps(snapshot.slices))
+    out["json_slices_s"] = time.perf_counter() - started
     if args.redis:
         out["shards"] = shards(args, whatif_answer, whatif_input_normalize, Context, snapshot_module)
     out["load_end"] = os.getloadavg()[0]
@@ -222,7 +254,6 @@ def shards(
     args: argparse.Namespace, answer: Any, normalize: Any, context: Any, snapshot_module: Any
 ) -> dict[str, Any]:
     from django.conf import settings
-    from django.utils import timezone
 
     queue = f"bench-shards-{uuid.uuid4().hex[:8]}"
     env = {
@@ -259,12 +290,15 @@ def shards(
     try:
         time.sleep(8)  # the workers start (Django setup, Celery)
         out: dict[str, Any] = {"workers": args.workers, "cores": os.cpu_count()}
-        questions = [("", HEADROOM, 4)]
+        questions = [("", "headroom", HEADROOM, 4)]
         if len(snapshot_module.snapshot_load().nodes) <= args.distinct_max_nodes:
-            questions.append(("distinct ", DISTINCT, 2))
+            questions.append(("distinct ", "headroom", DISTINCT, 2))
+        nodes_count = len(snapshot_module.snapshot_load().nodes)
+        questions += [(prefix, "taint_impact", q, 2) for prefix, q in taint_questions(args, nodes_count)]
         modes = (("one process", 1), (f"{args.workers + 1} shards", args.workers + 1))
-        for (prefix, question, reps), (label, count) in ((q, m) for q in questions for m in modes):
-            data = normalize(kind="headroom", input=question)
+        answers: dict[str, Any] = {}
+        for (prefix, kind, question, reps), (label, count) in ((q, m) for q in questions for m in modes):
+            data = normalize(kind=kind, input=question)
             settings.CELERY_BROKER_URL = args.redis
             settings.DRADASH_WHATIF_SHARDS = count
             settings.DRADASH_WHATIF_SHARD_QUEUE = queue
@@ -272,23 +306,54 @@ def shards(
             times = []
             result: dict[str, Any] = {}
             for _ in range(reps):
-                ctx = context(snapshot=snapshot_module.snapshot_load(), now=timezone.now())
+                ctx = context(snapshot=snapshot_module.snapshot_load(), now=NOW)
                 started = time.perf_counter()
-                result = answer(kind="headroom", input=data, context=ctx)
+                result = answer(kind=kind, input=data, context=ctx)
                 times.append(time.perf_counter() - started)
+            if kind == "taint_impact":  # the sharded answer must be the unsharded one, to the byte
+                assert answers.setdefault(prefix, result) == result, "sharded taint impact differs"
             out[prefix + label] = {
                 "first_s": times[0],
                 "warm_s": statistics.median(times[1:]),
-                "total": result["total"],
+                "total": result["total"] if kind == "headroom" else result["summary"]["evicted"],
                 "shards": result.get("shards", 1),
-                "computed": result["computed_nodes"],
+                "computed": result.get("computed_nodes"),
             }
+        for prefix, question in taint_questions(args, nodes_count):
+            out[prefix + "scans"] = taint_scans(args, normalize(kind="taint_impact", input=question))
         return out
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait(timeout=30)
+
+
+def taint_scans(args: argparse.Namespace, data: dict[str, Any]) -> dict[str, Any]:
+    """The taint impact's node scans one after another in this process, no other worker running: of all
+    nodes (the unsharded run), of no node (what every scan pays first) and of each shard. The longest
+    shard bounds a sharded run however many idle cores there are: all ÷ longest is the ceiling."""
+    from allocation.snapshot import snapshot_load
+    from allocation.whatif.kinds.taint_impact import taint_impact_scan
+    from allocation.whatif.shards import split
+    from allocation.whatif.view import node_names
+
+    snapshot = snapshot_load()
+
+    def timed(nodes: list[str]) -> float:
+        started = time.perf_counter()
+        taint_impact_scan(
+            snapshot=snapshot, selectors=data["selectors"], taint=data["taint"], now=NOW, nodes=nodes
+        )
+        return time.perf_counter() - started
+
+    nodes = node_names(snapshot)
+    timed(nodes)  # warm: compiled CEL and the like, as a second run has them
+    return {
+        "all_s": timed(nodes),
+        "none_s": timed([]),
+        "shards_s": [timed(part) for part in split(nodes, args.workers + 1)],
+    }
 
 
 # ------------------------------------------------------------------------------------------ parent
@@ -302,6 +367,7 @@ def main() -> None:
     parser.add_argument("--rules", type=int, default=1000)
     parser.add_argument("--redis", default="")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--taint-nodes", type=int, default=2, help="nodes whose GPUs the taint impact taints")
     parser.add_argument(
         "--distinct-max-nodes", type=int, default=3000, help="sizes for the all-distinct headroom"
     )
@@ -346,6 +412,7 @@ def main() -> None:
                 if args.redis:
                     cmd += ["--redis", args.redis, "--workers", str(args.workers)]
                     cmd += ["--distinct-max-nodes", str(args.distinct_max_nodes)]
+                    cmd += ["--taint-nodes", str(args.taint_nodes)]
                 proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
                 lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
                 if not lines:
@@ -405,7 +472,10 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
             ),
         )
     add("feasibility after an unrelated claim changed", lambda r: f"{r['feasibility_after_change_s']:.2f} s")
-    add("worker peak RSS (< 1 GB at 100k)", lambda r: f"{r['rss_mb']:.0f} MB")
+    add(
+        "worker peak RSS, VmHWM: after the first load · after the runs (< 1 GB at 100k)",
+        lambda r: f"{r['rss_after_load_mb']:.0f} MB · {r['rss_mb']:.0f} MB",
+    )
     if args.redis:
         for label in ("one process", f"{args.workers + 1} shards"):
             add(
@@ -435,6 +505,36 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
             f"headroom, no two nodes alike (selector reads uuid): one process → {sharded}, 2nd run · speed-up",
             distinct,
         )
+
+        for prefix, label in (
+            ("taint ", f"NoExecute on {args.taint_nodes} nodes' GPUs"),
+            ("taint, free half too, ", f"NoExecute on {args.taint_nodes} nodes' GPUs and the free half's"),
+        ):
+
+            def taint(r: dict[str, Any], p: str = prefix) -> str:
+                one, many = r["shards"][p + "one process"], r["shards"][p + sharded]
+                return (
+                    f"{one['warm_s']:.2f} s → {many['warm_s']:.2f} s (first {one['first_s']:.2f} → "
+                    f"{many['first_s']:.2f} s; {one['total']:,} pods evicted) · {one['warm_s'] / many['warm_s']:.2f}×"
+                )
+
+            def scans(r: dict[str, Any], p: str = prefix) -> str:
+                t = r["shards"][p + "scans"]
+                return (
+                    f"{t['all_s']:.2f} s · {t['none_s']:.2f} s · "
+                    + " + ".join(f"{x:.2f}" for x in t["shards_s"])
+                    + f" s · {t['all_s'] / max(t['shards_s']):.2f}×"
+                )
+
+            add(
+                f"taint impact, {label}: one process → {sharded}, 2nd run (same answer, checked) · speed-up",
+                taint,
+            )
+            add(
+                f"the same: its node scans one after another in one process: all nodes · no node · each of "
+                f"the {args.workers + 1} shards · ceiling (all ÷ longest shard)",
+                scans,
+            )
     return lines
 
 

@@ -16,13 +16,13 @@ cost a computation.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.view import AllocatorView, meta
+from dradash import fastjson
 
 # CEL that can look at attributes it does not name (map macros, sizes): then every attribute counts.
 _ATTRIBUTE_WILDCARDS = (
@@ -126,7 +126,7 @@ def _slice_digest(slice_: Obj, kept: frozenset[str]) -> str:
         for d in spec.get("devices") or []
     ]
     # Key order is kept as served: equal text is equal content; a reordering costs only a computation.
-    text = json.dumps([pool, spec], default=str)
+    text = fastjson.dumps([pool, spec])
     return hashlib.sha1(text.encode()).hexdigest()
 
 

@@ -1,9 +1,10 @@
-"""A large headroom split across Celery workers: the node list in contiguous shards, one task each (a
-Celery group on Redis), results merged in node order.
+"""A large headroom or taint impact split across Celery workers: the node list in contiguous shards,
+one task each (a Celery group on Redis), results merged in node order by the kind.
 
 Only exact splits are made: every pool is bound to one node by name (no shared pools), so placing
-copies on one node never changes what another can hold, and each shard's answer is the answer for
-its nodes. Otherwise, and without a Redis broker, the run stays in one process.
+claims on one node never changes what another can hold, and each shard's answer is the answer for
+its nodes (a kind whose placements depend on earlier nodes checks that when it merges, see
+`taint_impact`). Otherwise, and without a Redis broker, the run stays in one process.
 
 No worker waits on another: the run's own worker computes shard 0, then takes every shard no worker
 has started yet (a Redis SET NX per shard decides who computes it), then waits for the rest. With one
@@ -32,6 +33,9 @@ log = logging.getLogger(__name__)
 
 #: the Celery task that answers one shard (allocation.tasks registers it)
 SHARD_TASK = "allocation.whatif_shard"
+#: what-if kind → how a worker answers one shard of it: compute(input, nodes, snapshot, budget)
+ShardCompute = Callable[[dict[str, Any], list[str], Snapshot, Budget], dict[str, Any]]
+SHARD_KINDS: dict[str, ShardCompute] = {}
 _KEY = "dradash:whatif:shard:{group}"
 # How long a shard's claim and result stay in Redis (a dead run leaves nothing behind for long).
 _EXPIRE_SECONDS = 600
@@ -107,6 +111,36 @@ def headroom_sharded(
 ) -> dict[str, Any]:
     """Headroom over `shards` contiguous shards of the nodes; `compute(nodes)` answers one shard here."""
     nodes = node_names(snapshot)
+    parts = run_sharded(
+        kind="headroom",
+        data=data,
+        snapshot=snapshot,
+        shards=shards,
+        queue=queue,
+        compute=compute,
+        budget=budget,
+        progress=progress,
+        phase="placing copies, shard by shard",
+    )
+    return merge_headroom([result for _nodes, result in parts], nodes_total=len(nodes))
+
+
+def run_sharded(
+    *,
+    kind: str,
+    data: dict[str, Any],
+    snapshot: Snapshot,
+    shards: int,
+    queue: ShardQueue,
+    compute: Callable[[list[str]], dict[str, Any]],
+    budget: Budget,
+    progress: Progress = no_progress,
+    phase: str = "computing shard by shard",
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """(nodes, answer) of each of `shards` contiguous shards of the nodes, in node order: shard 0 and
+    every shard no worker started yet computed here by `compute(nodes)`, the rest by the workers
+    (`SHARD_KINDS[kind]` with `data` as its input)."""
+    nodes = node_names(snapshot)
     parts_nodes = split(nodes, shards)
     group = uuid.uuid4().hex
     deadline_in = None if budget.deadline is None else budget.deadline - budget.monotonic()
@@ -114,6 +148,7 @@ def headroom_sharded(
         {
             "group": group,
             "index": i,
+            "kind": kind,
             "input": data,
             "nodes": part,
             "versions": snapshot.resource_versions,
@@ -128,7 +163,7 @@ def headroom_sharded(
 
     def local(i: int) -> None:
         nonlocal done_nodes
-        progress("placing copies, shard by shard", done_nodes, len(nodes))
+        progress(phase, done_nodes, len(nodes))
         results[i] = compute(parts_nodes[i])
         done_nodes += len(parts_nodes[i])
 
@@ -152,7 +187,7 @@ def headroom_sharded(
             for i in sorted(pending):
                 local(i)  # the allocator's own deadline stops this as it would stop the unsharded run
             pending.clear()
-    return merge_headroom([results[i] for i in range(len(parts_nodes))], nodes_total=len(nodes))
+    return [(parts_nodes[i], results[i]) for i in range(len(parts_nodes))]
 
 
 # --------------------------------------------------------------------------- Celery on Redis
@@ -209,8 +244,8 @@ def push_result(client: Any, group: str, index: int, result: dict[str, Any]) -> 
     client.expire(key, _EXPIRE_SECONDS)
 
 
-def shard_execute(*, payload: dict[str, Any], compute: Callable[[Snapshot, Budget], dict[str, Any]]) -> None:
-    """Answer one shard in a Celery worker (`compute(snapshot, budget)`) and push the result, or why
+def shard_execute(*, payload: dict[str, Any]) -> None:
+    """Answer one shard in a Celery worker (`SHARD_KINDS[payload kind]`) and push the result, or why
     there is none (another snapshot, an error), to the run's list."""
     import redis
 
@@ -229,7 +264,8 @@ def shard_execute(*, payload: dict[str, Any], compute: Callable[[Snapshot, Budge
                 deadline=None if deadline is None else time.monotonic() + (deadline - time.time()),
                 max_search_steps=payload.get("max_search_steps"),
             )
-            result = compute(snapshot, budget)
+            compute = SHARD_KINDS[payload.get("kind", "headroom")]
+            result = compute(payload["input"], payload["nodes"], snapshot, budget)
     except Exception as exc:  # the run's worker computes it again and fails (or not) as unsharded
         log.info("what-if shard %s/%s failed", group, index, exc_info=True)
         result = {"error": f"{type(exc).__name__}: {exc}"}

@@ -178,10 +178,11 @@ class _Listing:
 _gc_lock = threading.Lock()
 _gc_paused = 0
 _gc_was_enabled = True
+_gc_collect = False
 
 
 @contextmanager
-def bulk_gc() -> Iterator[None]:
+def bulk_gc(*, collect: bool = True) -> Iterator[None]:
     """Pause the cyclic garbage collector while a (re-)list is decoded and written, then collect once and
     freeze what survives.
 
@@ -190,20 +191,27 @@ def bulk_gc() -> Iterator[None]:
     so reference counting frees the garbage meanwhile; one collection afterwards catches the rest, and
     `gc.freeze()` moves the survivors (the mirror's caches, Django's and the modules') out of the
     generations so later collections skip them. Re-entrant and process-wide (the collector is).
+
+    `collect=False` skips that collection (unless another caller inside the same pause wants it): for
+    a window that only decodes JSON, where it finds next to nothing (measured: 44 objects after a
+    fresh what-if snapshot load, 0 after an incremental one) but walks everything (1.2 s at 100,000 devices).
     """
-    global _gc_paused, _gc_was_enabled
+    global _gc_paused, _gc_was_enabled, _gc_collect
     with _gc_lock:
         _gc_paused += 1
         if _gc_paused == 1:
             _gc_was_enabled = gc.isenabled()
+            _gc_collect = False
             gc.disable()
+        _gc_collect = _gc_collect or collect
     try:
         yield
     finally:
         with _gc_lock:
             _gc_paused -= 1
             if _gc_paused == 0:
-                gc.collect()
+                if _gc_collect:
+                    gc.collect()
                 gc.freeze()
                 if _gc_was_enabled:
                     gc.enable()

@@ -174,3 +174,44 @@ def test_it_accepts_several_selectors_as_maintenance_writes_one_rule_per_device(
     assert impact.devices == ["gpu.example.com/node-a/gpu-1", "gpu.example.com/node-b/gpu-0"]
     assert [(p.name, p.evicted) for p in impact.pods] == [("train-1", True)]
     assert impact.pods[0].reallocation == "fits on node node-b"  # node-b/gpu-1 is left
+
+
+def test_it_selects_the_devices_each_kind_of_selector_names() -> None:
+    from dra.selection import device_selector
+
+    devices = [(drv, pool, dev) for drv in ("a", "b") for pool in ("p1", "p2") for dev in ("d1", "d2")]
+    raw = [
+        {"driver": "a", "pool": "p1"},
+        {"device": "d2", "pool": "p2"},
+        {"driver": "b", "pool": "p1", "device": "d1"},
+    ]
+    selectors = [device_selector(r) for r in raw]
+
+    got = kind._selected(devices, selectors)
+
+    assert got == {d for d in devices if any(s.selects(*d) for s in selectors)}
+    assert got == {
+        ("a", "p1", "d1"),
+        ("a", "p1", "d2"),
+        ("a", "p2", "d2"),
+        ("b", "p2", "d2"),
+        ("b", "p1", "d1"),
+    }
+    assert kind._selected(devices, [device_selector({})]) == set(devices)
+
+
+def test_it_does_not_keep_the_views_of_earlier_runs_rules() -> None:
+    from datetime import timedelta
+
+    from allocation.whatif import view
+
+    cluster_with_two_trainers()
+    snapshot = snapshot_load()
+    for minute in range(3):
+        kind.taint_impact(
+            snapshot=snapshot,
+            selector={"driver": o.DRIVER, "pool": "node-a"},
+            taint=NO_EXECUTE,
+            now=NOW + timedelta(minutes=minute),
+        )
+    assert len([key for key in view._bases if key[2]]) == 1  # the last run's, not one per run

@@ -115,3 +115,50 @@ def test_a_headroom_split_into_shards_is_answered_by_a_celery_worker_and_merged(
         (n["node"], n["copies"]) for n in whole["per_node"]
     ]
     assert (merged["total"], merged["per_class"]) == (whole["total"], whole["per_class"])
+
+
+def test_a_taint_impact_split_into_shards_is_answered_by_a_celery_worker_and_merged(
+    separate_worker: str,
+) -> None:
+    from allocation.snapshot import snapshot_load
+    from allocation.whatif.base import Budget
+    from allocation.whatif.kinds.taint_impact import taint_impact_compute
+    from allocation.whatif.shards import RedisShardQueue, run_sharded
+    from tests.allocation.test_taint_impact_shards import NO_EXECUTE, NOW, SELECTORS, cluster
+
+    class NeverSteal(RedisShardQueue):
+        """The run computes only shard 0: every other shard must come back from the Celery worker."""
+
+        def take(self, index: int) -> bool:
+            return False
+
+    o.store(*cluster(), versions={"resourceslices": "11"})
+    snapshot = snapshot_load()
+    here: list[list[str]] = []
+
+    def scans(scan_here: Any) -> Any:
+        def compute(nodes: list[str]) -> dict[str, Any]:
+            here.append(nodes)
+            return scan_here(nodes)
+
+        return run_sharded(
+            kind="taint_impact",
+            data={"selectors": SELECTORS, "taint": NO_EXECUTE, "now": NOW.isoformat()},
+            snapshot=snapshot,
+            shards=3,
+            queue=NeverSteal(separate_worker, queue=QUEUE),
+            compute=compute,
+            budget=Budget(deadline=time.monotonic() + 60),
+        )
+
+    def answer(**kwargs: Any) -> dict[str, Any]:
+        impact = taint_impact_compute(
+            snapshot=snapshot, selectors=SELECTORS, taint=NO_EXECUTE, now=NOW, **kwargs
+        )
+        return impact.to_json()
+
+    merged = answer(scans=scans)
+
+    assert len(here) == 1, "a shard the worker should have answered was computed by the run"
+    assert merged == answer()
+    assert merged["summary"]["evicted"] == 7 and merged["pending_unschedulable"]

@@ -29,7 +29,7 @@ from allocation.whatif.inputs import (
     subject_input,
 )
 from allocation.whatif.kinds.feasibility import subject_summary
-from allocation.whatif.shards import headroom_sharded, shard_execute, shard_queue, shardable
+from allocation.whatif.shards import SHARD_KINDS, headroom_sharded, shard_queue, shardable
 from allocation.whatif.subject import Subject, resolve_subject
 from allocation.whatif.view import (
     AllocatorView,
@@ -190,20 +190,18 @@ def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
     )
 
 
-def headroom_shard_execute(*, payload: dict[str, Any]) -> None:
+def _shard(data: dict[str, Any], nodes: list[str], snapshot: Snapshot, budget: Budget) -> dict[str, Any]:
     """One shard of a sharded headroom run, in a Celery worker (the `allocation.whatif_shard` task)."""
+    return headroom(
+        snapshot=snapshot,
+        subject=resolve_subject(data, snapshot),
+        max_per_node=data["max_per_node"],
+        budget=budget,
+        only_nodes=nodes,
+    )
 
-    def compute(snapshot: Snapshot, budget: Budget) -> dict[str, Any]:
-        data = payload["input"]
-        return headroom(
-            snapshot=snapshot,
-            subject=resolve_subject(data, snapshot),
-            max_per_node=data["max_per_node"],
-            budget=budget,
-            only_nodes=payload["nodes"],
-        )
 
-    shard_execute(payload=payload, compute=compute)
+SHARD_KINDS["headroom"] = _shard
 
 
 def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:

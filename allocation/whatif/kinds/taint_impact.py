@@ -9,10 +9,12 @@ unschedulable. Maintenance shows this as its preview.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from django.conf import settings
 
 from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.base import (
@@ -26,6 +28,7 @@ from allocation.whatif.base import (
     register,
 )
 from allocation.whatif.inputs import EFFECTS, refuse_unknown, text
+from allocation.whatif.shards import SHARD_KINDS, run_sharded, shard_queue, shardable
 from allocation.whatif.subject import Subject, resolve_pod_subject
 from allocation.whatif.view import (
     AllocatorView,
@@ -36,7 +39,7 @@ from allocation.whatif.view import (
     with_allocation,
 )
 from dra.allocator import AllocationError, AllocationTimeout
-from dra.selection import device_selector, label_selector_matches
+from dra.selection import DeviceSelector, device_selector, label_selector_matches
 from dra.taints import no_execute_delay
 
 PROPOSED_RULE_NAME = "whatif-proposed-taint"
@@ -134,6 +137,25 @@ def _current_devices(snapshot: Snapshot) -> list[tuple[str, str, str]]:
     return sorted(set(out))
 
 
+def _selected(
+    devices: list[tuple[str, str, str]], selectors: list[DeviceSelector]
+) -> set[tuple[str, str, str]]:
+    """The devices some selector selects. Indexed by which fields a selector names: a maintenance of
+    5,000 nodes writes 5,000 selectors, and 100,000 devices × 5,000 selectors is minutes."""
+    by_mask: dict[tuple[bool, bool, bool], set[tuple[str | None, str | None, str | None]]] = {}
+    for sel in selectors:
+        if sel.present:
+            by_mask.setdefault(sel.mask, set()).add((sel.driver, sel.pool, sel.device))
+    return {
+        d
+        for d in devices
+        if any(
+            (d[0] if m[0] else None, d[1] if m[1] else None, d[2] if m[2] else None) in keys
+            for m, keys in by_mask.items()
+        )
+    }
+
+
 def _pods_by_uid(snapshot: Snapshot) -> dict[str, Obj]:
     return {str(meta(p).get("uid")): p for p in snapshot.pods}
 
@@ -147,6 +169,28 @@ def _is_pending(pod: Obj) -> bool:
     )
 
 
+@dataclass
+class _Evictions:
+    """What a taint does before anything is placed again: the impact so far (devices, claims, pods,
+    budgets) and what the placing needs."""
+
+    impact: TaintImpact
+    rules: list[Obj]
+    tainted: set[tuple[str, str, str]]
+    pods: dict[str, Obj]
+    evicted_claim_uids: set[str]
+
+
+# Where one node scan ended (JSON, so a shard's answer travels through Redis): None when no node of
+# the scan took it, or ["fit", node, [[driver, pool, device], ...]], ["error"] (the allocator refused
+# the pod's own claims: it fits nowhere), ["raise"] (refused before allocating: the pod is skipped).
+Outcome = list[Any] | None
+#: a pending pod's "before" not computed: its scan found where it fits after the taint
+_SKIPPED = ["skipped"]
+#: the scans of contiguous node shards, in node order, given how to scan some nodes here
+Scans = Callable[[Callable[[list[str]], dict[str, Any]]], list[tuple[list[str], dict[str, Any]]]]
+
+
 def taint_impact_compute(
     *,
     snapshot: Snapshot,
@@ -155,17 +199,54 @@ def taint_impact_compute(
     now: datetime,
     progress: Progress = no_progress,
     budget: Budget | None = None,
+    scans: Scans | None = None,
 ) -> TaintImpact:
+    """`scans(scan_here)`: the node scans (`taint_impact_scan`) of contiguous shards of the nodes, in
+    node order, some perhaps computed elsewhere (`allocation.whatif.shards`), `scan_here(nodes)` here;
+    by default one scan of every node, here."""
+    evictions = _evictions(snapshot=snapshot, selectors=selectors, taint=taint, now=now, progress=progress)
+    progress("re-allocating evicted pods' claims", 3, 4)
+
+    def scan_here(nodes: list[str]) -> dict[str, Any]:
+        return _scan(snapshot, evictions, nodes=nodes, budget=budget, progress=progress)
+
+    nodes = node_names(snapshot)
+    parts = scans(scan_here) if scans is not None else [(nodes, scan_here(nodes))]
+    _merge(snapshot, evictions, parts, budget=budget)
+    progress("done", 4, 4)
+    return evictions.impact
+
+
+def taint_impact_scan(
+    *,
+    snapshot: Snapshot,
+    selectors: list[dict[str, str]],
+    taint: dict[str, Any],
+    now: datetime,
+    nodes: list[str],
+    budget: Budget | None = None,
+) -> dict[str, Any]:
+    """The node scan of taint impact over `nodes` only (one shard)."""
+    evictions = _evictions(snapshot=snapshot, selectors=selectors, taint=taint, now=now)
+    return _scan(snapshot, evictions, nodes=nodes, budget=budget)
+
+
+def _evictions(
+    *,
+    snapshot: Snapshot,
+    selectors: list[dict[str, str]],
+    taint: dict[str, Any],
+    now: datetime,
+    progress: Progress = no_progress,
+) -> _Evictions:
     effect = taint.get("effect")
     rules = [proposed_rule(selector=sel, taint=taint, now=now, index=i) for i, sel in enumerate(selectors)]
     impact = TaintImpact(selectors=[dict(s) for s in selectors], taint=dict(rules[0]["spec"]["taint"]))
     if any(not sel for sel in selectors):
         impact.notes.append("an empty selector selects every device")
     progress("selecting devices", 0, 4)
-    parsed = [device_selector(sel) for sel in selectors]
-    tainted = {d for d in _current_devices(snapshot) if any(sel.selects(*d) for sel in parsed)}
+    tainted = _selected(_current_devices(snapshot), [device_selector(sel) for sel in selectors])
     impact.devices = ["/".join(d) for d in sorted(tainted)]
-
     pods = _pods_by_uid(snapshot)
     evict_at_by_pod: dict[str, tuple[float | None, list[str], list[str]]] = {}
     for claim in snapshot.allocated_claims:
@@ -274,95 +355,174 @@ def taint_impact_compute(
                 )
             )
 
-    progress("re-allocating evicted pods' claims", 3, 4)
     evicted_claim_uids = {u for p in impact.evicted_pods for u in evict_at_by_pod[p.uid][2]}
-    view = AllocatorView.build(
-        snapshot, exclude_claim_uids=evicted_claim_uids, extra_taint_rules=rules, budget=budget
-    )
-    nodes = node_names(snapshot)
-    for i, pod_entry in enumerate(impact.evicted_pods):
-        progress("re-allocating evicted pods' claims", 3, 4)
-        subject = resolve_pod_subject(pods[pod_entry.uid], snapshot, release_uids=evicted_claim_uids)
-        placed_on: list[tuple[str, str, str]] = []
-        placed = _place_anywhere(
-            view, subject, nodes=nodes, uid_prefix=f"whatif-realloc-{i}", devices=placed_on
-        )
-        pod_entry.reallocatable = placed is not None
-        if placed is None:
-            pod_entry.reallocation = "no node has room for its claims once the taint is applied"
-        elif tainted.intersection(placed_on):
-            # Its tolerations let the scheduler use tainted devices again: evicted again when they run out.
-            pod_entry.reallocation = (
-                f"fits on node {placed}, but on devices with this taint (tolerated for a time)"
-            )
-        else:
-            pod_entry.reallocation = f"fits on node {placed}"
+    return _Evictions(impact, rules, tainted, pods, evicted_claim_uids)
 
-    progress("checking pending pods", 3, 4)
-    view_before = AllocatorView.build(snapshot, budget=budget)
-    view_after = AllocatorView.build(snapshot, extra_taint_rules=rules, budget=budget)
+
+def _pending_subjects(snapshot: Snapshot) -> list[Subject]:
+    """The pending pods whose claims a taint could keep from being allocated, in snapshot order."""
+    out = []
     for pod in snapshot.pods:
         if not _is_pending(pod):
             continue
         subject = resolve_pod_subject(pod, snapshot)
         if subject.blockers or not (subject.claims or subject.extended):
             continue
-        try:
-            if _place_anywhere(view_after, subject, nodes=nodes, record=False) is not None:
-                continue
-            before = _place_anywhere(view_before, subject, nodes=nodes, record=False)
-        except AllocationTimeout:
-            raise
-        except AllocationError:
+        out.append(subject)
+    return out
+
+
+def _scan(
+    snapshot: Snapshot,
+    evictions: _Evictions,
+    *,
+    nodes: list[str],
+    budget: Budget | None,
+    offered: set[int] | None = None,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Where, among `nodes`, each evicted pod would be placed again (in order, each placement counting
+    for the next; only the pods in `offered` when given) and where each pending pod fits after the
+    taint and, unless it fits after, before it: one Outcome each."""
+    view = AllocatorView.build(
+        snapshot,
+        exclude_claim_uids=evictions.evicted_claim_uids,
+        extra_taint_rules=evictions.rules,
+        budget=budget,
+    )
+    realloc: list[Outcome] = []
+    for i, pod_entry in enumerate(evictions.impact.evicted_pods):
+        if offered is not None and i not in offered:
+            realloc.append(None)
             continue
-        if before is not None:
-            impact.pending_unschedulable.append(
-                {"namespace": subject.namespace, "name": subject.name, "fits_now_on": before}
-            )
-    progress("done", 4, 4)
-    return impact
+        progress("re-allocating evicted pods' claims", 3, 4)
+        subject = resolve_pod_subject(
+            evictions.pods[pod_entry.uid], snapshot, release_uids=evictions.evicted_claim_uids
+        )
+        realloc.append(_outcome(view, subject, nodes=nodes, uid_prefix=f"whatif-realloc-{i}"))
+    pending: list[list[Outcome]] = []
+    progress("checking pending pods", 3, 4)
+    subjects = _pending_subjects(snapshot)
+    if not subjects:
+        return {"realloc": realloc, "pending": pending}  # no views to build for nobody
+    view_before = AllocatorView.build(snapshot, budget=budget)
+    view_after = AllocatorView.build(snapshot, extra_taint_rules=evictions.rules, budget=budget)
+    for subject in subjects:
+        after = _outcome(view_after, subject, nodes=nodes, record=False)
+        decided = after is not None and after[0] in ("fit", "raise")
+        pending.append(
+            [after, _SKIPPED if decided else _outcome(view_before, subject, nodes=nodes, record=False)]
+        )
+    return {"realloc": realloc, "pending": pending}
 
 
-def _place_anywhere(
+def _outcome(
     view: AllocatorView,
     subject: Subject,
     *,
     nodes: list[str],
     uid_prefix: str = "whatif",
     record: bool = True,
-    devices: list[tuple[str, str, str]] | None = None,
-) -> str | None:
-    """The first node where the subject's claims fit; with `record`, their devices become in use.
+) -> Outcome:
+    """The first of `nodes` where the subject's claims fit; with `record`, their devices become in use.
 
     An inventory pod the allocator refuses (its own bad claim) fits nowhere; running out of the
-    run's budget stops the whole run."""
-    for node in nodes:
-        node_obj = view.node_obj(node)
-        if subject.node_allows(node_obj, ignore_bound_node=True):
-            continue
-        claims, _ = subject.claims_for(node_obj)
-        if not claims:
-            return node
-        try:
-            results = allocate_on(view, node=node, claims=claims)
-        except AllocationTimeout:
+    run's budget stops the whole run. Refused before allocating: raised with `record` (the
+    re-allocation fails as it always has), else ["raise"] (a pending pod is skipped)."""
+    try:
+        for node in nodes:
+            node_obj = view.node_obj(node)
+            if subject.node_allows(node_obj, ignore_bound_node=True):
+                continue
+            claims, _ = subject.claims_for(node_obj)
+            if not claims:
+                return ["fit", node, []]
+            try:
+                results = allocate_on(view, node=node, claims=claims)
+            except AllocationTimeout:
+                raise
+            except AllocationError as exc:
+                if exc.node_local:
+                    continue  # this node only (an invalid pool); the next one may fit
+                return ["error"]
+            if results is not None:
+                if record:
+                    for n, (claim, allocation) in enumerate(zip(claims, results, strict=True)):
+                        view.add_allocated(with_allocation(claim, allocation, uid=f"{uid_prefix}-{n}"))
+                devices = [
+                    [str(r.get("driver")), str(r.get("pool")), str(r.get("device"))]
+                    for allocation in results
+                    for r in (allocation.get("devices") or {}).get("results") or []
+                ]
+                return ["fit", node, devices]
+    except AllocationTimeout:
+        raise
+    except AllocationError:
+        if record:
             raise
-        except AllocationError as exc:
-            if exc.node_local:
-                continue  # this node only (an invalid pool); the next one may fit
-            return None
-        if results is not None:
-            if devices is not None:
-                for allocation in results:
-                    devices.extend(
-                        (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-                        for r in (allocation.get("devices") or {}).get("results") or []
-                    )
-            if record:
-                for n, (claim, allocation) in enumerate(zip(claims, results, strict=True)):
-                    view.add_allocated(with_allocation(claim, allocation, uid=f"{uid_prefix}-{n}"))
-            return node
+        return ["raise"]
     return None
+
+
+def _merge(
+    snapshot: Snapshot,
+    evictions: _Evictions,
+    parts: list[tuple[list[str], dict[str, Any]]],
+    *,
+    budget: Budget | None,
+) -> None:
+    """Fill in the impact from the scans of contiguous node shards, as one scan of all nodes would.
+
+    A pod goes to the first shard whose scan took it. A shard's scan offered it every evicted pod,
+    also those an earlier shard took: where it placed one of those, its later placements may be
+    wrong (the devices that pod took were not free), so that shard is scanned again here with only
+    the pods still unplaced. Pending pods need no such check (nothing is recorded for them)."""
+    impact, tainted = evictions.impact, evictions.tainted
+    evicted = impact.evicted_pods
+    placed: list[Outcome] = [None] * len(evicted)
+    decided: set[int] = set()
+    for nodes, part in parts:
+        outcomes = part["realloc"]
+        if any(outcomes[i] is not None and outcomes[i][0] == "fit" for i in decided):
+            offered = set(range(len(evicted))) - decided
+            outcomes = _scan(snapshot, evictions, nodes=nodes, budget=budget, offered=offered)["realloc"]
+        for i, outcome in enumerate(outcomes):
+            if i not in decided and outcome is not None:
+                decided.add(i)
+                placed[i] = outcome
+    for pod_entry, outcome in zip(evicted, placed, strict=True):
+        pod_entry.reallocatable = outcome is not None and outcome[0] == "fit"
+        if outcome is None or outcome[0] != "fit":
+            pod_entry.reallocation = "no node has room for its claims once the taint is applied"
+        elif tainted.intersection((d[0], d[1], d[2]) for d in outcome[2]):
+            # Its tolerations let the scheduler use tainted devices again: evicted again when they run out.
+            pod_entry.reallocation = (
+                f"fits on node {outcome[1]}, but on devices with this taint (tolerated for a time)"
+            )
+        else:
+            pod_entry.reallocation = f"fits on node {outcome[1]}"
+
+    view_before: AllocatorView | None = None
+    for j, subject in enumerate(_pending_subjects(snapshot)):
+        after = _first(part["pending"][j][0] for _nodes, part in parts)
+        if after is not None and after[0] in ("fit", "raise"):
+            continue
+        before: Outcome = None
+        for nodes, part in parts:
+            before = part["pending"][j][1]
+            if before == _SKIPPED:  # this shard's scan stopped where the pod fits after the taint
+                view_before = view_before or AllocatorView.build(snapshot, budget=budget)
+                before = _outcome(view_before, subject, nodes=nodes, record=False)
+            if before is not None:
+                break
+        if before is not None and before[0] == "fit":
+            impact.pending_unschedulable.append(
+                {"namespace": subject.namespace, "name": subject.name, "fits_now_on": before[1]}
+            )
+
+
+def _first(outcomes: Iterator[Outcome]) -> Outcome:
+    return next((o for o in outcomes if o is not None), None)
 
 
 # --------------------------------------------------------------------------- the kind
@@ -438,6 +598,7 @@ def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
         now=ctx.now,
         progress=ctx.progress,
         budget=ctx.budget,
+        scans=_sharded_scans(data, ctx),
     )
     if not impact.devices:  # a typo in a name is not "no impact": say which selector found nothing
         selectors = data["selectors"]
@@ -447,6 +608,41 @@ def _answer(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
             field, f"selects no device in the inventory ({named}): check the driver, pool and device names"
         )
     return impact.to_json()
+
+
+def _sharded_scans(data: dict[str, Any], ctx: Context) -> Scans | None:
+    """The node scans split across Celery workers, when runs go to Celery on Redis and the cluster is
+    large and splits exactly (`allocation.whatif.shards`); else None (one scan, here)."""
+    queue = shard_queue()
+    if (
+        queue is None
+        or len(ctx.snapshot.nodes) < settings.DRADASH_WHATIF_SHARD_MIN_NODES
+        or not shardable(ctx.snapshot)
+    ):
+        return None
+    return lambda scan_here: run_sharded(
+        kind=KIND_NAME,
+        data={**data, "now": ctx.now.isoformat()},
+        snapshot=ctx.snapshot,
+        shards=settings.DRADASH_WHATIF_SHARDS,
+        queue=queue,
+        compute=scan_here,
+        budget=ctx.budget,
+        progress=ctx.progress,
+        phase="re-allocating evicted pods' claims, shard by shard",
+    )
+
+
+def _shard(data: dict[str, Any], nodes: list[str], snapshot: Snapshot, budget: Budget) -> dict[str, Any]:
+    """One shard of a sharded taint impact, in a Celery worker (the `allocation.whatif_shard` task)."""
+    return taint_impact_scan(
+        snapshot=snapshot,
+        selectors=data["selectors"],
+        taint=data["taint"],
+        now=datetime.fromisoformat(data["now"]),
+        nodes=nodes,
+        budget=budget,
+    )
 
 
 def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
@@ -460,9 +656,11 @@ def _form_input(post: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+KIND_NAME = "taint_impact"
+SHARD_KINDS[KIND_NAME] = _shard
 KIND = register(
     WhatIfKind(
-        name="taint_impact",
+        name=KIND_NAME,
         label="Taint impact",
         template="allocation/kinds/taint_impact.html",
         normalize=_normalize,
