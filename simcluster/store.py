@@ -195,6 +195,7 @@ class Store:
         self._lock = threading.RLock()
         self._rv = 0
         self._objects: dict[str, dict[Key, Entry]] = {}
+        self._revisions: dict[str, int] = {}  # plural → resourceVersion of its latest change
         self._history: deque[WatchEvent] = deque()
         self._history_size = history_size
         self._compacted_rv = 0
@@ -300,6 +301,12 @@ class Store:
                 items = sorted((k, v) for k, v in state.items() if k[0] == namespace)
         return rv, [entry for _, entry in items]
 
+    def revision(self, plural: str) -> int:
+        """The resourceVersion of the latest change (create, update or delete) of `plural`, 0 if none yet.
+        A controller that caches what it derived from a kind compares this instead of listing the kind."""
+        with self._lock:
+            return self._revisions.get(plural, 0)
+
     # ------------------------------------------------------------------ watch plumbing
 
     def subscribe(self, callback: Callable[[str, str, dict[str, Any]], None]) -> Callable[[], None]:
@@ -359,6 +366,7 @@ class Store:
         obj = _reorder(obj)
         entry = Entry(obj, dumps(obj), self._rv)
         table = self._table(resource.plural)
+        self._revisions[resource.plural] = self._rv
         if event_type == "DELETED":
             table.pop(key, None)
         else:

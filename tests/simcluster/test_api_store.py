@@ -188,3 +188,16 @@ def test_it_runs_the_tiny_world_for_the_shared_fixture(simcluster: SimCluster) -
     assert {n["metadata"]["name"] for n in nodes["items"]} >= {"node-0", "node-1", "node-2"}
     assert simcluster.controllers is not None
     assert simcluster.kubeconfig_path is not None and simcluster.kubeconfig_path.exists()
+
+
+def test_it_tells_each_kinds_latest_change_apart() -> None:
+    store = Store()
+    assert store.revision("deviceclasses") == 0
+    created = store.create("deviceclasses", sample("deviceclasses"))
+    assert store.revision("deviceclasses") == int(created["metadata"]["resourceVersion"])
+    store.create("resourceclaims", sample("resourceclaims"))  # another kind: this one's revision stays
+    assert store.revision("deviceclasses") == int(created["metadata"]["resourceVersion"])
+    labelled = store.patch("deviceclasses", "gpu.example.com", {"metadata": {"labels": {"a": "b"}}})
+    assert store.revision("deviceclasses") == int(labelled["metadata"]["resourceVersion"])
+    store.delete("deviceclasses", "gpu.example.com")
+    assert store.revision("deviceclasses") == store.resource_version
