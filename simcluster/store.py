@@ -13,6 +13,7 @@ import builtins
 import contextlib
 import json
 import logging
+import re
 import secrets
 import threading
 import uuid
@@ -21,6 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import orjson
 
 from simcluster import defaulting, patching, validation
 from simcluster.errors import (
@@ -103,8 +106,18 @@ def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+# 19 digits or more in a row: perhaps an integer orjson would turn into a float (beyond 64 bits).
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
 def _decode(raw: bytes) -> Obj:
-    obj: Obj = json.loads(raw)
+    """A stored object, decoded: orjson (about 3× the standard library; every controller pass and every
+    subscriber decodes what it reads), except where the text holds a run of 19 digits: the standard
+    library keeps an integer beyond 64 bits an integer, where orjson would make it a float."""
+    if _LONG_DIGITS.search(raw):
+        obj: Obj = json.loads(raw)
+    else:
+        obj = orjson.loads(raw)
     return obj
 
 
@@ -262,12 +275,12 @@ class Store:
         return entry
 
     def get(self, plural: str, name: str, *, namespace: str | None = None) -> dict[str, Any]:
-        obj: Obj = json.loads(self.get_entry(plural, name, namespace=namespace).raw)
+        obj: Obj = _decode(self.get_entry(plural, name, namespace=namespace).raw)
         return obj
 
     def list(self, plural: str, *, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         _, entries = self.snapshot(plural, namespace=namespace)
-        return [json.loads(e.raw) for e in entries]
+        return [_decode(e.raw) for e in entries]
 
     def snapshot(
         self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
@@ -385,7 +398,7 @@ class Store:
                     log.exception("watch delivery failed")
         for subscriber in list(self._subscribers):
             try:
-                subscriber(event_type, resource.plural, json.loads(entry.raw))
+                subscriber(event_type, resource.plural, _decode(entry.raw))
             except Exception:
                 log.exception("store subscriber failed")
         return entry
@@ -730,9 +743,7 @@ class Store:
                     dry_run=dry_run,
                     field_validation=field_validation,
                 )
-            patched = _apply(
-                resource, json.loads(current.raw), body, ctype, field_manager, force, subresource
-            )
+            patched = _apply(resource, _decode(current.raw), body, ctype, field_manager, force, subresource)
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patch produced an object without metadata")
             if patched["metadata"].get("name", name) != name:
