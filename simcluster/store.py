@@ -324,7 +324,8 @@ class Store:
 
     def subscribe(self, callback: Callable[[str, str, dict[str, Any]], None]) -> Callable[[], None]:
         """Call `callback(event_type, plural, obj)` after every committed change, from the writer's
-        thread, in commit order. It must be quick (enqueue)."""
+        thread, in commit order. It must be quick (enqueue), and must not mutate `obj`: it is the
+        committed object itself (a copy per subscriber per write was most of a burst's decoding)."""
         with self._lock:
             self._subscribers.append(callback)
 
@@ -398,7 +399,7 @@ class Store:
                     log.exception("watch delivery failed")
         for subscriber in list(self._subscribers):
             try:
-                subscriber(event_type, resource.plural, _decode(entry.raw))
+                subscriber(event_type, resource.plural, entry.obj)
             except Exception:
                 log.exception("store subscriber failed")
         return entry
