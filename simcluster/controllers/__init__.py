@@ -12,6 +12,7 @@ DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
 deployments, disruption),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
+`pace` (every controller but the scheduler also waits that many times its last pass's duration, default 1),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
 """
 
@@ -138,17 +139,32 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
+    pace = float(options.get("pace", 1.0))
     driver.loop.batch_delay = batch
+    driver.loop.pace = pace
     wiring: list[tuple[str, Loop, frozenset[str]]] = [
         ("driver", driver.loop, Driver.WATCHES),
+        # The scheduler is every burst's critical path: it alone runs unpaced.
         ("scheduler", Loop("scheduler", scheduler.reconcile, batch_delay=batch), SCHEDULER_WATCHES),
-        ("eviction", Loop("eviction", eviction.reconcile, batch_delay=batch), EVICTION_WATCHES),
-        ("claims", Loop("claims", claims.reconcile, batch_delay=batch), CLAIM_WATCHES),
-        ("owners", Loop("owners", owners.reconcile, batch_delay=batch), OWNER_WATCHES),
-        ("pods", Loop("pods", pods.reconcile, batch_delay=batch), POD_WATCHES),
-        ("poolstatus", Loop("poolstatus", pool_status.reconcile, batch_delay=batch), POOL_STATUS_WATCHES),
-        ("deployments", Loop("deployments", deployments.reconcile, batch_delay=batch), DEPLOYMENT_WATCHES),
-        ("disruption", Loop("disruption", disruption.reconcile, batch_delay=batch), DISRUPTION_WATCHES),
+        ("eviction", Loop("eviction", eviction.reconcile, batch_delay=batch, pace=pace), EVICTION_WATCHES),
+        ("claims", Loop("claims", claims.reconcile, batch_delay=batch, pace=pace), CLAIM_WATCHES),
+        ("owners", Loop("owners", owners.reconcile, batch_delay=batch, pace=pace), OWNER_WATCHES),
+        ("pods", Loop("pods", pods.reconcile, batch_delay=batch, pace=pace), POD_WATCHES),
+        (
+            "poolstatus",
+            Loop("poolstatus", pool_status.reconcile, batch_delay=batch, pace=pace),
+            POOL_STATUS_WATCHES,
+        ),
+        (
+            "deployments",
+            Loop("deployments", deployments.reconcile, batch_delay=batch, pace=pace),
+            DEPLOYMENT_WATCHES,
+        ),
+        (
+            "disruption",
+            Loop("disruption", disruption.reconcile, batch_delay=batch, pace=pace),
+            DISRUPTION_WATCHES,
+        ),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:

@@ -72,11 +72,18 @@ class Loop:
     """A worker thread running `reconcile` when poked. `reconcile` returns the seconds until it wants to
     run again by itself (None: only when poked)."""
 
-    def __init__(self, name: str, reconcile: Callable[[], float | None], *, batch_delay: float = 0.0) -> None:
+    def __init__(
+        self, name: str, reconcile: Callable[[], float | None], *, batch_delay: float = 0.0, pace: float = 0.0
+    ) -> None:
         self.name = name
         self._reconcile = reconcile
         # Wait this long after the first poke so that a burst of store events makes one pass, not many.
         self.batch_delay = batch_delay
+        # …and at least `pace` times the last pass's duration: a full pass over thousands of pods, run
+        # after every store event of a burst, would take the CPU (and the GIL) from the loops that do
+        # the burst's work; paced, a loop spends at most 1 / (1 + pace) of the time in its passes.
+        self.pace = pace
+        self._last_cost = 0.0
         self._cond = threading.Condition()
         self._dirty = True
         self._busy = False
@@ -130,8 +137,13 @@ class Loop:
                     self._cond.wait(max(wait, 0.0))
                 if self._stopped:
                     return
-                if self.batch_delay and self._dirty:
-                    self._cond.wait(self.batch_delay)
+                batch = max(self.batch_delay, self.pace * self._last_cost)
+                if batch and self._dirty:
+                    # Until the deadline, whatever pokes arrive meanwhile (a poke notifies): they join
+                    # this pass. A wait that any poke ended made one pass per store event in a burst.
+                    deadline = time.monotonic() + batch
+                    while not self._stopped and (remaining := deadline - time.monotonic()) > 0:
+                        self._cond.wait(remaining)
                     if self._stopped:
                         return
                 self._dirty = False
@@ -148,7 +160,8 @@ class Loop:
                 delay = _ERROR_RETRY
             finally:
                 self.passes += 1
-                self.busy_seconds += time.monotonic() - started
+                self._last_cost = time.monotonic() - started
+                self.busy_seconds += self._last_cost
             with self._cond:
                 self._busy = False
                 if delay is not None:
