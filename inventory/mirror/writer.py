@@ -57,6 +57,16 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 GROUP = "inventory"
 ANALYZE_AFTER = 2000
+# Where autovacuum is off, the mirror vacuums its own tables as autovacuum would (dead row versions above
+# 50 + 20 % of the live ones, its default thresholds), looking at most every VACUUM_CHECK_SECONDS.
+VACUUM_CHECK_SECONDS = 10.0
+MIRROR_TABLES = (
+    "inventory_kubeobject",
+    "inventory_device",
+    "inventory_pool",
+    "inventory_claim",
+    "inventory_allocation",
+)
 # The tables a kind's (re-)list fills, whose planner statistics `_analyze` refreshes after it; any
 # other kind fills only KubeObject.
 ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
@@ -275,6 +285,8 @@ class BatchWriter:
         self._taint_cursor = 0
         # Pools whose availability (dra.availability) still needs recomputing, and the kinds that asked.
         self._availability_pools: set[str] = set()
+        self._vacuum_checked = 0.0
+        self._autovacuum: bool | None = None
         self._availability_kinds: set[str] = set()
         self._listing: dict[str, _Listing] = {}
 
@@ -318,7 +330,39 @@ class BatchWriter:
             self._availability_pools.difference_update(pools)
             if not self._availability_pools:
                 self._availability_kinds = set()
+        if not self.has_deferred:
+            self.vacuum_if_needed()
         return self.has_deferred
+
+    def vacuum_if_needed(self, *, now: float | None = None) -> list[str]:
+        """PostgreSQL with autovacuum off: VACUUM (ANALYZE) the mirror's tables whose dead row versions
+        passed autovacuum's default threshold, as autovacuum would have. Without it a rule over every GPU
+        leaves 80,000 dead versions of 100,000 device rows: every count reads the whole table (110 ms
+        instead of 10). Looks at most every VACUUM_CHECK_SECONDS, never inside a transaction (where VACUUM
+        cannot run). Returns the tables vacuumed."""
+        moment = time.monotonic() if now is None else now
+        if (
+            connection.vendor != "postgresql"
+            or connection.in_atomic_block
+            or moment - self._vacuum_checked < VACUUM_CHECK_SECONDS
+        ):
+            return []
+        self._vacuum_checked = moment
+        with connection.cursor() as cursor:
+            if self._autovacuum is None:
+                cursor.execute("SELECT current_setting('autovacuum') = 'on'")
+                self._autovacuum = bool(cursor.fetchone()[0])
+            if self._autovacuum:
+                return []
+            cursor.execute(
+                "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s)"
+                " AND n_dead_tup > 50 + 0.2 * n_live_tup ORDER BY relname",
+                [list(MIRROR_TABLES)],
+            )
+            tables = [row[0] for row in cursor.fetchall()]
+            if tables:
+                cursor.execute("VACUUM (ANALYZE) " + ", ".join(tables))
+        return tables
 
     def apply(self, ops: Iterable[Op], *, defer: bool = False) -> BatchResult:
         """Apply `ops` in one transaction. `defer`: leave large taint recomputes to `refresh_deferred`
@@ -332,6 +376,7 @@ class BatchWriter:
         if not defer:
             while self.refresh_deferred(chunk=1_000_000):
                 pass
+        self.vacuum_if_needed()
         return result
 
     # ------------------------------------------------------------------ a list, page by page

@@ -99,3 +99,32 @@ def test_a_large_list_outside_a_transaction_also_vacuums_what_it_filled(
     f.replace("resourceslices", slices)
     assert _vacuumed("inventory_device") not in (None, devices)
     assert _vacuumed("inventory_claim") == claims
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_autovacuum_off_the_mirror_vacuums_a_table_full_of_dead_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inventory.models import Device
+
+    slices = [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(10)
+    ]
+    f.replace("resourceslices", slices)
+    batch = writer.BatchWriter()
+    batch._autovacuum = False  # as on the machines here; a server with autovacuum on is left to it
+    for n in range(10):  # 20 devices rewritten 10 times: 200 dead versions
+        Device.objects.update(blocked_reason=f"r{n}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+    before = _vacuumed("inventory_device")
+    assert batch.vacuum_if_needed(now=1e9) == ["inventory_device"]
+    assert _vacuumed("inventory_device") not in (None, before)
+    assert batch.vacuum_if_needed(now=1e9 + 1) == [], "it looks again only after VACUUM_CHECK_SECONDS"
+    batch._autovacuum = True
+    for n in range(10):
+        Device.objects.update(blocked_reason=f"s{n}")
+    assert batch.vacuum_if_needed(now=2e9) == []
