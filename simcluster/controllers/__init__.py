@@ -12,7 +12,7 @@ DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
 deployments, disruption),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
-`pace` (every controller but the scheduler also waits that many times its last pass's duration, default 1),
+`pace` (every controller but the scheduler also waits that many times its last pass's duration, default 10),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
 """
 
@@ -139,7 +139,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
-    pace = float(options.get("pace", 1.0))
+    pace = float(options.get("pace", 10.0))
     driver.loop.batch_delay = batch
     driver.loop.pace = pace
     wiring: list[tuple[str, Loop, frozenset[str]]] = [
