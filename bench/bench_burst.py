@@ -47,7 +47,6 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-RESULTS = ROOT / "bench" / "RESULTS.md"
 DEFAULT_DBS = ["sqlite:////tmp/dradash-bench-burst.sqlite3", "postgres://postgres@127.0.0.1:5432/h_burst_pg"]
 NAMESPACE = "burst"
 WARM_NAMESPACE = "burst-warm"
@@ -512,11 +511,9 @@ def main() -> None:
     ]
     if args.note:
         lines += ["", args.note]
-    print("\n".join(lines))
-    if not args.no_append:
-        with RESULTS.open("a") as fh:
-            fh.write("\n".join(lines) + "\n")
-        print(f"appended to {RESULTS}")
+    from bench_mirror import publish
+
+    publish(lines, append=not args.no_append)
 
 
 if __name__ == "__main__":

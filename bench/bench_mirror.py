@@ -42,6 +42,15 @@ DEFAULT_DBS = [
 ]
 
 
+def publish(lines: list[str], *, append: bool) -> None:
+    """Print a result section and, when `append`, add it to bench/RESULTS.md (every bench script's end)."""
+    print("\n".join(lines))
+    if append:
+        with RESULTS.open("a") as fh:
+            fh.write("\n".join(lines) + "\n")
+        print(f"appended to {RESULTS}")
+
+
 def kubectl_path() -> str:
     candidates = [
         os.environ.get("DRADASH_KUBECTL", ""),
@@ -405,12 +414,7 @@ def main() -> None:
             f"({report['events']} pod updates, {report['batches']} batches) | "
             f"{lat['p50']:.0f} ms / {lat['p99']:.0f} ms ({lat['n']}) |"
         )
-    if args.no_append:
-        print("\n".join(lines))
-        return
-    with RESULTS.open("a") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"appended to {RESULTS}")
+    publish(lines, append=not args.no_append)
 
 
 if __name__ == "__main__":

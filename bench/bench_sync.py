@@ -32,7 +32,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-RESULTS = ROOT / "bench" / "RESULTS.md"
 DEFAULT_DB = "sqlite:////tmp/dradash-bench-sync.sqlite3"
 
 
@@ -240,11 +239,9 @@ def main() -> None:
     ]
     if args.note:
         lines += ["", args.note]
-    print("\n".join(lines))
-    if not args.no_append and not args.profile and not args.tracemalloc:
-        with RESULTS.open("a") as fh:
-            fh.write("\n".join(lines) + "\n")
-        print(f"appended to {RESULTS}")
+    from bench_mirror import publish
+
+    publish(lines, append=not args.no_append and not args.profile and not args.tracemalloc)
 
 
 if __name__ == "__main__":
