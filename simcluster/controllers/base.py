@@ -2,7 +2,10 @@
 
 Every controller is a `Loop`: a thread that runs its `reconcile()` over the whole store state whenever a
 store event it cares about arrives (the store callback only pokes the loop), or when a time it asked for
-comes. Level-triggered full passes keep the simulation simple and deterministic; the worlds are small.
+comes. Level-triggered full passes keep the simulation simple and deterministic. In a large world a pass costs
+milliseconds, and a burst of writes would run one after every store event: a loop keeps its batch window
+whatever pokes arrive in it, and a paced loop (`pace`) waits at least that many times its last pass before
+the next, so that the loops a burst does not need leave the GIL to the one it does (the scheduler).
 """
 
 from __future__ import annotations
