@@ -12,8 +12,8 @@ Per database, in a worker process (Django binds its database at setup):
   same rows (uid, name, namespace, resourceVersion, JSON) into a scratch table, in the same process;
   peak RSS after the sync;
 - one watch batch of 300 and of 301 changed claims (the old cliff was at 301), and 2,000 pod updates;
-- a new one-pool rule with `--rules` rules in place: apply → its devices carry the taint; a rule over
-  every GPU; each ÷ kubectl's list of the slices;
+- a new one-pool rule with `--rules` rules in place: apply → its devices carry the taint; 200 one-pool
+  rules in one batch (a drain of 200 nodes); a rule over every GPU; each ÷ kubectl's list of the slices;
 - reads through the whole Django stack (test client, session auth), p95 of `--requests`, ÷ the p95 of
   `/api/devices/?limit=1`: Overview, /api/classes/, /api/nodes/?limit=50, the attribute filter, search,
   the JSON export (one full download);
@@ -195,6 +195,27 @@ def rules(mirror: Any, args: argparse.Namespace) -> dict[str, Any]:
     mirror.writer.apply([Event("devicetaintrules", "ADDED", rule, "2000000001")])
     out["rule_one_pool_s"] = time.perf_counter() - started
     out["rule_one_pool_devices"] = Device.objects.filter(pool=pool, taint_no_schedule=True).count()
+    # 200 one-pool rules in one watch batch (a drain of 200 nodes): until every device they select has it.
+    pools = list(
+        Device.objects.filter(driver="gpu.example.com")
+        .order_by("pool")
+        .values_list("pool", flat=True)
+        .distinct()[:200]
+    )
+    batch = []
+    for i, name in enumerate(pools):
+        many = scale_rule(100_000 + i, name, effect="NoExecute")
+        many["metadata"].update(uid=f"bench-many-{i}", resourceVersion=str(2_000_000_100 + i))
+        batch.append(Event("devicetaintrules", "ADDED", many, str(2_000_000_100 + i)))
+    started = time.perf_counter()
+    mirror.writer.apply(batch, defer=True)
+    while mirror.writer._taint_selectors and mirror.writer.refresh_deferred():
+        pass
+    out["rules_200_s"] = time.perf_counter() - started
+    out["rules_200_devices"] = Device.objects.filter(
+        pool__in=pools, driver="gpu.example.com", taint_no_execute=True
+    ).count()
+    out["rules_200_pools"] = len(pools)
     every = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceTaintRule",
@@ -451,6 +472,17 @@ def table(results: list[dict[str, Any]]) -> list[str]:
         lambda r: (
             f"{r['rule_one_pool_s'] * 1000:.0f} ms ({r['rules_in_place']} rules, "
             f"{r['rule_one_pool_devices']} devices) · {r['rule_one_pool_s'] / r['kubectl_slices_s']:.2f}×"
+        ),
+    )
+    add(
+        "200 one-pool rules in one batch → on all their devices · ÷ S",
+        lambda r: (
+            (
+                f"{r['rules_200_s']:.2f} s ({r['rules_200_pools']} pools, {r['rules_200_devices']:,} devices) · "
+                f"{r['rules_200_s'] / r['kubectl_slices_s']:.2f}×"
+            )
+            if "rules_200_s" in r
+            else "not measured"
         ),
     )
     add(
