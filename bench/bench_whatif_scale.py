@@ -130,7 +130,7 @@ def rss_mb() -> float:
 
 
 def django_setup(db: str) -> None:
-    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    os.environ["DATABASE_URL"] = db  # a database URL (sqlite:////path or postgres://…)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
     import django
 
@@ -141,7 +141,7 @@ def django_setup(db: str) -> None:
 
 
 def build(nodes: int, rules: int, db: str) -> dict[str, Any]:
-    from bench_mirror import populate
+    from bench_mirror import fresh_database, populate
 
     from simcluster.app import load_world
     from simcluster.store import Store
@@ -151,6 +151,7 @@ def build(nodes: int, rules: int, db: str) -> dict[str, Any]:
     load_world(store, f"scale:{nodes}:rules={rules}", controllers=False, options={})
     populate(store, nodes * 4)
     objects = {k: store.list(k) for k in KINDS}
+    fresh_database(db)
     django_setup(db)
     from django.core.management import call_command
 
@@ -258,7 +259,7 @@ def shards(
     queue = f"bench-shards-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
-        "DATABASE_URL": f"sqlite:///{args.db}",
+        "DATABASE_URL": args.db,
         "REDIS_URL": args.redis,
         "DRADASH_CELERY_BROKER_URL": args.redis,
     }
@@ -374,6 +375,11 @@ def main() -> None:
     parser.add_argument(
         "--keep-dbs", default="", help="keep each size's database in this directory and reuse it"
     )
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="e.g. postgres://…/bench_whatif (rebuilt per size); default: SQLite in /tmp",
+    )
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)
@@ -389,11 +395,12 @@ def main() -> None:
     results = []
     for nodes in args.nodes or [1000]:
         tmp = Path(tempfile.mkdtemp(prefix="bench-whatif-"))
-        db = str(tmp / "bench.sqlite3")
+        db = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
         phases = ["--build", "--worker"]
-        if args.keep_dbs:
-            db = str(Path(args.keep_dbs) / f"whatif-{nodes}-{args.rules}.sqlite3")
-            if Path(db).exists():
+        if args.keep_dbs and not args.database_url:
+            kept = Path(args.keep_dbs) / f"whatif-{nodes}-{args.rules}.sqlite3"
+            db = f"sqlite:///{kept}"
+            if kept.exists():
                 phases = ["--worker"]
         try:
             report: dict[str, Any] = {"size": nodes}
@@ -434,7 +441,7 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     lines = [
         f"\n## {stamp} — bench_whatif_scale.py (what-if at scale, issue 12 §5)\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs shared with other sessions, Python "
-        f"{platform.python_version()}, SQLite. simcluster `scale:<nodes>` with {args.rules} one-pool DeviceTaintRules "
+        f"{platform.python_version()}, {'PostgreSQL' if args.database_url.startswith('postgres') else 'SQLite'}. simcluster `scale:<nodes>` with {args.rules} one-pool DeviceTaintRules "
         "(effect None) and 4 allocated claims (+ pods) per node, written into the mirror's rows. End to end = "
         "`whatif_run_execute` in a worker process (run row, snapshot, answer, result written); first run, then "
         "median of 3. Anchors from the same worker process.\n",
