@@ -66,7 +66,7 @@ AHEAD_OF_AVAILABILITY = 16
 _FINISHED = object()
 
 
-class read_ahead(Iterator[T]):  # noqa: N801 — used as a function
+class ReadAhead(Iterator[T]):
     """`pages`, iterated in a thread (started now, not at the first `next`) up to `depth` items ahead of
     the caller: the API server produces (and the client decodes) the next pages while the caller writes
     this one — or does other work first — and the caller's database waits overlap the server's work
@@ -300,12 +300,12 @@ class Mirror:
                     [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
                 ))  # fmt: skip
             for kind in before:
-                results.append(self._list_into_database(kind, read_ahead(self._pages_fn(kind)())))
+                results.append(self._list_into_database(kind, ReadAhead(self._pages_fn(kind)())))
         # Availability (the allocator per pool) once the kinds it reads are in, while the first pages of
         # the kinds it does not read (pods) are fetched meanwhile. With the collector running again
         # (`bulk_gc` froze what the lists left): the allocator's objects hold cycles, and 200 chunks of
         # them at 100,000 devices, uncollected, were hundreds of MB.
-        pages = {kind: read_ahead(self._pages_fn(kind)(), depth=AHEAD_OF_AVAILABILITY) for kind in after[:1]}
+        pages = {kind: ReadAhead(self._pages_fn(kind)(), depth=AHEAD_OF_AVAILABILITY) for kind in after[:1]}
         try:
             while self.writer.refresh_deferred(chunk=1_000_000):
                 pass
@@ -316,9 +316,7 @@ class Mirror:
         with bulk_gc():
             for kind in after:
                 results.append(
-                    self._list_into_database(
-                        kind, pages.pop(kind, None) or read_ahead(self._pages_fn(kind)())
-                    )
+                    self._list_into_database(kind, pages.pop(kind, None) or ReadAhead(self._pages_fn(kind)()))
                 )
         while self.writer.refresh_deferred(chunk=1_000_000):  # anything the later kinds changed
             pass

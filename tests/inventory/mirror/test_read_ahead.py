@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from inventory.kube import KubeError
-from inventory.mirror.runner import read_ahead
+from inventory.mirror.runner import ReadAhead
 
 
 def _threads() -> list[threading.Thread]:
@@ -24,7 +24,7 @@ def _wait_gone() -> None:
 
 
 def test_it_yields_every_page_in_order() -> None:
-    assert list(read_ahead(iter(range(50)))) == list(range(50))
+    assert list(ReadAhead(iter(range(50)))) == list(range(50))
     _wait_gone()
     assert not _threads()
 
@@ -38,7 +38,7 @@ def test_it_fetches_at_most_depth_pages_ahead_of_the_writer() -> None:
             yield i
 
     seen = []
-    for page in read_ahead(pages(), depth=2):
+    for page in ReadAhead(pages(), depth=2):
         time.sleep(0.02)  # the writer is slower than the server
         seen.append(page)
         # fetched: what was queued (≤ 2), the one being handed over, and this one
@@ -54,7 +54,7 @@ def test_a_list_that_fails_mid_way_raises_after_the_pages_before_it() -> None:
 
     seen = []
     with pytest.raises(KubeError, match="continue token expired"):
-        for page in read_ahead(pages()):
+        for page in ReadAhead(pages()):
             seen.append(page)
     assert seen == [1, 2]
 
@@ -68,7 +68,7 @@ def test_a_writer_that_stops_early_stops_the_fetching() -> None:
             yield i
 
     with pytest.raises(RuntimeError):
-        for page in read_ahead(pages(), depth=2):
+        for page in ReadAhead(pages(), depth=2):
             if page == 3:
                 raise RuntimeError("the database went away")
     _wait_gone()
@@ -85,7 +85,7 @@ def test_it_starts_fetching_before_the_first_page_is_asked_for() -> None:
             fetched.append(i)
             yield i
 
-    ahead = read_ahead(pages(), depth=4)
+    ahead = ReadAhead(pages(), depth=4)
     deadline = time.monotonic() + 5
     while len(fetched) < 5 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -94,7 +94,7 @@ def test_it_starts_fetching_before_the_first_page_is_asked_for() -> None:
 
 
 def test_closing_it_unread_stops_the_fetching() -> None:
-    ahead = read_ahead(iter(range(1000)), depth=2)
+    ahead = ReadAhead(iter(range(1000)), depth=2)
     ahead.close()
     _wait_gone()
     assert not _threads()
