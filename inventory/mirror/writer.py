@@ -60,19 +60,14 @@ ANALYZE_AFTER = 2000
 # Where autovacuum is off, the mirror vacuums its own tables as autovacuum would (dead row versions above
 # 50 + 20 % of the live ones, its default thresholds), looking at most every VACUUM_CHECK_SECONDS.
 VACUUM_CHECK_SECONDS = 10.0
-MIRROR_TABLES = (
-    "inventory_kubeobject",
-    "inventory_device",
-    "inventory_pool",
-    "inventory_claim",
-    "inventory_allocation",
-)
 # The tables a kind's (re-)list fills, whose planner statistics `_analyze` refreshes after it; any
 # other kind fills only KubeObject.
 ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
     "resourceslices": (KubeObject, Device, Pool, DeviceAttribute),
     "resourceclaims": (KubeObject, Claim, Allocation),
 }
+# Every table a list fills: those `vacuum_if_needed` looks after.
+MIRROR_TABLES = sorted({model._meta.db_table for models in ANALYZE_TABLES.values() for model in models})
 MAX_CHANGES_PER_MESSAGE = 500
 BULK_GC_ITEMS = 1000  # a re-list this long pauses the cyclic GC while it is written (`bulk_gc`)
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
@@ -357,7 +352,7 @@ class BatchWriter:
             cursor.execute(
                 "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s)"
                 " AND n_dead_tup > 50 + 0.2 * n_live_tup ORDER BY relname",
-                [list(MIRROR_TABLES)],
+                [MIRROR_TABLES],
             )
             tables = [row[0] for row in cursor.fetchall()]
             if tables:
@@ -373,10 +368,11 @@ class BatchWriter:
                 result = self._apply_batch(ops)
         else:
             result = self._apply_batch(ops)
-        if not defer:
-            while self.refresh_deferred(chunk=1_000_000):
+        if defer:
+            self.vacuum_if_needed()
+        else:
+            while self.refresh_deferred(chunk=1_000_000):  # the last one looks for dead rows too
                 pass
-        self.vacuum_if_needed()
         return result
 
     # ------------------------------------------------------------------ a list, page by page

@@ -20,6 +20,16 @@ def _postgresql() -> None:
         pytest.skip("PostgreSQL's planner statistics")
 
 
+def _slices(count: int) -> list[dict[str, object]]:
+    """`count` one-node slices of two GPUs each."""
+    return [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(count)
+    ]
+
+
 def _tuples(table: str) -> float:
     with connection.cursor() as cursor:  # reltuples: set by ANALYZE, in this test's transaction
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
@@ -31,12 +41,7 @@ def test_a_large_list_of_slices_analyzes_the_device_tables_and_not_the_claim_tab
 ) -> None:
     monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
     claims_before = _tuples("inventory_claim")
-    slices = [
-        f.resource_slice(
-            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
-        )
-        for i in range(3)
-    ]
+    slices = _slices(3)
     f.replace("resourceslices", slices)
     assert _tuples("inventory_device") == 6
     assert _tuples("inventory_pool") == 3
@@ -90,12 +95,7 @@ def test_a_large_list_outside_a_transaction_also_vacuums_what_it_filled(
     monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
     claims = _vacuumed("inventory_claim")
     devices = _vacuumed("inventory_device")
-    slices = [
-        f.resource_slice(
-            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
-        )
-        for i in range(3)
-    ]
+    slices = _slices(3)
     f.replace("resourceslices", slices)
     assert _vacuumed("inventory_device") not in (None, devices)
     assert _vacuumed("inventory_claim") == claims
@@ -107,12 +107,7 @@ def test_with_autovacuum_off_the_mirror_vacuums_a_table_full_of_dead_rows(
 ) -> None:
     from inventory.models import Device
 
-    slices = [
-        f.resource_slice(
-            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
-        )
-        for i in range(10)
-    ]
+    slices = _slices(10)
     f.replace("resourceslices", slices)
     batch = writer.BatchWriter()
     batch._autovacuum = False  # as on the machines here; a server with autovacuum on is left to it

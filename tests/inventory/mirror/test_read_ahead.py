@@ -23,6 +23,13 @@ def _wait_gone() -> None:
         time.sleep(0.01)
 
 
+def _counted(count: int, fetched: list[int]) -> Iterator[int]:
+    """Pages 0 … count-1, each noted in `fetched` as the server hands it over."""
+    for i in range(count):
+        fetched.append(i)
+        yield i
+
+
 def test_it_yields_every_page_in_order() -> None:
     assert list(ReadAhead(iter(range(50)))) == list(range(50))
     _wait_gone()
@@ -31,14 +38,10 @@ def test_it_yields_every_page_in_order() -> None:
 
 def test_it_fetches_at_most_depth_pages_ahead_of_the_writer() -> None:
     fetched: list[int] = []
-
-    def pages() -> Iterator[int]:
-        for i in range(20):
-            fetched.append(i)
-            yield i
+    pages = _counted(20, fetched)
 
     seen = []
-    for page in ReadAhead(pages(), depth=2):
+    for page in ReadAhead(pages, depth=2):
         time.sleep(0.02)  # the writer is slower than the server
         seen.append(page)
         # fetched: what was queued (≤ 2), the one being handed over, and this one
@@ -61,14 +64,10 @@ def test_a_list_that_fails_mid_way_raises_after_the_pages_before_it() -> None:
 
 def test_a_writer_that_stops_early_stops_the_fetching() -> None:
     fetched: list[int] = []
-
-    def pages() -> Iterator[int]:
-        for i in range(1000):
-            fetched.append(i)
-            yield i
+    pages = _counted(1000, fetched)
 
     with pytest.raises(RuntimeError):
-        for page in ReadAhead(pages(), depth=2):
+        for page in ReadAhead(pages, depth=2):
             if page == 3:
                 raise RuntimeError("the database went away")
     _wait_gone()
@@ -79,13 +78,9 @@ def test_a_writer_that_stops_early_stops_the_fetching() -> None:
 def test_it_starts_fetching_before_the_first_page_is_asked_for() -> None:
     """sync_once computes availability while the pods' first pages arrive."""
     fetched: list[int] = []
+    pages = _counted(10, fetched)
 
-    def pages() -> Iterator[int]:
-        for i in range(10):
-            fetched.append(i)
-            yield i
-
-    ahead = ReadAhead(pages(), depth=4)
+    ahead = ReadAhead(pages, depth=4)
     deadline = time.monotonic() + 5
     while len(fetched) < 5 and time.monotonic() < deadline:
         time.sleep(0.01)
