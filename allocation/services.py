@@ -36,6 +36,8 @@ from allocation.whatif.base import (
     WhatIfLimitError,
     get_kind,
 )
+from allocation.whatif.fingerprint import remember_fingerprints
+from allocation.whatif.view import AllocatorView, node_names
 from dra.allocator import AllocationError, AllocationTimeout
 from dradash.celery import app as celery_app
 from dradash.context import user_can_author, user_is_admin
@@ -319,6 +321,16 @@ class _Heartbeat(threading.Thread):
             log.warning("heartbeat of what-if run %s stopped", self.run_id, exc_info=True)
         finally:
             connection.close()
+
+
+def whatif_warm() -> None:
+    """Bring this process's snapshot of the mirror, and the view every question starts from, up to date
+    (`snapshot_load` reads only what changed since; a view is built once per snapshot). A worker does
+    this from its start on (`allocation.worker.start_warmer`), so its first run does not pay for
+    reading and decoding the whole inventory: at 100,000 devices that is most of a first answer. The
+    nodes' fingerprints for claims that name no attribute are remembered too (the slices' digests)."""
+    snapshot = snapshot_load()
+    remember_fingerprints(AllocatorView.build(snapshot), node_names(snapshot))
 
 
 def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from celery.signals import worker_ready
+from django.conf import settings
 
 from allocation.services import RUN_TASK, whatif_run_execute
 from allocation.whatif.shards import SHARD_TASK, shard_execute
-from allocation.worker import start_reaper
+from allocation.worker import start_reaper, start_warmer
 from dradash.celery import app
 
 
@@ -27,3 +28,5 @@ def _reap_while_the_worker_lives(**kwargs: Any) -> None:
     # A worker that starts may be the replacement of one that died mid-run; while it lives, it keeps
     # reaping, so a run whose worker died is marked failed even if nobody looks at it.
     start_reaper()
+    # Its snapshot kept current from the start: the first run or shard it gets is answered warm.
+    start_warmer(every=settings.DRADASH_WHATIF_WARM_SECONDS)

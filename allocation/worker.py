@@ -3,7 +3,8 @@
 `manage.py whatif_worker` runs it — by default as a child process of the web server
 (`allocation.supervisor`), or on its own on any host that reaches the database. Celery workers
 (Redis) receive runs through their broker instead and only borrow the periodic reaper from here.
-Reaping every stale run of the table happens here, on a timer, and nowhere else.
+Reaping every stale run of the table happens here, on a timer, and nowhere else; so does keeping a
+worker's snapshot warm (`start_warmer`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from django.db import connection
 
-from allocation.services import whatif_pending_ids, whatif_reap_stale, whatif_run_execute
+from allocation.services import whatif_pending_ids, whatif_reap_stale, whatif_run_execute, whatif_warm
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +118,40 @@ def _reap_forever(every: float) -> None:
         _logged(whatif_reap_stale)
         connection.close()
         time.sleep(every)
+
+
+class Warmer(threading.Thread):
+    """Keeps this process's snapshot and base view current (`whatif_warm`): at once, then every
+    `every` seconds, until `stopped` is set."""
+
+    def __init__(self, every: float) -> None:
+        super().__init__(name="whatif-warmer", daemon=True)
+        self.every = every
+        self.stopped = threading.Event()
+        self.rounds = 0
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            started = time.monotonic()
+            _logged(whatif_warm)
+            connection.close()
+            self.rounds += 1
+            log.debug("what-if worker: snapshot warm in %.2f s", time.monotonic() - started)
+            self.stopped.wait(self.every)
+
+
+_warmer: Warmer | None = None
+_warmer_lock = threading.Lock()
+
+
+def start_warmer(*, every: float) -> Warmer | None:
+    """Start this process's `Warmer` (idempotent: the running one is returned; `every` <= 0: none).
+    Every worker kind starts it: the embedded worker, and Celery workers, which answer runs and shards."""
+    global _warmer
+    if every <= 0:
+        return None
+    with _warmer_lock:
+        if _warmer is None or not _warmer.is_alive() or _warmer.stopped.is_set():
+            _warmer = Warmer(every)
+            _warmer.start()
+        return _warmer

@@ -205,7 +205,7 @@ def worker(args: argparse.Namespace) -> None:
     from django.contrib.auth.models import User
 
     import allocation.snapshot as snapshot_module
-    from allocation.services import whatif_answer, whatif_input_normalize
+    from allocation.services import whatif_answer, whatif_input_normalize, whatif_warm
     from allocation.snapshot import snapshot_load
     from allocation.whatif.base import Context
     from inventory.models import KubeObject
@@ -224,6 +224,11 @@ def worker(args: argparse.Namespace) -> None:
         "resourceclaims": len(snapshot.claims),
         "pods": len(snapshot.pods),
     }
+    # What a worker does from its start on (allocation.worker.Warmer): the snapshot (just loaded) and
+    # the view every question starts from. The first run below is a fresh worker's first, once warm.
+    started = time.perf_counter()
+    whatif_warm()
+    out["warm_view_s"] = time.perf_counter() - started
     for kind, data in (("feasibility", FEASIBILITY), ("headroom", HEADROOM)):
         first, result = run_once(kind, data, user)
         warm = [run_once(kind, data, user)[0] for _ in range(3)]
@@ -241,6 +246,14 @@ def worker(args: argparse.Namespace) -> None:
     claim.save()
     out["feasibility_after_change_s"] = run_once("feasibility", FEASIBILITY, user)[0]
     out["rss_mb"] = rss_mb()
+    # Both taint impacts end to end in this process (no shards: no broker here), and the peak after each.
+    for prefix, question in taint_questions(args, out["nodes"]):
+        elapsed, result = run_once("taint_impact", question, user)
+        out[prefix + "in process"] = {
+            "s": elapsed,
+            "evicted": result["summary"]["evicted"],
+            "rss_mb": rss_mb(),
+        }
     # The anchor after the peak is read: its copy of every slice is no part of a worker's memory.
     started = time.perf_counter()
     json.loads(json.dumps(snapshot.slices))
@@ -463,9 +476,13 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     add("load average start → end", lambda r: f"{r['load_start']:.1f} → {r['load_end']:.1f}")
     add("JSON round trip of the slices (anchor J)", lambda r: f"{r['json_slices_s']:.2f} s")
     add("first snapshot load (anchor L)", lambda r: f"{r['snapshot_first_s']:.2f} s")
+    add(
+        "the worker's warm-up after the load: the base view (`whatif_warm`) · load + warm-up",
+        lambda r: f"{r['warm_view_s']:.2f} s · {r['snapshot_first_s'] + r['warm_view_s']:.2f} s",
+    )
     for kind, target in (("feasibility", 1.0), ("headroom", 2.0)):
         add(
-            f"{kind} end to end, first run · ÷ L",
+            f"{kind} end to end, first run (a fresh worker, warmed up) · ÷ L",
             lambda r, k=kind: f"{r[k]['first_s']:.2f} s · {r[k]['first_s'] / r['snapshot_first_s']:.2f}×",
         )
         add(
@@ -483,6 +500,17 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
         "worker peak RSS, VmHWM: after the first load · after the runs (< 1 GB at 100k)",
         lambda r: f"{r['rss_after_load_mb']:.0f} MB · {r['rss_mb']:.0f} MB",
     )
+    for prefix, label in (
+        ("taint ", f"NoExecute on {args.taint_nodes} nodes' GPUs"),
+        ("taint, free half too, ", f"NoExecute on {args.taint_nodes} nodes' GPUs and the free half's"),
+    ):
+        add(
+            f"taint impact end to end, {label}, one process, first run · pods evicted · worker VmHWM after it (< 1 GB)",
+            lambda r, p=prefix: (
+                f"{r[p + 'in process']['s']:.2f} s · {r[p + 'in process']['evicted']:,} · "
+                f"{r[p + 'in process']['rss_mb']:.0f} MB"
+            ),
+        )
     if args.redis:
         for label in ("one process", f"{args.workers + 1} shards"):
             add(

@@ -129,6 +129,10 @@ DRADASH_WHATIF_TIME_LIMIT = env_int("DRADASH_WHATIF_TIME_LIMIT", 120, minimum=1)
 DRADASH_WHATIF_MAX_SEARCH_STEPS = env_int("DRADASH_WHATIF_MAX_SEARCH_STEPS", 1_000_000, minimum=1)
 DRADASH_WHATIF_MAX_RUNS_PER_USER = env_int("DRADASH_WHATIF_MAX_RUNS_PER_USER", 2, minimum=1)
 DRADASH_WHATIF_WORKER_THREADS = env_int("DRADASH_WHATIF_WORKER_THREADS", 4, minimum=1)
+# Every this many seconds a what-if worker brings its snapshot of the mirror (and the view every question
+# starts from) up to date, from its start on, so a run finds them ready instead of reading the whole
+# inventory first (0 = only when a run asks). It holds the snapshot in memory from the start.
+DRADASH_WHATIF_WARM_SECONDS = env_int("DRADASH_WHATIF_WARM_SECONDS", 10, minimum=0)
 # With Celery on Redis, a headroom over at least SHARD_MIN_NODES nodes is split into this many shards
 # (a Celery group; 1 = never split), sent to SHARD_QUEUE (empty: Celery's default queue).
 DRADASH_WHATIF_SHARDS = env_int("DRADASH_WHATIF_SHARDS", 4, minimum=1)

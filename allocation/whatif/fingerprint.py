@@ -16,6 +16,7 @@ cost a computation.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,17 @@ def _device_names(slices: list[Obj]) -> list[str]:
     return [str(d.get("name")) for s in slices for d in (s.get("spec") or {}).get("devices") or []]
 
 
+def claims_key(claims: list[Obj], *, per_node: bool) -> tuple[str, ...]:
+    """The claims tried on a node, for a memo next to the node's fingerprint: their names, and their
+    specs when they are built per node (the extended-resource claim depends on what the node's device
+    plugins serve)."""
+    if not per_node:
+        return tuple(str(meta(c).get("name")) for c in claims)
+    return tuple(
+        json.dumps([meta(c).get("name"), c.get("spec")], sort_keys=True, default=str) for c in claims
+    )
+
+
 def node_fingerprint(
     view: AllocatorView, node: str, *, with_labels: bool, keep_attributes: KeepAttributes | None = None
 ) -> str:
@@ -151,6 +163,15 @@ def node_fingerprint(
     if pristine:
         view.fingerprint_memo[memo_key] = fingerprint
     return fingerprint
+
+
+def remember_fingerprints(view: AllocatorView, nodes: list[str]) -> None:
+    """Compute and remember the fingerprints of `nodes` for questions whose claims name no attribute
+    (their selectors read only the classes'): what a worker does ahead of its runs (`whatif_warm`), so
+    the first such question finds every node's fingerprint and slice digest made."""
+    keep_attributes = attribute_filter(view.snapshot, [])
+    for node in nodes:
+        node_fingerprint(view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes)
 
 
 def _node_fingerprint(

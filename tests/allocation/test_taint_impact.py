@@ -215,3 +215,50 @@ def test_it_does_not_keep_the_views_of_earlier_runs_rules() -> None:
             now=NOW + timedelta(minutes=minute),
         )
     assert len([key for key in view._bases if key[2]]) == 1  # the last run's, not one per run
+
+
+def test_it_tries_one_node_of_each_kind_that_does_not_fit_not_every_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """20 full nodes alike, then one free node: the evicted pod and the pending pod are tried on the
+    first full node only, and still found where they fit (the last node); without the memo each
+    scan would call the allocator on all 21 nodes."""
+    objects = [o.device_class(), o.template("one-gpu")]
+    for i in range(21):
+        name = f"n-{i:02d}"
+        objects += [o.node(name), o.gpu_slice(name, "A100")]
+        if i < 20:
+            for device in ("gpu-0", "gpu-1"):
+                holder = o.pod(
+                    f"{name}-{device}",
+                    node_name=name,
+                    claims=[{"name": "gpu", "resourceClaimName": f"{name}-{device}"}],
+                )
+                objects += [holder, o.allocated_claim(f"{name}-{device}", name, device, holder)]
+    victim = o.pod("victim", node_name="n-20", claims=[{"name": "gpu", "resourceClaimName": "victim"}])
+    roaming = o.pod("roaming", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    o.store(*objects, victim, o.allocated_claim("victim", "n-20", "gpu-0", victim), roaming)
+    calls: list[str] = []
+    real = kind.allocate_on
+
+    def counted(view: Any, *, node: str, claims: Any) -> Any:
+        calls.append(node)
+        return real(view, node=node, claims=claims)
+
+    monkeypatch.setattr(kind, "allocate_on", counted)
+    impact = taint_impact(selector={"pool": "n-20", "device": "gpu-0"}, taint=NO_EXECUTE, now=NOW)
+
+    assert {p.name: p.reallocation for p in impact.pods} == {"victim": "fits on node n-20"}
+    assert impact.pending_unschedulable == []  # roaming still fits on n-20's gpu-1
+    # the evicted pod: n-00 (full), then n-20; the pending pod after the taint: the same two
+    assert calls == ["n-00", "n-20", "n-00", "n-20"]
+
+    calls.clear()
+    whole_node = taint_impact(
+        selector={"pool": "n-20"}, taint={**NO_EXECUTE, "effect": "NoSchedule"}, now=NOW
+    )
+    assert whole_node.pending_unschedulable == [
+        {"namespace": "default", "name": "roaming", "fits_now_on": "n-20"}
+    ]
+    # after the taint: n-00 and n-20 (tainted) do not fit; before it: n-00 does not, n-20 does
+    assert calls == ["n-00", "n-20", "n-00", "n-20"]

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from allocation.services import whatif_runs_abandon
 from allocation.supervisor import PipeRelay
-from allocation.worker import Worker
+from allocation.worker import Worker, start_warmer
 from dradash.realtime import forward_sends
 
 # The embedded worker yields the CPU to the web process it serves: with both busy on a small machine,
@@ -54,6 +54,7 @@ class Command(BaseCommand):
             threading.Thread(
                 target=_follow_parent, args=(worker, stop), name="whatif-parent", daemon=True
             ).start()
+        start_warmer(every=settings.DRADASH_WHATIF_WARM_SECONDS)
         worker.run()
         whatif_runs_abandon(run_ids=worker.in_flight(), error=STOPPED)
 

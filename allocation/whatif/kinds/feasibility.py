@@ -4,7 +4,6 @@ and where it cannot, why — per device, from the allocator's own `explain`."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -20,7 +19,7 @@ from allocation.whatif.base import (
     no_progress,
     register,
 )
-from allocation.whatif.fingerprint import attribute_filter, node_fingerprint
+from allocation.whatif.fingerprint import attribute_filter, claims_key, node_fingerprint
 from allocation.whatif.inputs import (
     SUBJECT_KINDS,
     node_input,
@@ -121,7 +120,7 @@ def feasibility(
             node_fingerprint(view, node, with_labels=bool(view.shared_pools), keep_attributes=keep_attributes)
             if memo
             else node,
-            _claims_key(claims, per_node=bool(subject.extended)),
+            claims_key(claims, per_node=bool(subject.extended)),
         )
         if key in placed:  # looks like a node that fit: it fits the same way, on its own devices
             feasible.append(_rebased(placed[key], view, node=node, notes=notes))
@@ -177,16 +176,6 @@ def feasibility(
         "infeasible_nodes": infeasible,
         "reasons": dict(reasons.most_common()),
     }
-
-
-def _claims_key(claims: list[Obj], *, per_node: bool) -> tuple[str, ...]:
-    """The claims tried on a node, for the memo: their names, and their specs when they are built per
-    node (the extended-resource claim depends on what the node's device plugins serve)."""
-    if not per_node:
-        return tuple(str(meta(c).get("name")) for c in claims)
-    return tuple(
-        json.dumps([meta(c).get("name"), c.get("spec")], sort_keys=True, default=str) for c in claims
-    )
 
 
 def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: list[str]) -> dict[str, Any]:
