@@ -689,8 +689,10 @@ class BatchWriter:
     def _derive(
         self, by_kind: dict[str, dict[str, JSON | None]], old: dict[str, Any], *, inline: bool = True
     ) -> None:
-        """`inline=False` (a list's pages): every availability recompute waits for `refresh_deferred`, so
-        a pool reached by several pages (its slices, then its claims) is computed once, after them."""
+        """`inline=False` (a list's pages): a page of slices writes its pools' availability with their
+        device rows (`recompute_pools`; claims, classes, rules and nodes are listed before slices);
+        every other recompute waits for `refresh_deferred`, so a pool reached by several pages of
+        other kinds is computed once, after them."""
         if not any(
             k in by_kind
             for k in (
@@ -718,12 +720,16 @@ class BatchWriter:
             else:
                 pool_keys.add(index_key("resourceslices", obj))
         fresh = {uid: obj for uid, obj in slices.items() if obj is not None}
-        rebuilt = recompute_pools(
-            pool_keys, gone_slices, ctx, fresh=fresh
-        )  # fills taints, classes, allocations
+        # Fills taints, classes, allocations; on a list's pages availability too (the pools are whole
+        # in hand; a batch of watch events recomputes it below, after its claims are in).
+        rebuilt = recompute_pools(pool_keys, gone_slices, ctx, fresh=fresh, availability=not inline)
+        if not inline:
+            # What earlier pages asked for these pools (their claims, rules, nodes) is in what was just
+            # computed: they need no recompute at the end of the list.
+            self._availability_pools -= pool_keys
 
         availability = {
-            "resourceslices": set(pool_keys),
+            "resourceslices": set(pool_keys) if inline else set(),
             "resourceclaims": {f"{d}/{p}" for d, p, _ in claim_keys},
         }
         if "devicetaintrules" in by_kind:

@@ -9,7 +9,7 @@ the nodes that reach them), never on a page read.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
 
 from django.db.models import Q
@@ -42,27 +42,49 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
         pools_q(pool_keys)
     ).values_list("pk", "driver", "pool", "name", "classes", "blocked", "blocked_reason"):
         devices[f"{driver}/{pool}"].append((pk, name, classes or [], blocked, reason))
+    wanted = {key: {c for _pk, _n, classes, _b, _r in rows for c in classes} for key, rows in devices.items()}
+    class_rows, blocked_by_pool = pool_numbers(pool_keys, slices, wanted, ctx)
+    changed: list[SimpleNamespace] = []
+    for key in pool_keys:
+        blocked_now = blocked_by_pool.get(key, {})
+        for pk, name, _classes, blocked, reason in devices.get(key, []):
+            new = blocked_now.get(name, ("", ""))
+            if new != (blocked, reason):
+                changed.append(SimpleNamespace(pk=pk, blocked=new[0], blocked_reason=new[1]))
+    write_class_availability(pool_keys, class_rows)
+    sql.update(Device, changed, fields=BLOCKED_FIELDS)
+
+
+def pool_numbers(
+    pool_keys: list[str],
+    slices: Mapping[str, list[JSON]],
+    wanted: Mapping[str, Iterable[str]],
+    ctx: Context,
+) -> tuple[list[SimpleNamespace], dict[str, dict[str, tuple[str, str]]]]:
+    """The allocator per pool: its ClassAvailability rows, and per pool its blocked devices (name →
+    (blocked, blocked_reason)). `slices`: every slice of each pool; `wanted`: the classes that select
+    one of the pool's devices. The allocated claims are read from the Allocation rows."""
     claims = _claims_by_pool(pool_keys)
     rules = _rules_by_pool(ctx)
+    ctx.slice_nodes([s for key in pool_keys for s in slices.get(key, ())])
     bound = {key: node_local_names(slices.get(key, [])) for key in pool_keys}
     if all(names is not None for names in bound.values()):
         ctx.nodes(frozenset().union(*(names for names in bound.values() if names)))  # one query for all
     else:
         ctx.nodes(None)
-
     rows: list[SimpleNamespace] = []
-    changed: list[SimpleNamespace] = []
+    blocked: dict[str, dict[str, tuple[str, str]]] = {}
     for key in pool_keys:
         driver, _, pool = key.partition("/")
-        mine = slices.get(key, [])
-        wanted = sorted({c for _pk, _n, classes, _b, _r in devices.get(key, []) for c in classes})
         result = pool_availability(
             driver=driver,
             pool=pool,
-            slices=mine,
+            slices=slices.get(key, []),
             allocated_claims=claims.get(key, []),
             taint_rules=rules.of(driver, pool),
-            classes=[ctx.class_objects[c] for c in wanted if c in ctx.class_objects],
+            classes=[
+                ctx.class_objects[c] for c in sorted(set(wanted.get(key, ()))) if c in ctx.class_objects
+            ],
             # The nodes the what-if would try for this pool: those it is bound to by name, else all.
             nodes=ctx.nodes(bound[key]),
             selector_memo=ctx.selector_memo,
@@ -79,14 +101,18 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
                     error=numbers.error[:2000],
                 )
             )
-        for pk, name, _classes, blocked, reason in devices.get(key, []):
-            block = result.devices.get(name)
-            new = (block.reason, block.message[:2000]) if block is not None else ("", "")
-            if new != (blocked, reason):
-                changed.append(SimpleNamespace(pk=pk, blocked=new[0], blocked_reason=new[1]))
+        blocked[key] = {
+            name: (block.reason, block.message[:2000])
+            for name, block in result.devices.items()
+            if block is not None
+        }
+    return rows, blocked
+
+
+def write_class_availability(pool_keys: list[str], rows: list[SimpleNamespace]) -> None:
+    """Replace the ClassAvailability rows of these pools."""
     ClassAvailability.objects.filter(pools_q(pool_keys)).delete()
     sql.insert(ClassAvailability, rows, fields=CLASS_AVAILABILITY_FIELDS)
-    sql.update(Device, changed, fields=BLOCKED_FIELDS)
 
 
 def _claims_by_pool(pool_keys: list[str]) -> dict[str, list[JSON]]:

@@ -135,6 +135,20 @@ class Context:
             self._some_nodes.update({n: None for n in batch if n not in self._some_nodes})
         return [node for n in sorted(names) if (node := self._some_nodes.get(n)) is not None]
 
+    def slice_nodes(self, slices: list[JSON]) -> None:
+        """Without any Node object, the nodes these slices name join the bare stand-ins: slices whose
+        device rows are not written yet (a list's page computes availability before the insert)."""
+        if self._any_nodes is None:
+            self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
+        if self._any_nodes:
+            return
+        self.nodes()  # the device rows' nodes first
+        assert self._bare_nodes is not None
+        for slice_obj in slices:
+            name = (slice_obj.get("spec") or {}).get("nodeName")
+            if name and name not in self._bare_nodes:
+                self._bare_nodes[str(name)] = bare_node(str(name))
+
     @staticmethod
     def _load_nodes(rows: QuerySet[KubeObject]) -> dict[str, JSON]:
         # Only name and labels: a Node's status (images, conditions) is most of its JSON.
