@@ -55,7 +55,7 @@ def recompute_pools(
 
     `availability`: compute the pools' availability too (`derive.availability.pool_numbers`) from the
     slices in hand, so each device row is written with it, instead of being updated afterwards (on
-    PostgreSQL an update of an indexed column rewrites the row in all nine of the table's indexes). A
+    PostgreSQL an update of an indexed column writes the row into every index of the table again). A
     list's pages do it: the kinds availability reads (claims, classes, rules, nodes) are listed first;
     one listed later asks for its pools again."""
     if not pool_keys:
