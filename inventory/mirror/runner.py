@@ -58,7 +58,7 @@ QueueOp = Op | ListOp
 PAGES_IN_FLIGHT = 4  # list pages the reflectors together may queue ahead of the writer
 READ_AHEAD = 2  # list pages `sync_once` fetches ahead of the page it writes
 # Kinds no derived availability reads: `sync_once` lists them last, their first pages fetched (up to
-# AHEAD_OF_AVAILABILITY) while the availability of every pool is computed.
+# AHEAD_OF_AVAILABILITY) while the availability of every pool is computed (the slices' pages).
 LIST_AFTER_AVAILABILITY = ("pods",)
 AHEAD_OF_AVAILABILITY = 16
 
@@ -299,13 +299,23 @@ class Mirror:
                 results.append(self.writer.apply(
                     [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
                 ))  # fmt: skip
-            for kind in before:
-                results.append(self._list_into_database(kind, ReadAhead(self._pages_fn(kind)())))
-        # Availability (the allocator per pool) once the kinds it reads are in, while the first pages of
-        # the kinds it does not read (pods) are fetched meanwhile. With the collector running again
-        # (`bulk_gc` froze what the lists left): the allocator's objects hold cycles, and 200 chunks of
-        # them at 100,000 devices, uncollected, were hundreds of MB.
-        pages = {kind: ReadAhead(self._pages_fn(kind)(), depth=AHEAD_OF_AVAILABILITY) for kind in after[:1]}
+            pages: dict[str, ReadAhead[tuple[list[JSON], str]]] = {}
+            try:
+                for kind in before:
+                    if kind == "resourceslices":
+                        # Its pages run the allocator per pool (availability with the device rows): the
+                        # first pages of the kinds no availability reads (pods) are fetched meanwhile.
+                        pages = self._read_ahead_of_availability(after)
+                    results.append(self._list_into_database(kind, ReadAhead(self._pages_fn(kind)())))
+            except BaseException:
+                for ahead in pages.values():
+                    ahead.close()
+                raise
+        # What availability is left (rules, classes or nodes whose pages asked for pools) once the kinds it
+        # reads are in, while the pods' first pages are fetched, if the slices' list did not start them.
+        # With the collector running again (`bulk_gc` froze what the lists left): the allocator's
+        # objects hold cycles, and 200 chunks of them at 100,000 devices, uncollected, were hundreds of MB.
+        pages = pages or self._read_ahead_of_availability(after)
         try:
             while self.writer.refresh_deferred(chunk=1_000_000):
                 pass
@@ -327,6 +337,9 @@ class Mirror:
             states_changed=[k for r in results for k in r.states_changed],
             total=sum(r.count for r in results),
         )
+
+    def _read_ahead_of_availability(self, kinds: list[str]) -> dict[str, ReadAhead[tuple[list[JSON], str]]]:
+        return {kind: ReadAhead(self._pages_fn(kind)(), depth=AHEAD_OF_AVAILABILITY) for kind in kinds[:1]}
 
     def _list_into_database(self, kind: str, pages: Iterator[tuple[list[JSON], str]]) -> BatchResult:
         """One kind's list for `sync_once`, page by page, ending "synced" at the list's rv."""
