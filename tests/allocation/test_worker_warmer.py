@@ -3,10 +3,6 @@ first run a fresh worker gets does not start by reading and decoding the whole i
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 import allocation.snapshot as snapshot_module
@@ -15,17 +11,10 @@ from allocation.whatif import view
 from allocation.worker import start_warmer
 from inventory.mirror.writer import BatchWriter, Event
 from tests.allocation import whatif_objects as o
+from tests.allocation.test_worker_loop import wait_until
 from tests.allocation.whatif_objects import _migrated_sqlite_file, shared_db  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not after {timeout} s")
-        time.sleep(0.02)
 
 
 def claim_names() -> list[str]:
