@@ -128,14 +128,12 @@ class Warmer(threading.Thread):
         super().__init__(name="whatif-warmer", daemon=True)
         self.every = every
         self.stopped = threading.Event()
-        self.rounds = 0
 
     def run(self) -> None:
         while not self.stopped.is_set():
             started = time.monotonic()
             _logged(whatif_warm)
             connection.close()
-            self.rounds += 1
             log.debug("what-if worker: snapshot warm in %.2f s", time.monotonic() - started)
             self.stopped.wait(self.every)
 

@@ -294,29 +294,25 @@ class Mirror:
         before = [kind for kind in served if kind not in LIST_AFTER_AVAILABILITY]
         after = [kind for kind in served if kind in LIST_AFTER_AVAILABILITY]
         results: list[BatchResult] = []
-        with bulk_gc():  # the pages are decoded here: the collector waits for the whole load
-            if missing:
-                results.append(self.writer.apply(
-                    [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
-                ))  # fmt: skip
-            pages: dict[str, ReadAhead[tuple[list[JSON], str]]] = {}
-            try:
+        pages: dict[str, ReadAhead[tuple[list[JSON], str]]] = {}
+        try:
+            with bulk_gc():  # the pages are decoded here: the collector waits for the whole load
+                if missing:
+                    results.append(self.writer.apply(
+                        [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
+                    ))  # fmt: skip
                 for kind in before:
                     if kind == "resourceslices":
                         # Its pages run the allocator per pool (availability with the device rows): the
                         # first pages of the kinds no availability reads (pods) are fetched meanwhile.
                         pages = self._read_ahead_of_availability(after)
                     results.append(self._list_into_database(kind, ReadAhead(self._pages_fn(kind)())))
-            except BaseException:
-                for ahead in pages.values():
-                    ahead.close()
-                raise
-        # What availability is left (rules, classes or nodes whose pages asked for pools) once the kinds it
-        # reads are in, while the pods' first pages are fetched, if the slices' list did not start them.
-        # With the collector running again (`bulk_gc` froze what the lists left): the allocator's
-        # objects hold cycles, and 200 chunks of them at 100,000 devices, uncollected, were hundreds of MB.
-        pages = pages or self._read_ahead_of_availability(after)
-        try:
+            # What availability is left (rules, classes or nodes whose pages asked for pools) once the kinds
+            # it reads are in, while the pods' first pages are fetched, if the slices' list did not start
+            # them. With the collector running again (`bulk_gc` froze what the lists left): the
+            # allocator's objects hold cycles, and 200 chunks of them at 100,000 devices, uncollected,
+            # were hundreds of MB.
+            pages = pages or self._read_ahead_of_availability(after)
             while self.writer.refresh_deferred(chunk=1_000_000):
                 pass
         except BaseException:

@@ -43,7 +43,7 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
     ).values_list("pk", "driver", "pool", "name", "classes", "blocked", "blocked_reason"):
         devices[f"{driver}/{pool}"].append((pk, name, classes or [], blocked, reason))
     wanted = {key: {c for _pk, _n, classes, _b, _r in rows for c in classes} for key, rows in devices.items()}
-    class_rows, blocked_by_pool = pool_numbers(pool_keys, slices, wanted, ctx)
+    blocked_by_pool = write_pool_numbers(pool_keys, slices, wanted, ctx)
     changed: list[SimpleNamespace] = []
     for key in pool_keys:
         blocked_now = blocked_by_pool.get(key, {})
@@ -51,19 +51,19 @@ def _recompute(pool_keys: list[str], ctx: Context) -> None:
             new = blocked_now.get(name, ("", ""))
             if new != (blocked, reason):
                 changed.append(SimpleNamespace(pk=pk, blocked=new[0], blocked_reason=new[1]))
-    write_class_availability(pool_keys, class_rows)
     sql.update(Device, changed, fields=BLOCKED_FIELDS)
 
 
-def pool_numbers(
+def write_pool_numbers(
     pool_keys: list[str],
     slices: Mapping[str, list[JSON]],
     wanted: Mapping[str, Iterable[str]],
     ctx: Context,
-) -> tuple[list[SimpleNamespace], dict[str, dict[str, tuple[str, str]]]]:
-    """The allocator per pool: its ClassAvailability rows, and per pool its blocked devices (name →
-    (blocked, blocked_reason)). `slices`: every slice of each pool; `wanted`: the classes that select
-    one of the pool's devices. The allocated claims are read from the Allocation rows."""
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """The allocator per pool: replaces the pools' ClassAvailability rows, and returns per pool its
+    blocked devices (name → (blocked, blocked_reason)) for the caller's Device rows. `slices`: every
+    slice of each pool; `wanted`: the classes that select one of the pool's devices. The allocated
+    claims are read from the Allocation rows."""
     claims = _claims_by_pool(pool_keys)
     rules = _rules_by_pool(ctx)
     ctx.slice_nodes([s for key in pool_keys for s in slices.get(key, ())])
@@ -106,13 +106,9 @@ def pool_numbers(
             for name, block in result.devices.items()
             if block is not None
         }
-    return rows, blocked
-
-
-def write_class_availability(pool_keys: list[str], rows: list[SimpleNamespace]) -> None:
-    """Replace the ClassAvailability rows of these pools."""
     ClassAvailability.objects.filter(pools_q(pool_keys)).delete()
     sql.insert(ClassAvailability, rows, fields=CLASS_AVAILABILITY_FIELDS)
+    return blocked
 
 
 def _claims_by_pool(pool_keys: list[str]) -> dict[str, list[JSON]]:

@@ -110,9 +110,7 @@ class Context:
     def nodes(self, names: frozenset[str] | None = None) -> list[JSON]:
         """Nodes as the allocator sees them (name and labels): those named, or all (None). Without any
         Node object in the mirror, bare nodes named by the devices' slices: the what-if's stand-in."""
-        if self._any_nodes is None:
-            self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
-        if not self._any_nodes:
+        if not self._has_nodes():
             if self._bare_nodes is None:
                 found = (
                     Device.objects.filter(node_selection="node")
@@ -138,9 +136,7 @@ class Context:
     def slice_nodes(self, slices: list[JSON]) -> None:
         """Without any Node object, the nodes these slices name join the bare stand-ins: slices whose
         device rows are not written yet (a list's page computes availability before the insert)."""
-        if self._any_nodes is None:
-            self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
-        if self._any_nodes:
+        if self._has_nodes():
             return
         self.nodes()  # the device rows' nodes first
         assert self._bare_nodes is not None
@@ -148,6 +144,11 @@ class Context:
             name = (slice_obj.get("spec") or {}).get("nodeName")
             if name and name not in self._bare_nodes:
                 self._bare_nodes[str(name)] = bare_node(str(name))
+
+    def _has_nodes(self) -> bool:
+        if self._any_nodes is None:
+            self._any_nodes = KubeObject.objects.filter(kind="nodes").exists()
+        return self._any_nodes
 
     @staticmethod
     def _load_nodes(rows: QuerySet[KubeObject]) -> dict[str, JSON]:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from dra.objects import attribute_index_lines, flat_attributes, node_selection, numa_node
 from inventory.mirror import sql
 from inventory.mirror.derive.attributes import refresh_attribute_lines
-from inventory.mirror.derive.availability import BLOCKED_FIELDS, pool_numbers, write_class_availability
+from inventory.mirror.derive.availability import BLOCKED_FIELDS, write_pool_numbers
 from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_device, fill_allocations
 from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
 from inventory.mirror.derive.common import JSON, DeviceKey, chunks, pools_qs
@@ -53,7 +53,7 @@ def recompute_pools(
 ) -> set[DeviceKey]:
     """Rebuild Pool rows and their Device rows from the pools' slices; returns device keys now present.
 
-    `availability`: compute the pools' availability too (`derive.availability.pool_numbers`) from the
+    `availability`: compute the pools' availability too (`derive.availability.write_pool_numbers`) from the
     slices in hand, so each device row is written with it, instead of being updated afterwards (on
     PostgreSQL an update of an indexed column writes the row into every index of the table again). A
     list's pages do it: the kinds availability reads (claims, classes, rules, nodes) are listed first;
@@ -195,12 +195,11 @@ def recompute_pools(
             by_pool[f"{row.driver}/{row.pool}"].append(row)
         for batch in chunks(sorted(pool_keys), AVAILABILITY_BATCH):
             wanted = {key: {c for row in by_pool.get(key, ()) for c in row.classes} for key in batch}
-            class_rows, blocked = pool_numbers(batch, slices_by_pool, wanted, ctx)
+            blocked = write_pool_numbers(batch, slices_by_pool, wanted, ctx)
             for key in batch:
                 blocked_now = blocked.get(key, {})
                 for row in by_pool.get(key, ()):
                     row.blocked, row.blocked_reason = blocked_now.get(row.name, ("", ""))
-            write_class_availability(batch, class_rows)
     stale.extend(pk for key, (pk, _r) in existing.items() if key not in present)  # slices gone or obsolete
     for batch in chunks(stale):
         Device.objects.filter(pk__in=batch).delete()
@@ -212,7 +211,7 @@ def recompute_pools(
         device_rows,
         fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS, "blocked", "blocked_reason"],
         conflict=["driver", "pool", "name"],
-        # an existing device keeps its availability until it is recomputed
+        # without `availability`, an existing device keeps its availability until it is recomputed
         update=[*ALL_DEVICE_FIELDS, *BLOCKED_FIELDS] if availability else ALL_DEVICE_FIELDS,
     )
     refresh_attribute_lines(device_rows, attribute_texts, pool_keys)
