@@ -26,7 +26,7 @@ from simcluster.rbac import Authorizer, forbidden
 from simcluster.requestinfo import request_attributes
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
-from simcluster.store import Entry, Store, dumps
+from simcluster.store import Store, dumps, entry_key
 from simcluster.watch import WatchStream, parse_watch_params
 
 log = logging.getLogger(__name__)
@@ -79,11 +79,6 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
         raise bad_request(
             "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
         ) from error
-
-
-def _entry_key(entry: Entry) -> tuple[str, str]:
-    meta = entry.obj["metadata"]
-    return (str(meta.get("namespace") or ""), str(meta["name"]))
 
 
 def _flag(value: str | None) -> bool:
@@ -776,19 +771,16 @@ class SimServer:
                                 "retryAfterSeconds": 1})  # fmt: skip
             if rv_match == "Exact":
                 at_rv = wanted
-        snapshot_rv, entries = self.store.snapshot(resource.plural, namespace=namespace, at_rv=at_rv)
-        if start_after is not None:
-            entries = [e for e in entries if _entry_key(e) > start_after]
-        if matcher is not None:
-            entries = [e for e in entries if matcher(e.obj)]
-        continue_token = ""
-        remaining: int | None = None
-        if limit > 0 and len(entries) > limit:
-            remaining = len(entries) - limit
-            entries = entries[:limit]
-            continue_token = _encode_continue(snapshot_rv, _entry_key(entries[-1]))
-            if matcher is not None:
-                remaining = None  # like kube: unknown once a selector filters the rest
+        page = self.store.page(
+            resource.plural,
+            namespace=namespace,
+            at_rv=at_rv,
+            after=start_after,
+            limit=max(limit, 0),
+            matcher=matcher,
+        )
+        snapshot_rv, entries, remaining = page.rv, page.entries, page.remaining
+        continue_token = _encode_continue(snapshot_rv, entry_key(entries[-1])) if page.more else ""
         if _wants_table(request):
             return _json_response(
                 tables.table(

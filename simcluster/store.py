@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import heapq
 import json
 import logging
 import re
@@ -24,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
+from sortedcontainers import SortedDict
 
 from simcluster import defaulting, patching, validation
 from simcluster.errors import (
@@ -39,7 +41,7 @@ from simcluster.errors import (
 )
 from simcluster.resources import ResourceDef, resource_for
 
-__all__ = ["ApiError", "Entry", "Store", "WatchEvent"]
+__all__ = ["ApiError", "Entry", "Page", "Store", "WatchEvent"]
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +151,17 @@ class WatchEvent:
     old: Entry | None
 
 
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a list: the entries in key order, whether more follow, and how many (None once a
+    matcher filtered: unknown without reading the rest, as kube says)."""
+
+    rv: int
+    entries: builtins.list[Entry]
+    more: bool
+    remaining: int | None
+
+
 Deliver = Callable[[WatchEvent], None]
 Subscriber = Callable[[str, str, Obj], None]
 
@@ -207,7 +220,9 @@ class Store:
     ) -> None:
         self._lock = threading.RLock()
         self._rv = 0
-        self._objects: dict[str, dict[Key, Entry]] = {}
+        # Each kind's objects in key order (a sorted dict, as the watch cache's btree): a page of a list
+        # starts where its continue token left off and costs the page, not the whole kind.
+        self._objects: dict[str, SortedDict[Key, Entry]] = {}
         self._revisions: dict[str, int] = {}  # plural → resourceVersion of its latest change
         self._history: deque[WatchEvent] = deque()
         self._history_size = history_size
@@ -261,15 +276,18 @@ class Store:
             return (namespace or "default", name)
         return ("", name)
 
-    def _table(self, plural: str) -> dict[Key, Entry]:
-        return self._objects.setdefault(plural, {})
+    def _table(self, plural: str) -> SortedDict[Key, Entry]:
+        table = self._objects.get(plural)
+        if table is None:
+            table = self._objects[plural] = SortedDict()
+        return table
 
     # ------------------------------------------------------------------ reads
 
     def get_entry(self, plural: str, name: str, *, namespace: str | None = None) -> Entry:
         resource = self._resource(plural)
         with self._lock:
-            entry = self._table(plural).get(self._key(resource, name, namespace))
+            entry: Entry | None = self._table(plural).get(self._key(resource, name, namespace))
         if entry is None:
             raise not_found(resource, name)
         return entry
@@ -286,33 +304,57 @@ class Store:
         self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
     ) -> tuple[int, builtins.list[Entry]]:
         """Entries in key order as of `at_rv` (default: now), rebuilt from history if older."""
+        page = self.page(plural, namespace=namespace, at_rv=at_rv)
+        return page.rv, page.entries
+
+    def page(
+        self,
+        plural: str,
+        *,
+        namespace: str | None = None,
+        at_rv: int | None = None,
+        after: Key | None = None,
+        limit: int = 0,
+        matcher: Callable[[Obj], bool] | None = None,
+    ) -> Page:
+        """Up to `limit` entries (0: all) in key order after the key `after`, that `matcher` accepts, as of
+        `at_rv` (default: now; older states are rebuilt from the retained history, 410 past it).
+
+        Costs the entries read plus the history since `at_rv`, not the kind's size: the table is kept in
+        key order and the page starts at `after` (kube-apiserver serves pages from its watch cache's btree
+        the same way)."""
         if not self._resource(plural).namespaced:
             namespace = None  # cluster-scoped kinds ignore a namespace, as kube does
         with self._lock:
             table = self._table(plural)
-            if at_rv is None or at_rv >= self._rv:
-                rv = self._rv
-                state = table
-            else:
+            rv = self._rv
+            rewound: dict[Key, Entry | None] = {}
+            if at_rv is not None and at_rv < self._rv:
                 if at_rv < self._compacted_rv:
                     raise expired(f"too old resource version: {at_rv} ({self._compacted_rv + 1})")
                 rv = at_rv
-                rewound = dict(table)
                 for event in reversed(self._history):
                     if event.rv <= at_rv:
                         break
-                    if event.plural != plural:
-                        continue
-                    if event.type == "ADDED" or event.old is None:
-                        rewound.pop(event.key, None)
-                    else:
-                        rewound[event.key] = event.old
-                state = rewound
-            if namespace is None:
-                items = sorted(state.items())
-            else:
-                items = sorted((k, v) for k, v in state.items() if k[0] == namespace)
-        return rv, [entry for _, entry in items]
+                    if event.plural == plural:  # the oldest change after at_rv wins: what was there then
+                        rewound[event.key] = None if event.type == "ADDED" or event.old is None else event.old
+            if not (rewound or limit or matcher) and namespace is None and after is None:
+                return Page(rv, builtins.list(table.values()), False, None)  # the whole kind, as it is
+            low, high = _key_range(namespace, after)
+            ordered = _merged(table, rewound, low, high)
+            entries: builtins.list[Entry] = []
+            more = False
+            for _key, entry in ordered:
+                if matcher is not None and not matcher(entry.obj):
+                    continue
+                if limit and len(entries) == limit:
+                    more = True
+                    break
+                entries.append(entry)
+            remaining: int | None = None
+            if more and matcher is None:
+                remaining = _count(table, rewound, _key_range(namespace, entry_key(entries[-1]))[0], high)
+        return Page(rv, entries, more, remaining)
 
     def revision(self, plural: str) -> int:
         """The resourceVersion of the latest change (create, update or delete) of `plural`, 0 if none yet.
@@ -896,6 +938,54 @@ class Store:
     def iter_plurals(self) -> Iterator[str]:
         with self._lock:
             return iter(list(self._objects))
+
+
+# ---------------------------------------------------------------------- paging in key order
+
+
+def entry_key(entry: Entry) -> Key:
+    """An entry's key in its table: (namespace or "", name)."""
+    meta = entry.obj["metadata"]
+    return (str(meta.get("namespace") or ""), str(meta["name"]))
+
+
+def _key_range(namespace: str | None, after: Key | None) -> tuple[Key | tuple[str], Key | tuple[str] | None]:
+    """(low, high): the keys of a page are > low and < high (None: no end). `(ns,)` sorts before every
+    key of `ns` and `(ns + "\\0",)` after them (names and namespaces hold no NUL)."""
+    low: Key | tuple[str] = ("",) if after is None else after
+    high: tuple[str] | None = None
+    if namespace is not None:
+        low = max(low, (namespace,))
+        high = (namespace + "\0",)
+    return low, high
+
+
+def _merged(
+    table: SortedDict[Key, Entry], rewound: dict[Key, Entry | None], low: Any, high: Any
+) -> Iterator[tuple[Key, Entry]]:
+    """(key, entry) in key order within (low, high): the table as it is, with the keys changed since the
+    page's resourceVersion replaced by what they were then (None: they did not exist)."""
+    current = (
+        (key, table[key]) for key in table.irange(low, high, inclusive=(False, False)) if key not in rewound
+    )
+    if not rewound:
+        yield from current
+        return
+    older = sorted(
+        (k, e) for k, e in rewound.items() if e is not None and low < k and (high is None or k < high)
+    )
+    yield from heapq.merge(current, older, key=lambda pair: pair[0])
+
+
+def _count(table: SortedDict[Key, Entry], rewound: dict[Key, Entry | None], low: Any, high: Any) -> int:
+    """How many keys lie within (low, high) as of the page's resourceVersion (see `_merged`)."""
+    start: int = table.bisect_right(low)
+    end: int = len(table) if high is None else table.bisect_left(high)
+    count = max(0, end - start)
+    for key, entry in rewound.items():
+        if low < key and (high is None or key < high):
+            count += (entry is not None) - (key in table)
+    return count
 
 
 # ---------------------------------------------------------------------- unknown fields
