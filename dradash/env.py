@@ -107,10 +107,16 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
             "NAME": name,
             # Several threads write (mirror, worker, web): IMMEDIATE transactions take the write lock up
             # front and wait for it, instead of failing at once when a read transaction tries to write.
+            # temp_store=MEMORY: the statement journal each row of a bulk upsert opens (the device table
+            # has triggers) stays in memory instead of a temporary file: 30,000 device rows 5.2 → 2.8 s.
+            # wal_autocheckpoint=10000 pages (40 MB of WAL, not 4 MB): an index page the mirror's pages of
+            # a list all touch is copied back to the database once per checkpoint, and with the default
+            # that was once per commit: 30,000 device rows in 60 commits 5.7 → 3.6–4.2 s.
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; "
+                "PRAGMA wal_autocheckpoint=10000;",
             },
         }
     if parsed.scheme in ("postgres", "postgresql"):
