@@ -15,6 +15,7 @@ from inventory.models import (
     Claim,
     Device,
     DeviceAttribute,
+    DeviceCount,
     KubeObject,
     Pool,
 )
@@ -53,6 +54,18 @@ def parse_attribute_filter(raw: str) -> tuple[str, str]:
     if not sep or not key:
         raise AttributeFilterError(f"attribute filter {raw!r} must look like key=value")
     return key, value.strip()
+
+
+def attribute_lines(key: str, value: str) -> QuerySet[DeviceAttribute]:
+    """The indexed lines (DeviceAttribute) of the devices whose attribute `key` has the text `value`
+    (exact and case-sensitive, as in `attribute_index`). A qualified key (`domain/name`) is its own line,
+    whoever's device holds it; a short key means the device driver's own domain: the qualified line of
+    each driver present, marked `own` (a device of another driver with that domain's attribute does not
+    count, as `flat_attributes` gives it no short name)."""
+    if "/" in key:
+        return DeviceAttribute.objects.filter(line=f"{key}={value}")
+    drivers = DeviceCount.objects.order_by().values_list("driver", flat=True).distinct()
+    return DeviceAttribute.objects.filter(own=True, line__in=[f"{d}/{key}={value}" for d in drivers])
 
 
 def validate_attribute_filter(value: str) -> None:
@@ -95,12 +108,10 @@ class DeviceFilterSet(django_filters.FilterSet):
             key, wanted = parse_attribute_filter(value)
         except AttributeFilterError:
             return queryset.none()
-        # One indexed line per attribute (DeviceAttribute, kept by the mirror): exact and case-sensitive,
-        # as the "\nkey=value\n" lines of attribute_index it comes from. EXISTS, not IN: a page walks the
-        # devices in their order and probes the (line, device) index, stopping after its rows, instead of
-        # fetching and sorting every matching device.
-        line = DeviceAttribute.objects.filter(device=OuterRef("pk"), line=f"{key}={wanted}")
-        return queryset.filter(Exists(line))
+        # One indexed line per qualified attribute (DeviceAttribute, kept by the mirror). EXISTS, not IN:
+        # a page walks the devices in their order and probes the (line, own, device) index, stopping
+        # after its rows, instead of fetching and sorting every matching device.
+        return queryset.filter(Exists(attribute_lines(key, wanted).filter(device=OuterRef("pk"))))
 
     @property
     def qs(self) -> QuerySet[Device]:
@@ -111,7 +122,7 @@ class DeviceFilterSet(django_filters.FilterSet):
             active = {name for name, value in self.form.cleaned_data.items() if value not in (None, "")}
             if active == {"attribute"}:
                 key, wanted = parse_attribute_filter(self.form.cleaned_data["attribute"])
-                qs.count_hint = DeviceAttribute.objects.filter(line=f"{key}={wanted}").count  # type: ignore[attr-defined]
+                qs.count_hint = attribute_lines(key, wanted).count  # type: ignore[attr-defined]
         return qs
 
     def filter_taint(self, queryset: QuerySet[Device], name: str, value: str) -> QuerySet[Device]:

@@ -110,7 +110,9 @@ class Pool(models.Model):
 class Device(models.Model):
     """One device of a ResourceSlice at its pool's highest generation, with everything derived for it."""
 
-    slice_uid = models.CharField(max_length=64, db_index=True)
+    slice_uid = models.CharField(
+        max_length=64
+    )  # indexed in Meta: equality only (no LIKE index on PostgreSQL)
     slice_name = models.CharField(max_length=253)
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)
@@ -173,6 +175,7 @@ class Device(models.Model):
             models.UniqueConstraint(fields=["driver", "pool", "name"], name="device_driver_pool_name_uniq")
         ]
         indexes = [
+            models.Index(fields=["slice_uid"], name="device_slice_uid"),
             models.Index(fields=["allocation_state"], name="device_alloc_state"),
             models.Index(fields=["max_taint_effect"], name="device_max_taint"),
             models.Index(fields=["blocked"], name="device_blocked"),
@@ -362,17 +365,19 @@ class NodeDeviceCount(models.Model):
 
 
 class DeviceAttribute(models.Model):
-    """One `name=value` line of a device's `attribute_index`, indexed: the Devices attribute filter finds
-    (and counts) its devices through an index instead of a LIKE over every device's text. Written by the
-    mirror with the device's slice fields (`inventory.mirror.derive.attributes`)."""
+    """One `domain/name=value` line of a device's `attribute_index`, indexed: the Devices attribute filter
+    finds (and counts) its devices through an index instead of a LIKE over every device's text. Written
+    by the mirror with the device's slice fields (`inventory.mirror.derive.attributes`). Only qualified
+    names have lines; `own` marks the device driver's domain, which a short name (`model=H100`) means."""
 
     device = models.ForeignKey(
         Device, on_delete=models.CASCADE, db_constraint=False, related_name="attribute_lines"
     )
     line = models.TextField()
+    own = models.BooleanField(default=False)
 
     class Meta:
-        indexes = [models.Index(fields=["line", "device"], name="deviceattribute_line")]
+        indexes = [models.Index(fields=["line", "own", "device"], name="deviceattribute_line_own")]
 
     def __str__(self) -> str:
         return f"{self.device_id}: {self.line}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
-from inventory.mirror.derive.attributes import lines_of
+from inventory.mirror.derive.attributes import indexed_lines
 from inventory.mirror.writer import index_key
 from inventory.models import Allocation, Claim, Device, DeviceAttribute, KubeObject, Pool, WatchState
 
@@ -75,7 +75,8 @@ def device(
     )
     # The attribute filter's indexed lines, as inventory.mirror.derive.attributes writes them.
     DeviceAttribute.objects.bulk_create(
-        DeviceAttribute(device=row, line=line) for line in lines_of(row.attribute_index)
+        DeviceAttribute(device=row, line=line, own=own)
+        for line, own in indexed_lines(row.driver, row.attribute_index)
     )
     return row
 

@@ -55,16 +55,17 @@ def node_recount() -> dict[tuple[str, str], tuple[int, int, int]]:
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
 
 
-def attribute_lines() -> set[tuple[int, str]]:
-    return set(DeviceAttribute.objects.values_list("device_id", "line"))
+def attribute_lines() -> set[tuple[int, str, bool]]:
+    return set(DeviceAttribute.objects.values_list("device_id", "line", "own"))
 
 
-def attribute_recount() -> set[tuple[int, str]]:
+def attribute_recount() -> set[tuple[int, str, bool]]:
+    """Every line of a qualified name, `own` when its domain is the device's driver."""
     return {
-        (pk, line)
-        for pk, text in Device.objects.values_list("pk", "attribute_index")
+        (pk, line, line.startswith(driver + "/"))
+        for pk, driver, text in Device.objects.values_list("pk", "driver", "attribute_index")
         for line in text.split("\n")
-        if line
+        if "/" in line.partition("=")[0]
     }
 
 

@@ -61,7 +61,8 @@ def test_the_document_columns_gather_no_statistics() -> None:
         cursor.execute(
             "SELECT c.relname, a.attname, a.attstattarget FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
             " WHERE (c.relname, a.attname) IN (('inventory_kubeobject', 'raw'), ('inventory_device', 'attributes'),"
-            " ('inventory_device', 'allocations'), ('inventory_device', 'pool'), ('inventory_kubeobject', 'uid'))"
+            " ('inventory_device', 'allocations'), ('inventory_device', 'pool'), ('inventory_kubeobject', 'uid'),"
+            " ('inventory_device', 'classes'), ('inventory_device', 'blocked_reason'), ('inventory_device', 'blocked'))"
         )
         targets = {f"{table}.{column}": target for table, column, target in cursor.fetchall()}
     assert targets == {
@@ -70,6 +71,9 @@ def test_the_document_columns_gather_no_statistics() -> None:
         "inventory_device.allocations": 0,
         "inventory_device.pool": -1,
         "inventory_kubeobject.uid": -1,
+        "inventory_device.classes": 0,
+        "inventory_device.blocked_reason": 0,
+        "inventory_device.blocked": -1,  # pages filter on it
     }
 
 

@@ -73,3 +73,39 @@ def test_the_api_counts_and_pages_what_the_filter_finds_as_attributes_change() -
     f.write(("resourceslices", second))
     assert found(attribute="model=H100") == (2, ["gpu-2", "gpu-0"])
     assert found(attribute="model=B200") == (0, [])
+
+
+def test_a_short_name_means_the_device_drivers_own_domain_and_a_qualified_name_means_itself() -> None:
+    own_short = f.gpu("gpu-short")  # "model" in a gpu.example.com slice: gpu.example.com/model
+    own_qualified = f.gpu("gpu-qualified")
+    own_qualified["attributes"] = {"gpu.example.com/model": {"string": "H100"}}
+    foreign = {"name": "nic-0", "attributes": {"gpu.example.com/model": {"string": "H100"}}}
+    listed = {"name": "nic-1", "attributes": {"models": {"strings": ["H100", "A100"]}}}
+    f.write(
+        ("resourceslices", f.resource_slice("s0", devices=[own_short, own_qualified])),
+        ("resourceslices", f.resource_slice("s1", driver="nic.example.com", devices=[foreign, listed])),
+    )
+    # The NIC driver's device carries gpu.example.com's attribute: the qualified name finds it, the
+    # short name (gpu.example.com's own domain only on gpu.example.com's devices) does not.
+    assert _names("model=H100") == ["gpu-qualified", "gpu-short"]
+    assert _names("gpu.example.com/model=H100") == ["gpu-qualified", "gpu-short", "nic-0"]
+    # A list attribute's element, by its short and its qualified name.
+    assert _names("models=A100") == ["nic-1"]
+    assert _names("nic.example.com/models=A100") == ["nic-1"]
+    assert _names("gpu.example.com/models=A100") == []
+    # And the API's count (read from the index alone) agrees with the rows.
+    for attribute in ("model=H100", "gpu.example.com/model=H100", "models=H100"):
+        filtered = DeviceFilterSet({"attribute": attribute}, queryset=Device.objects.all()).qs
+        assert filtered.count_hint() == filtered.count()  # type: ignore[attr-defined]
+
+
+def test_only_qualified_names_are_indexed_one_line_each() -> None:
+    from inventory.models import DeviceAttribute
+
+    f.write(("resourceslices", f.resource_slice("s0", devices=[f.gpu("gpu-0", numa=1)])))
+    lines = set(DeviceAttribute.objects.values_list("line", "own"))
+    assert lines == {
+        ("gpu.example.com/model=H100", True),
+        ("gpu.example.com/driverVersion=1.2.3", True),
+        ("resource.kubernetes.io/numaNode=1", False),
+    }
