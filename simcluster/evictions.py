@@ -18,8 +18,9 @@ from typing import Any
 from dra.disruption import is_ready
 from dra.selection import SelectorError, label_selector
 from simcluster.errors import ApiError, bad_request, conflict, not_found
+from simcluster.jsondata import clone
 from simcluster.resources import resource_for
-from simcluster.store import Store, clone, format_time
+from simcluster.store import Store, format_time
 
 Obj = dict[str, Any]
 

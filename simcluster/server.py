@@ -20,13 +20,14 @@ from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
 from simcluster.escalation import REQUESTER, EscalationCheck
 from simcluster.impersonation import impersonate, requested
+from simcluster.jsondata import dumps
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from simcluster.pki import Pki
 from simcluster.rbac import Authorizer, forbidden
 from simcluster.requestinfo import request_attributes
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
-from simcluster.store import Store, dumps, entry_key
+from simcluster.store import Store, entry_key
 from simcluster.watch import WatchStream, parse_watch_params
 
 log = logging.getLogger(__name__)

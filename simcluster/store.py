@@ -12,9 +12,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import heapq
-import json
 import logging
-import re
 import secrets
 import threading
 import uuid
@@ -24,7 +22,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
 from sortedcontainers import SortedDict
 
 from simcluster import defaulting, patching, validation
@@ -39,6 +36,7 @@ from simcluster.errors import (
     not_found,
     resource_not_found,
 )
+from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
 
 __all__ = ["ApiError", "Entry", "Page", "Store", "WatchEvent"]
@@ -102,30 +100,6 @@ _STATUS_CLEARED_ON_CREATE = {
     "deployments",
     "jobs",
 }
-
-
-def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-# 19 digits or more in a row: perhaps an integer orjson would turn into a float (beyond 64 bits).
-_LONG_DIGITS = re.compile(rb"\d{19}")
-
-
-def _decode(raw: bytes) -> Obj:
-    """A stored object, decoded: orjson (about 3× the standard library; every controller pass and every
-    subscriber decodes what it reads), except where the text holds a run of 19 digits: the standard
-    library keeps an integer beyond 64 bits an integer, where orjson would make it a float."""
-    if _LONG_DIGITS.search(raw):
-        obj: Obj = json.loads(raw)
-    else:
-        obj = orjson.loads(raw)
-    return obj
-
-
-def clone(obj: Any) -> Any:
-    """A deep copy of JSON data; a JSON round trip is several times faster than copy.deepcopy."""
-    return json.loads(json.dumps(obj, default=str))
 
 
 def format_time(moment: datetime) -> str:
@@ -293,12 +267,12 @@ class Store:
         return entry
 
     def get(self, plural: str, name: str, *, namespace: str | None = None) -> dict[str, Any]:
-        obj: Obj = _decode(self.get_entry(plural, name, namespace=namespace).raw)
+        obj: Obj = decode(self.get_entry(plural, name, namespace=namespace).raw)
         return obj
 
     def list(self, plural: str, *, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         _, entries = self.snapshot(plural, namespace=namespace)
-        return [_decode(e.raw) for e in entries]
+        return [decode(e.raw) for e in entries]
 
     def snapshot(
         self, plural: str, *, namespace: str | None = None, at_rv: int | None = None
@@ -567,7 +541,7 @@ class Store:
             entry = self._commit("ADDED", resource, key, new, None)
             if plural == "namespaces":
                 self._create_default_service_account(name)
-        return _decode(entry.raw), warnings
+        return decode(entry.raw), warnings
 
     def _create_default_service_account(self, namespace: str) -> None:
         """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once). Lock held."""
@@ -701,7 +675,7 @@ class Store:
             if "generation" in new["metadata"] and _spec_part(new) != _spec_part(old):
                 new["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
         if _reorder(new) == old:
-            return _decode(current.raw), warnings  # no-op: no new resourceVersion, no event
+            return decode(current.raw), warnings  # no-op: no new resourceVersion, no event
         if field_manager:
             new = _record_manager(resource, old, new, field_manager, subresource)
         if dry_run:
@@ -710,7 +684,7 @@ class Store:
             entry = self._commit("DELETED", resource, key, new, current)
         else:
             entry = self._commit("MODIFIED", resource, key, new, current)
-        return _decode(entry.raw), warnings
+        return decode(entry.raw), warnings
 
     # ------------------------------------------------------------------ patch
 
@@ -786,7 +760,7 @@ class Store:
                     dry_run=dry_run,
                     field_validation=field_validation,
                 )
-            patched = _apply(resource, _decode(current.raw), body, ctype, field_manager, force, subresource)
+            patched = _apply(resource, decode(current.raw), body, ctype, field_manager, force, subresource)
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patch produced an object without metadata")
             if patched["metadata"].get("name", name) != name:
@@ -872,7 +846,7 @@ class Store:
             graceful = self._graceful_seconds(resource, current.obj, grace_period_seconds)
             if meta.get("finalizers") or graceful:
                 if meta.get("deletionTimestamp"):
-                    return _decode(current.raw)
+                    return decode(current.raw)
                 new = clone(current.obj)
                 new["metadata"]["deletionTimestamp"] = format_time(
                     self._clock() + timedelta(seconds=graceful)
@@ -882,11 +856,11 @@ class Store:
                     new["metadata"]["generation"] = int(new["metadata"]["generation"]) + 1
                 if dry_run:
                     return _reorder(new)
-                return _decode(self._commit("MODIFIED", resource, key, new, current).raw)
+                return decode(self._commit("MODIFIED", resource, key, new, current).raw)
             if dry_run:
-                return _decode(current.raw)
+                return decode(current.raw)
             final = clone(current.obj)
-            return _decode(self._commit("DELETED", resource, key, final, current).raw)
+            return decode(self._commit("DELETED", resource, key, final, current).raw)
 
     def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
         """Seconds of graceful termination a pod gets, or 0 when it is removed at once."""

@@ -17,9 +17,10 @@ from aiohttp import web
 
 from simcluster import tables
 from simcluster.errors import ApiError, bad_request, invalid
+from simcluster.jsondata import dumps
 from simcluster.resources import ResourceDef
 from simcluster.selectors import Matcher
-from simcluster.store import Store, WatchEvent, dumps
+from simcluster.store import Store, WatchEvent
 
 Obj = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"

@@ -24,7 +24,8 @@ from simcluster.evictions import (
     disruption_allowed_condition,
     set_status_condition,
 )
-from simcluster.store import Store, clone
+from simcluster.jsondata import clone
+from simcluster.store import Store
 
 JSON = dict[str, Any]
 WATCHES = frozenset({"poddisruptionbudgets", "pods", "replicasets", "deployments"})

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import copy
 
+from simcluster.jsondata import clone
 from simcluster.patching.errors import Json
 
 
 def merge_patch(target: Json, patch: Json) -> Json:
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    result = clone(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
