@@ -1,7 +1,9 @@
 """One open watch: query parameters, the queue the store feeds, and the wire lines it writes.
 
-The store calls `deliver` from whatever thread commits a change, under the store lock; the event is
-handed to the event loop with `call_soon_threadsafe`, so events reach the queue in commit order.
+The store calls `deliver` from whatever thread commits a change, under the store lock; the event goes
+into an inbox, and the event loop is woken once for whatever the inbox holds (`call_soon_threadsafe` is a
+write to the loop's self-pipe: one per event per watch was a fifth of a burst's controller time), so
+events reach the queue in commit order.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +119,9 @@ class WatchStream:
         self.params = params
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[WatchEvent | _Close | _Bookmark] = asyncio.Queue()
+        # Filled from any thread, moved to `queue` on the loop by `_drain`; `_woken`: a drain is scheduled.
+        self._inbox: deque[WatchEvent | _Close | _Bookmark] = deque()
+        self._woken = False
         self._columns_sent = False
         self._overflowed = False
 
@@ -124,26 +130,39 @@ class WatchStream:
     def deliver(self, event: WatchEvent) -> None:
         if self._overflowed:
             return
-        if self.queue.qsize() >= MAX_PENDING_EVENTS:
+        if self.queue.qsize() + len(self._inbox) >= MAX_PENDING_EVENTS:
             # The client cannot keep up: end its watch, as kube's watch cache does; it re-watches
             # from the last resourceVersion it saw.
             self._overflowed = True
             self.close()
             return
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        self._hand_over(event)
 
     def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, _Close())
+        self._hand_over(_Close())
 
     def request_bookmark(self) -> None:
-        """Queue a bookmark behind every event already handed to the loop (called on the loop).
+        """Queue a bookmark behind every event already handed over (called on the loop).
 
-        The RV is read under the store lock, and every commit up to it has already queued its
-        `call_soon_threadsafe`, so the bookmark never claims an event the client has not seen.
+        The RV is read under the store lock, and every commit up to it has already put its event in the
+        inbox, ahead of the bookmark, so the bookmark never claims an event the client has not seen.
         """
         with self.store.lock:
-            rv = self.store.resource_version
-            self.loop.call_soon(self.queue.put_nowait, _Bookmark(rv))
+            self._inbox.append(_Bookmark(self.store.resource_version))
+            self._drain()
+
+    def _hand_over(self, item: WatchEvent | _Close) -> None:
+        self._inbox.append(item)
+        if not self._woken:
+            self._woken = True
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        """On the loop: everything in the inbox to the queue, in order. The flag is cleared first, so an
+        item appended meanwhile either is moved by this drain or schedules the next."""
+        self._woken = False
+        while self._inbox:
+            self.queue.put_nowait(self._inbox.popleft())
 
     # -- rendering ------------------------------------------------------------------------------------
 

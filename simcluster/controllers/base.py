@@ -108,7 +108,12 @@ class Loop:
             self._thread.join(timeout)
 
     def poke(self) -> None:
+        """A change this loop watches. Notifies only the first since the last pass: the loop is not
+        waiting for a change once it is dirty (its batch window sleeps to its deadline), and a burst
+        pokes every loop for every store write."""
         with self._cond:
+            if self._dirty:
+                return
             self._dirty = True
             self._cond.notify_all()
 
@@ -142,8 +147,8 @@ class Loop:
                     return
                 batch = max(self.batch_delay, self.pace * self._last_cost)
                 if batch and self._dirty:
-                    # Until the deadline, whatever pokes arrive meanwhile (a poke notifies): they join
-                    # this pass. A wait that any poke ended made one pass per store event in a burst.
+                    # Until the deadline, whatever pokes arrive meanwhile join this pass (they do not
+                    # notify a dirty loop). A wait that any poke ended made one pass per store event.
                     deadline = time.monotonic() + batch
                     while not self._stopped and (remaining := deadline - time.monotonic()) > 0:
                         self._cond.wait(remaining)
