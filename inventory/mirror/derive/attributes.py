@@ -2,8 +2,8 @@
 `attribute_index_lines`) whose name is qualified (`domain/name`), with `own` set when the domain is the
 device's driver — the attributes a short name means. A short name's line (`model=H100` beside
 `gpu.example.com/model=H100`) is not written: the filter asks for the qualified line with `own` instead,
-which finds the same devices from half the rows (12 → 6 a device in the scale topology; the lines were
-a fifth of a PostgreSQL initial sync). Rewritten only for the devices whose attribute text changed, so a
+which finds the same devices from fewer rows (12 → 7 a device in the scale topology; the lines were a
+fifth of a PostgreSQL initial sync). Rewritten only for the devices whose attribute text changed, so a
 slice republished as it was costs nothing here.
 
 The lines of `attributes_flat` (all of them but a list attribute's elements) are written by one
