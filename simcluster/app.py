@@ -149,10 +149,12 @@ class SimCluster:
         if self._stopped:
             return
         self._stopped = True
+        # Stop listening first: clients see the server go at once, even while a controller finishes a pass.
+        if self.loop.is_running():
+            asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
         if self.controllers is not None:
             stop_controllers(self.controllers)
         if self.loop.is_running():
-            asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(30)
         if self._own_pki_dir is not None:

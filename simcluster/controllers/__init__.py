@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra.allocator import DEFAULT_FEATURES
-from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock
+from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock, stop_loops
 from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
 from simcluster.controllers.claims import ClaimController
 from simcluster.controllers.deployments import WATCHES as DEPLOYMENT_WATCHES
@@ -92,8 +92,7 @@ class Controllers:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for loop in self.loops.values():
-            loop.stop()
+        stop_loops(list(self.loops.values()))
 
 
 def start_all(store: Store, topology: Topology | None, options: dict[str, Any] | None = None) -> Controllers:

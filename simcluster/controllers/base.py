@@ -101,9 +101,16 @@ class Loop:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        self.request_stop()
+        self.join(timeout)
+
+    def request_stop(self) -> None:
+        """End the loop after its current pass, without waiting for it (`join` waits)."""
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+
+    def join(self, timeout: float) -> None:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
@@ -176,3 +183,13 @@ class Loop:
                     wake = time.monotonic() + max(delay, 0.0)
                     self._wake_at = wake if self._wake_at is None else min(self._wake_at, wake)
                 self._cond.notify_all()
+
+
+def stop_loops(loops: list[Loop], timeout: float = 5.0) -> None:
+    """Ask every loop to stop, then wait for them: a loop in the middle of a long pass delays the others'
+    end by nothing, and the whole stop by at most `timeout` (one after the other, it was one each)."""
+    for loop in loops:
+        loop.request_stop()
+    deadline = time.monotonic() + timeout
+    for loop in loops:
+        loop.join(max(0.0, deadline - time.monotonic()))
