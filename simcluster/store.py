@@ -48,9 +48,10 @@ Key = tuple[str, str]  # (namespace or "", name)
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-# generateName suffixes, as kube's utilrand.String: not a secret, so not a system call per letter (SystemRandom
-# was a tenth of a burst's controller time).
-_NAMES = random.Random()
+# generateName suffixes (as kube's utilrand.String) and UIDs (random version-4 UUIDs, as kube's): not secrets, so
+# not a system call each (SystemRandom was a tenth of a burst's controller time; uuid4's urandom, made under the
+# store lock, let go of the GIL and kept every other writer waiting for it).
+_RANDOM = random.Random()
 _METADATA_ORDER = (
     "name",
     "generateName",
@@ -143,6 +144,45 @@ Deliver = Callable[[WatchEvent], None]
 Subscriber = Callable[[str, str, Obj], None]
 
 
+class StoreLock:
+    """The store's reentrant lock. Work handed to `after_release` by the thread holding it runs once that
+    thread has let go of its outermost hold: waking a watch's event loop is a system call, which lets go of
+    the GIL; made under this lock, every other writer and reader waited through the hand-off."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._owner: int | None = None
+        self._depth = 0
+        self._after: builtins.list[Callable[[], None]] = []
+
+    def __enter__(self) -> StoreLock:
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth:
+            self._lock.release()
+            return
+        self._owner = None
+        after, self._after = self._after, []
+        self._lock.release()
+        for work in after:
+            try:
+                work()
+            except Exception:  # one failing wake-up must not keep the others from running
+                log.exception("work after the store lock failed")
+
+    def after_release(self, work: Callable[[], None]) -> None:
+        """Run `work` when this thread lets go of the lock; now if it does not hold it."""
+        if self._owner == threading.get_ident():
+            self._after.append(work)
+        else:
+            work()
+
+
 class _Watcher:
     __slots__ = ("deliver", "namespace", "plural")
 
@@ -195,7 +235,7 @@ class Store:
         clock: Callable[[], datetime] | None = None,
         graceful_pod_deletion: bool = False,
     ) -> None:
-        self._lock = threading.RLock()
+        self._lock = StoreLock()
         self._rv = 0
         # Each kind's objects in key order (a sorted dict, as the watch cache's btree): a page of a list
         # starts where its continue token left off and costs the page, not the whole kind.
@@ -227,7 +267,7 @@ class Store:
             return self._rv
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> StoreLock:
         return self._lock
 
     @property
@@ -497,7 +537,7 @@ class Store:
             meta.pop("namespace", None)
         if not meta.get("name"):
             if meta.get("generateName"):
-                meta["name"] = str(meta["generateName"]) + "".join(_NAMES.choices(_NAME_ALPHABET, k=5))
+                meta["name"] = str(meta["generateName"]) + "".join(_RANDOM.choices(_NAME_ALPHABET, k=5))
             else:
                 raise invalid(
                     resource,
@@ -533,7 +573,7 @@ class Store:
                 raise namespace_not_found(key[0])
             if key in self._table(plural):
                 raise already_exists(resource, name)
-            meta["uid"] = str(uuid.uuid4())
+            meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
             meta["creationTimestamp"] = now
             if plural != "events":
                 meta["generation"] = 1

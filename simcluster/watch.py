@@ -1,9 +1,10 @@
 """One open watch: query parameters, the queue the store feeds, and the wire lines it writes.
 
 The store calls `deliver` from whatever thread commits a change, under the store lock; the event goes
-into an inbox, and the event loop is woken once for whatever the inbox holds (`call_soon_threadsafe` is a
-write to the loop's self-pipe: one per event per watch was a fifth of a burst's controller time), so
-events reach the queue in commit order.
+into the watch's inbox, in commit order. The loop's `_LoopWaker` then wakes the event loop once for every
+watch with something in its inbox (`call_soon_threadsafe` is a write to the loop's self-pipe: one per event
+per watch was a fifth of a burst's controller time), and only after the committing thread has let go of the
+store lock (the write lets go of the GIL; under the lock, every other writer waited through the hand-off).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -107,6 +109,37 @@ def parse_watch_params(
     )
 
 
+class _LoopWaker:
+    """One per event loop: the watches whose inbox has something, and one wake-up of the loop for all of
+    them. The flags are cleared before the work they stand for, so an item handed over meanwhile is either
+    moved by this drain or schedules the next."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, store: Store) -> None:
+        self.loop = loop
+        self.store = store
+        self._due: deque[WatchStream] = deque()
+        self._woken = False
+
+    def due(self, stream: WatchStream) -> None:
+        """`stream`'s inbox has something (any thread)."""
+        self._due.append(stream)
+        if not self._woken:
+            self._woken = True
+            self.store.lock.after_release(self._wake)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody left to read the events
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        self._woken = False
+        while self._due:
+            self._due.popleft()._drain()
+
+
+_wakers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopWaker] = weakref.WeakKeyDictionary()
+
+
 class WatchStream:
     """Streams one watch response until its timeout, a drop, or the client going away."""
 
@@ -117,11 +150,15 @@ class WatchStream:
         self.resource = resource
         self.namespace = namespace
         self.params = params
-        self.loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        waker = _wakers.get(loop)
+        if waker is None or waker.store is not store:
+            waker = _wakers[loop] = _LoopWaker(loop, store)
+        self._waker = waker
         self.queue: asyncio.Queue[WatchEvent | _Close | _Bookmark] = asyncio.Queue()
-        # Filled from any thread, moved to `queue` on the loop by `_drain`; `_woken`: a drain is scheduled.
+        # Filled from any thread, moved to `queue` on the loop by `_drain`; `_due`: the waker has this watch.
         self._inbox: deque[WatchEvent | _Close | _Bookmark] = deque()
-        self._woken = False
+        self._due = False
         self._columns_sent = False
         self._overflowed = False
 
@@ -153,14 +190,14 @@ class WatchStream:
 
     def _hand_over(self, item: WatchEvent | _Close) -> None:
         self._inbox.append(item)
-        if not self._woken:
-            self._woken = True
-            self.loop.call_soon_threadsafe(self._drain)
+        if not self._due:
+            self._due = True
+            self._waker.due(self)
 
     def _drain(self) -> None:
         """On the loop: everything in the inbox to the queue, in order. The flag is cleared first, so an
-        item appended meanwhile either is moved by this drain or schedules the next."""
-        self._woken = False
+        item appended meanwhile either is moved by this drain or makes the watch due again."""
+        self._due = False
         while self._inbox:
             self.queue.put_nowait(self._inbox.popleft())
 
