@@ -6,11 +6,12 @@ parent holding the simcluster.
 
 Cluster: simcluster `scale:<nodes>` with `--rules` one-pool DeviceTaintRules and `--claims-per-node` allocated
 claims (+ pods), as bench_scale.py. Per database, a fresh worker process: `Mirror.sync_once()` timed, peak RSS
-(VmHWM) after it, and optionally a cProfile of the sync (`--profile N`: the top N by cumulative time) or
-tracemalloc's peak (`--tracemalloc`, slow).
+(VmHWM) after it, and optionally a cProfile of the sync (`--profile N`: the top N by cumulative time),
+tracemalloc's peak (`--tracemalloc`, slow) or the wall time of the sync's SQL by statement (`--sql-time N`:
+the top N statements, literals and parameter lists folded, with calls and seconds).
 
     .venv/bin/python bench/bench_sync.py --nodes 1000 [--nodes 3000] [--database-url URL ...] [--repeat 2]
-        [--profile 40] [--no-append] [--note TEXT]
+        [--profile 40] [--sql-time 25] [--no-append] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ def worker(args: argparse.Namespace) -> None:
             deferred["s"] += time.perf_counter() - began
 
     mirror.writer.refresh_deferred = timed_refresh  # type: ignore[method-assign]
+    sql_time: dict[str, list[float]] = {}
+    if args.sql_time:
+        from django.db import connection
+
+        connection.execute_wrappers.append(_timed_sql(sql_time))
     phases: dict[str, float] = {}
     if args.tracemalloc:  # where the peak is: the traced peak seen by the end of each kind's pages
         import tracemalloc
@@ -114,6 +120,13 @@ def worker(args: argparse.Namespace) -> None:
         top = tracemalloc.take_snapshot().statistics("lineno")[:25]  # what the sync left allocated
         sys.stderr.write("\n".join(str(stat) for stat in top) + "\n")
         tracemalloc.stop()
+    if args.sql_time:
+        total = sum(t for _, t in sql_time.values())
+        top = sorted(sql_time.items(), key=lambda kv: -kv[1][1])[: args.sql_time]
+        sys.stderr.write(
+            f"SQL: {total:.2f} s of wall in {sum(int(n) for n, _ in sql_time.values()):,} calls\n"
+        )
+        sys.stderr.write("".join(f"{t:8.2f} s {int(n):7,} × {sql}\n" for sql, (n, t) in top))
     report["rss_mb"] = rss_mb()
     report["devices"] = Device.objects.count()
     report["objects"] = KubeObject.objects.count()
@@ -121,6 +134,29 @@ def worker(args: argparse.Namespace) -> None:
     report["floor_s"] = physical_floor(args.dump)
     report["floor_cpu_s"] = time.process_time() - cpu
     print("RESULT " + json.dumps(report), flush=True)
+
+
+def _timed_sql(totals: dict[str, list[float]]) -> Any:
+    """A Django execute wrapper: wall seconds and calls by statement shape (numbers, strings and
+    parameter lists folded, the first 160 characters)."""
+    import re
+
+    fold = [(re.compile(r"'(?:[^']|'')*'"), "'?'"), (re.compile(r"\b\d+\b"), "N"),
+            (re.compile(r"\((?:\s*(?:%s|N|'\?'|NULL)\s*,?)+\)"), "(…)"), (re.compile(r"(?:\(…\),\s*)+"), "(…), ")]  # fmt: skip
+
+    def wrapper(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            shape = " ".join(sql.split())
+            for pattern, replacement in fold:
+                shape = pattern.sub(replacement, shape)
+            entry = totals.setdefault(("many " if many else "") + shape[:160], [0.0, 0.0])
+            entry[0] += 1
+            entry[1] += time.perf_counter() - began
+
+    return wrapper
 
 
 def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -146,11 +182,11 @@ def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
                 kubectl_all = time_kubectl(kubeconfig, "resourceslices,resourceclaims,pods", dump)
                 proc = subprocess.run(
                     [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--dump", dump,
-                     "--database-url", url, "--profile", str(args.profile)]
+                     "--database-url", url, "--profile", str(args.profile), "--sql-time", str(args.sql_time)]
                     + (["--tracemalloc"] if args.tracemalloc else []),
                     capture_output=True, text=True, cwd=ROOT,
                 )  # fmt: skip
-                if args.profile or args.tracemalloc:
+                if args.profile or args.tracemalloc or args.sql_time:
                     print(proc.stderr[-60000:], flush=True)
                 lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
                 if not lines:
@@ -215,6 +251,7 @@ def main() -> None:
     parser.add_argument("--database-url", action="append", dest="database_urls")
     parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N (slows the sync)")
     parser.add_argument("--tracemalloc", action="store_true", help="report tracemalloc's peak (slow)")
+    parser.add_argument("--sql-time", type=int, default=0, help="print the top N SQL statements by wall time")
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--note", default="", help="a line appended under the table")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
