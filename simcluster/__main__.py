@@ -11,7 +11,7 @@ import argparse
 import logging
 import signal
 import sys
-import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from dra.allocator import AllocationError
 from dra.allocator.features import parse_feature_list
 from simcluster.app import start_simcluster
 from simcluster.ctl import main as ctl_main
+
+STOP_POLL_SECONDS = 0.2  # how soon a SIGTERM or SIGINT starts the stop
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -102,14 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"simcluster: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)
         return 2
-    stop = threading.Event()
+    received: list[int] = []
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+        # Only noted: a handler runs in this thread between two bytecodes, perhaps while it holds a lock
+        # (an Event's, inside Event.wait); one that set an Event deadlocked, and simcluster outlived its parent.
+        signal.signal(signum, lambda number, _frame: received.append(number))
     print(f"simcluster serving {cluster.url}" + (f" (kubeconfig {args.kubeconfig})" if args.kubeconfig else ""),
           flush=True)  # fmt: skip
     try:
-        while not stop.wait(1.0):
-            pass
+        while not received:
+            time.sleep(STOP_POLL_SECONDS)
     finally:
         cluster.stop()
     return 0

@@ -8,7 +8,6 @@ still answering end as failed with a message saying why, instead of waiting for 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from typing import Any
@@ -20,6 +19,7 @@ from allocation.services import whatif_runs_abandon
 from allocation.supervisor import PipeRelay
 from allocation.worker import Worker, start_warmer
 from dradash.realtime import forward_sends
+from dradash.stopsignals import on_stop_signals
 
 # The embedded worker yields the CPU to the web process it serves: with both busy on a small machine,
 # the scheduler runs the web first (bench/bench_whatif_isolation.py).
@@ -48,8 +48,7 @@ class Command(BaseCommand):
             worker.stop.set()
             worker.wake.set()
 
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        on_stop_signals(stop)
         if options["embedded"]:
             threading.Thread(
                 target=_follow_parent, args=(worker, stop), name="whatif-parent", daemon=True

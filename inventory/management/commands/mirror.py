@@ -6,7 +6,6 @@ DRADASH_MIRROR_LEASE_NAMESPACE/DRADASH_MIRROR_LEASE_NAME mirrors, the others wai
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from dradash.stopsignals import on_stop_signals
 from inventory.kube import KubeError, connect
 from inventory.mirror.leader import LeaderElector, default_identity
 from inventory.mirror.probe import serve_probes
@@ -50,12 +50,11 @@ class Command(BaseCommand):
             return
         stop = threading.Event()
 
-        def on_signal(signum: int, frame: object) -> None:
+        def on_signal(signum: int) -> None:
             self.stdout.write(f"signal {signum}: stopping after the current batch")
             stop.set()
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        on_stop_signals(on_signal)
         if settings.DRADASH_MIRROR_LEADER_ELECTION:
             self._run_elected(client, stop)
         else:

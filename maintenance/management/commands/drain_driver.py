@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from dradash.stopsignals import on_stop_signals
 from maintenance.driver import DrainDriver
 
 
@@ -19,8 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+        on_stop_signals(lambda _signum: stop.set())
         driver = DrainDriver(every=float(options["every"])).start()
         self.stdout.write(f"drain driver {driver.token} running", ending="\n")
         self.stdout.flush()
