@@ -114,9 +114,8 @@ class _LoopWaker:
     them. The flags are cleared before the work they stand for, so an item handed over meanwhile is either
     moved by this drain or schedules the next."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, store: Store) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.store = store
         self._due: deque[WatchStream] = deque()
         self._woken = False
 
@@ -125,7 +124,7 @@ class _LoopWaker:
         self._due.append(stream)
         if not self._woken:
             self._woken = True
-            self.store.lock.after_release(self._wake)
+            stream.store.lock.after_release(self._wake)
 
     def _wake(self) -> None:
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody left to read the events
@@ -151,10 +150,7 @@ class WatchStream:
         self.namespace = namespace
         self.params = params
         loop = asyncio.get_running_loop()
-        waker = _wakers.get(loop)
-        if waker is None or waker.store is not store:
-            waker = _wakers[loop] = _LoopWaker(loop, store)
-        self._waker = waker
+        self._waker = _wakers.get(loop) or _wakers.setdefault(loop, _LoopWaker(loop))
         self.queue: asyncio.Queue[WatchEvent | _Close | _Bookmark] = asyncio.Queue()
         # Filled from any thread, moved to `queue` on the loop by `_drain`; `_due`: the waker has this watch.
         self._inbox: deque[WatchEvent | _Close | _Bookmark] = deque()

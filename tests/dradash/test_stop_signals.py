@@ -4,7 +4,6 @@ must not be taken in the signal handler (an `Event.set` there deadlocked inside 
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -65,22 +64,3 @@ def test_on_stop_signals_calls_back_once_per_signal_with_its_number() -> None:
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=20)
     assert done.stdout.strip() == str(sorted([int(signal.SIGINT), int(signal.SIGTERM)])), done.stderr
-
-
-def test_simcluster_stops_on_sigterm_however_often_it_is_sent(tmp_path: Path) -> None:
-    """A burst of signals while it serves (a parent's death and a supervisor's): it stops once, cleanly."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "simcluster", "--topology", "demo", "--listen", "127.0.0.1:0",
-         "--kubeconfig", str(tmp_path / "kubeconfig"), "--insecure-http", "--no-controllers"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "simcluster serving" in line, line
-        for _ in range(20):  # all before its stop begins: during interpreter shutdown the default is back
-            os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
