@@ -1,7 +1,9 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
 `dra.allocator`, reservation, binding, and a Running pod.
 
-Each pass takes every pending pod in creation order. As kube-scheduler does, it filters nodes from a rotating
+Each pass takes every pending pod in queue order, kube-scheduler's PrioritySort: `spec.priority` first, then
+the order the pods arrived in the queue (pods first seen in one pass arrive by creation time, then by
+resourceVersion, which is the store's creation order when nothing touched them since). As kube-scheduler does, it filters nodes from a rotating
 start until percentageOfNodesToScore's number of them fit (adaptive: 50 % − nodes/125, at least 5 % and 100
 nodes; every node in a cluster under 100), scores those (`simcluster.controllers.scoring`: LeastAllocated,
 preferred node affinity, PreferNoSchedule taints) and binds to the best; ties go to the rotation, which then
@@ -233,6 +235,8 @@ class Scheduler:
         #: kube-scheduler's percentageOfNodesToScore (0: adaptive, 50 % − nodes/125, at least 5 %)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._requests: dict[str, tuple[int, int]] = {}  # pod uid → pod_requests (a pod's spec stays)
+        self._arrival: dict[str, int] = {}  # pending pod uid → its place in the queue
+        self._arrivals = 0
         self.clock = clock
         self._allocate = allocate
         self.features = features
@@ -254,7 +258,8 @@ class Scheduler:
         ]
         if not pending:
             return None
-        pending.sort(key=lambda p: (creation_time(p), namespace_of(p), name_of(p)))
+        self._enqueue(pending)
+        pending.sort(key=lambda p: (-_priority(p), self._arrival[uid_of(p)]))
         signature: list[tuple[int, int]] = []
         inputs: dict[str, list[JSON]] = {}
         for plural in ("resourceslices", "deviceclasses", "devicetaintrules"):
@@ -303,6 +308,22 @@ class Scheduler:
                     raise
                 retry = True  # something changed under us; the next pass sees the new state
         return 0.05 if retry else None
+
+    def _enqueue(self, pending: list[JSON]) -> None:
+        """Give each pod seen pending for the first time the next place in the queue; forget the rest."""
+        known = self._arrival
+        self._arrival = {}
+        new = []
+        for pod in pending:
+            uid = uid_of(pod)
+            if uid in known:
+                self._arrival[uid] = known[uid]
+            else:
+                new.append(pod)
+        new.sort(key=lambda p: (creation_time(p), _resource_version(p), namespace_of(p), name_of(p)))
+        for pod in new:
+            self._arrivals += 1
+            self._arrival[uid_of(pod)] = self._arrivals
 
     def _schedule(self, pod: JSON, world: _World) -> None:
         if (pod.get("spec") or {}).get("schedulingGates"):
@@ -952,3 +973,14 @@ def _reserved(claim: JSON, pod: JSON, plan: _Plan) -> bool:
     return reserved_for(claim, uid_of(pod)) or (
         consumer is not None and reserved_for(claim, str(consumer["uid"]))
     )
+
+
+def _priority(pod: Mapping[str, Any]) -> int:
+    """`spec.priority` as the Priority admission plugin set it (0 without a class)."""
+    value = (pod.get("spec") or {}).get("priority")
+    return value if isinstance(value, int) else 0
+
+
+def _resource_version(obj: Mapping[str, Any]) -> int:
+    value = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return int(value) if value.isdigit() else 0

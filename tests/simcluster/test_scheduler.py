@@ -551,7 +551,10 @@ def test_it_serves_example_com_gpu_by_the_device_plugin_where_a_node_advertises_
         # DRA serves it on nodes that advertise none
         assert all(p["status"].get("extendedResourceClaimStatus") for p in pods(cluster, app="legacy-gpu"))
         # 5 × 1 + 4 GPUs asked of 4 + 4 the plugins advertise: one pod waits, counted per node
+        # the wide pod is seeded before the ReplicaSet makes its replicas, so it is queued first: the
+        # replica that finds no GPU left is the one that waits, on every start
         (waiting,) = [p for p in legacy if p["status"]["phase"] == "Pending"]
+        assert waiting["metadata"]["labels"]["app"] == "cuda-legacy"
         scheduled = condition(waiting, "PodScheduled")
         assert scheduled is not None
         assert "2 Insufficient example.com/gpu" in scheduled["message"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from simcluster.controllers import FakeClock
 from simcluster.controllers.pods import PodLifecycle
+from simcluster.controllers.scheduler import Scheduler
 from simcluster.store import Store
-from tests.simcluster.sim_helpers import condition, pods, running, settle, template_pod
+from tests.simcluster.sim_helpers import JSON, condition, pods, running, settle, template_pod
 
 
 def test_it_keeps_a_gated_pod_pending_until_its_gates_are_removed() -> None:
@@ -134,3 +135,62 @@ def test_it_completes_a_pod_on_command_and_releases_its_claim() -> None:
         claim_name = done["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
         # A finished pod's generated claim is released and deleted, as for a deleted pod.
         assert claim_name not in {c["metadata"]["name"] for c in cluster.store.list("resourceclaims")}
+
+
+def _pod(name: str, *, priority: int | None = None) -> JSON:
+    spec: JSON = {"containers": [{"name": "main", "image": "registry.example.com/x:1"}]}
+    if priority is not None:
+        spec["priority"] = priority
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def _one_pod_node() -> Store:
+    store = Store()  # it has the default namespace
+    node: JSON = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "only"},
+        "status": {
+            "allocatable": {"cpu": "8", "memory": "1Gi", "pods": "1"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+    store.create("nodes", node)
+    return store
+
+
+def _bound(store: Store) -> list[str]:
+    return [
+        p["metadata"]["name"] for p in store.list("pods", namespace="default") if p["spec"].get("nodeName")
+    ]
+
+
+def test_it_schedules_pods_in_the_order_they_arrived_not_by_name() -> None:
+    """kube-scheduler's queue: pods created in one second are taken in arrival order, so which one gets the
+    node's only pod slot does not depend on generated names."""
+    store = _one_pod_node()
+    scheduler = Scheduler(store, clock=FakeClock())
+    for name in ("zz-first", "mm-second", "aa-third"):
+        store.create("pods", _pod(name))
+    scheduler.reconcile()
+    assert _bound(store) == ["zz-first"]
+
+    # a pod that arrives later queues behind the ones already waiting, whatever its name
+    store.delete("pods", "zz-first", namespace="default")
+    store.create("pods", _pod("a-late"))
+    scheduler.reconcile()
+    assert _bound(store) == ["mm-second"]
+
+
+def test_it_schedules_a_higher_priority_pod_first() -> None:
+    store = _one_pod_node()
+    scheduler = Scheduler(store, clock=FakeClock())
+    store.create("pods", _pod("ordinary"))
+    store.create("pods", _pod("urgent", priority=1000))
+    scheduler.reconcile()
+    assert _bound(store) == ["urgent"]
