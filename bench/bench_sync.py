@@ -98,6 +98,34 @@ def worker(args: argparse.Namespace) -> None:
 
         mirror.writer.write_page = traced_page  # type: ignore[method-assign]
         report["phases_peak_mb"] = phases
+    # Per kind: the wall of its list, the writing thread's CPU, and the wall spent waiting for its next
+    # page (what the read-ahead had not fetched yet); the rest of the wall is waiting on the database.
+    kinds: dict[str, dict[str, float]] = {}
+    list_into = mirror._list_into_database
+
+    def timed_list(kind: str, pages: Any) -> Any:
+        spent = kinds.setdefault(kind, {"wall_s": 0.0, "cpu_s": 0.0, "page_wait_s": 0.0})
+
+        def waited() -> Any:
+            while True:
+                began = time.perf_counter()
+                try:
+                    page = next(pages)
+                except StopIteration:
+                    return
+                finally:
+                    spent["page_wait_s"] += time.perf_counter() - began
+                yield page
+
+        began, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return list_into(kind, waited())
+        finally:
+            spent["wall_s"] += time.perf_counter() - began
+            spent["cpu_s"] += time.thread_time() - cpu
+
+    mirror._list_into_database = timed_list  # type: ignore[method-assign]
+    report["kinds"] = kinds
     started, cpu = time.perf_counter(), time.process_time()
     mirror.sync_once()
     report["sync_s"] = time.perf_counter() - started
@@ -192,6 +220,12 @@ def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
                 if not lines:
                     raise SystemExit(f"worker failed for {url}:\n{proc.stderr[-3000:]}")
                 report = json.loads(lines[-1].removeprefix("RESULT "))
+                for kind, spent in report.get("kinds", {}).items():
+                    print(
+                        f"  {kind:24} wall {spent['wall_s']:6.2f} s · writer CPU {spent['cpu_s']:6.2f} s · "
+                        f"waiting for pages {spent['page_wait_s']:6.2f} s",
+                        flush=True,
+                    )
                 report.update(kubectl_all_s=kubectl_all, load_start=load_start, load_end=os.getloadavg()[0])
                 print(json.dumps(report), flush=True)
                 runs.append(report)

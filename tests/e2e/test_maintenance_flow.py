@@ -173,7 +173,8 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     maintenance_id = page.url.rstrip("/").rsplit("/", 1)[1]
     page.goto(f"{asgi_server}/maintenance/audit/")
     for label in ("draft created", "preview result", "confirmed", "rule created", "pod evicted", "undone"):
-        expect(page.locator("#audit-table")).to_contain_text(label)
+        # as long as the other waits: under CI load a live refresh of the table can be in flight
+        expect(page.locator("#audit-table")).to_contain_text(label, timeout=30_000)
     expect(page.locator("#audit-table tr[data-action=refused]")).to_have_count(0)
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
     page.evaluate("window.__sameDocument = true")
