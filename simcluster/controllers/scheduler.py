@@ -1,11 +1,12 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
 `dra.allocator`, reservation, binding, and a Running pod.
 
-Each pass takes every pending pod in queue order, kube-scheduler's PrioritySort: `spec.priority` first, then
-the order the pods arrived in the queue (pods first seen in one pass arrive by creation time, then by
-resourceVersion, which is the store's creation order when nothing touched them since). As kube-scheduler does, it filters nodes from a rotating
-start until percentageOfNodesToScore's number of them fit (adaptive: 50 % − nodes/125, at least 5 % and 100
-nodes; every node in a cluster under 100), scores those (`simcluster.controllers.scoring`: LeastAllocated,
+Each pass takes every pending pod in queue order, kube-scheduler's PrioritySort: `spec.priority` first,
+then the order the pods arrived in the queue (pods first seen in one pass arrive by creation time, then
+by resourceVersion, the store's creation order when nothing touched them since); a pod that waits keeps
+its place (kube-scheduler's backoff and re-queue times are not modelled). As kube-scheduler does, it
+filters nodes from a rotating start until percentageOfNodesToScore's number of them fit (adaptive: 50 % −
+nodes/125, at least 5 % and 100 nodes; every node in a cluster under 100), scores those (`simcluster.controllers.scoring`: LeastAllocated,
 preferred node affinity, PreferNoSchedule taints) and binds to the best; ties go to the rotation, which then
 moves past the chosen node. The node filters are cached per pod shape and node for the pass (forgotten for
 a node when a pod is bound there); DynamicResources' Filter (the allocator) runs on the scored nodes best
