@@ -60,7 +60,9 @@ def whatif_index(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         registered = kinds()
         default = registered[0].name if registered else ""
-        return _index(request, errors=[], active=request.GET.get("form", default), posted={}, status=200)
+        # ?form=<kind>&<its fields>: the form opened and filled in, as a link from a claim or pod page
+        posted = request.GET if "form" in request.GET else {}
+        return _index(request, errors=[], active=request.GET.get("form", default), posted=posted, status=200)
     name = request.POST.get("kind", "")
     try:
         kind = get_kind(name)

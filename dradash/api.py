@@ -61,7 +61,7 @@ def error_response(field: str, message: str, *, status_code: int = 400, **extra:
     return Response(error_body([{"field": field, "message": message}], **extra), status=status_code)
 
 
-def _positive_int(request: Request, name: str, default: int, *, maximum: int) -> int:
+def _bounded_int(request: Request, name: str, default: int, *, minimum: int, maximum: int) -> int:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
@@ -69,8 +69,9 @@ def _positive_int(request: Request, name: str, default: int, *, maximum: int) ->
         value = int(raw)
     except ValueError:
         raise exceptions.ValidationError({name: [f"must be a whole number, got {raw[:40]!r}"]}) from None
-    if value < 0:
-        raise exceptions.ValidationError({name: ["must not be negative"]})
+    if value < minimum:
+        rule = f"must be at least {minimum}" if minimum else "must not be negative"
+        raise exceptions.ValidationError({name: [f"{rule}, got {value}"]})
     if value > maximum:
         raise exceptions.ValidationError({name: [f"must be at most {maximum}"]})
     return value
@@ -108,13 +109,12 @@ class Pagination(LimitOffsetPagination):
     max_limit = 1000
 
     def get_limit(self, request: Request) -> int:
-        limit = _positive_int(request, self.limit_query_param, self.default_limit, maximum=self.max_limit)
-        if limit == 0:
-            raise exceptions.ValidationError({self.limit_query_param: ["must be at least 1"]})
-        return limit
+        return _bounded_int(
+            request, self.limit_query_param, self.default_limit, minimum=1, maximum=self.max_limit
+        )
 
     def get_offset(self, request: Request) -> int:
-        return _positive_int(request, self.offset_query_param, 0, maximum=MAX_OFFSET)
+        return _bounded_int(request, self.offset_query_param, 0, minimum=0, maximum=MAX_OFFSET)
 
     def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         envelope = super().get_paginated_response_schema(schema)

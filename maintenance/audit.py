@@ -169,6 +169,14 @@ def observe_rules(changes: list[dict[str, Any]], touched: set[str], *, baseline:
         for row in rows.values()
     }
     maintenances = {m.pk: m for m in Maintenance.objects.filter(pk__in=sorted(labelled - {""}))}
+    # The rules held now under the names of the deleted ones: a delete seen by a re-list is often of an
+    # object whose name a new one has taken (deleted and created again while dradash was not watching).
+    gone_names = sorted({str(c.get("name") or "") for c in changes if c.get("type") == "DELETED"} - {""})
+    named_now: dict[str, str] = {}
+    for batch in _chunks(gone_names):
+        named_now.update(
+            KubeObject.objects.filter(kind="devicetaintrules", name__in=batch).values_list("name", "uid")
+        )
     for change in changes:
         uid = str(change.get("uid") or "")
         if change.get("type") == "DELETED":
@@ -183,10 +191,15 @@ def observe_rules(changes: list[dict[str, Any]], touched: set[str], *, baseline:
                 continue
             if uid not in known_uids and maintenance is None and not change.get("name"):
                 continue  # the mirror never held it (created and deleted before it looked, or in one batch)
+            name = str(change.get("name") or "")
+            message = f"deleted outside dradash (uid {uid[:8]}; the API server does not record who deletes)"
+            if named_now.get(name, uid) != uid:
+                message += (
+                    f"; the rule named so now is another object, created anew (uid {named_now[name][:8]})"
+                )
             record(action="seen-delete", source=AuditEntry.SOURCE_CLUSTER, actor="unknown",
-                   maintenance=maintenance, rule_name=str(change.get("name") or ""), rule_uid=uid,
-                   preview_run_id="",
-                   message="deleted outside dradash (the API server does not record who deletes)")  # fmt: skip
+                   maintenance=maintenance, rule_name=name, rule_uid=uid, preview_run_id="",
+                   message=message)  # fmt: skip
             if maintenance is not None:
                 touched.add(maintenance.id)
             written += 1

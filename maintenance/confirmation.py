@@ -71,6 +71,10 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _are(n: int) -> str:
+    return "is" if n == 1 else "are"
+
+
 @dataclass(frozen=True)
 class Challenge:
     phrase: str  # "" = no typing needed
@@ -88,14 +92,14 @@ def challenge(blast: BlastRadius) -> Challenge:
     nodes = blast.pod_nodes
     if blast.budgets or len(nodes) > 1:
         if len(nodes) == 1:
-            return Challenge(nodes[0], f"{_plural(blast.pods, 'pod')} on node {nodes[0]} are evicted, "
+            return Challenge(nodes[0], f"{_plural(blast.pods, 'pod')} on node {nodes[0]} {_are(blast.pods)} evicted, "
                              f"breaking {_plural(len(blast.budgets), 'PodDisruptionBudget')}")  # fmt: skip
         phrase = f"{_plural(blast.pods, 'pod')} on {_plural(len(nodes), 'node')}"
-        why = f"{phrase} are evicted" + (
+        why = f"{phrase} {_are(blast.pods)} evicted" + (
             f", breaking {_plural(len(blast.budgets), 'PodDisruptionBudget')}" if blast.budgets else ""
         )
         return Challenge(phrase, why)
-    return Challenge(str(blast.pods), f"{_plural(blast.pods, 'pod')} are evicted")
+    return Challenge(str(blast.pods), f"{_plural(blast.pods, 'pod')} {_are(blast.pods)} evicted")
 
 
 def normalized(text: str) -> str:

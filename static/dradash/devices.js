@@ -171,6 +171,12 @@
     if (!holder || !specEl || !window.Tabulator) return;
     const spec = JSON.parse(specEl.textContent);
     const count = document.getElementById("device-count");
+    if (holder.dataset.invalid) {
+      // The server refused these filters and the page says why: there is nothing to load.
+      if (count) { count.classList.remove("loading"); count.classList.add("bad-text"); }
+      if (count) count.textContent = "No devices shown: these filters cannot be used (see above).";
+      return;
+    }
     // Page, size and sort live in the page's URL too, so a reload or a shared link shows the same rows.
     const here = new URLSearchParams(location.search);
     const initialSort = here.get("sort") ? [{ column: here.get("sort"), dir: here.get("dir") === "desc" ? "desc" : "asc" }] : [];
@@ -218,7 +224,12 @@
       index: "id",
       ajaxResponse: function (url, params, response) {
         if (count) { count.classList.remove("loading", "bad-text"); }
-        if (count) count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
+        if (count) {
+          count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
+          if (response.last_row === 0 && new URLSearchParams(location.search).get("attribute")) {
+            count.textContent += " (an attribute's value is matched exactly, case included)";
+          }
+        }
         return response;
       },
       placeholder: "No devices match these filters.",
@@ -231,9 +242,13 @@
       },
       columns: tableColumns(spec),
     });
-    table.on("dataLoadError", function () {
+    table.on("dataLoadError", function (error) {
       if (count) { count.classList.remove("loading"); count.classList.add("bad-text"); }
-      if (count) count.textContent = "Could not load devices: the server did not answer. Retrying on the next change.";
+      if (!count) return;
+      const status = error && typeof error.status === "number" ? error.status : 0;
+      count.textContent = status >= 400 && status < 500
+        ? "The server refused to list devices (HTTP " + status + "): reload the page to see why."
+        : "Could not load devices: the server did not answer. Retrying on the next change.";
     });
     // One re-fetch at a time; a change that arrives meanwhile re-fetches once more when it ends.
     let loading = false;

@@ -52,6 +52,18 @@ def test_it_explains_per_device_why_a_two_gpu_claim_does_not_fit_where_one_gpu_i
     assert "already in use (1)" in node_a["reason"]
 
 
+def test_a_node_whose_usable_devices_are_too_few_says_so_in_its_heading() -> None:
+    o.store(*o.small_cluster().values())
+    result = ask(pasted(o.claim("want-three", count=3)))
+    assert result["feasible"] is False
+    reasons = {n["node"]: n["reason"] for n in result["infeasible_nodes"]}
+    assert reasons == {
+        "node-a": "1 usable device, but the claim's requests and constraints cannot be met from it; "
+        "not usable: already in use (1)",
+        "node-b": "2 usable devices, but the claim's requests and constraints cannot be met from them",
+    }
+
+
 def test_it_reports_a_request_selector_that_no_device_of_a_node_satisfies() -> None:
     o.store(*o.small_cluster().values())
     result = ask(

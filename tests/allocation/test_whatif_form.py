@@ -39,6 +39,22 @@ def test_the_form_offers_claim_pod_and_a_labelled_yaml_tab(operator_client: Clie
     assert '<option value="Pod|default/train-0" >default/train-0</option>' in form
 
 
+def test_a_pending_claims_page_opens_the_feasibility_form_with_that_claim_picked(
+    operator_client: Client,
+) -> None:
+    from html import unescape
+
+    o.store(*o.small_cluster().values())
+    f.write(("resourceclaims", o.claim("want-nine", count=9)))  # through the mirror: its Claim row too
+    page = operator_client.get("/claims/default/want-nine/").content.decode()
+    link = re.search(r'<a id="claim-feasibility" href="([^"]+)"', page)
+    assert link, "a pending claim links to the what-if"
+    form = operator_client.get(unescape(link.group(1))).content.decode()
+    form = form[form.index('id="form-feasibility"') : form.index('id="form-headroom"')]
+    assert '<option value="ResourceClaim|default/want-nine" selected>' in form
+    assert re.search(r'value="claim" checked> A claim or template', form)
+
+
 def test_a_picked_pod_is_asked_about(operator_client: Client) -> None:
     o.store(*o.small_cluster().values())
     response = operator_client.post(

@@ -71,6 +71,12 @@ def test_it_refuses_out_of_range_paging_with_400_naming_the_parameter(
     assert response.json()["errors"][0]["field"] == field
 
 
+def test_the_limit_names_one_lower_bound_whether_it_is_zero_or_negative(api: Client) -> None:
+    for query, message in (("limit=-1", "must be at least 1, got -1"), ("limit=0", "must be at least 1, got 0"),
+                           ("offset=-5", "must not be negative, got -5")):  # fmt: skip
+        assert api.get(f"/api/devices/?{query}").json()["errors"][0]["message"] == message
+
+
 def test_it_caps_the_page_size(api: Client) -> None:
     response = api.get("/api/devices/?limit=1000")
     assert response.status_code == 200

@@ -107,3 +107,24 @@ def test_it_shows_a_new_claim_on_the_open_claims_page(
 
     expect(page.locator("#claims-table")).to_contain_text("e2e-claim", timeout=10_000)
     assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
+
+
+def test_the_device_count_explains_refused_filters_and_an_attribute_that_matches_nothing(
+    simcluster: Any, mirror: MirrorHandle, viewer: User, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, viewer.username)
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(f"{asgi_server}/devices/?state=bogus")
+    expect(page.locator(".alert.bad")).to_contain_text("state:")
+    count = page.locator("#device-count")
+    expect(count).to_have_text("No devices shown: these filters cannot be used (see above).")
+    expect(page.locator("#devices-table .tabulator-row")).to_have_count(0)
+    assert not any("Ajax Load Error" in e for e in errors), errors  # nothing was fetched only to fail
+
+    # An attribute filter that matches nothing says how values compare.
+    page.goto(f"{asgi_server}/devices/?attribute=model%3Dh100-lowercase")
+    expect(count).to_have_text("0 devices match (an attribute's value is matched exactly, case included)")

@@ -131,6 +131,31 @@ def test_rules_there_before_the_first_list_are_no_change_but_their_later_changes
     )  # a real change: its YAML
 
 
+def test_a_rule_deleted_and_created_again_unseen_is_told_apart_from_its_successor(
+    cluster_settings: Any,
+) -> None:
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror
+
+    mirror = Mirror(connect(str(cluster_settings.kubeconfig_path)))
+    mirror.sync_once()
+    kubectl(cluster_settings, "create", "-f", "-", text=RULE.format(effect="None"))
+    mirror.sync_once()
+    # deleted and created again between two looks: the re-list sees a new object under the old name
+    kubectl(cluster_settings, "delete", "devicetaintrule", "by-hand")
+    kubectl(cluster_settings, "create", "-f", "-", text=RULE.format(effect="NoSchedule"))
+    mirror.sync_once()
+
+    seen = list(
+        AuditEntry.objects.filter(rule_name="by-hand").order_by("id").values_list("action", "rule_uid")
+    )
+    (first_uid,) = {uid for action, uid in seen if action == "seen-delete"}
+    (now_uid,) = {uid for action, uid in seen if action == "seen-create"} - {first_uid}
+    message = AuditEntry.objects.get(action="seen-delete").message
+    assert message.startswith(f"deleted outside dradash (uid {first_uid[:8]};")
+    assert message.endswith(f"the rule named so now is another object, created anew (uid {now_uid[:8]})")
+
+
 def test_it_reads_the_newest_spec_manager_from_managed_fields() -> None:
     raw = {"metadata": {"managedFields": [
         {"manager": "helm", "operation": "Apply", "time": "2026-11-29T10:00:00Z", "fieldsV1": {"f:spec": {}}},

@@ -41,6 +41,20 @@ def test_it_scales_the_typed_phrase_to_the_blast_radius(case: dict[str, Any], ph
     assert challenge(blast(**case)).phrase == phrase
 
 
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ({"pods": 1, "pod_nodes": ["node-0"]}, "1 pod is evicted"),
+        ({"pods": 3, "pod_nodes": ["node-0"]}, "3 pods are evicted"),
+        ({"pods": 1, "pod_nodes": ["node-0"], "budgets": ["ml/a"]},
+         "1 pod on node node-0 is evicted, breaking 1 PodDisruptionBudget"),
+        ({"pods": 2, "pod_nodes": ["node-0", "node-1"]}, "2 pods on 2 nodes are evicted"),
+    ],
+)  # fmt: skip
+def test_the_confirmation_says_what_is_evicted_in_plain_english(case: dict[str, Any], why: str) -> None:
+    assert challenge(blast(**case)).why == why
+
+
 def test_it_refuses_to_enforce_while_the_preview_runs(mirrored: Any, operator: Any) -> None:
     m = create(operator)
     maintenance_preview_start(maintenance=m, user=operator)  # no worker picks it up in this test

@@ -243,11 +243,27 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
     if len(claims) > 1 and all_alone_ok:
         reason = "each claim fits alone, but not all together"
     else:
-        top = Counter[str]()
-        for c in per_claim:
-            top.update({k: v for k, v in c["counts"].items() if k != "usable"})
-        reason = ", ".join(f"{k} ({v})" for k, v in top.most_common(3)) or "no device fits"
+        reason = _why_not(per_claim)
     return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}
+
+
+def _why_not(per_claim: list[dict[str, Any]]) -> str:
+    """A node's heading: the devices the claims could use there, when there are some (they were not
+    enough, or not in a combination the requests and constraints accept), then the commonest reasons the
+    others were not."""
+    top = Counter[str]()
+    usable = 0
+    for c in per_claim:
+        usable += c["counts"].get("usable", 0)
+        top.update({k: v for k, v in c["counts"].items() if k != "usable"})
+    others = ", ".join(f"{k} ({v})" for k, v in top.most_common(3))
+    if not usable:
+        return others or "no device here for the classes the claims ask for"
+    enough = (
+        f"{usable} usable device{'' if usable == 1 else 's'}, but the claim's requests and constraints "
+        f"cannot be met from {'it' if usable == 1 else 'them'}"
+    )
+    return f"{enough}; not usable: {others}" if others else enough
 
 
 # --------------------------------------------------------------------------- the kind
