@@ -6,6 +6,7 @@ loop over the registered kinds.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -33,12 +34,48 @@ def _choices(kind: str) -> list[tuple[str, str]]:
     return list(rows[:PICK_LIMIT])
 
 
+#: The forms' labels of the API's input fields, so that a 400 next to a form names what the user sees
+#: (the API's name follows, in code). The most specific dotted prefix wins; list indexes are ignored.
+FORM_LABELS = {
+    "input.source": "What to check",
+    "input.kind": "Claim, template or pod",
+    "input.namespace": "Claim, template or pod",
+    "input.name": "Claim, template or pod",
+    "input.yaml": "YAML",
+    "input.node": "Only node",
+    "input.deviceClassName": "DeviceClass",
+    "input.count": "Devices per copy",
+    "input.max_per_node": "At most, per node",
+    "input.resource": "Extended resource",
+    "input.nodes": "On nodes",
+    "input.selector": "Devices",
+    "input.selectors": "Devices",
+    "input.selector.driver": "Driver",
+    "input.selector.pool": "Pool",
+    "input.selector.device": "Device",
+    "input.taint": "Taint",
+    "input.taint.key": "Key",
+    "input.taint.value": "Value",
+    "input.taint.effect": "Effect",
+}
+
+
+def form_label(field: str) -> str:
+    """The form's label of an input field path (`input.taint.key`, `input.nodes[2]`), or ""."""
+    path = re.sub(r"\[\d+\]", "", field)
+    while path:
+        if path in FORM_LABELS:
+            return FORM_LABELS[path]
+        path = path.rpartition(".")[0]
+    return ""
+
+
 def _index(
     request: HttpRequest, *, errors: list[WhatIfInputError], active: str, posted: Any, status: int
 ) -> HttpResponse:
     context = {
         "kinds": kinds(),
-        "errors": errors,
+        "errors": [{"field": e.field, "message": e.message, "label": form_label(e.field)} for e in errors],
         "active": active,
         "posted": posted,
         "claims": _choices("resourceclaims"),

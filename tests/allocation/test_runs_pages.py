@@ -97,7 +97,8 @@ def test_it_re_renders_the_form_with_the_field_error(client_in: Client) -> None:
         "/whatif/", {"kind": "taint_impact", "pool": "p", "key": "", "effect": "NoExecute"}
     )
     assert response.status_code == 400
-    assert "<code>input.taint.key</code>: is required" in response.content.decode()
+    # named as the form labels it, then as the API does
+    assert "<strong>Key</strong> (<code>input.taint.key</code>): is required" in response.content.decode()
     assert not WhatIfRun.objects.exists()
 
 
@@ -105,7 +106,10 @@ def test_an_empty_feasibility_form_asks_for_the_object_to_ask_about(client_in: C
     response = client_in.post("/whatif/", {"kind": "feasibility", "source": "claim", "pick_claim": ""})
     assert response.status_code == 400
     html = response.content.decode()
-    assert "<code>input.name</code>: is required: choose the claim" in html
+    assert (
+        "<strong>Claim, template or pod</strong> (<code>input.name</code>): is required: choose the claim"
+        in html
+    )
     assert "input.kind" not in html
     assert not WhatIfRun.objects.exists()
 
@@ -132,7 +136,7 @@ def test_it_names_the_field_and_keeps_a_paste_with_invalid_cel(client_in: Client
     page = response.content.decode()
     assert response.status_code == 400
     assert (
-        "<code>input.yaml.spec.devices.requests[0].exactly.selectors[0].cel.expression</code>: invalid CEL"
+        "<code>input.yaml.spec.devices.requests[0].exactly.selectors[0].cel.expression</code>): invalid CEL"
         in page
     )
     assert escape(bad) in page  # the paste is still in the form
@@ -148,7 +152,7 @@ def test_it_answers_a_three_megabyte_paste_naming_the_field_and_the_limit_and_ke
     response = browser_post(client_in, {"kind": "feasibility", "source": "yaml", "yaml": big})
     page = response.content.decode()
     assert response.status_code == 400  # not Django's bare "Bad Request (400)" for a body over 2.5 MB
-    assert "<code>input.yaml</code>: must be at most 256 KiB" in page
+    assert "<strong>YAML</strong> (<code>input.yaml</code>): must be at most 256 KiB" in page
     assert big in page
 
 
@@ -157,7 +161,7 @@ def test_it_answers_413_with_the_form_for_a_body_too_big_to_read(client_in: Clie
     response = browser_post(client_in, {"kind": "feasibility", "source": "yaml", "yaml": huge})
     page = response.content.decode()
     assert response.status_code == 413
-    assert "<code>input.yaml</code>: the form sent 9.0 MiB" in page and "at most 256 KiB" in page
+    assert "<code>input.yaml</code>): the form sent 9.0 MiB" in page and "at most 256 KiB" in page
     assert 'id="form-feasibility"' in page
 
 
