@@ -55,6 +55,10 @@ def test_stopping_the_demo_stops_its_simulated_cluster(tmp_path: Path, sig: sign
         demo.wait(timeout=30)
         assert _wait(lambda: not _listening(cluster), 15), "simcluster outlived the demo"
         assert not _listening(web)
+        if sig == signal.SIGTERM:  # an orderly stop: the mirror before the cluster, and it says so
+            said = (tmp_path / "demo.log").read_text()
+            assert "check failed" not in said, said[-2000:]
+            assert said.rstrip().endswith("demo stopped"), said[-2000:]
     finally:
         if demo.poll() is None:
             demo.kill()

@@ -60,6 +60,7 @@ class Command(BaseCommand):
         var = Path(settings.BASE_DIR) / "var"
         (var / "staticfiles").mkdir(parents=True, exist_ok=True)
         cluster: subprocess.Popen[bytes] | None = None
+        mirror: Any = None
         # SIGTERM (kill, systemd, a container runtime) stops the demo like Ctrl-C: the `finally` below runs
         # and stops simcluster. uvicorn hands the signal back to this handler after its own shutdown.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
@@ -75,15 +76,19 @@ class Command(BaseCommand):
             self.create_users(options["admin_password"])
             settings.DRADASH_KUBECONFIG = kubeconfig
             os.environ["DRADASH_KUBECONFIG"] = kubeconfig
-            self.start_background_work(kubeconfig)
+            mirror = self.start_background_work(kubeconfig)
             self.serve(options["host"], options["port"])
         finally:
+            # the mirror first: its watches would otherwise report the cluster gone, kind by kind
+            if mirror is not None:
+                mirror.stop(timeout=10)
             if cluster is not None:
                 cluster.terminate()
                 try:
                     cluster.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     cluster.kill()
+            self.stdout.write("demo stopped")
 
     def start_simcluster(self, topology: str, port: int, kubeconfig: Path) -> subprocess.Popen[bytes]:
         kubeconfig.unlink(missing_ok=True)
@@ -122,11 +127,12 @@ class Command(BaseCommand):
         args = ["--password", password] if password else []
         call_command("create_demo_admin", *args)
 
-    def start_background_work(self, kubeconfig: str) -> None:
-        """The mirror runs as a thread here; the embedded what-if worker process starts with the ASGI app."""
+    def start_background_work(self, kubeconfig: str) -> Any:
+        """The mirror runs as a thread here (its handle is returned, to stop it); the embedded what-if
+        worker process starts with the ASGI app."""
         from inventory.mirror.runner import start_mirror_thread
 
-        start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)
+        return start_mirror_thread(kubeconfig=kubeconfig, context=settings.DRADASH_KUBE_CONTEXT or None)
 
     def serve(self, host: str, port: int) -> None:
         import uvicorn
