@@ -56,6 +56,7 @@ def test_a_node_whose_usable_devices_are_too_few_says_so_in_its_heading() -> Non
     o.store(*o.small_cluster().values())
     result = ask(pasted(o.claim("want-three", count=3)))
     assert result["feasible"] is False
+    assert result["subject"]["claims"][0]["asks"] == [f"gpu: 3 × {o.DRIVER}"]  # what it needs, up front
     reasons = {n["node"]: n["reason"] for n in result["infeasible_nodes"]}
     assert reasons == {
         "node-a": "1 usable device, but the claim's requests and constraints cannot be met from it; "
@@ -188,3 +189,20 @@ def test_it_answers_for_one_node_when_asked_and_names_an_unknown_node() -> None:
     with pytest.raises(WhatIfInputError) as info:
         ask({**pasted(o.claim("want-one")), "node": "node-z"})
     assert str(info.value) == "input.node: no node named node-z in the inventory"
+
+
+@pytest.mark.parametrize(
+    ("request_spec", "asks"),
+    [
+        ({"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 16}}, "gpu: 16 × gpu.example.com"),
+        ({"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}, "gpu: 1 × gpu.example.com"),
+        ({"name": "all", "exactly": {"deviceClassName": "nic", "allocationMode": "All"}}, "all: all of nic"),
+        ({"name": "any", "firstAvailable": [{"name": "big", "deviceClassName": "h100", "count": 2},
+                                            {"name": "small", "deviceClassName": "mig"}]},
+         "any: the first that fits of 2 × h100 | 1 × mig"),
+    ],
+)  # fmt: skip
+def test_the_question_says_what_each_request_asks_for(request_spec: dict[str, Any], asks: str) -> None:
+    from allocation.whatif.kinds.feasibility import _asks
+
+    assert _asks(request_spec) == asks

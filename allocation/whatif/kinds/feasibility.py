@@ -55,6 +55,28 @@ def explain_claim(view: AllocatorView, *, node: str, claim: Obj) -> list[dict[st
     return [verdict_json(v) for v in verdicts]
 
 
+def _asks(request: Any) -> str:
+    """One request as a person reads it: `gpus: 16 × gpu.example.com`, `all of …`, `first of: …`."""
+    if not isinstance(request, dict):
+        return ""
+    name = str(request.get("name", ""))
+
+    def one(spec: Any) -> str:
+        if not isinstance(spec, dict):
+            return "?"
+        cls = str(spec.get("deviceClassName", ""))
+        if spec.get("allocationMode") == "All":
+            return f"all of {cls}"
+        return f"{spec.get('count', 1)} × {cls}"
+
+    if isinstance(request.get("exactly"), dict):
+        return f"{name}: {one(request['exactly'])}"
+    options = request.get("firstAvailable")
+    if isinstance(options, list) and options:
+        return f"{name}: the first that fits of " + " | ".join(one(o) for o in options)
+    return name
+
+
 def subject_summary(subject: Subject) -> dict[str, Any]:
     return {
         "kind": subject.kind,
@@ -67,6 +89,9 @@ def subject_summary(subject: Subject) -> dict[str, Any]:
                 "source": subject.claim_sources.get(str(meta(c).get("name")), ""),
                 "requests": [
                     r.get("name") for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
+                ],
+                "asks": [
+                    _asks(r) for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
                 ],
             }
             for c in subject.claims
