@@ -177,7 +177,7 @@ class PoolStatusListView(APIView):
                 user=request.user,
             )
         except PoolStatusInputError as error:
-            return error_response(error.field, error.message)
+            return Response(error_body([{"field": f, "message": m} for f, m in error.errors]), status=400)
         except PoolStatusWriteError as error:
             return _write_error(error)
         return Response(created, status=201)
@@ -221,7 +221,7 @@ class PoolStatusRefreshView(APIView):
         try:
             created = pool_status_refresh(name=name, user=request.user)
         except PoolStatusInputError as error:
-            return error_response(error.field, error.message)
+            return Response(error_body([{"field": f, "message": m} for f, m in error.errors]), status=400)
         except PoolStatusWriteError as error:
             return _write_error(error)
         return Response(created, status=201)

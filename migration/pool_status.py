@@ -31,10 +31,13 @@ GENERATE_NAME = "dradash-"
 
 
 class PoolStatusInputError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
+    """Bad input: every field's error (`errors`, in the form's order); `field`/`message` are the first."""
+
+    def __init__(self, field: str, message: str, *, more: list[tuple[str, str]] | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.errors = [(field, message), *(more or [])]
 
 
 class PoolStatusWriteError(Exception):
@@ -71,36 +74,42 @@ def _call(method: str, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
 def pool_status_spec(
     *, driver: Any, pool: Any = "", limit: Any = None, partition_attribute: Any = ""
 ) -> JSON:
-    """The request's spec, checked as the API server would (field names in the errors)."""
+    """The request's spec, checked as the API server would (field names in the errors); every field is
+    checked, and all their errors are raised together."""
+    errors: list[tuple[str, str]] = []
+    spec: JSON = {}
     if not isinstance(driver, str) or not driver.strip():
-        raise PoolStatusInputError("driver", "is required: the driver whose pools to summarize")
-    driver = driver.strip()
-    errors = dns1123_subdomain_errors(driver)
-    if errors:
-        raise PoolStatusInputError("driver", errors[0])
-    spec: JSON = {"driver": driver}
+        errors.append(("driver", "is required: the driver whose pools to summarize"))
+    elif problems := dns1123_subdomain_errors(driver.strip()):
+        errors.append(("driver", problems[0]))
+    else:
+        spec["driver"] = driver.strip()
     if pool not in (None, ""):
         if not isinstance(pool, str):
-            raise PoolStatusInputError("poolName", "must be a string")
-        errors = pool_name_errors(pool.strip())
-        if errors:
-            raise PoolStatusInputError("poolName", errors[0])
-        spec["poolName"] = pool.strip()
+            errors.append(("poolName", "must be a string"))
+        elif problems := pool_name_errors(pool.strip()):
+            errors.append(("poolName", problems[0]))
+        else:
+            spec["poolName"] = pool.strip()
     if limit not in (None, ""):
         try:
             value = int(limit)
         except (TypeError, ValueError):
-            raise PoolStatusInputError("limit", "must be an integer") from None
-        if isinstance(limit, bool) or not 1 <= value <= MAX_LIMIT:
-            raise PoolStatusInputError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
-        spec["limit"] = value
+            errors.append(("limit", "must be an integer"))
+        else:
+            if isinstance(limit, bool) or not 1 <= value <= MAX_LIMIT:
+                errors.append(("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}"))
+            else:
+                spec["limit"] = value
     if partition_attribute not in (None, ""):
         if not isinstance(partition_attribute, str):
-            raise PoolStatusInputError("defaultPartitionTypeAttribute", "must be a string")
-        errors = fully_qualified_attribute_errors(partition_attribute.strip())
-        if errors:
-            raise PoolStatusInputError("defaultPartitionTypeAttribute", errors[0])
-        spec["defaultPartitionTypeAttribute"] = partition_attribute.strip()
+            errors.append(("defaultPartitionTypeAttribute", "must be a string"))
+        elif problems := fully_qualified_attribute_errors(partition_attribute.strip()):
+            errors.append(("defaultPartitionTypeAttribute", problems[0]))
+        else:
+            spec["defaultPartitionTypeAttribute"] = partition_attribute.strip()
+    if errors:
+        raise PoolStatusInputError(*errors[0], more=errors[1:])
     return spec
 
 

@@ -131,7 +131,7 @@ def pool_status(request: HttpRequest) -> HttpResponse:
                 raise PoolStatusInputError("action", "must be create, delete or refresh")
             return redirect("migration:migration-pool-status")
         except PoolStatusInputError as error:
-            context["form_error"] = {"field": error.field, "message": error.message}
+            context["form_errors"] = [{"field": f, "message": m} for f, m in error.errors]
             context["posted"] = request.POST
             status = 400
         except PoolStatusWriteError as error:

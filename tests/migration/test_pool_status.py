@@ -97,6 +97,23 @@ def test_one_pool_with_a_limit_and_bad_input_naming_the_field(mirrored: Any, ope
         assert answer.json()["errors"][0]["field"] == field, body
 
 
+def test_every_bad_field_is_named_at_once_by_the_api_and_the_form(
+    mirrored: Any, operator_api: APIClient
+) -> None:
+    answer = operator_api.post(
+        "/api/migration/pool-status/", {"limit": 5000, "poolName": "/bad"}, format="json"
+    )
+    assert answer.status_code == 400
+    assert [e["field"] for e in answer.json()["errors"]] == ["driver", "poolName", "limit"]
+
+    client = Client()
+    client.force_login(user_in("operator", "otto-form"))
+    page = client.post("/migration/pool-status/", {"action": "create", "driver": "", "limit": "5000"})
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "<code>driver</code>: is required" in html and "<code>limit</code>: must be between 1 and" in html
+
+
 def test_viewers_see_snapshots_but_may_not_create_them(mirrored: Any) -> None:
     api = APIClient()
     api.force_authenticate(user_in("viewer", "vic-rpsr"))
