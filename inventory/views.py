@@ -135,6 +135,18 @@ def _device_filters(request: HttpRequest) -> DeviceFilterSet:
     return DeviceFilterSet(request.GET, queryset=Device.objects.all())
 
 
+#: query parameters the list pages take besides their filters (paging, sorting, the live fragments)
+PAGE_PARAMS = ("page", "size", "sort", "dir", "fragment", "live")
+
+
+def _unknown_filters(request: HttpRequest, filters: Any) -> dict[str, list[str]]:
+    """Parameters that are neither a filter of this page nor paging: a misspelt filter must not quietly
+    show everything (the API answers 400 for the same), so the page names it and lists nothing."""
+    unknown = [name for name in request.GET if name not in filters and name not in PAGE_PARAMS]
+    message = f"not a filter of this page; its filters are {', '.join(filters)}"
+    return {name[:100]: [message] for name in unknown[:5]}
+
+
 @login_required
 @require_safe
 def devices(request: HttpRequest) -> HttpResponse:
@@ -145,7 +157,10 @@ def devices(request: HttpRequest) -> HttpResponse:
     qs = query.urlencode()
     context = {
         "filter": filterset,
-        "errors": filterset.errors if not filterset.is_valid() else {},
+        "errors": {
+            **(filterset.errors if not filterset.is_valid() else {}),
+            **_unknown_filters(request, filterset.filters),
+        },
         "choices": device_filter_choices(),
         "query": qs,
         "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
@@ -281,7 +296,8 @@ def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
     sort = request.GET.get("sort", "")
     ordering = claim_queries.claim_ordering(sort=sort)
-    qs = filterset.qs.order_by(*ordering) if filterset.is_valid() else Claim.objects.none()
+    unknown = _unknown_filters(request, filterset.filters)
+    qs = filterset.qs.order_by(*ordering) if filterset.is_valid() and not unknown else Claim.objects.none()
     paginator = Paginator(qs, 100)
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -295,7 +311,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "fragment_url": _fragment_url(request, "table"),
         "counts": claim_state_counts(),
         "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",
-        "errors": filterset.errors if not filterset.is_valid() else {},
+        "errors": {**(filterset.errors if not filterset.is_valid() else {}), **unknown},
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
 

@@ -113,6 +113,20 @@ def test_it_returns_404_for_a_device_that_is_gone(client_in: Client, world: dict
     )
 
 
+def test_a_misspelt_filter_is_named_and_lists_nothing_instead_of_everything(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    html = client_in.get(reverse("inventory:devices"), {"nodee": "node-1", "sort": "pool"}).content.decode()
+    assert "nodee: not a filter of this page; its filters are driver, pool, node," in html
+    assert 'data-invalid="true"' in html  # the table fetches nothing
+    assert "sort:" not in html  # paging and sorting are not filters, and not refused
+
+    claims = client_in.get(reverse("inventory:claims"), {"stat": "pending"}).content.decode()
+    assert "stat: not a filter of this page" in claims
+    assert "train" not in claims.split("stat: not a filter", 1)[1]
+    assert "train" in client_in.get(reverse("inventory:claims")).content.decode()
+
+
 def test_it_lists_claims_and_shows_a_claims_results_and_consumers(
     client_in: Client, world: dict[str, Any]
 ) -> None:
