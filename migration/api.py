@@ -138,6 +138,10 @@ class PoolStatusCreate(serializers.Serializer[Any]):
     )
 
 
+def _input_error(error: PoolStatusInputError) -> Response:
+    return Response(error_body([{"field": f, "message": m} for f, m in error.errors]), status=400)
+
+
 def _write_error(error: PoolStatusWriteError) -> Response:
     return error_response("", error.message, status_code=error.status if 400 <= error.status < 600 else 502)
 
@@ -177,7 +181,7 @@ class PoolStatusListView(APIView):
                 user=request.user,
             )
         except PoolStatusInputError as error:
-            return Response(error_body([{"field": f, "message": m} for f, m in error.errors]), status=400)
+            return _input_error(error)
         except PoolStatusWriteError as error:
             return _write_error(error)
         return Response(created, status=201)
@@ -221,7 +225,7 @@ class PoolStatusRefreshView(APIView):
         try:
             created = pool_status_refresh(name=name, user=request.user)
         except PoolStatusInputError as error:
-            return Response(error_body([{"field": f, "message": m} for f, m in error.errors]), status=400)
+            return _input_error(error)
         except PoolStatusWriteError as error:
             return _write_error(error)
         return Response(created, status=201)

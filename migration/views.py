@@ -135,7 +135,7 @@ def pool_status(request: HttpRequest) -> HttpResponse:
             context["posted"] = request.POST
             status = 400
         except PoolStatusWriteError as error:
-            context["form_error"] = {"field": "", "message": error.message}
+            context["form_errors"] = [{"field": "", "message": error.message}]
             context["posted"] = request.POST
             status = error.status if 400 <= error.status < 600 else 502
     context.update(snapshots=pool_status_snapshots(), drivers=pool_status_drivers())

@@ -1,23 +1,23 @@
 """The simulated kube-scheduler: claims from templates and for extended resources, DRA allocation with
 `dra.allocator`, reservation, binding, and a Running pod.
 
-Each pass takes every pending pod in queue order, kube-scheduler's PrioritySort: `spec.priority` first,
-then the order the pods arrived in the queue (pods first seen in one pass arrive by creation time, then
-by resourceVersion, the store's creation order when nothing touched them since); a pod that waits keeps
-its place (kube-scheduler's backoff and re-queue times are not modelled). As kube-scheduler does, it
-filters nodes from a rotating start until percentageOfNodesToScore's number of them fit (adaptive: 50 % −
-nodes/125, at least 5 % and 100 nodes; every node in a cluster under 100), scores those (`simcluster.controllers.scoring`: LeastAllocated,
-preferred node affinity, PreferNoSchedule taints) and binds to the best; ties go to the rotation, which then
-moves past the chosen node. The node filters are cached per pod shape and node for the pass (forgotten for
-a node when a pod is bound there); DynamicResources' Filter (the allocator) runs on the scored nodes best
-first, so only the winner's claims are usually allocated (when no node of a sample can allocate them, the
-next sample is taken). A pod joining claims that are allocated already (their allocation decides the node)
-takes the first node that fits in the rotation, most preferred first; when no node fits, that pass over
-every node gives the reasons. The DRA steps follow
-the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation and an owner
-reference; the extended-resource claim is built per node and created only when a node fits; allocated claims
-get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before the pod is bound.
-A pod that fits nowhere stays Pending with `PodScheduled=False`, reason `Unschedulable`, and is retried
+Each pass takes every pending pod in queue order, kube-scheduler's PrioritySort: `spec.priority` first, then
+the order the pods arrived in the queue (pods first seen in one pass arrive by creation time, then by
+resourceVersion, the store's creation order when nothing touched them since); a pod that waits keeps its
+place (kube-scheduler's backoff and re-queue times are not modelled). As kube-scheduler does, it filters
+nodes from a rotating start until percentageOfNodesToScore's number of them fit (adaptive: 50 % − nodes/125,
+at least 5 % and 100 nodes; every node in a cluster under 100), scores those
+(`simcluster.controllers.scoring`: LeastAllocated, preferred node affinity, PreferNoSchedule taints) and
+binds to the best; ties go to the rotation, which then moves past the chosen node. The node filters are
+cached per pod shape and node for the pass (forgotten for a node when a pod is bound there);
+DynamicResources' Filter (the allocator) runs on the scored nodes best first, so only the winner's claims
+are usually allocated (when no node of a sample can allocate them, the next sample is taken). A pod joining
+claims that are allocated already (their allocation decides the node) takes the first node that fits in the
+rotation, most preferred first; when no node fits, that pass over every node gives the reasons. The DRA
+steps follow the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation
+and an owner reference; the extended-resource claim is built per node and created only when a node fits;
+allocated claims get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before
+the pod is bound. A pod that fits nowhere stays Pending with `PodScheduled=False`, reason `Unschedulable`, and is retried
 whenever slices, claims, classes, rules, nodes or pods change.
 """
 

@@ -77,6 +77,10 @@ def _asks(request: Any) -> str:
     return name
 
 
+def _requests(claim: Obj) -> list[Any]:
+    return list(((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
+
+
 def subject_summary(subject: Subject) -> dict[str, Any]:
     return {
         "kind": subject.kind,
@@ -87,12 +91,8 @@ def subject_summary(subject: Subject) -> dict[str, Any]:
             {
                 "name": meta(c).get("name"),
                 "source": subject.claim_sources.get(str(meta(c).get("name")), ""),
-                "requests": [
-                    r.get("name") for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
-                ],
-                "asks": [
-                    _asks(r) for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []
-                ],
+                "requests": [r.get("name") for r in _requests(c)],
+                "asks": [_asks(r) for r in _requests(c)],
             }
             for c in subject.claims
         ],
