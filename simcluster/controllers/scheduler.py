@@ -17,8 +17,8 @@ rotation, most preferred first; when no node fits, that pass over every node giv
 steps follow the scheduler plugin (dra-api.md §7.8, §9): generated claims get the pod-claim-name annotation
 and an owner reference; the extended-resource claim is built per node and created only when a node fits;
 allocated claims get the delete-protection finalizer, `status.allocation` and a `reservedFor` entry before
-the pod is bound. A pod that fits nowhere stays Pending with `PodScheduled=False`, reason `Unschedulable`, and is retried
-whenever slices, claims, classes, rules, nodes or pods change.
+the pod is bound. A pod that fits nowhere stays Pending with `PodScheduled=False`, reason `Unschedulable`,
+and is retried whenever slices, claims, classes, rules, nodes or pods change.
 """
 
 from __future__ import annotations
