@@ -3,6 +3,7 @@ confirmation whose typed phrase grows with what is at stake (checked by the serv
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -122,3 +123,25 @@ def test_it_asks_for_the_whole_cluster_phrase_when_every_device_is_selected(
     assert confirm.outcome["blast"]["whole_cluster"] is True
     assert confirm.outcome["phrase"] == f"every device in the cluster: {len(everything)}"
     assert len(rules_in(mirrored)) == len(m.rules)
+
+
+def test_the_preview_counts_in_plain_english(mirrored: Any, operator: Any) -> None:
+    """One device, one claim, one pod read in the singular; more in the plural."""
+    from django.test import Client
+
+    node = max(("node-0", "node-1", "node-2"), key=lambda n: len(gpu_pods_on(mirrored, n)))
+    held = [d for d in Device.objects.filter(driver=GPU, pool=node) if d.allocations]
+    assert held
+    client = Client()
+    client.force_login(operator)
+    for devices in (held[:1], list(Device.objects.filter(driver=GPU, pool=node))):
+        m = create(operator, devices=[DeviceRef(d.driver, d.pool, d.name) for d in devices])
+        preview_now(m, operator)
+        html = client.get(f"/maintenance/{m.id}/").content.decode()
+        radius = html.split('id="blast-radius"', 1)[1].split("</ul>", 1)[0]
+        n = len(devices)
+        assert f"<strong>{n}</strong> device{'' if n == 1 else 's'}, " in radius
+        for word, plural in (("allocated claim", "allocated claims"), ("pod", "pods")):
+            for count, text in re.findall(rf"<strong>(\d+)</strong> ({word}s?)\b", radius):
+                assert text == (word if count == "1" else plural), radius
+        assert "1 pods" not in html and "1 allocated claims" not in html and "1 pod are" not in html
