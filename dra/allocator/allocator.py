@@ -334,10 +334,11 @@ class Allocator:
     ) -> list[dict[str, Any]] | None:
         """One ``status.allocation`` per claim, or None if they do not fit together on the node."""
         view = self._view_for(node)
-        plans = [self.plan(c if isinstance(c, PreparedClaim) else self._prepared(c)) for c in claims]
+        prepared = [c if isinstance(c, PreparedClaim) else self._prepared(c) for c in claims]
+        plans = [self.plan(c) for c in prepared]
         if not view.has_multi and self._all_in_use(view, plans):
             return self.unschedulable(view) if view.invalid else None
-        results = Search(self, view, plans).execute()
+        results = Search(self, view, plans, prepared).execute()
         return results if results is not None or not view.invalid else self.unschedulable(view)
 
     @staticmethod
@@ -460,7 +461,6 @@ class Allocator:
         flat = [d for datas in requests for d in datas]
         has_all = any(d.all_mode for d in flat)
         return ClaimPlan(
-            claim=claim,
             requests=requests,
             has_sub=[r.exact is None for r in claim.requests],
             constraints=constraints,

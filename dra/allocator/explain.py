@@ -196,7 +196,7 @@ def explain(
     prepared = claim if isinstance(claim, PreparedClaim) else prepare_claim(claim)
     node_obj = parse_node(node)
     view = alloc.node_view(node_obj)
-    run = Search(alloc, view, [alloc.plan(prepared)])
+    run = Search(alloc, view, [alloc.plan(prepared)], [prepared])
     datas = [rd for per_request in run.requests[0] for rd in per_request]
     rows: list[tuple[Candidate, RequestData, str, str]] = []
     for pool in view.pools:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from dra.quantity import Quantity
 
-from .model import Attr, Device, DeviceClass, Node, PreparedClaim, RequestSpec, Slice
+from .model import Attr, Device, DeviceClass, Node, RequestSpec, Slice
 from .pools import Pool
 
 
@@ -66,9 +66,10 @@ class RequestData:
 
 @dataclass(eq=False, slots=True)
 class ClaimPlan:
-    """Everything about a claim that does not depend on the node: validated once."""
+    """Everything about a claim that does not depend on the node: validated once. It does not refer back
+    to its claim (which caches it in `PreparedClaim.plans`): that cycle left every pool's availability
+    to the cyclic collector."""
 
-    claim: PreparedClaim
     requests: list[list[RequestData]]
     has_sub: list[bool]
     #: (is matchAttribute, attribute) per constraint

@@ -13,7 +13,7 @@ from .capacity import capacity_fits, consumed_capacity
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .errors import AllocationError, AllocationTimeout
 from .groups import GroupState
-from .model import RESULTS_MAX, Device
+from .model import RESULTS_MAX, Device, PreparedClaim
 from .plan import Candidate, ClaimPlan, DeviceResult, NodeView, RequestData, ResultLimitExceeded
 from .pools import PoolID
 from .results import allocation_result
@@ -25,11 +25,13 @@ if TYPE_CHECKING:
 class Search:
     """State of one `Allocator.allocate` call."""
 
-    def __init__(self, alloc: Allocator, view: NodeView, plans: list[ClaimPlan]) -> None:
+    def __init__(
+        self, alloc: Allocator, view: NodeView, plans: list[ClaimPlan], claims: list[PreparedClaim]
+    ) -> None:
         self.a = alloc
         self.view = view
         self.plans = plans
-        self.claims = [p.claim for p in plans]
+        self.claims = claims
         self.requests = [p.requests for p in plans]
         self.has_sub = [p.has_sub for p in plans]
         self.selected_sub: list[list[int]] = [[0] * len(p.requests) for p in plans]

@@ -43,7 +43,7 @@ from inventory.mirror import sql
 from inventory.mirror.derive.availability import pools_reached_by, pools_selected_by, recompute_availability
 from inventory.mirror.derive.claims import refresh_allocations, replace_claims
 from inventory.mirror.derive.classes import ClassMatcher, refresh_classes
-from inventory.mirror.derive.common import DeviceKey, chunks
+from inventory.mirror.derive.common import DeviceKey, chunks, json_path
 from inventory.mirror.derive.context import Context, RuleCache
 from inventory.mirror.derive.health import refresh_health
 from inventory.mirror.derive.pools import recompute_pools
@@ -627,7 +627,7 @@ class BatchWriter:
             # Only names and labels decide which nodes reach a pool; status updates change neither.
             for batch in chunks(by_kind["nodes"]):
                 rows = KubeObject.objects.filter(kind="nodes", uid__in=batch).values_list(
-                    "uid", "name", "raw__metadata__labels"
+                    "uid", "name", json_path("raw", "metadata", "labels")
                 )
                 node_labels.update({uid: (name, labels or {}) for uid, name, labels in rows})
         for kind, objs in by_kind.items():

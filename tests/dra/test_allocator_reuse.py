@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -286,3 +287,25 @@ def test_it_stops_a_search_at_its_deadline() -> None:
     with pytest.raises(AllocationTimeout, match="^filter operation aborted: context deadline exceeded"):
         allocator.allocate(NODE, [wanted])
     assert allocator.search_steps < 200  # stopped at the second look at the clock, not after 792 combinations
+
+
+def test_a_prepared_claim_and_its_plan_are_freed_without_the_cyclic_collector() -> None:
+    """The claim caches its plan per allocator; the plan must not point back at the claim, or every
+    availability run (an allocator and a claim per pool) is left for the cyclic collector."""
+    allocator = Allocator(
+        classes=[GPU_CLASS], slices=SLICES, state=AllocatedState(), features=DEFAULT_FEATURES
+    )
+    prepared = prepare_claim(claim("c0", exactly("gpu")))
+    assert allocator.allocate(NODE, [prepared]) is not None
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        del prepared
+        gc.collect()
+        left = sorted({type(o).__qualname__ for o in gc.garbage})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 
 from dra.selection import device_selector
 from inventory.models import Device
@@ -18,6 +19,18 @@ CHUNK = 500
 # each statement's plan cheap. Every keyed read is chunked, never a whole-table scan: a batch of changed
 # claims or pods costs O(its keys), whatever the size of the cluster.
 PARAMS_PER_QUERY = 600
+
+
+def json_path(field: str, *keys: str) -> KeyTransform:
+    """`field` → `keys` of a JSON column, for `values_list`: what the lookup string "raw__metadata__labels"
+    reads, without Django first trying it as a relation. That try raises and keeps a FieldError whose
+    traceback's frames hold the caller's locals (a whole page of rows) in a reference cycle until the
+    cyclic collector runs: 60,000 objects a page of 500 slices."""
+    path: KeyTransform | str = field
+    for key in keys:
+        path = KeyTransform(key, path)
+    assert isinstance(path, KeyTransform), "json_path needs at least one key"
+    return path
 
 
 def chunks(values: Iterable[Any], size: int = CHUNK) -> Iterable[list[Any]]:

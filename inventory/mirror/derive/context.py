@@ -11,7 +11,7 @@ from dra.allocator import SelectorMemo
 from dra.availability import bare_node
 from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
-from inventory.mirror.derive.common import JSON, chunks
+from inventory.mirror.derive.common import JSON, chunks, json_path
 from inventory.models import Device, KubeObject
 
 
@@ -153,7 +153,7 @@ class Context:
     @staticmethod
     def _load_nodes(rows: QuerySet[KubeObject]) -> dict[str, JSON]:
         # Only name and labels: a Node's status (images, conditions) is most of its JSON.
-        found = rows.values_list("name", "raw__metadata__labels")
+        found = rows.values_list("name", json_path("raw", "metadata", "labels"))
         return {name: {"metadata": {"name": name, "labels": labels or {}}} for name, labels in found}
 
     def class_names(self, driver: str, device: JSON) -> list[str]:
