@@ -326,6 +326,7 @@ class Mirror:
                 )
         while self.writer.refresh_deferred(chunk=1_000_000):  # anything the later kinds changed
             pass
+        self.writer.vacuum_listed()  # every kind is current: now the tables' upkeep
         return BatchResult(
             changes=[c for r in results for c in r.changes][:MAX_CHANGES_PER_MESSAGE],
             kinds=sorted({k for r in results for k in r.kinds}),
@@ -436,6 +437,8 @@ class Mirror:
                             continue
                         if handle.stop_event.is_set():
                             break
+                        if self.writer.has_vacuum_listed:
+                            self._vacuum_with_retry(handle)
                         continue
                 if isinstance(first, LIST_OPS):
                     self._apply_with_retry(handle, [first])
@@ -507,6 +510,15 @@ class Mirror:
         except Exception as exc:  # the database went away: the selectors stay queued, try again shortly
             handle.last_error = str(exc)
             log.exception("mirror: recomputing device taints failed; retrying")
+            connection.close()
+            handle.stop_event.wait(0.5)
+
+    def _vacuum_with_retry(self, handle: MirrorHandle) -> None:
+        try:
+            self.writer.vacuum_listed()
+        except Exception as exc:  # the database went away: the tables stay listed, try again shortly
+            handle.last_error = str(exc)
+            log.exception("mirror: vacuuming the listed tables failed; retrying")
             connection.close()
             handle.stop_event.wait(0.5)
 

@@ -4,6 +4,8 @@ transactions, and only they, commit without waiting for the disk."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -127,3 +129,56 @@ def test_with_autovacuum_off_the_mirror_vacuums_a_table_full_of_dead_rows(
     for n in range(10):
         Device.objects.update(blocked_reason=f"s{n}")
     assert batch.vacuum_if_needed(now=2e9) == []
+
+
+def _analyzed(table: str) -> object:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_paged_list_analyzes_at_once_and_leaves_the_vacuum_until_the_writer_is_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The statistics are needed by the next query; the vacuum (pages all-visible) only speeds counts up,
+    and run between kinds it held back the sync: it waits for `vacuum_listed`."""
+    from inventory.mirror.reflector import INITIAL
+
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    batch = writer.BatchWriter()
+    vacuumed, analyzed = _vacuumed("inventory_device"), _analyzed("inventory_device")
+    batch.begin_list("resourceslices", reason=INITIAL)
+    batch.write_page("resourceslices", _slices(3))
+    batch.finish_list("resourceslices", "100")
+    assert _analyzed("inventory_device") not in (None, analyzed)
+    assert _vacuumed("inventory_device") == vacuumed
+    assert batch.has_vacuum_listed
+
+    assert "inventory_device" in batch.vacuum_listed()
+    assert _vacuumed("inventory_device") not in (None, vacuumed)
+    assert not batch.has_vacuum_listed
+    assert batch.vacuum_listed() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_running_mirror_vacuums_what_its_lists_filled_once_it_is_idle(
+    simcluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inventory.kube import connect
+    from inventory.mirror.runner import Mirror, wait_for_sync
+    from tests.inventory.mirror.helpers import wait_until
+
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    vacuumed = _vacuumed("inventory_device")
+    handle = Mirror(connect(str(simcluster.kubeconfig_path))).start()
+    try:
+        assert wait_for_sync(handle, timeout=30)
+        wait_until(
+            lambda: _vacuumed("inventory_device") not in (None, vacuumed),
+            timeout=15,
+            what="the device table vacuumed after the sync",
+        )
+        assert not handle.batch_writer.has_vacuum_listed
+    finally:
+        handle.stop()
