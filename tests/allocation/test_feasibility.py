@@ -65,6 +65,26 @@ def test_a_node_whose_usable_devices_are_too_few_says_so_in_its_heading() -> Non
     }
 
 
+def test_a_pods_heading_counts_each_device_once_however_many_of_its_claims_looked_at_it() -> None:
+    objs = o.small_cluster()
+    waiting = o.pod(
+        "two-claims",
+        claims=[
+            {"name": "one", "resourceClaimTemplateName": "one-gpu"},
+            {"name": "three", "resourceClaimTemplateName": "three-gpus"},
+        ],
+    )
+    o.store(*objs.values(), o.template("three-gpus", count=3), waiting)
+    result = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "two-claims"})
+    assert result["feasible"] is False
+    reasons = {n["node"]: n["reason"] for n in result["infeasible_nodes"]}
+    assert reasons == {  # node-a has two GPUs, one in use; node-b two free ones
+        "node-a": "1 usable device, but the claim's requests and constraints cannot be met from it; "
+        "not usable: already in use (1)",
+        "node-b": "2 usable devices, but the claim's requests and constraints cannot be met from them",
+    }
+
+
 def test_it_reports_a_request_selector_that_no_device_of_a_node_satisfies() -> None:
     o.store(*o.small_cluster().values())
     result = ask(

@@ -237,6 +237,9 @@ def _rebased(entry: dict[str, Any], view: AllocatorView, *, node: str, notes: li
 
 def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: list[str]) -> dict[str, Any]:
     per_claim = []
+    # device → its verdicts' reasons over every claim and request, in order. A device is (driver, pool,
+    # name, n): the n-th device of that name a request saw, for a pool that publishes a name twice.
+    reasons: dict[tuple[str, str, str, int], list[str]] = {}
     all_alone_ok = True
     for claim in claims:
         try:
@@ -250,6 +253,12 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
             all_alone_ok = False
             continue
         counts = Counter(str(v.get("reason", "")) for v in verdicts)
+        seen = Counter[tuple[str, str, str, str]]()
+        for v in verdicts:
+            name = (str(v.get("driver", "")), str(v.get("pool", "")), str(v.get("device", "")))
+            seen[(str(v.get("request", "")), *name)] += 1
+            key = (*name, seen[(str(v.get("request", "")), *name)])
+            reasons.setdefault(key, []).append(str(v.get("reason", "")))
         per_claim.append(
             {
                 "claim": meta(claim).get("name"),
@@ -268,19 +277,17 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
     if len(claims) > 1 and all_alone_ok:
         reason = "each claim fits alone, but not all together"
     else:
-        reason = _why_not(per_claim)
+        reason = _why_not(reasons)
     return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}
 
 
-def _why_not(per_claim: list[dict[str, Any]]) -> str:
+def _why_not(reasons: Mapping[tuple[str, str, str, int], list[str]]) -> str:
     """A node's heading: the devices the claims could use there, when there are some (they were not
     enough, or not in a combination the requests and constraints accept), then the commonest reasons the
-    others were not."""
-    top = Counter[str]()
-    usable = 0
-    for c in per_claim:
-        usable += c["counts"].get("usable", 0)
-        top.update({k: v for k, v in c["counts"].items() if k != "usable"})
+    others were not. Each device counts once, however many claims and requests looked at it: usable if
+    one of them could use it, else under the first reason it was refused."""
+    usable = sum(1 for said in reasons.values() if "usable" in said)
+    top = Counter(said[0] for said in reasons.values() if said and "usable" not in said)
     others = ", ".join(f"{k} ({v})" for k, v in top.most_common(3))
     if not usable:
         return others or "no device here for the classes the claims ask for"
