@@ -336,7 +336,8 @@ class BatchWriter:
         passed autovacuum's default threshold, as autovacuum would have. Without it a rule over every GPU
         leaves 80,000 dead versions of 100,000 device rows: every count reads the whole table (110 ms
         instead of 10). Looks at most every VACUUM_CHECK_SECONDS, never inside a transaction (where VACUUM
-        cannot run). Returns the tables vacuumed."""
+        cannot run). Also VACUUMs what the lists filled (`vacuum_listed`) once no list is running, for a
+        writer never idle long enough to do it then. Returns the tables vacuumed."""
         moment = time.monotonic() if now is None else now
         if (
             connection.vendor != "postgresql"
@@ -345,12 +346,13 @@ class BatchWriter:
         ):
             return []
         self._vacuum_checked = moment
+        listed = self.vacuum_listed() if not self._listing else []
         with connection.cursor() as cursor:
             if self._autovacuum is None:
                 cursor.execute("SELECT current_setting('autovacuum') = 'on'")
                 self._autovacuum = bool(cursor.fetchone()[0])
             if self._autovacuum:
-                return []
+                return listed
             cursor.execute(
                 "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s)"
                 " AND n_dead_tup > 50 + 0.2 * n_live_tup ORDER BY relname",
@@ -359,8 +361,7 @@ class BatchWriter:
             tables = [row[0] for row in cursor.fetchall()]
             if tables:
                 cursor.execute("VACUUM (ANALYZE) " + ", ".join(tables))
-                self._vacuum_listed.difference_update(tables)
-        return tables
+        return sorted(set(listed) | set(tables))
 
     @property
     def has_vacuum_listed(self) -> bool:

@@ -182,3 +182,26 @@ def test_the_running_mirror_vacuums_what_its_lists_filled_once_it_is_idle(
         assert not handle.batch_writer.has_vacuum_listed
     finally:
         handle.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_writer_never_idle_vacuums_what_the_lists_filled_with_its_periodic_look_once_no_list_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inventory.mirror.reflector import INITIAL
+
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    batch = writer.BatchWriter()
+    batch._autovacuum = True  # only the listed tables are its business then
+    batch.begin_list("resourceslices", reason=INITIAL)
+    batch.write_page("resourceslices", _slices(3))
+    batch.finish_list("resourceslices", "100")
+    batch.begin_list("resourceclaims", reason=INITIAL)  # another kind still listing
+    assert batch.vacuum_if_needed(now=1e9) == []
+    assert batch.has_vacuum_listed
+    batch.write_page("resourceclaims", [])
+    batch.finish_list("resourceclaims", "100")
+    vacuumed = _vacuumed("inventory_device")
+    assert "inventory_device" in batch.vacuum_if_needed(now=2e9)
+    assert _vacuumed("inventory_device") not in (None, vacuumed)
+    assert not batch.has_vacuum_listed
