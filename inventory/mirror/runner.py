@@ -433,12 +433,16 @@ class Mirror:
                         )
                     except queue.Empty:
                         if self.writer.has_deferred:
-                            self._refresh_with_retry(handle)
+                            self._idle_work(
+                                handle,
+                                self.writer.refresh_deferred,
+                                "recomputing deferred taints and availability",
+                            )
                             continue
                         if handle.stop_event.is_set():
                             break
                         if self.writer.has_vacuum_listed:
-                            self._vacuum_with_retry(handle)
+                            self._idle_work(handle, self.writer.vacuum_listed, "vacuuming the listed tables")
                         continue
                 if isinstance(first, LIST_OPS):
                     self._apply_with_retry(handle, [first])
@@ -504,21 +508,15 @@ class Mirror:
                     return
                 delay = min(delay * 2, 30.0)
 
-    def _refresh_with_retry(self, handle: MirrorHandle) -> None:
+    @staticmethod
+    def _idle_work(handle: MirrorHandle, work: Callable[[], object], what: str) -> None:
+        """Work the writer does between batches (a chunk of deferred recomputes, a VACUUM). If the database
+        went away, what was to do stays to do: it is tried again shortly."""
         try:
-            self.writer.refresh_deferred()
-        except Exception as exc:  # the database went away: the selectors stay queued, try again shortly
+            work()
+        except Exception as exc:
             handle.last_error = str(exc)
-            log.exception("mirror: recomputing device taints failed; retrying")
-            connection.close()
-            handle.stop_event.wait(0.5)
-
-    def _vacuum_with_retry(self, handle: MirrorHandle) -> None:
-        try:
-            self.writer.vacuum_listed()
-        except Exception as exc:  # the database went away: the tables stay listed, try again shortly
-            handle.last_error = str(exc)
-            log.exception("mirror: vacuuming the listed tables failed; retrying")
+            log.exception("mirror: %s failed; retrying", what)
             connection.close()
             handle.stop_event.wait(0.5)
 

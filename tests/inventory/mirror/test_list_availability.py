@@ -28,6 +28,16 @@ def listed(writer: BatchWriter, kind: str, *pages: list[dict[str, object]]) -> N
     writer.finish_list(kind, "100")
 
 
+def two_gpu_slices(count: int) -> list[dict[str, object]]:
+    """One slice a node, node-0 … node-<count - 1>, of two GPUs each."""
+    return [
+        f.resource_slice(
+            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
+        )
+        for i in range(count)
+    ]
+
+
 def numbers() -> tuple[list[tuple[str, str, int, int]], list[tuple[str, str, str, str]]]:
     classes = sorted(ClassAvailability.objects.values_list("pool", "device_class", "free", "headroom"))
     devices = sorted(Device.objects.values_list("pool", "name", "blocked", "blocked_reason"))
@@ -41,12 +51,7 @@ def test_a_listed_page_of_slices_writes_the_devices_with_their_availability() ->
         writer, "devicetaintrules", [f.taint_rule("drain", selector={"pool": "node-1", "device": "gpu-1"})]
     )
     listed(writer, "resourceclaims", [f.claim("c0", results=[f.result("gpu-0", pool="node-0")])])
-    slices = [
-        f.resource_slice(
-            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
-        )
-        for i in range(3)
-    ]
+    slices = two_gpu_slices(3)
     writer.begin_list("resourceslices", reason=INITIAL)
     with CaptureQueriesContext(connection) as captured:
         writer.write_page("resourceslices", slices[:2])
@@ -94,12 +99,7 @@ def test_a_page_of_slices_leaves_no_garbage_for_the_cyclic_collector() -> None:
     listed(writer, "nodes", [f.node(f"node-{i}", zone="a") for i in range(4)])
     listed(writer, "deviceclasses", [f.device_class("gpu.example.com")])
     listed(writer, "resourceclaims", [f.claim("c0", results=[f.result("gpu-0", pool="node-0")])])
-    slices = [
-        f.resource_slice(
-            f"s{i}", pool=f"node-{i}", node=f"node-{i}", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")]
-        )
-        for i in range(4)
-    ]
+    slices = two_gpu_slices(4)
     writer.begin_list("resourceslices", reason=INITIAL)
     writer.write_page("resourceslices", slices[:2])  # the first page fills the caches that live on
     gc.collect()
