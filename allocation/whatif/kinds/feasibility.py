@@ -256,8 +256,9 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
         seen = Counter[tuple[str, str, str, str]]()
         for v in verdicts:
             name = (str(v.get("driver", "")), str(v.get("pool", "")), str(v.get("device", "")))
-            seen[(str(v.get("request", "")), *name)] += 1
-            key = (*name, seen[(str(v.get("request", "")), *name)])
+            at = (str(v.get("request", "")), *name)
+            seen[at] += 1
+            key = (*name, seen[at])
             reasons.setdefault(key, []).append(str(v.get("reason", "")))
         per_claim.append(
             {
