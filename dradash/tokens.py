@@ -96,6 +96,20 @@ def user_for_key(key: str) -> AbstractBaseUser | None:
 class TokenAuthentication(authentication.TokenAuthentication):
     """`Authorization: Token <key>` for named tokens (hashed) and legacy DRF tokens alike."""
 
+    def authenticate(self, request: Any) -> tuple[Any, None] | None:
+        parts = authentication.get_authorization_header(request).split()
+        well_formed = len(parts) == 2 and parts[0].lower() == b"token"
+        # DRF passes any other header over silently and then says "credentials were not provided"; name
+        # the scheme we accept instead. A signed-in browser keeps its session whatever a proxy in front
+        # adds (say, its own Basic auth).
+        if parts and not well_formed and not request._request.user.is_authenticated:
+            scheme = parts[0].decode("latin-1")[:20]
+            raise exceptions.AuthenticationFailed(
+                f"the Authorization header ({scheme!r} …) is not one this API accepts: send"
+                " 'Authorization: Token <key>' with a key from the Tokens page"
+            )
+        return super().authenticate(request)  # type: ignore[no-any-return]
+
     def authenticate_credentials(self, key: str) -> tuple[Any, None]:
         user = user_for_key(key)
         if user is None:

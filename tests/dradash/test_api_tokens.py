@@ -176,3 +176,18 @@ def test_the_command_makes_a_named_token_the_page_lists(browser: Client, ada: Us
         call_command("create_api_token", "nobody", "--name", "x")
     with pytest.raises(CommandError, match="name"):
         call_command("create_api_token", "ada", "--name", "ci-pipeline")  # the same name twice
+
+
+@pytest.mark.parametrize("header", ["Bearer dd_abc", "Basic YWRhOnB3", "token"])
+def test_it_names_the_accepted_scheme_when_the_authorization_header_uses_another(header: str) -> None:
+    response = Client(HTTP_AUTHORIZATION=header).get("/api/devices/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+    detail = response.json()["detail"]
+    assert "Authorization" in detail and "Token <key>" in detail, detail
+    assert "not provided" not in detail
+
+
+def test_a_signed_in_browser_keeps_its_session_behind_a_proxy_that_adds_basic_auth(browser: Client) -> None:
+    response = browser.get("/api/devices/", HTTP_AUTHORIZATION="Basic cHJveHk6c2VjcmV0")
+    assert response.status_code == 200
