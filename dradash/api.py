@@ -170,6 +170,28 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def json_nul_path(value: Any) -> str | None:
+    """The path (`a.b[0].c`) of a key or string in `value` that holds a NUL character, or None.
+
+    No Kubernetes string holds one and PostgreSQL cannot store one, so a body with one is refused whole."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path or "body"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                shown = str(key).replace("\x00", "\\0")
+                child_path = f"{path}.{shown}" if path else shown
+                if shown != key:
+                    return child_path
+                stack.append((child, child_path))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
@@ -195,6 +217,9 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
         if not isinstance(data, dict):
             raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
+        nul_path = json_nul_path(data)
+        if nul_path is not None:
+            raise exceptions.ValidationError({nul_path[:200]: ["must not contain NUL characters"]})
         return data
 
 

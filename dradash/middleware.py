@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware, PolicyParts
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import TooManyFieldsSent
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
+from django.shortcuts import render
 
 from dradash.api import error_body
 
@@ -40,6 +42,52 @@ class ApiBodyLimitMiddleware:
                 )
                 return JsonResponse(body, status=413)
         return self.get_response(request)
+
+
+class RequestInputMiddleware:
+    """Query strings and form bodies no view can use get a 400 naming the field, before any view runs.
+
+    A NUL character has no place in any Kubernetes string or form here, and PostgreSQL cannot store one
+    (a 500 deep in a view otherwise). More fields than DATA_UPLOAD_MAX_NUMBER_FIELDS make Django raise
+    wherever the query is first read; here the API gets its JSON error shape and a page the error page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = _problem_in(request, "query") or (
+            _problem_in(request, "body") if _is_form(request) else None
+        )
+        if problem is None:
+            return self.get_response(request)
+        field, message = problem
+        if request.path.startswith("/api/"):
+            return JsonResponse(error_body([{"field": field, "message": message}]), status=400)
+        return render(request, "400.html", {"field": field, "message": message}, status=400)
+
+
+NUL_MESSAGE = "must not contain NUL characters"
+
+
+def _is_form(request: HttpRequest) -> bool:
+    return request.method == "POST" and request.content_type in {
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    }
+
+
+def _problem_in(request: HttpRequest, where: str) -> tuple[str, str] | None:
+    try:
+        params: QueryDict = request.GET if where == "query" else request.POST  # type: ignore[assignment]
+    except TooManyFieldsSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return where, f"more than {limit} parameters; send fewer (DATA_UPLOAD_MAX_NUMBER_FIELDS)"
+    for key, values in params.lists():
+        if "\x00" in key:
+            return where, f"a parameter name {NUL_MESSAGE}"
+        if any("\x00" in value for value in values):
+            return key[:100], NUL_MESSAGE
+    return None
 
 
 class ContentSecurityPolicyMiddleware(CSPMiddleware):

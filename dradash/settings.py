@@ -60,6 +60,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dradash.middleware.ApiBodyLimitMiddleware",
+    "dradash.middleware.RequestInputMiddleware",
     "inventory.middleware.DataAgeMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",

@@ -129,9 +129,14 @@ def test_it_treats_hostile_queries_as_text(client_in: Client, world: dict[str, A
 
 def test_it_ignores_control_characters_and_empty_queries(client_in: Client, world: dict[str, Any]) -> None:
     assert (
-        'id="search-empty"' in client_in.get(reverse("inventory:search"), {"q": " \x00\n "}).content.decode()
+        'id="search-empty"' in client_in.get(reverse("inventory:search"), {"q": " \x07\n "}).content.decode()
     )
     assert kinds_found("node-\x002") == kinds_found("node-2")
+
+
+def test_a_nul_character_in_the_query_is_a_400_naming_q(client_in: Client, world: dict[str, Any]) -> None:
+    response = client_in.get(reverse("inventory:search"), {"q": "node-\x002"})
+    assert response.status_code == 400 and "<code>q</code>: must not contain NUL" in response.content.decode()
 
 
 def test_an_unknown_kind_is_a_400_naming_it(client_in: Client, world: dict[str, Any]) -> None:
