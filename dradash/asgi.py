@@ -12,15 +12,24 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from allocation.middleware import FORM_MAX_BYTES  # noqa: E402
 from allocation.supervisor import start_embedded_worker, stop_embedded_worker  # noqa: E402
 from dradash import realtime  # noqa: E402
+from dradash.bodylimit import BodySizeGuard  # noqa: E402
 from dradash.routing import websocket_urlpatterns  # noqa: E402
 from dradash.sessionguard import SessionGuard  # noqa: E402
 from maintenance.driver import start_drain_driver, stop_drain_driver  # noqa: E402
 
+
+def _most_read_bytes() -> int:
+    """Twice the largest body a view reads (the API's limit, the what-if form's): a body between the two
+    still reaches the view, whose own 413 keeps the form and names the limit; anything bigger is absurd."""
+    return 2 * max(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0, FORM_MAX_BYTES)
+
+
 router = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": BodySizeGuard(django_asgi_app, max_bytes=_most_read_bytes),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(SessionGuard(URLRouter(websocket_urlpatterns)))
         ),

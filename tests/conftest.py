@@ -3,6 +3,9 @@ reaches it only over HTTP through the kubeconfig it writes."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +47,37 @@ def fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def asgi_server(transactional_db: None) -> Iterator[str]:
+    """uvicorn serving dradash.asgi on a free port, in a thread of this process (so it shares the test DB).
+
+    Playwright's sync API runs an event loop in the test thread, so the server must live elsewhere; tests
+    of what only a real server does (chunked bodies, the body-size guard in front of Django) use it too.
+    """
+    import uvicorn
+
+    from dradash.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="auto"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="e2e-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)

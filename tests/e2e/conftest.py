@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,39 +19,6 @@ LAUNCH_ARGS = [
     "--disable-quic",
     "--disable-dev-shm-usage",
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def asgi_server(transactional_db: None) -> Iterator[str]:
-    """uvicorn serving dradash.asgi on a free port, in a thread of this process (so it shares the test DB).
-
-    Playwright's sync API runs an event loop in the test thread, so the server must live elsewhere.
-    """
-    import uvicorn
-
-    from dradash.asgi import application
-
-    port = _free_port()
-    config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="auto"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="e2e-uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture
