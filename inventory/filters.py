@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
+from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -41,6 +44,33 @@ STATE_CHOICES = [(v, "unallocated" if v == FREE else label) for v, label in ALLO
 
 # Whether a one-device claim of the device's class could be given it now (Device.blocked), and why not.
 ALLOCATABLE_CHOICES = [("yes", "allocatable now"), ("no", "not allocatable"), *BLOCK_REASONS.items()]
+
+
+#: what a yes/no filter takes, in any case (the pages send true/false); anything else is refused, not read as
+#: "any" (django-filter's NullBooleanField would ignore `?complete=maybe` and answer every row)
+BOOLEAN_SPELLINGS = {"true": True, "false": False, "1": True, "0": False}
+
+
+class StrictBooleanField(forms.Field):
+    """true/false (or 1/0); empty is no filter; any other value is an error naming the accepted ones."""
+
+    def to_python(self, value: Any) -> bool | None:
+        if value in (None, ""):
+            return None
+        if isinstance(value, bool):
+            return value
+        found = BOOLEAN_SPELLINGS.get(str(value).lower())
+        if found is None:
+            raise ValidationError(
+                "must be true or false (or 1 or 0), got %(value)s",
+                code="invalid_choice",
+                params={"value": repr(str(value)[:40])},
+            )
+        return found
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
 
 
 class AttributeFilterError(ValueError):
@@ -158,7 +188,7 @@ class DeviceFilterSet(django_filters.FilterSet):
 class ClaimFilterSet(django_filters.FilterSet):
     namespace = django_filters.CharFilter(field_name="namespace")
     state = django_filters.ChoiceFilter(choices=CLAIM_STATES, field_name="state")
-    extended_resource = django_filters.BooleanFilter(field_name="extended_resource")
+    extended_resource = StrictBooleanFilter(field_name="extended_resource")
     device_class = django_filters.CharFilter(method="filter_class", label="DeviceClass")
     q = django_filters.CharFilter(method="filter_search", label="Search")
 
@@ -178,7 +208,7 @@ class ClaimFilterSet(django_filters.FilterSet):
 class PoolFilterSet(django_filters.FilterSet):
     driver = django_filters.CharFilter(field_name="driver")
     node = django_filters.CharFilter(field_name="node_name")
-    complete = django_filters.BooleanFilter(field_name="complete")
+    complete = StrictBooleanFilter(field_name="complete")
 
     class Meta:
         model = Pool
