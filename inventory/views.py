@@ -147,6 +147,20 @@ def _unknown_filters(request: HttpRequest, filters: Any) -> dict[str, list[str]]
     return {name[:100]: [message] for name in unknown[:5]}
 
 
+def _filter_errors(request: HttpRequest, filterset: Any) -> dict[str, list[str]]:
+    """What a list page refuses in its query, by parameter: values its FilterSet rejects and parameters that
+    are not its filters. The page shows them and lists nothing; its data and export endpoints answer 400."""
+    rejected = {} if filterset.is_valid() else filterset.errors.get_json_data()
+    values = {name: [str(e["message"]) for e in errs] for name, errs in rejected.items()}
+    return {**values, **_unknown_filters(request, filterset.filters)}
+
+
+def _refused(errors: dict[str, list[str]]) -> JsonResponse:
+    """A data or export request the page would refuse: 400, each parameter with its messages."""
+    body = {"errors": {name: [{"message": m} for m in messages] for name, messages in errors.items()}}
+    return JsonResponse(body, status=400)
+
+
 @login_required
 @require_safe
 def devices(request: HttpRequest) -> HttpResponse:
@@ -157,10 +171,7 @@ def devices(request: HttpRequest) -> HttpResponse:
     qs = query.urlencode()
     context = {
         "filter": filterset,
-        "errors": {
-            **(filterset.errors if not filterset.is_valid() else {}),
-            **_unknown_filters(request, filterset.filters),
-        },
+        "errors": _filter_errors(request, filterset),
         "choices": device_filter_choices(),
         "query": qs,
         "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
@@ -193,8 +204,8 @@ def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, m
 def devices_data(request: HttpRequest) -> JsonResponse:
     """One page of the Devices table for the Tabulator island (remote pagination: page, size)."""
     filterset = _device_filters(request)
-    if not filterset.is_valid():
-        return JsonResponse({"errors": filterset.errors.get_json_data()}, status=400)
+    if errors := _filter_errors(request, filterset):
+        return _refused(errors)
     try:
         page = _int_param(request, "page", 1, minimum=1, maximum=10**6)
         size = _int_param(request, "size", 100, minimum=1, maximum=PAGE_SIZE_MAX)
@@ -229,10 +240,8 @@ def _export_rows(qs: QuerySet[Device]) -> Iterator[dict[str, Any]]:
 @require_safe
 def devices_export_csv(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
-    if not filterset.is_valid():
-        return HttpResponse(
-            json.dumps(filterset.errors.get_json_data()), status=400, content_type="application/json"
-        )
+    if errors := _filter_errors(request, filterset):
+        return _refused(errors)
     try:
         qs = _sorted_devices(request, filterset)
     except ValueError as exc:
@@ -247,8 +256,8 @@ def devices_export_csv(request: HttpRequest) -> HttpResponse:
 @require_safe
 def devices_export_json(request: HttpRequest) -> HttpResponse:
     filterset = _device_filters(request)
-    if not filterset.is_valid():
-        return JsonResponse({"errors": filterset.errors.get_json_data()}, status=400)
+    if errors := _filter_errors(request, filterset):
+        return _refused(errors)
     try:
         qs = _sorted_devices(request, filterset)
     except ValueError as exc:
@@ -296,8 +305,8 @@ def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
     sort = request.GET.get("sort", "")
     ordering = claim_queries.claim_ordering(sort=sort)
-    unknown = _unknown_filters(request, filterset.filters)
-    qs = filterset.qs.order_by(*ordering) if filterset.is_valid() and not unknown else Claim.objects.none()
+    errors = _filter_errors(request, filterset)
+    qs = Claim.objects.none() if errors else filterset.qs.order_by(*ordering)
     paginator = Paginator(qs, 100)
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -311,7 +320,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "fragment_url": _fragment_url(request, "table"),
         "counts": claim_state_counts(),
         "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",
-        "errors": {**(filterset.errors if not filterset.is_valid() else {}), **unknown},
+        "errors": errors,
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
 
@@ -407,13 +416,15 @@ def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 NODES_PER_PAGE = 50
+NODE_FILTERS = ("q",)
 
 
 @login_required
 @require_safe
 def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
-    paginator = Paginator(node_names(q=q), NODES_PER_PAGE)
+    errors = _unknown_filters(request, NODE_FILTERS)
+    paginator = Paginator([] if errors else node_names(q=q), NODES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     drivers, rows = node_rows(names=list(page.object_list))
     context = {
@@ -423,6 +434,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "query": urlencode({"q": q}) if q else "",
         "fragment_url": _fragment_url(request, "body"),
+        "errors": errors,
     }
     return _page(request, "inventory/nodes.html", context, {"body": "inventory/partials/nodes_body.html"})
 
