@@ -10,6 +10,7 @@ Device rows and the allocator's per-class `free` (`ClassAvailability`, `dra.avai
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,16 @@ def _call(method: str, *args: Any, verb: str, user: Any, **kwargs: Any) -> Any:
         raise PoolStatusWriteError(503, f"cannot reach the Kubernetes API: {error}") from error
 
 
+def _whole_number(value: Any) -> int | None:
+    """An int (not a bool), or a string of decimal digits, as an int; None for anything else. Not int():
+    it truncates 1.9 to 1 and reads "1_0" as 10, " 5" as 5 and Arabic-Indic digits as theirs."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and len(value) <= 12 and re.fullmatch("[0-9]+", value):
+        return int(value)
+    return None
+
+
 def pool_status_spec(
     *, driver: Any, pool: Any = "", limit: Any = None, partition_attribute: Any = ""
 ) -> JSON:
@@ -92,15 +103,12 @@ def pool_status_spec(
         else:
             spec["poolName"] = pool.strip()
     if limit not in (None, ""):
-        try:
-            value = int(limit)
-        except (TypeError, ValueError):
-            errors.append(("limit", "must be an integer"))
+        value = _whole_number(limit)
+        if value is None or not 1 <= value <= MAX_LIMIT:
+            shown = repr(str(limit)[:40])
+            errors.append(("limit", f"must be between 1 and {MAX_LIMIT} in decimal digits, got {shown}"))
         else:
-            if isinstance(limit, bool) or not 1 <= value <= MAX_LIMIT:
-                errors.append(("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}"))
-            else:
-                spec["limit"] = value
+            spec["limit"] = value
     if partition_attribute not in (None, ""):
         if not isinstance(partition_attribute, str):
             errors.append(("defaultPartitionTypeAttribute", "must be a string"))

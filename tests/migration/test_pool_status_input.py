@@ -1,0 +1,76 @@
+"""A pool status request's `limit` is a whole number written in decimal digits, 1..1000: `1.9` was read as 1
+and `1_0` as 10 (Python's int() takes both). No cluster here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from migration import pool_status
+from migration.pool_status import (
+    PoolStatusInputError,
+    pool_status_spec,
+)
+from tests.maintenance.conftest import user_in
+
+pytestmark = pytest.mark.django_db
+
+DRIVER = "gpu.example.com"
+BAD_LIMITS = [
+    "1.9",
+    1.9,
+    10.0,
+    "1_0",
+    "1e2",
+    "+5",
+    " 5",
+    "5 ",
+    "0x10",
+    "١٠",
+    "",
+    "-1",
+    "0",
+    0,
+    1001,
+    "1001",
+    True,
+]
+
+
+@pytest.mark.parametrize("limit", [1, 5, 1000, "1", "05", "1000"])
+def test_it_takes_a_limit_written_in_decimal_digits_within_range(limit: Any) -> None:
+    assert pool_status_spec(driver=DRIVER, limit=limit)["limit"] == int(limit)
+
+
+@pytest.mark.parametrize("limit", [limit for limit in BAD_LIMITS if limit != ""])
+def test_it_refuses_a_limit_that_is_not_a_whole_decimal_number_in_range_naming_limit_and_the_range(
+    limit: Any,
+) -> None:
+    with pytest.raises(PoolStatusInputError) as refused:
+        pool_status_spec(driver=DRIVER, limit=limit)
+    assert refused.value.field == "limit"
+    assert "between 1 and 1000" in refused.value.message, refused.value.message
+
+
+def test_it_leaves_an_empty_limit_to_the_default() -> None:
+    assert "limit" not in pool_status_spec(driver=DRIVER, limit="")
+
+
+def test_the_api_and_the_form_answer_400_naming_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_status, "cluster_client", lambda: pytest.fail("the cluster must not be asked"))
+    api = APIClient()
+    api.force_authenticate(user_in("operator", "olga-limit"))
+    for limit in ("1_0", 1.9, "1.9"):
+        answer = api.post("/api/migration/pool-status/", {"driver": DRIVER, "limit": limit}, format="json")
+        assert answer.status_code == 400, answer.content
+        assert answer.json()["errors"][0]["field"] == "limit"
+        assert "between 1 and 1000" in answer.json()["errors"][0]["message"]
+
+    client = Client()
+    client.force_login(user_in("operator", "omar-limit"))
+    page = client.post("/migration/pool-status/", {"action": "create", "driver": DRIVER, "limit": "1_0"})
+    assert page.status_code == 400
+    assert "<code>limit</code>: must be between 1 and 1000" in page.content.decode()
