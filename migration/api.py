@@ -212,7 +212,7 @@ class PoolStatusDetailView(APIView):
 
 
 class PoolStatusRefreshView(APIView):
-    """Delete the request and create one with the same spec (a request's status is computed once)."""
+    """Create a request with the same spec, then delete this one (a request's status is computed once)."""
 
     permission_classes = [IsAuthenticated, CanAuthorSnapshots]
 

@@ -1,6 +1,6 @@
 """Pool availability snapshots: ResourcePoolStatusRequest (resource.k8s.io/v1alpha3, gate DRAResourcePoolStatus,
 KEP-5677; dra-api.md §4). A request is one-shot: a controller fills `status` once and never again, so to
-refresh one deletes it and creates it anew (`pool_status_refresh`).
+refresh one creates it anew and then deletes the old one (`pool_status_refresh`).
 
 Writes (services) go through `inventory.kube` as the logged-in user when impersonation is on (the cluster's
 RBAC decides, its audit log names them), like DeviceTaintRule writes; reads (selectors) come from the mirror,
@@ -150,13 +150,25 @@ def pool_status_delete(*, name: str, user: Any) -> None:
 
 
 def pool_status_refresh(*, name: str, user: Any) -> JSON:
-    """Delete the request and create one with the same spec: its status is computed anew."""
-    spec = (_mirrored(name).raw or {}).get("spec") or {}
-    pool_status_delete(name=name, user=user)
-    return pool_status_create(
+    """Create a request with the same spec (its status is computed anew), then delete the old one: a create
+    that fails leaves the old request and its result as they were. The new one has a new name (generateName),
+    so both can exist for a moment."""
+    old = _mirrored(name)
+    spec = (old.raw or {}).get("spec") or {}
+    created = pool_status_create(
         driver=spec.get("driver"), pool=spec.get("poolName", ""), limit=spec.get("limit"),
         partition_attribute=spec.get("defaultPartitionTypeAttribute", ""), user=user,
     )  # fmt: skip
+    try:
+        _call("delete_object", KIND, name, uid=old.uid or None, verb="delete", user=user)
+    except PoolStatusWriteError as error:
+        if error.status == 404:  # deleted meanwhile: what a refresh wanted
+            return created
+        new = (created.get("metadata") or {}).get("name", "")
+        raise PoolStatusWriteError(
+            error.status, f"created {new} but could not delete {name}, which stays: {error.message}"
+        ) from error
+    return created
 
 
 # --------------------------------------------------------------------------- reads

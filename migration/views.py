@@ -93,7 +93,7 @@ def _download_name(source: str) -> str:
 @require_http_methods(["GET", "HEAD", "POST"])
 def pool_status(request: HttpRequest) -> HttpResponse:
     """ResourcePoolStatusRequests: create one for a driver (and pool), see its status beside dradash's own
-    figures, delete it, or delete and create it again to refresh."""
+    figures, delete it, or create it again and delete the old one to refresh."""
     can_write = user_can_author(request.user)
     context: dict[str, Any] = {"nav": NAV, "gate": GATE, "can_write": can_write, "posted": {}}
     status = 200
@@ -126,7 +126,7 @@ def pool_status(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Deleted {name}.")
             elif action == "refresh":
                 created = pool_status_refresh(name=name, user=request.user)
-                messages.success(request, f"Deleted {name} and created {created['metadata']['name']}.")
+                messages.success(request, f"Created {created['metadata']['name']} and deleted {name}.")
             else:
                 raise PoolStatusInputError("action", "must be create, delete or refresh")
             return redirect("migration:migration-pool-status")
