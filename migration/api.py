@@ -34,7 +34,7 @@ from migration.pool_status import (
     pool_status_snapshots,
     snapshot_json,
 )
-from migration.upgrade import UploadError, manifests_upgrade, read_upload, upgrade_report
+from migration.upgrade import UploadError, manifest_upgrade, read_upload, upgrade_report
 
 
 def _flag(value: Any, *, field: str) -> bool:
@@ -77,15 +77,15 @@ class UpgradeView(APIView):
     )
     def post(self, request: Request) -> Response:
         try:
-            text, source = read_upload(
+            manifest = read_upload(
                 content_length=request.META.get("CONTENT_LENGTH"),
                 text=lambda: _data(request).get("yaml"),
                 upload=lambda: _upload(request),
             )
             use_inventory = _flag(_data(request).get("inventory"), field="inventory")
+            result = manifest_upgrade(manifest, use_inventory=use_inventory)
         except UploadError as error:
             return error_response(error.field, error.message, status_code=error.status)
-        result = manifests_upgrade(text=text, source=source, use_inventory=use_inventory)
         body = upgrade_report(result)
         if result.failed:
             problems = [

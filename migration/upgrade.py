@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from dra.upgrade import (
     CompiledSelection,
     InventoryError,
     LegacyTaintSelector,
+    StreamLimitError,
     StreamResult,
     TaintInventory,
     upgrade_text,
@@ -194,10 +196,20 @@ def upgrade_report(result: StreamResult) -> dict[str, Any]:
 MAX_BODY_BYTES = 2 * MAX_UPLOAD_BYTES + 64 * 1024
 
 
+@dataclass(frozen=True)
+class Manifest:
+    """The manifest of a page or API request, where it came from (the file name, or "pasted") and the
+    form field that carried it (`file` or `yaml`), for errors about its content."""
+
+    text: str
+    source: str
+    field: str
+
+
 def read_upload(
     *, content_length: str | None, text: Callable[[], Any], upload: Callable[[], Any]
-) -> tuple[str, str]:
-    """The manifest of a page or API request and where it came from (the file name, or "pasted").
+) -> Manifest:
+    """The manifest of a page or API request.
 
     `text` and `upload` read the request lazily, so a body over the limit is refused before it is parsed.
     """
@@ -218,7 +230,8 @@ def read_upload(
                 "file", f"too large: {file.size} bytes; the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)", 413
             )
         # One line ending in and out: converted documents are written with "\n", so the rest is read that way.
-        return decode_manifest(file.read(), field="file").replace("\r\n", "\n"), str(file.name or "upload")
+        text_of_file = decode_manifest(file.read(), field="file").replace("\r\n", "\n")
+        return Manifest(text_of_file, str(file.name or "upload"), "file")
     value = text()
     if value is None or (isinstance(value, str) and not value.strip()):
         raise UploadError("yaml", "Required value: paste manifests or upload a file")
@@ -229,4 +242,14 @@ def read_upload(
         raise UploadError(
             "yaml", f"too large: {size} bytes; the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)", 413
         )
-    return value.replace("\r\n", "\n"), "pasted"  # a textarea posts CRLF (HTML form encoding)
+    # a textarea posts CRLF (HTML form encoding)
+    return Manifest(value.replace("\r\n", "\n"), "pasted", "yaml")
+
+
+def manifest_upgrade(manifest: Manifest, *, use_inventory: bool) -> StreamResult:
+    """`manifests_upgrade` for the page and the API: a stream beyond the converter's limits
+    (`dra.upgrade.limits`) is an UploadError (400) naming the field that carried it."""
+    try:
+        return manifests_upgrade(text=manifest.text, source=manifest.source, use_inventory=use_inventory)
+    except StreamLimitError as error:
+        raise UploadError(manifest.field, error.message) from None

@@ -23,7 +23,7 @@ from migration.pool_status import (
     pool_status_refresh,
     pool_status_snapshots,
 )
-from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifests_upgrade, read_upload
+from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifest_upgrade, read_upload
 
 NAV = "migration"
 
@@ -55,16 +55,17 @@ def upgrade(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "migration/upgrade.html", context)
     try:
-        text, source = read_upload(
+        manifest = read_upload(
             content_length=request.META.get("CONTENT_LENGTH"),
             text=lambda: request.POST.get("yaml", ""),
             upload=lambda: request.FILES.get("file"),
         )
+        use_inventory = request.POST.get("inventory") == "on"
+        result = manifest_upgrade(manifest, use_inventory=use_inventory)
     except UploadError as error:
         context["form_error"] = error
         return render(request, "migration/upgrade.html", context, status=error.status)
-    use_inventory = request.POST.get("inventory") == "on"
-    result = manifests_upgrade(text=text, source=source, use_inventory=use_inventory)
+    text, source = manifest.text, manifest.source
     documents = []
     for doc in result.documents:
         rows = side_by_side(doc.original, doc.text) if doc.changed else []

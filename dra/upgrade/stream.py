@@ -21,6 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from .limits import LimitedComposer, StreamLimitError
 from .rules import (
     ANNOTATION_COMPILED_AT,
     ANNOTATION_COMPILED_SELECTOR,
@@ -175,6 +176,7 @@ def guess_indent(text: str) -> tuple[int, int]:
 
 def _yaml(indent: int = 2, offset: int = 0) -> YAML:
     yaml = YAML(typ="rt")
+    yaml.Composer = LimitedComposer
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-fold long lines
     yaml.indent(mapping=indent, sequence=offset + 2, offset=offset)
@@ -208,7 +210,8 @@ def to_plain(node: Any) -> Any:
 
 
 def load_documents(text: str) -> list[Any]:
-    """Every document of a stream as plain JSON (None for empty ones); YAMLError if it does not parse."""
+    """Every document of a stream as plain JSON (None for empty ones); YAMLError if it does not parse,
+    StreamLimitError if it is beyond `limits`."""
     return [to_plain(_yaml().load(chunk.text)) for chunk in _split(text)]
 
 
@@ -218,7 +221,8 @@ def load_documents(text: str) -> list[Any]:
 def upgrade_text(
     text: str, *, source: str = "<stdin>", inventory: TaintInventory | None = None
 ) -> StreamResult:
-    """Convert every old DRA document of a YAML stream; see the module docstring."""
+    """Convert every old DRA document of a YAML stream; see the module docstring. StreamLimitError when a
+    document is beyond the converter's limits (`limits`): nothing is converted then."""
     documents = [_upgrade_chunk(chunk, i + 1, inventory) for i, chunk in enumerate(_split(text))]
     return StreamResult(source, text, "".join(d.text for d in documents), documents)
 
@@ -229,6 +233,8 @@ def _upgrade_chunk(chunk: _Chunk, index: int, inventory: TaintInventory | None) 
     yaml = _yaml(indent, offset)
     try:
         data = yaml.load(chunk.body)
+    except StreamLimitError as error:
+        raise error.located(index, chunk.first_line) from None
     except MarkedYAMLError as error:
         result.action = "refused"
         result.problems.append(FieldProblem("", f"invalid YAML: {_describe(error, chunk.first_line)}"))

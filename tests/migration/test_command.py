@@ -138,3 +138,14 @@ def test_it_exits_2_on_invalid_yaml_and_missing_paths(tmp_path: Path) -> None:
     assert code == 2 and out == ""
     assert f"{bad}: document 2: invalid YAML:" in err
     assert f"{tmp_path / 'nope.yaml'}: no such file or directory" in err
+
+
+def test_it_exits_2_naming_a_file_nested_too_deep_and_writes_nothing(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("apiVersion: v1\nkind: Pod\n---\n" + "[" * 5000 + "]" * 5000 + "\n")
+    old = tmp_path / "old.yaml"
+    old.write_text((FIXTURES / "v1beta1-templates.yaml").read_text())
+    code, out, err = run("--write", str(old), str(deep))
+    assert code == 2 and out == ""
+    assert f"{deep}: document 2, line 4: nests more than 100 levels deep" in err
+    assert old.read_text() == (FIXTURES / "v1beta1-templates.yaml").read_text()

@@ -1,8 +1,8 @@
 """`manage.py dra_upgrade PATH… [--diff] [--write] [--no-inventory]`: v1.33-era DRA manifests to resource.k8s.io/v1.
 
 Exit status (for CI): 0 nothing would change, 1 something would change (or did, with --write), 2 errors
-(invalid YAML, a refused conversion, a converted document the 1.37 schema rejects, a missing path). On an
-error nothing is written.
+(invalid YAML, YAML beyond the converter's limits, a refused conversion, a converted document the 1.37
+schema rejects, a missing path). On an error nothing is written.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from dra.upgrade import StreamResult
+from dra.upgrade import StreamLimitError, StreamResult
 from migration.upgrade import inventory_available, manifests_upgrade
 
 SUFFIXES = (".yaml", ".yml")
@@ -54,17 +54,18 @@ class Command(BaseCommand):
         sources, missing = _expand(options["paths"])
         results: list[tuple[Path | None, StreamResult]] = []
         for path in sources:
-            if path is None:
-                results.append((None, manifests_upgrade(text=stdin.read(), use_inventory=use_inventory)))
-                continue
+            source = "<stdin>" if path is None else str(path)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = stdin.read() if path is None else path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:
                 missing.append(f"{path}: cannot read: {error}")
                 continue
-            results.append(
-                (path, manifests_upgrade(text=text, source=str(path), use_inventory=use_inventory))
-            )
+            try:
+                results.append(
+                    (path, manifests_upgrade(text=text, source=source, use_inventory=use_inventory))
+                )
+            except StreamLimitError as error:
+                missing.append(f"{source}: {error.message}")
 
         errors = missing + [message for _, result in results for message in result.messages()]
         for message in errors:

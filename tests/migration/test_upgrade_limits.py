@@ -1,0 +1,59 @@
+"""The page and the API refuse manifests that would exhaust the converter (a 400 naming the rule, never a
+500 or minutes of work): nesting too deep, aliases that expand too far, too many documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from dra.upgrade import MAX_DEPTH
+from tests.dra.test_upgrade_limits import deep_class
+from tests.maintenance.conftest import user_in
+
+API = "/api/migration/upgrade/"
+PAGE = "/migration/upgrade/"
+
+
+@pytest.fixture
+def client(db: Any) -> Client:
+    user: User = user_in("viewer", "victor")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _api_error(client: Client, text: str) -> dict[str, str]:
+    response = client.post(API, {"yaml": text}, content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    return dict(error)
+
+
+def _page_error(client: Client, text: str) -> str:
+    upload = SimpleUploadedFile("deep.yaml", text.encode())
+    response = client.post(PAGE, {"file": upload})
+    assert response.status_code == 400, response.content[:300]
+    html = response.content.decode()
+    assert 'id="form-error"><code>file</code>' in html
+    return html
+
+
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def test_it_refuses_yaml_nested_too_deep_with_400(client: Client) -> None:
+    error = _api_error(client, DEEP)
+    assert error["field"] == "yaml"
+    assert "nests more than 100 levels deep" in error["message"]
+    assert "nests more than 100 levels deep" in _page_error(client, "a: 1\n---\n" + DEEP)
+
+
+def test_it_converts_a_manifest_nested_to_the_limit(client: Client) -> None:
+    response = client.post(API, {"yaml": deep_class(MAX_DEPTH)}, content_type="application/json")
+    assert response.status_code == 200 and response.json()["documents"][1]["action"] == "converted"
+    upload = SimpleUploadedFile("deep.yaml", deep_class(MAX_DEPTH).encode())
+    assert client.post(PAGE, {"file": upload}).status_code == 200
