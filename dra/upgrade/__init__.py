@@ -4,13 +4,13 @@
   plain capacities → ``{value}``, legacy DeviceTaintRule selectors compiled through a `TaintInventory`).
 * `stream` — a YAML stream in and out with ruamel.yaml's round trip: untouched documents byte-for-byte,
   comments kept, every converted document checked against the 1.37 schema (`schema`).
-* `limits` — what a stream may be at most (nesting depth): beyond it, `StreamLimitError`.
+* `limits` — what a stream may be at most (nesting depth, alias expansion): beyond it, `StreamLimitError`.
 
 Pure: no Django. The product's inventory (the mirrored database) is passed in by the caller
 (`migration.upgrade`), so these rules are the same for the command, the page and the API.
 """
 
-from .limits import MAX_DEPTH, StreamLimitError
+from .limits import MAX_ALIAS_NODES, MAX_DEPTH, StreamLimitError
 from .rules import (
     CompiledSelection,
     FieldProblem,
@@ -29,6 +29,7 @@ __all__ = [
     "FieldProblem",
     "InventoryError",
     "LegacyTaintSelector",
+    "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "Outcome",
     "StreamLimitError",

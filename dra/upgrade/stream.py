@@ -21,7 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .limits import LimitedComposer, StreamLimitError
+from .limits import AliasBudget, LimitedComposer, StreamLimitError
 from .rules import (
     ANNOTATION_COMPILED_AT,
     ANNOTATION_COMPILED_SELECTOR,
@@ -174,9 +174,11 @@ def guess_indent(text: str) -> tuple[int, int]:
     return indent, offset
 
 
-def _yaml(indent: int = 2, offset: int = 0) -> YAML:
+def _yaml(indent: int = 2, offset: int = 0, *, budget: AliasBudget | None = None) -> YAML:
+    """A round-trip YAML within `limits`; the documents of one stream share one alias `budget`."""
     yaml = YAML(typ="rt")
     yaml.Composer = LimitedComposer
+    yaml.composer.budget = budget or AliasBudget()  # made once per YAML, kept across its loads
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-fold long lines
     yaml.indent(mapping=indent, sequence=offset + 2, offset=offset)
@@ -212,7 +214,8 @@ def to_plain(node: Any) -> Any:
 def load_documents(text: str) -> list[Any]:
     """Every document of a stream as plain JSON (None for empty ones); YAMLError if it does not parse,
     StreamLimitError if it is beyond `limits`."""
-    return [to_plain(_yaml().load(chunk.text)) for chunk in _split(text)]
+    budget = AliasBudget()
+    return [to_plain(_yaml(budget=budget).load(chunk.text)) for chunk in _split(text)]
 
 
 # ----------------------------------------------------------------------------------- the whole stream
@@ -223,14 +226,17 @@ def upgrade_text(
 ) -> StreamResult:
     """Convert every old DRA document of a YAML stream; see the module docstring. StreamLimitError when a
     document is beyond the converter's limits (`limits`): nothing is converted then."""
-    documents = [_upgrade_chunk(chunk, i + 1, inventory) for i, chunk in enumerate(_split(text))]
+    budget = AliasBudget()
+    documents = [_upgrade_chunk(chunk, i + 1, inventory, budget) for i, chunk in enumerate(_split(text))]
     return StreamResult(source, text, "".join(d.text for d in documents), documents)
 
 
-def _upgrade_chunk(chunk: _Chunk, index: int, inventory: TaintInventory | None) -> DocumentResult:
+def _upgrade_chunk(
+    chunk: _Chunk, index: int, inventory: TaintInventory | None, budget: AliasBudget
+) -> DocumentResult:
     result = DocumentResult(index, "kept", chunk.text, chunk.text)
     indent, offset = guess_indent(chunk.body)
-    yaml = _yaml(indent, offset)
+    yaml = _yaml(indent, offset, budget=budget)
     try:
         data = yaml.load(chunk.body)
     except StreamLimitError as error:

@@ -57,3 +57,30 @@ def test_it_converts_a_manifest_nested_to_the_limit(client: Client) -> None:
     assert response.status_code == 200 and response.json()["documents"][1]["action"] == "converted"
     upload = SimpleUploadedFile("deep.yaml", deep_class(MAX_DEPTH).encode())
     assert client.post(PAGE, {"file": upload}).status_code == 200
+
+
+def alias_bomb(levels: int) -> str:
+    """Billion laughs: each anchor lists the one before ten times, so the last expands to 10**levels."""
+    lines = ["      a0: &a0 [lol]"]
+    lines += [f"      a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, levels + 1)]
+    return PREFIX_CLASS + "\n".join(lines) + "\n"
+
+
+PREFIX_CLASS = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  config:
+  - opaque:
+      driver: gpu.example.com
+      parameters:
+"""
+
+
+def test_it_refuses_aliases_that_expand_too_far_with_400(client: Client) -> None:
+    bomb = alias_bomb(6)  # a million nodes once expanded, from 600 bytes
+    error = _api_error(client, bomb)
+    assert error["field"] == "yaml"
+    assert "aliases expand to more than 10000 nodes" in error["message"]
+    assert "aliases expand to more than 10000 nodes" in _page_error(client, bomb)
