@@ -30,6 +30,9 @@ from maintenance.planning import DeviceRef, plan_rules
 
 #: the biggest manifest the page and the API take (the command reads any size)
 MAX_UPLOAD_BYTES = 1024 * 1024
+#: the most documents a manifest of the page and the API may hold: each is parsed on its own, so 1 MiB of
+#: `---` lines would be a quarter million parses (the command takes any number)
+MAX_DOCUMENTS = 1000
 
 
 class MirroredInventory:
@@ -128,12 +131,14 @@ def _pool_devices(picked: list[DeviceRef]) -> dict[tuple[str, str], list[str]]:
     return members
 
 
-def manifests_upgrade(*, text: str, source: str = "<stdin>", use_inventory: bool = True) -> StreamResult:
+def manifests_upgrade(
+    *, text: str, source: str = "<stdin>", use_inventory: bool = True, max_documents: int | None = None
+) -> StreamResult:
     """Convert the old DRA documents of a YAML stream; legacy taint selectors use the mirrored inventory."""
     inventory: TaintInventory | None = None
     if use_inventory and inventory_available():
         inventory = MirroredInventory()
-    return upgrade_text(text, source=source, inventory=inventory)
+    return upgrade_text(text, source=source, inventory=inventory, max_documents=max_documents)
 
 
 def inventory_available() -> bool:
@@ -248,8 +253,14 @@ def read_upload(
 
 def manifest_upgrade(manifest: Manifest, *, use_inventory: bool) -> StreamResult:
     """`manifests_upgrade` for the page and the API: a stream beyond the converter's limits
-    (`dra.upgrade.limits`) is an UploadError (400) naming the field that carried it."""
+    (`dra.upgrade.limits`) or with more than `MAX_DOCUMENTS` is an UploadError (400) naming the field
+    that carried it."""
     try:
-        return manifests_upgrade(text=manifest.text, source=manifest.source, use_inventory=use_inventory)
+        return manifests_upgrade(
+            text=manifest.text,
+            source=manifest.source,
+            use_inventory=use_inventory,
+            max_documents=MAX_DOCUMENTS,
+        )
     except StreamLimitError as error:
         raise UploadError(manifest.field, error.message) from None

@@ -23,7 +23,7 @@ from migration.pool_status import (
     pool_status_refresh,
     pool_status_snapshots,
 )
-from migration.upgrade import MAX_UPLOAD_BYTES, UploadError, manifest_upgrade, read_upload
+from migration.upgrade import MAX_DOCUMENTS, MAX_UPLOAD_BYTES, UploadError, manifest_upgrade, read_upload
 
 NAV = "migration"
 
@@ -51,7 +51,13 @@ def device_plugins(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def upgrade(request: HttpRequest) -> HttpResponse:
     """Paste or upload manifests; see each document side by side, its notes and errors; download the result."""
-    context: dict[str, Any] = {"nav": NAV, "max_bytes": MAX_UPLOAD_BYTES, "use_inventory": True, "text": ""}
+    context: dict[str, Any] = {
+        "nav": NAV,
+        "max_bytes": MAX_UPLOAD_BYTES,
+        "max_documents": MAX_DOCUMENTS,
+        "use_inventory": True,
+        "text": "",
+    }
     if request.method != "POST":
         return render(request, "migration/upgrade.html", context)
     try:

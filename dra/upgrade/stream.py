@@ -222,12 +222,20 @@ def load_documents(text: str) -> list[Any]:
 
 
 def upgrade_text(
-    text: str, *, source: str = "<stdin>", inventory: TaintInventory | None = None
+    text: str,
+    *,
+    source: str = "<stdin>",
+    inventory: TaintInventory | None = None,
+    max_documents: int | None = None,
 ) -> StreamResult:
     """Convert every old DRA document of a YAML stream; see the module docstring. StreamLimitError when a
-    document is beyond the converter's limits (`limits`): nothing is converted then."""
+    document is beyond the converter's limits (`limits`), or the stream has more than `max_documents`
+    (counted before any is parsed): nothing is converted then."""
+    chunks = _split(text)
+    if max_documents is not None and len(chunks) > max_documents:
+        raise StreamLimitError(f"too many documents: {len(chunks)}; the limit is {max_documents} documents")
     budget = AliasBudget()
-    documents = [_upgrade_chunk(chunk, i + 1, inventory, budget) for i, chunk in enumerate(_split(text))]
+    documents = [_upgrade_chunk(chunk, i + 1, inventory, budget) for i, chunk in enumerate(chunks)]
     return StreamResult(source, text, "".join(d.text for d in documents), documents)
 
 

@@ -121,3 +121,10 @@ def test_it_counts_the_levels_an_alias_stands_for() -> None:
         upgrade_text(text)
     fits = f"a: &deep {'[' * (half - 1)}x{']' * (half - 1)}\nb: {'[' * half}*deep{']' * half}\n"
     assert load_documents(fits)[0]["b"] is not None
+
+
+def test_it_counts_documents_before_parsing_any_when_given_a_limit() -> None:
+    with pytest.raises(StreamLimitError) as raised:
+        upgrade_text("a: 1\n---\n" + "[" * 5000 + "\n---\n", max_documents=2)
+    assert raised.value.message == "too many documents: 3; the limit is 2 documents"
+    assert len(upgrade_text("---\n" * 3).documents) == 3  # no limit unless asked (the command)

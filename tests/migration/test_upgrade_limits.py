@@ -84,3 +84,13 @@ def test_it_refuses_aliases_that_expand_too_far_with_400(client: Client) -> None
     assert error["field"] == "yaml"
     assert "aliases expand to more than 10000 nodes" in error["message"]
     assert "aliases expand to more than 10000 nodes" in _page_error(client, bomb)
+
+
+def test_it_refuses_more_than_1000_documents_with_400_naming_the_limit(client: Client) -> None:
+    error = _api_error(client, "a: 1\n---\n" * 5000)
+    assert error == {"field": "yaml", "message": "too many documents: 5001; the limit is 1000 documents"}
+    html = _page_error(client, "---\n" * 5000)
+    assert "too many documents: 5000; the limit is 1000 documents" in html
+    assert "up to 1.0\xa0MB and 1000 documents" in html
+    fits = client.post(API, {"yaml": "a: 1\n---\n" * 999 + "a: 1\n"}, content_type="application/json")
+    assert fits.status_code == 200 and len(fits.json()["documents"]) == 1000
