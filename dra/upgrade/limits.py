@@ -12,6 +12,10 @@ the count — and stops with a `StreamLimitError`:
 * at the alias that makes the stream's aliases stand for more than `MAX_ALIAS_NODES` nodes in all
   (Kubernetes manifests hardly ever use aliases; the cap is per stream, so many documents cannot add up);
 * at an alias inside the node it names (a recursive structure no JSON can hold).
+
+The scanner (`LimitedScanner`) stops at a flow collection (``[``, ``{``) nested more than `MAX_DEPTH` deep
+already: it reads up to 1,024 characters ahead of each one, in time quadratic in the nesting (a second
+to reach the composer's count through a line of ``[``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+from ruamel.yaml.scanner import RoundTripScanner
 
 #: collection levels a document may nest: a Pod is about a dozen, and every recursive step after
 #: loading (a few frames per level) stays far below Python's recursion limit
@@ -114,3 +119,13 @@ class LimitedComposer(Composer):
             )
         self.nodes += nodes
         self.deepest = max(self.deepest, self.levels + levels)
+
+
+class LimitedScanner(RoundTripScanner):
+    """ruamel.yaml's round-trip scanner, refusing flow collections nested more than `MAX_DEPTH` deep
+    (each is a level: the composer would refuse them too, after the scanner's quadratic look-ahead)."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:  # noqa: N803 (ruamel's name)
+        if self.flow_level >= MAX_DEPTH:
+            raise _too_deep(self.reader.line)
+        super().fetch_flow_collection_start(TokenClass, to_push)

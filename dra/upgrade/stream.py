@@ -21,7 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .limits import AliasBudget, LimitedComposer, StreamLimitError
+from .limits import AliasBudget, LimitedComposer, LimitedScanner, StreamLimitError
 from .rules import (
     ANNOTATION_COMPILED_AT,
     ANNOTATION_COMPILED_SELECTOR,
@@ -177,6 +177,7 @@ def guess_indent(text: str) -> tuple[int, int]:
 def _yaml(indent: int = 2, offset: int = 0, *, budget: AliasBudget | None = None) -> YAML:
     """A round-trip YAML within `limits`; the documents of one stream share one alias `budget`."""
     yaml = YAML(typ="rt")
+    yaml.Scanner = LimitedScanner
     yaml.Composer = LimitedComposer
     yaml.composer.budget = budget or AliasBudget()  # made once per YAML, kept across its loads
     yaml.preserve_quotes = True

@@ -128,3 +128,11 @@ def test_it_counts_documents_before_parsing_any_when_given_a_limit() -> None:
         upgrade_text("a: 1\n---\n" + "[" * 5000 + "\n---\n", max_documents=2)
     assert raised.value.message == "too many documents: 3; the limit is 2 documents"
     assert len(upgrade_text("---\n" * 3).documents) == 3  # no limit unless asked (the command)
+
+
+def test_it_stops_reading_flow_collections_at_the_level_past_the_limit() -> None:
+    # ruamel's scanner reads up to 1,024 characters ahead of a `[` (it might start a key), in time
+    # quadratic in the nesting: what comes after the 101st `[` must not be read at all
+    text = "[" * (MAX_DEPTH + 1) + "@ not a token" + "]" * (MAX_DEPTH + 1)
+    with pytest.raises(StreamLimitError, match=f"^document 1, line 1: nests more than {MAX_DEPTH} levels"):
+        upgrade_text(text)
