@@ -10,6 +10,7 @@
 * `?format=` names a renderer the endpoint has, otherwise 400 naming `format` (DRF would answer 404).
 * JSON bodies: objects, nested at most `MAX_JSON_DEPTH` levels (`JSONParser`): deeper documents are
   refused with 400 instead of exhausting the parser's recursion; a list or scalar body is a 400 naming `body`.
+  A field the endpoint does not take is a 400 naming it (`unknown_fields`).
 """
 
 from __future__ import annotations
@@ -90,6 +91,15 @@ def unknown_params(request: Request, known: Sequence[str], *, paged: bool = True
         if name not in supported:
             message = f"unknown parameter; supported are {', '.join(supported)}"
             raise exceptions.ValidationError({name[:100]: [message]})
+
+
+def unknown_fields(data: Mapping[str, Any], known: Sequence[str]) -> None:
+    """400 naming the first field of a request body (in sorted order) not in `known`, listing the known
+    ones: a misspelt field must not be quietly ignored."""
+    unknown = sorted(str(name) for name in set(data) - set(known))
+    if unknown:
+        message = f"is not a field (known: {', '.join(sorted(known))})"
+        raise exceptions.ValidationError({unknown[0][:100]: [message]})
 
 
 class StrictFilterBackend(DjangoFilterBackend):

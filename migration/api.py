@@ -2,9 +2,10 @@
 signed-in user, nothing is written. Pool availability snapshots: operators and admins create and delete
 ResourcePoolStatusRequests (as themselves under impersonation).
 
-POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` →
+POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` (one) →
 {changed, failed, documents: [{index, kind, name, from, to, action, changed, notes, errors}], yaml, diff}.
-400/413 in the API's error envelope {"errors": [{"field", "message"}], "detail"} for bad input; 422 (the
+400/413 in the API's error envelope {"errors": [{"field", "message"}], "detail"} for bad input (a field
+it does not take, YAML beyond `dra.upgrade.limits`, more than 1,000 documents among others); 422 (the
 same report plus "errors" and "detail") when a document cannot be converted.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import QueryDict
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -22,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dradash.api import JSONParser, error_body, error_response, unknown_params
+from dradash.api import JSONParser, error_body, error_response, unknown_fields, unknown_params
 from dradash.context import user_can_author
 from migration.device_plugins import assistant_json, device_plugin_assistant
 from migration.pool_status import (
@@ -49,9 +51,19 @@ def _data(request: Request) -> Any:
     return request.data  # a JSON object (dradash.api.JSONParser refuses anything else) or a form
 
 
+#: what an upgrade request may carry: a JSON object `yaml` (and `inventory`); a form `yaml` or `file`
+UPGRADE_JSON_FIELDS = ("inventory", "yaml")
+UPGRADE_FORM_FIELDS = ("file", "inventory", "yaml")
+
+
 def _upload(request: Request) -> Any:
-    _data(request)  # parses the body (and refuses a JSON array) before FILES is read
-    return request.FILES.get("file")
+    data = _data(request)  # parses the body (and refuses a JSON array) before FILES is read
+    # a form's data holds its files too (DRF merges them), so an extra file is an unknown field
+    unknown_fields(data, UPGRADE_FORM_FIELDS if isinstance(data, QueryDict) else UPGRADE_JSON_FIELDS)
+    files = request.FILES.getlist("file")
+    if len(files) > 1:
+        raise UploadError("file", f"one file per request, got {len(files)}")
+    return files[0] if files else None
 
 
 class UpgradeRequest(serializers.Serializer[Any]):
@@ -167,11 +179,7 @@ class PoolStatusListView(APIView):
     )
     def post(self, request: Request) -> Response:
         data = request.data
-        unknown = sorted(set(data) - {"driver", "poolName", "limit", "defaultPartitionTypeAttribute"})
-        if unknown:
-            return error_response(
-                unknown[0], "is not a field (known: defaultPartitionTypeAttribute, driver, limit, poolName)"
-            )
+        unknown_fields(data, ("driver", "poolName", "limit", "defaultPartitionTypeAttribute"))
         try:
             created = pool_status_create(
                 driver=data.get("driver"),

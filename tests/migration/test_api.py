@@ -97,6 +97,40 @@ def test_it_answers_400_naming_the_field(
     assert error["field"] == field and words in error["message"]
 
 
+def test_it_refuses_a_json_field_it_does_not_know_naming_it(client_as_viewer: Client) -> None:
+    for payload, field in (
+        ({"yaml": "a: 1", "inventroy": False}, "inventroy"),  # misspelt: inventory would silently stay on
+        ({"file": "a: 1"}, "file"),  # a JSON body carries `yaml`; `file` is multipart's
+    ):
+        response = client_as_viewer.post(URL, payload, content_type="application/json")
+        assert response.status_code == 400, response.content
+        assert response.json()["errors"] == [
+            {"field": field, "message": "is not a field (known: inventory, yaml)"}
+        ]
+
+
+def test_it_refuses_form_fields_and_files_it_does_not_know_naming_them(client_as_viewer: Client) -> None:
+    def upload(name: str = "claims.yaml") -> SimpleUploadedFile:
+        return SimpleUploadedFile(name, (FIXTURES / "v1beta2-claims.yaml").read_bytes())
+
+    for payload, field, message in (
+        (
+            {"file": upload(), "invenotry": "false"},
+            "invenotry",
+            "is not a field (known: file, inventory, yaml)",
+        ),
+        (
+            {"file": upload(), "file2": upload("more.yaml")},
+            "file2",
+            "is not a field (known: file, inventory, yaml)",
+        ),
+        ({"file": [upload(), upload("more.yaml")]}, "file", "one file per request, got 2"),
+    ):
+        response = client_as_viewer.post(URL, payload)
+        assert response.status_code == 400, response.content
+        assert response.json()["errors"] == [{"field": field, "message": message}]
+
+
 def test_it_refuses_a_json_array(client_as_viewer: Client) -> None:
     response = client_as_viewer.post(URL, ["a: 1"], content_type="application/json")
     assert response.status_code == 400
