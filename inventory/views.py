@@ -66,8 +66,10 @@ YAML_KINDS = {
 def _page(
     request: HttpRequest, template: str, context: dict[str, Any], fragments: dict[str, str]
 ) -> HttpResponse:
-    """Render the page, or only one of its live fragments when asked with ?fragment=<name>."""
+    """Render the page, or only one of its live fragments when asked with ?fragment=<name>; a page whose
+    query it refuses (context `errors`) shows them with a 400."""
     fragment = request.GET.get("fragment")
+    status = 400 if context.get("errors") else 200
     context.setdefault("live_version", live_version())
     if fragment:
         if fragment not in fragments:
@@ -76,8 +78,8 @@ def _page(
                 status=400,
                 content_type="text/plain; charset=utf-8",  # never echo a query parameter as HTML
             )
-        return render(request, fragments[fragment], context)
-    return render(request, template, context)
+        return render(request, fragments[fragment], context, status=status)
+    return render(request, template, context, status=status)
 
 
 def _fragment_url(request: HttpRequest, name: str) -> str:
@@ -183,7 +185,10 @@ def devices(request: HttpRequest) -> HttpResponse:
         "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
         "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
     }
-    return render(request, "inventory/devices.html", context | {"live_version": live_version()})
+    status = 400 if context["errors"] else 200
+    return render(
+        request, "inventory/devices.html", context | {"live_version": live_version()}, status=status
+    )
 
 
 def _int_param(request: HttpRequest, name: str, default: int, *, minimum: int, maximum: int) -> int:

@@ -64,3 +64,22 @@ def test_the_nodes_page_names_a_misspelt_filter_and_lists_nothing(client_in: Cli
         'data-node="node-1"'
         in client_in.get(nodes, {"q": "node", "page": "1", "fragment": "body"}).content.decode()
     )
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("inventory:devices", {"nodee": "node-1"}),
+        ("inventory:devices", {"taint": "sometimes"}),
+        ("inventory:claims", {"namespac": "ml"}),
+        ("inventory:claims", {"extended_resource": "maybe"}),
+        ("inventory:nodes", {"name": "node-1"}),
+    ],
+)
+def test_a_page_that_refuses_its_query_answers_400_with_the_page(
+    client_in: Client, page: str, params: dict[str, str]
+) -> None:
+    response = client_in.get(reverse(page), params)
+    assert response.status_code == 400
+    assert next(iter(params)) in response.content.decode() and "<form" in response.content.decode()
+    assert client_in.get(reverse(page)).status_code == 200
