@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -321,16 +322,23 @@ def maintenance_preview_start(
     taint = {"key": maintenance.taint_key, "value": maintenance.taint_value, "effect": "NoExecute"}
     subject = {"selector": selectors_[0]} if len(selectors_) == 1 else {"selectors": selectors_}
     basis = preview_basis(maintenance)
+    # The version is claimed first and the run and its preview are created in the same transaction: a
+    # request that loses the race to another preview is refused before it creates anything, and one
+    # refused by the what-if limits gives its claim back. The run is queued only once this commits.
     try:
-        run = whatif_run_create(kind="taint_impact", input={**subject, "taint": taint}, user=user)
+        with transaction.atomic():
+            _claim(maintenance)
+            run = whatif_run_create(kind="taint_impact", input={**subject, "taint": taint}, user=user)
+            MaintenancePreview.objects.create(
+                maintenance=maintenance, run_id=str(run.pk), fingerprint=basis_fingerprint(basis), basis=basis,
+                requested_by=user if getattr(user, "pk", None) else None,
+            )  # fmt: skip
+            Maintenance.objects.filter(pk=maintenance.pk).update(preview_run_id=str(run.pk))
     except WhatIfInputError as error:
+        maintenance.refresh_from_db()  # the claim was rolled back
         status = 429 if isinstance(error, WhatIfLimitError) else 400
         raise MaintenanceError([FieldError(error.field, error.message)], status=status) from error
-    MaintenancePreview.objects.create(
-        maintenance=maintenance, run_id=str(run.pk), requested_by=user if getattr(user, "pk", None) else None,
-        fingerprint=basis_fingerprint(basis), basis=basis,
-    )  # fmt: skip
-    _claim(maintenance, preview_run_id=str(run.pk))
+    maintenance.preview_run_id = str(run.pk)
     audit.record(
         action="preview", maintenance=maintenance, user=user, preview_run_id=str(run.pk),
         message=f"preview started over {_n(basis['devices']['count'], 'device')} "

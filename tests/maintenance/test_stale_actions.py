@@ -112,3 +112,63 @@ def test_it_offers_only_the_actions_the_state_allows() -> None:
         "drain-abort",
     ]
     assert states.offered(state="undone", effect="") == []
+
+
+def test_it_leaves_no_preview_behind_when_a_concurrent_preview_came_first(
+    mirrored: Any, operator: Any, monkeypatch: Any
+) -> None:
+    """Two previews requested on one version: the one that loses the race is refused (409) and leaves
+    no what-if run and no preview behind; the latest preview stays the winner's."""
+    from allocation.models import WhatIfRun
+    from maintenance import services
+    from maintenance.preview import latest_preview
+
+    m = create(operator)
+    seen = m.version
+    real_check = services._check
+    winner: list[Any] = []
+
+    def check_then_lose_the_race(maintenance: Maintenance, action: str, expected_version: int | None) -> None:
+        real_check(maintenance, action, expected_version)
+        if not winner:  # the other request passes its check too and writes first
+            monkeypatch.setattr(services, "_check", real_check)
+            other = Maintenance.objects.get(pk=maintenance.pk)
+            winner.append(
+                services.maintenance_preview_start(maintenance=other, user=operator, expected_version=seen)
+            )
+
+    monkeypatch.setattr(services, "_check", check_then_lose_the_race)
+    response = logged_in(operator).post(
+        f"/api/maintenance/{m.id}/preview/", {"version": seen}, content_type="application/json"
+    )
+    assert response.status_code == 409, response.content
+    assert response.json()["errors"][0]["field"] == "version"
+    m.refresh_from_db()
+    assert m.version == seen + 1
+    assert list(WhatIfRun.objects.values_list("pk", flat=True)) == [winner[0].pk]
+    assert m.previews.count() == 1
+    latest = latest_preview(m)
+    assert latest is not None and latest.run_id == str(winner[0].pk)
+    assert m.preview_run_id == str(winner[0].pk)
+
+
+def test_it_keeps_the_version_and_the_preview_when_the_what_if_limit_refuses_a_preview(
+    mirrored: Any, operator: Any, settings: Any
+) -> None:
+    from maintenance.preview import latest_preview
+    from maintenance.services import MaintenanceError, maintenance_preview_start
+
+    settings.DRADASH_WHATIF_MAX_RUNS_PER_USER = 1
+    m = create(operator)
+    first = maintenance_preview_start(
+        maintenance=m, user=operator, expected_version=m.version
+    )  # still pending
+    version = m.version
+    with pytest.raises(MaintenanceError) as error:
+        maintenance_preview_start(maintenance=m, user=operator, expected_version=version)
+    assert error.value.status == 429 and error.value.errors[0].field == "user"
+    assert m.version == version
+    m.refresh_from_db()
+    assert m.version == version and m.preview_run_id == str(first.pk)
+    latest = latest_preview(m)
+    assert latest is not None and latest.run_id == str(first.pk) and m.previews.count() == 1
