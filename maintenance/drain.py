@@ -46,14 +46,17 @@ from maintenance.errors import HEADLINE_CONFIRM, MaintenanceError
 from maintenance.models import AuditEntry, Drain, DrainPod, Maintenance
 from maintenance.progress import affected_pods, owner_pods
 from maintenance.taints import FieldError
+from maintenance.validation import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_REPLACEMENT_TIMEOUT,
+    MAX_CONCURRENCY,
+    MAX_REPLACEMENT_TIMEOUT,
+    range_error,
+)
 from maintenance.wake import wake_drivers
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONCURRENCY = 1
-MAX_CONCURRENCY = 50
-DEFAULT_REPLACEMENT_TIMEOUT = 300
-MAX_REPLACEMENT_TIMEOUT = 3600
 #: what one pod is estimated to take (eviction, graceful termination, the replacement starting) when the
 #: drain has not measured any yet
 ESTIMATE_GRACE_DEFAULT = 30
@@ -288,7 +291,7 @@ def _checked_int(value: int | None, field: str, default: int, low: int, high: in
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise MaintenanceError([FieldError(field, f"must be an integer from {low} to {high}, got {value!r}")])
+        raise MaintenanceError([range_error(field, low, high, repr(value))])
     return value
 
 

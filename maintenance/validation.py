@@ -38,6 +38,12 @@ UNDO_FIELDS = ("mode", "version")
 PREVIEW_FIELDS = ("version",)
 DEVICE_FIELDS = ("driver", "pool", "device")
 
+# A drain's numbers: pods evicted at once, and seconds to wait for a pod's replacement.
+DEFAULT_CONCURRENCY = 1
+MAX_CONCURRENCY = 50
+DEFAULT_REPLACEMENT_TIMEOUT = 300
+MAX_REPLACEMENT_TIMEOUT = 3600
+
 
 def _shown(value: Any) -> str:
     try:
@@ -59,6 +65,20 @@ def _type_name(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def range_error(name: str, low: int, high: int, got: str) -> FieldError:
+    return FieldError(name, f"must be a whole number from {low} to {high}, got {got}")
+
+
+def form_whole_number(raw: str | None, name: str, low: int, high: int) -> int | None:
+    """A whole number a form or query string sends (absent or empty: None), in decimal ASCII digits:
+    "1.5", "-3", " 2" and "١" are refused naming the field and what was sent, not read or guessed."""
+    if raw is None or raw == "":
+        return None
+    if raw.isascii() and raw.isdigit() and len(raw) <= 9 and low <= int(raw) <= high:
+        return int(raw)
+    raise MaintenanceError([range_error(name, low, high, repr(raw[:40]))])
 
 
 class _Reader:
@@ -96,6 +116,16 @@ class _Reader:
             self.errors.append(
                 FieldError(name, f"must be a non-negative integer, got {_type_name(value)} {_shown(value)}")
             )
+            return None
+        return value
+
+    def whole_number(self, name: str, low: int, high: int) -> int | None:
+        if name not in self.body or self.body[name] is None:
+            return None
+        value = self.body[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            got = str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            self.errors.append(range_error(name, low, high, got or f"{_type_name(value)} {_shown(value)}"))
             return None
         return value
 
@@ -255,11 +285,8 @@ def parse_apply(body: Any) -> ApplyRequest:
                 f'a drain applies NoSchedule (then evicts): leave it out or say "NoSchedule", not "{effect[:40]}"',
             )
         )
-    concurrency = reader.integer("concurrency")
-    timeout = reader.integer("replacement_timeout")
-    for name, value, high in (("concurrency", concurrency, 50), ("replacement_timeout", timeout, 3600)):
-        if value is not None and not 1 <= value <= high:
-            reader.errors.append(FieldError(name, f"must be from 1 to {high}, got {value}"))
+    concurrency = reader.whole_number("concurrency", 1, MAX_CONCURRENCY)
+    timeout = reader.whole_number("replacement_timeout", 1, MAX_REPLACEMENT_TIMEOUT)
     if not drain:
         for name, value in (("concurrency", concurrency), ("replacement_timeout", timeout)):
             if value is not None:
@@ -290,15 +317,13 @@ def parse_drain_action(body: Any) -> int | None:
 
 
 def parse_drain_forecast(params: Mapping[str, str]) -> int | None:
-    """`?concurrency=N` of the drain forecast: a decimal integer (its range is the drain's to check)."""
+    """`?concurrency=N` of the drain forecast: a whole number from 1 to MAX_CONCURRENCY."""
     reader = _Reader(params, DRAIN_FORECAST_PARAMS)
     concurrency: int | None = None
-    raw = params.get("concurrency") if isinstance(params, Mapping) else None
-    if raw is not None:
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):
-            reader.errors.append(FieldError("concurrency", f"must be a decimal integer, got {raw[:40]!r}"))
-        else:
-            concurrency = int(raw)
+    try:
+        concurrency = form_whole_number(reader.body.get("concurrency"), "concurrency", 1, MAX_CONCURRENCY)
+    except MaintenanceError as error:
+        reader.errors.extend(error.errors)
     reader.done()
     return concurrency
 

@@ -49,7 +49,7 @@ from maintenance.services import (
     maintenance_yaml,
 )
 from maintenance.taints import EFFECTS, FieldError
-from maintenance.validation import EVERY_DEVICE_PHRASE, form_version
+from maintenance.validation import EVERY_DEVICE_PHRASE, MAX_CONCURRENCY, form_version, form_whole_number
 
 SELECTION_PAGE_SIZE = 100
 DEVICES_PAGE_SIZE = 50
@@ -311,13 +311,6 @@ def _write_and_show(request: HttpRequest, maintenance_id: str, write: Any) -> Ht
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
-def _form_int(raw: str | None) -> int | None:
-    try:
-        return int(raw) if raw not in (None, "") else None
-    except ValueError:
-        return -1  # refused by the service, naming the field
-
-
 @login_required
 @require_POST
 def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
@@ -328,7 +321,7 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
             lambda m, version: maintenance_drain_start(
                 maintenance=m, user=request.user, confirmed=form.get("confirm") == "yes", typed=form.get("typed", ""),
                 preview_id=form.get("preview", ""), expected_version=version,
-                concurrency=_form_int(form.get("concurrency")),
+                concurrency=form_whole_number(form.get("concurrency"), "concurrency", 1, MAX_CONCURRENCY),
             ),
         )  # fmt: skip
     return _write_and_show(
