@@ -63,14 +63,23 @@ def device_refs(*, filters: Mapping[str, str]) -> list[DeviceRef]:
     ]
 
 
-def parse_device_refs(values: list[str]) -> list[DeviceRef]:
-    """Form values `driver|pool|device` (the checkbox values of the selection table)."""
-    refs = []
+def parse_device_refs(
+    values: list[str], *, field: str = "device"
+) -> tuple[list[DeviceRef], list[FieldError]]:
+    """Form values `driver|pool|device` (the checkbox values of the selection table). A value of another
+    shape is refused by name, never dropped: dropping it would draft fewer devices than were ticked."""
+    refs: list[DeviceRef] = []
+    errors: list[FieldError] = []
     for value in values:
         parts = value.split("|")
         if len(parts) == 3 and all(parts):
             refs.append(DeviceRef(*parts))
-    return refs
+        else:
+            shown = value if len(value) <= 80 else value[:77] + "..."
+            errors.append(
+                FieldError(field, f"not a device reference: {shown!r}; expected driver|pool|device")
+            )
+    return refs, errors
 
 
 def page_filters(params: Mapping[str, str]) -> tuple[dict[str, str], list[FieldError]]:

@@ -4,6 +4,7 @@ not the driver "1", and `{"nod": "worker-03"}` is not "no filter")."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,8 +92,10 @@ class _Reader:
             body = {}
         self.body: Mapping[str, Any] = body
         for name in sorted(set(body) - set(allowed)):
+            close = difflib.get_close_matches(str(name), allowed, n=1, cutoff=0.8)
+            hint = f'did you mean "{close[0]}"? Supported' if close else "supported"
             self.errors.append(
-                FieldError(str(name), "Unknown field: supported fields are " + ", ".join(allowed))
+                FieldError(str(name), f"Unknown field: {hint} fields are " + ", ".join(allowed))
             )
 
     def string(self, name: str, *, required: bool = False, default: str = "") -> str:
@@ -195,7 +198,9 @@ def parse_create(body: Any) -> CreateRequest:
             if not isinstance(item, Mapping):
                 reader.errors.append(
                     FieldError(
-                        where, 'must be an object {"driver", "pool", "device"}, got ' + _type_name(item)
+                        where,
+                        'not a device reference: must be an object {"driver", "pool", "device"}, got '
+                        f"{_type_name(item)} {_shown(item)}",
                     )
                 )
                 continue

@@ -144,7 +144,8 @@ def new(request: HttpRequest) -> HttpResponse:
         except ValueError:
             errors.append(FieldError("matching_count", "the page did not say how many devices it showed"))
     else:
-        refs = selectors.parse_device_refs(form.getlist("device"))
+        refs, malformed = selectors.parse_device_refs(form.getlist("device"))
+        errors.extend(malformed)
     if errors:
         context["errors"] = errors
         return render(request, "maintenance/new.html", context, status=400)

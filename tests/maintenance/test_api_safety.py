@@ -129,3 +129,17 @@ def test_it_enforces_through_the_api_once_previewed_and_typed(
                      "preview": started.json()["run"]})  # fmt: skip
     assert response.status_code == 200, response.content
     assert {r["spec"]["taint"]["effect"] for r in rules_in(mirrored).values()} == {"NoSchedule"}
+
+
+def test_it_says_a_device_reference_is_malformed_or_misnamed(mirrored: Any, api: Client) -> None:
+    misnamed = post(api, "/api/maintenance/", {**BODY, "device": "garbage"})
+    assert misnamed.status_code == 400
+    messages = {e["field"]: e["message"] for e in misnamed.json()["errors"]}
+    assert messages["device"].startswith('Unknown field: did you mean "devices"? Supported fields are title,')
+    malformed = post(api, "/api/maintenance/", {**BODY, "devices": ["gpu.example.com/node-0/gpu-0"]})
+    assert malformed.status_code == 400
+    message = 'not a device reference: must be an object {"driver", "pool", "device"}, got a string '
+    assert malformed.json()["errors"] == [
+        {"field": "devices[0]", "message": message + '"gpu.example.com/node-0/gpu-0"'}
+    ]
+    assert not Maintenance.objects.exists()

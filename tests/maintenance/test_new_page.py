@@ -3,6 +3,7 @@ choice that shows N and the nodes and drivers it spans; a filter it does not kno
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -147,3 +148,33 @@ def test_select_all_is_bounded_by_the_device_limit(mirrored: Any, client: Client
     refused = client.post("/maintenance/new/?driver=gpu.example.com",
                           {**TAINT, "select_all": "yes", "matching_count": total})  # fmt: skip
     assert refused.status_code == 400 and "DRADASH_MAINTENANCE_MAX_DEVICES" in refused.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("sent", "beside"),
+    [
+        ("garbage", []),
+        ("gpu.example.com/node-0/gpu-0", ["gpu.example.com|node-0|gpu-1"]),
+        ("gpu.example.com||gpu-0", ["gpu.example.com|node-0|gpu-1"]),
+        ("a|b|c|d", []),
+    ],
+)
+def test_it_says_a_ticked_device_reference_is_malformed_not_that_nothing_is_selected(
+    mirrored: Any, client: Client, sent: str, beside: list[str]
+) -> None:
+    response = client.post("/maintenance/new/", {**TAINT, "device": [*beside, sent]})
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
+    assert f"<code>device</code>: not a device reference: {sent!r}; expected driver|pool|device" in errors
+    assert "nothing is selected" not in errors
+    assert not Maintenance.objects.exists()
+
+
+def test_it_says_a_ticked_device_the_inventory_does_not_have_is_unknown(
+    mirrored: Any, client: Client
+) -> None:
+    response = client.post("/maintenance/new/", {**TAINT, "device": ["gpu.example.com|node-0|gpu-99"]})
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
+    assert "no device gpu.example.com/node-0/gpu-99 in the inventory" in errors
+    assert not Maintenance.objects.exists()
