@@ -24,9 +24,9 @@ class DeviceRef(serializers.Serializer[Any]):
 
 
 class CreateRequest(serializers.Serializer[Any]):
-    title = serializers.CharField()
-    reason = serializers.CharField()
-    ticket = serializers.CharField(required=False)
+    title = serializers.CharField(max_length=200)
+    reason = serializers.CharField(max_length=500)
+    ticket = serializers.CharField(required=False, max_length=100)
     key = serializers.CharField(help_text="the taint key, e.g. example.com/maintenance")
     value = serializers.CharField(required=False)
     effect = serializers.ChoiceField(choices=EFFECTS)

@@ -47,7 +47,7 @@ from maintenance.progress import (
 )
 from maintenance.scope import cluster_device_count, selected_devices, summarize
 from maintenance.taints import EFFECTS, FieldError, selector_errors, taint_errors
-from maintenance.validation import EVERY_DEVICE_PHRASE
+from maintenance.validation import EVERY_DEVICE_PHRASE, NUL_MESSAGE, nul_errors, text_errors
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,12 @@ def maintenance_create(*, user: Any, draft: Draft) -> Maintenance:
         errors.append(FieldError("title", "Required value: say what this maintenance is"))
     if not draft.reason.strip():
         errors.append(FieldError("reason", "Required value: say why the devices go out of service"))
+    for name in ("title", "reason", "ticket"):
+        limit = Maintenance._meta.get_field(name).max_length
+        errors.extend(text_errors(name, getattr(draft, name).strip(), limit or 0))
+    errors.extend(nul_errors(draft.filters, "filters"))
+    unreadable = [i for i, d in enumerate(draft.devices) if nul_errors([d.driver, d.pool, d.device])]
+    errors.extend(FieldError(f"devices[{i}]", NUL_MESSAGE) for i in unreadable[:UNKNOWN_DEVICES_LISTED])
     errors.extend(taint_errors(key=draft.key, value=draft.value, effect=draft.effect))
     max_devices = settings.DRADASH_MAINTENANCE_MAX_DEVICES
     chosen = sorted(set(draft.devices))
@@ -120,7 +126,7 @@ def maintenance_create(*, user: Any, draft: Draft) -> Maintenance:
     elif len(chosen) > max_devices:
         errors.append(_limit_error("devices", len(chosen), max_devices, "DRADASH_MAINTENANCE_MAX_DEVICES",
                                    "select", "devices"))  # fmt: skip
-    else:
+    elif not unreadable:  # a NUL is no device name, and no database looks one up
         pool_devices = _pool_devices(chosen)
         unknown = [
             (i, d)
@@ -149,9 +155,9 @@ def maintenance_create(*, user: Any, draft: Draft) -> Maintenance:
         raise MaintenanceError(errors)
 
     maintenance = Maintenance(
-        title=draft.title.strip()[:200],
-        reason=draft.reason.strip()[:500],
-        ticket=draft.ticket.strip()[:100],
+        title=draft.title.strip(),
+        reason=draft.reason.strip(),
+        ticket=draft.ticket.strip(),
         created_by=user if getattr(user, "pk", None) else None,
         taint_key=draft.key,
         taint_value=draft.value,

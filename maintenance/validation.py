@@ -68,6 +68,37 @@ def _type_name(value: Any) -> str:
     return "a string" if isinstance(value, str) else type(value).__name__
 
 
+NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+
+
+def nul_errors(value: Any, where: str = "") -> list[FieldError]:
+    """Every string in `value` (keys too, at any depth) holding NUL, by its field path: PostgreSQL stores
+    no NUL in text or jsonb, and no name, reason or selector needs one."""
+    if isinstance(value, str):
+        return [FieldError(where or "body", NUL_MESSAGE)] if "\x00" in value else []
+    errors: list[FieldError] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            shown = json.dumps(str(key))[1:-1]  # a NUL in the key is named, escaped
+            path = f"{where}.{shown}" if where else shown
+            if "\x00" in str(key):
+                errors.append(FieldError(path, NUL_MESSAGE))
+            errors.extend(nul_errors(item, path))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            errors.extend(nul_errors(item, f"{where}[{index}]"))
+    return errors
+
+
+def text_errors(name: str, value: str, max_length: int) -> list[FieldError]:
+    """A free text stored whole or refused: never cut to the column's length."""
+    if "\x00" in value:
+        return [FieldError(name, NUL_MESSAGE)]
+    if len(value) > max_length:
+        return [FieldError(name, f"Too long: may not be more than {max_length} characters, got {len(value)}")]
+    return []
+
+
 def range_error(name: str, low: int, high: int, got: str) -> FieldError:
     return FieldError(name, f"must be a whole number from {low} to {high}, got {got}")
 
@@ -97,6 +128,7 @@ class _Reader:
             self.errors.append(
                 FieldError(str(name), f"Unknown field: {hint} fields are " + ", ".join(allowed))
             )
+        self.errors.extend(nul_errors(body))
 
     def string(self, name: str, *, required: bool = False, default: str = "") -> str:
         if name not in self.body:

@@ -143,3 +143,63 @@ def test_it_says_a_device_reference_is_malformed_or_misnamed(mirrored: Any, api:
         {"field": "devices[0]", "message": message + '"gpu.example.com/node-0/gpu-0"'}
     ]
     assert not Maintenance.objects.exists()
+
+
+@pytest.mark.parametrize(("field", "limit"), [("title", 200), ("reason", 500), ("ticket", 100)])
+def test_it_refuses_a_text_longer_than_it_stores_instead_of_cutting_it(
+    mirrored: Any, api: Client, field: str, limit: int
+) -> None:
+    response = post(api, "/api/maintenance/", {**BODY, "devices": [GPU0], field: "x" * (limit + 1)})
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"field": field, "message": f"Too long: may not be more than {limit} characters, got {limit + 1}"}
+    ]
+    assert not Maintenance.objects.exists()
+    whole = post(api, "/api/maintenance/", {**BODY, "devices": [GPU0], field: "y" * limit})
+    assert whole.status_code == 201, whole.content
+    assert whole.json()[field] == "y" * limit
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"title": "PSU\x00swap"}, "title"),
+        ({"reason": "\x00"}, "reason"),
+        ({"ticket": "OPS-\x001"}, "ticket"),
+        ({"key": "example.com/m\x00"}, "key"),
+        ({"value": "a\x00"}, "value"),
+        ({"filters": {"node": "node-0\x00"}, "devices": None}, "filters.node"),
+        ({"devices": [{**GPU0, "device": "gpu-0\x00"}]}, "devices[0].device"),
+    ],
+)
+def test_it_refuses_a_nul_character_in_a_draft(
+    mirrored: Any, api: Client, extra: dict[str, Any], field: str
+) -> None:
+    body = {**BODY, "devices": [GPU0], **extra}
+    body = {k: v for k, v in body.items() if v is not None}
+    response = post(api, "/api/maintenance/", body)
+    assert response.status_code == 400, response.content
+    assert {"field": field, "message": "must not contain the NUL character (\\u0000)"} in response.json()[
+        "errors"
+    ]
+    assert not Maintenance.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("apply", {"effect": "NoSchedule", "confirm": True, "typed": "yes\x00"}, "typed"),
+        ("apply", {"effect": "NoSchedule", "confirm": True, "preview": "\x00"}, "preview"),
+        ("undo", {"mode": "delete\x00"}, "mode"),
+    ],
+)
+def test_it_refuses_a_nul_character_in_an_action(
+    mirrored: Any, api: Client, draft_id: str, path: str, body: dict[str, Any], field: str
+) -> None:
+    version = Maintenance.objects.get(pk=draft_id).version
+    response = post(api, f"/api/maintenance/{draft_id}/{path}/", body)
+    assert response.status_code == 400, response.content
+    assert {"field": field, "message": "must not contain the NUL character (\\u0000)"} in response.json()[
+        "errors"
+    ]
+    assert Maintenance.objects.get(pk=draft_id).version == version and rules_in(mirrored) == {}

@@ -178,3 +178,37 @@ def test_it_says_a_ticked_device_the_inventory_does_not_have_is_unknown(
     errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
     assert "no device gpu.example.com/node-0/gpu-99 in the inventory" in errors
     assert not Maintenance.objects.exists()
+
+
+@pytest.mark.parametrize(("field", "limit"), [("title", 200), ("reason", 500), ("ticket", 100)])
+def test_it_refuses_a_text_longer_than_it_stores_instead_of_cutting_it(
+    mirrored: Any, client: Client, field: str, limit: int
+) -> None:
+    ticked = {"device": ["gpu.example.com|node-0|gpu-0"]}
+    response = client.post("/maintenance/new/", {**TAINT, **ticked, field: "x" * (limit + 1)})
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
+    assert (
+        f"<code>{field}</code>: Too long: may not be more than {limit} characters, got {limit + 1}" in errors
+    )
+    assert not Maintenance.objects.exists()
+    assert client.post("/maintenance/new/", {**TAINT, **ticked, field: "y" * limit}).status_code == 302
+    assert getattr(Maintenance.objects.get(), field) == "y" * limit
+
+
+@pytest.mark.parametrize(
+    ("sent", "field"),
+    [
+        ({"title": "PSU\x00swap", "device": ["gpu.example.com|node-0|gpu-0"]}, "title"),
+        ({"ticket": "\x00", "device": ["gpu.example.com|node-0|gpu-0"]}, "ticket"),
+        ({"device": ["gpu.example.com|node-0|gpu-0\x00"]}, "devices[0]"),
+    ],
+)
+def test_it_refuses_a_nul_character_in_a_draft(
+    mirrored: Any, client: Client, sent: dict[str, Any], field: str
+) -> None:
+    response = client.post("/maintenance/new/", {**TAINT, **sent})
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
+    assert f"<code>{field}</code>: must not contain the NUL character (\\u0000)" in errors
+    assert not Maintenance.objects.exists()
