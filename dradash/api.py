@@ -180,26 +180,32 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def json_nul_path(value: Any) -> str | None:
-    """The path (`a.b[0].c`) of a key or string in `value` that holds a NUL character, or None.
+NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
 
-    No Kubernetes string holds one and PostgreSQL cannot store one, so a body with one is refused whole."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+
+def nul_paths(value: Any, where: str = "") -> list[str]:
+    """The paths (`a.b[0].c`) of every key and string in `value` holding a NUL character, in document
+    order (iterative: no recursion to exhaust). No Kubernetes string holds one, no name, reason or
+    selector needs one, and PostgreSQL stores none in text or jsonb."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
-                return path or "body"
-        elif isinstance(item, dict):
+                found.append(path or "body")
+        elif isinstance(item, Mapping):
+            children = []
             for key, child in item.items():
-                shown = str(key).replace("\x00", "\\0")
+                shown = json.dumps(str(key))[1:-1]  # a NUL in the key is named, escaped
                 child_path = f"{path}.{shown}" if path else shown
-                if shown != key:
-                    return child_path
-                stack.append((child, child_path))
+                if "\x00" in str(key):
+                    found.append(child_path)
+                children.append((child, child_path))
+            stack.extend(reversed(children))
         elif isinstance(item, list):
-            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
-    return None
+            stack.extend(reversed([(child, f"{path}[{i}]") for i, child in enumerate(item)]))
+    return found
 
 
 def _type_name(value: Any) -> str:
@@ -227,9 +233,8 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
         if not isinstance(data, dict):
             raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
-        nul_path = json_nul_path(data)
-        if nul_path is not None:
-            raise exceptions.ValidationError({nul_path[:200]: ["must not contain NUL characters"]})
+        if paths := nul_paths(data):
+            raise exceptions.ValidationError({path[:200]: [NUL_MESSAGE] for path in paths[:20]})
         return data
 
 

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from dradash.api import error_body
+from dradash.api import NUL_MESSAGE, error_body
 
 
 class ApiBodyLimitMiddleware:
@@ -64,9 +64,6 @@ class RequestInputMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse(error_body([{"field": field, "message": message}]), status=400)
         return render(request, "400.html", {"field": field, "message": message}, status=400)
-
-
-NUL_MESSAGE = "must not contain NUL characters"
 
 
 def _is_form(request: HttpRequest) -> bool:

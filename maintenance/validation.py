@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dradash.api import NUL_MESSAGE, nul_paths
 from inventory.filters import DeviceFilterSet
 from maintenance.errors import MaintenanceError
 from maintenance.planning import DeviceRef
@@ -68,26 +69,9 @@ def _type_name(value: Any) -> str:
     return "a string" if isinstance(value, str) else type(value).__name__
 
 
-NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
-
-
 def nul_errors(value: Any, where: str = "") -> list[FieldError]:
-    """Every string in `value` (keys too, at any depth) holding NUL, by its field path: PostgreSQL stores
-    no NUL in text or jsonb, and no name, reason or selector needs one."""
-    if isinstance(value, str):
-        return [FieldError(where or "body", NUL_MESSAGE)] if "\x00" in value else []
-    errors: list[FieldError] = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            shown = json.dumps(str(key))[1:-1]  # a NUL in the key is named, escaped
-            path = f"{where}.{shown}" if where else shown
-            if "\x00" in str(key):
-                errors.append(FieldError(path, NUL_MESSAGE))
-            errors.extend(nul_errors(item, path))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            errors.extend(nul_errors(item, f"{where}[{index}]"))
-    return errors
+    """Every key and string in `value` holding NUL, by its field path (the one rule: dradash.api)."""
+    return [FieldError(path, NUL_MESSAGE) for path in nul_paths(value, where)]
 
 
 def text_errors(name: str, value: str, max_length: int) -> list[FieldError]:

@@ -136,7 +136,10 @@ def test_it_ignores_control_characters_and_empty_queries(client_in: Client, worl
 
 def test_a_nul_character_in_the_query_is_a_400_naming_q(client_in: Client, world: dict[str, Any]) -> None:
     response = client_in.get(reverse("inventory:search"), {"q": "node-\x002"})
-    assert response.status_code == 400 and "<code>q</code>: must not contain NUL" in response.content.decode()
+    assert (
+        response.status_code == 400
+        and "<code>q</code>: must not contain the NUL character" in response.content.decode()
+    )
 
 
 def test_an_unknown_kind_is_a_400_naming_it(client_in: Client, world: dict[str, Any]) -> None:
