@@ -151,13 +151,13 @@ def check_class(name: str, field: str, lookup: Lookup) -> None:
     obj = lookup.find("DeviceClass", "", name)
     if obj is None:
         raise WhatIfInputError(field, f"DeviceClass {name} is not in the inventory")
-    spec = obj.get("spec") or {}
-    for i, selector in enumerate(spec.get("selectors") or []):
-        expression = ((selector or {}).get("cel") or {}).get("expression")
-        try:
-            check_cel(expression, f"DeviceClass {name} spec.selectors[{i}]")
-        except WhatIfInputError as exc:
-            raise WhatIfInputError(field, f"DeviceClass {name} cannot be used: {exc}") from None
+    try:
+        spec = _mapping(obj.get("spec"), "spec")
+        for i, selector in enumerate(_list(spec.get("selectors"), "spec.selectors", limit=MAX_SELECTORS)):
+            cel = _mapping(_mapping(selector, f"spec.selectors[{i}]").get("cel"), f"spec.selectors[{i}].cel")
+            check_cel(cel.get("expression"), f"spec.selectors[{i}].cel.expression")
+    except WhatIfInputError as exc:
+        raise WhatIfInputError(field, f"DeviceClass {name} cannot be used: {exc}") from None
 
 
 # --------------------------------------------------------------------------- claims
@@ -301,7 +301,7 @@ def _check_request_names(raw: object, field: str, names: set[str]) -> None:
 def check_pod(pod: Obj, field: str, lookup: Lookup) -> None:
     """A pod's claims and containers: referenced claims and templates must be in the inventory."""
     spec = _mapping(pod.get("spec"), f"{field}.spec", required=True)
-    namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
+    namespace = str(_mapping(pod.get("metadata"), f"{field}.metadata").get("namespace") or "default")
     containers = _list(spec.get("containers"), f"{field}.spec.containers", limit=1000)
     if not containers:
         raise WhatIfInputError(f"{field}.spec.containers", "is required: at least one container")
@@ -344,14 +344,15 @@ def _check_stored(obj: Obj, field: str, lookup: Lookup) -> None:
     """An object from the inventory the question uses: the API server accepted it, but its classes
     may be gone and its CEL must compile with this engine too."""
     kind = obj.get("kind")
-    spec = obj.get("spec") or {}
-    m = obj.get("metadata") or {}
+    m = obj.get("metadata")
+    m = m if isinstance(m, Mapping) else {}
     label = f"{kind} {m.get('namespace', '')}/{m.get('name', '')}"
     try:
         if kind == "ResourceClaim":
-            if not (obj.get("status") or {}).get("allocation"):
-                check_claim_spec(spec, "spec", lookup)
+            if not _mapping(obj.get("status"), "status").get("allocation"):
+                check_claim_spec(obj.get("spec"), "spec", lookup)
         elif kind == "ResourceClaimTemplate":
+            spec = _mapping(obj.get("spec"), "spec", required=True)
             check_claim_spec(spec.get("spec"), "spec.spec", lookup)
     except WhatIfInputError as exc:
         raise WhatIfInputError(field, f"{label}: {exc}") from None
@@ -386,9 +387,9 @@ def parse_yaml_subject(source: str, *, allowed: tuple[str, ...] = SUBJECT_KINDS)
         raise WhatIfInputError("input.yaml.spec", "is required and must be a mapping")
     if kind == "ResourceClaim" and not isinstance(obj["spec"].get("devices"), dict):
         raise WhatIfInputError("input.yaml.spec.devices", "is required for a ResourceClaim")
-    if kind == "ResourceClaimTemplate" and not isinstance(
-        (obj["spec"].get("spec") or {}).get("devices"), dict
-    ):
+    if kind == "ResourceClaimTemplate":
+        _mapping(obj["spec"].get("spec"), "input.yaml.spec.spec", required=True)
+    if kind == "ResourceClaimTemplate" and not isinstance(obj["spec"]["spec"].get("devices"), dict):
         raise WhatIfInputError("input.yaml.spec.spec.devices", "is required for a ResourceClaimTemplate")
     if kind == "Pod" and not isinstance(obj["spec"].get("containers"), list):
         raise WhatIfInputError("input.yaml.spec.containers", "is required for a Pod")
