@@ -4,6 +4,7 @@ no run stored — never accepted and then "succeeded" with an error on every nod
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from allocation.models import WhatIfRun
+from dra.allocator.cel import BACKEND_NAMES, default_backend_name, set_default_backend
 from tests.allocation import whatif_objects as o
 
 pytestmark = pytest.mark.django_db
@@ -212,3 +214,56 @@ def test_it_answers_413_for_a_request_body_too_big_to_read(api: APIClient, setti
     (error,) = response.json()["errors"]
     assert error["field"] == "body"
     assert f"limit of {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes" in error["message"]
+
+
+@pytest.fixture(params=BACKEND_NAMES)
+def cel_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    before = default_backend_name()
+    set_default_backend(request.param)
+    yield request.param
+    set_default_backend(before)
+
+
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [
+        ("device.driver", "string"),
+        ("device.attributes", "map"),
+        ('device.attributes["gpu.example.com"]', "map"),
+        ('device.capacity["gpu.example.com"]', "map"),
+        ('device.capacity["gpu.example.com"].memory', "Quantity"),
+        ('device.capacity["gpu.example.com"]["memory"]', "Quantity"),
+        ('true ? device.driver : "x"', "string"),
+        ("cel.bind(d, device.driver, d)", "string"),
+        ('cel.bind(c, device.capacity, c["gpu.example.com"].memory)', "Quantity"),
+    ],
+)
+def test_it_refuses_a_selector_that_does_not_evaluate_to_bool_on_either_backend(
+    api: APIClient, cel_backend: str, expression: str, result: str
+) -> None:
+    """Upstream's checker knows `device.driver` is a string, `device.capacity[d].x` a Quantity: "must evaluate
+    to bool" at validation, where a map<string, dyn> declaration would only find out on every device."""
+    error = refused(api, "feasibility", pasted(claim_with(selectors=selector(expression))))
+    assert error["field"] == f"{EXACT}.selectors[0].cel.expression"
+    assert f"must evaluate to bool or the unknown type, not {result}" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "device.allowMultipleAllocations",
+        'device.attributes["gpu.example.com"].healthy',  # an attribute: any type, checked when evaluated
+        'has(device.attributes["gpu.example.com"].model)',
+        "dyn(device.driver)",
+        '[1].exists(device, device == 1) || device.driver == "x"',
+    ],
+)
+def test_it_accepts_a_selector_upstream_accepts_on_either_backend(
+    api: APIClient, cel_backend: str, expression: str
+) -> None:
+    response = api.post(
+        "/api/whatif/runs/",
+        {"kind": "feasibility", "input": pasted(claim_with(selectors=selector(expression)))},
+        format="json",
+    )
+    assert response.status_code == 202, response.content

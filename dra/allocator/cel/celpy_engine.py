@@ -43,6 +43,7 @@ from .celpy_syntax import UNSUPPORTED, parse
 from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput
 from .errors import CelError
+from .result_type import non_bool_result
 
 BACKEND = "cel-python"
 __all__ = ["BACKEND", "UNSUPPORTED", "CelPythonEngine", "CelPythonSelector"]
@@ -99,7 +100,10 @@ class CelPythonEngine(CachingCompiler[CelPythonSelector]):
             parsed = parse(expression)
             check(expression, parsed.root, require_bool=require_bool)
             celpy_runtime.fold_constants(parsed.root)
-            cost = estimate_cost(cost_node(parsed.root))
+            costed = cost_node(parsed.root)
+            if require_bool and (kind := non_bool_result(costed)):
+                raise CelError(f"compilation failed: must evaluate to bool or the unknown type, not {kind}")
+            cost = estimate_cost(costed)
             tree = celpy_runtime.prepare(parsed.tree)
         except RecursionError as exc:
             raise CelError("compilation failed: the expression nests too deeply") from exc

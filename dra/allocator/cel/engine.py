@@ -47,6 +47,7 @@ from .cache import DEFAULT_CACHE_SIZE, CachingCompiler, CompileCache
 from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput, from_cel_value
 from .errors import CelError
+from .result_type import non_bool_result
 from .rewrite import rewrite_checked_expr
 
 BACKEND = "cel-expr-python"
@@ -184,6 +185,8 @@ class CelExprEngine(CachingCompiler[CelExprSelector]):
         problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
         if problems:
             raise CelError("compilation failed: " + "; ".join(dict.fromkeys(problems)))
+        if require_bool and (kind := non_bool_result(rewritten.root)):
+            raise CelError(f"must evaluate to bool or the unknown type, not {kind}")
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
 
