@@ -103,6 +103,9 @@ def whatif_index(request: HttpRequest) -> HttpResponse:
     name = request.POST.get("kind", "")
     try:
         kind = get_kind(name)
+    except WhatIfInputError as exc:  # no form of its own to show it next to: above the forms
+        return _index(request, errors=[exc], active="", posted={}, status=400)
+    try:
         run = whatif_run_create(kind=name, input=kind.form_input(request.POST), user=request.user)
     except WhatIfLimitError as exc:
         return _index(request, errors=[exc], active=name, posted=request.POST, status=429)

@@ -160,10 +160,13 @@ def test_it_refuses_bad_input_of_every_kind_naming_the_field(
     assert words in error["message"]
 
 
-def test_it_refuses_an_unknown_kind_naming_the_known_ones(api: APIClient) -> None:
-    error = refused(api, "fortune", {})
+@pytest.mark.parametrize("kind", ["fortune", "x", "", 7, ["feasibility"]])
+def test_it_refuses_an_unknown_kind_naming_the_known_ones(api: APIClient, kind: Any) -> None:
+    error = refused(api, kind, {})
     assert error["field"] == "kind"
-    assert "feasibility" in error["message"]
+    assert error["message"].startswith(
+        "must be one of feasibility, headroom, taint_impact, plugin_removal, got"
+    )
 
 
 def test_it_refuses_a_device_class_whose_own_selectors_this_engine_cannot_compile(api: APIClient) -> None:

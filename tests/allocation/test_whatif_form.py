@@ -135,3 +135,17 @@ def test_a_viewer_is_not_offered_a_draft(client: Client) -> None:
 def test_an_unknown_or_unfinished_run_prefills_nothing(operator_client: Client) -> None:
     html = operator_client.get("/maintenance/new/?from_whatif=not-a-uuid").content.decode()
     assert 'id="from-whatif"' not in html and 'id="filter-errors"' not in html
+
+
+@pytest.mark.parametrize("posted", [{"kind": "x"}, {}], ids=["unknown", "missing"])
+def test_an_unknown_kind_is_named_with_the_known_ones_above_the_forms(
+    operator_client: Client, posted: dict[str, str]
+) -> None:
+    response = operator_client.post("/whatif/", posted)
+    assert response.status_code == 400
+    html = response.content.decode()
+    errors = html[html.index('id="form-errors"') : html.index("</div>", html.index('id="form-errors"'))]
+    assert "<code>kind</code>" in errors
+    assert "must be one of feasibility, headroom, taint_impact" in errors
+    assert f"got {posted.get('kind', '')!r}".replace("'", "&#x27;") in errors
+    assert not WhatIfRun.objects.exists()
