@@ -9,8 +9,9 @@ finally the allocator's own claim conversion (`prepare_claim`).
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +19,20 @@ import yaml
 
 from allocation.snapshot import Obj
 from allocation.whatif.base import Lookup, WhatIfInputError
+from dra import names
 from dra.allocator import AllocationError, prepare_claim
 from dra.allocator.cel import COST_LIMIT, MAX_EXPRESSION_BYTES, CelError, default_engine
 from dra.quantity import Quantity, QuantityError
 from dra.taints import KNOWN_EFFECTS
 
 SUBJECT_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
+#: the version each subject is read as (an older resource.k8s.io object needs the upgrade page first)
+API_VERSIONS = {
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "Pod": "v1",
+}
+UPGRADE_PAGE = "/migration/upgrade/"
 EFFECTS = KNOWN_EFFECTS
 MAX_YAML_BYTES = 256 * 1024
 #: far deeper than any Kubernetes object; PyYAML builds nested collections recursively
@@ -113,6 +122,13 @@ def _qualified_name(value: object, field: str) -> str:
             field, f"must be a fully qualified attribute name (domain/name), got {value!r}"
         )
     return value
+
+
+def check_format(value: str, field: str, rule: Callable[[str], list[str]]) -> None:
+    """`value` against one of `dra.names`' formats (the API server's), in its words."""
+    problems = rule(value)
+    if problems:
+        raise WhatIfInputError(field, f"Invalid value: {json.dumps(value)}: {'; '.join(problems)}")
 
 
 def _quantity(value: object, field: str) -> Quantity:
@@ -218,12 +234,16 @@ def _check_toleration(raw: object, field: str) -> None:
             f"{field}.operator", f"must be one of {', '.join(OPERATORS)}, got {operator!r}"
         )
     for key in ("key", "value"):
-        if not isinstance(toleration.get(key, ""), str):
+        if toleration.get(key) is not None and not isinstance(toleration[key], str):
             raise WhatIfInputError(f"{field}.{key}", "must be a string")
+    if toleration.get("key"):
+        check_format(toleration["key"], f"{field}.key", names.qualified_name_errors)
     if not toleration.get("key") and operator != "Exists":
         raise WhatIfInputError(f"{field}.operator", "must be Exists when the key is empty")
     if operator == "Exists" and toleration.get("value"):
         raise WhatIfInputError(f"{field}.value", "must be empty with operator Exists")
+    if operator == "Equal":
+        check_format(toleration.get("value") or "", f"{field}.value", names.label_value_errors)
     effect = toleration.get("effect", "")
     if effect not in TOLERATION_EFFECTS:
         raise WhatIfInputError(f"{field}.effect", f"must be empty, NoSchedule or NoExecute, got {effect!r}")
@@ -448,6 +468,14 @@ def parse_yaml_subject(source: str, *, allowed: tuple[str, ...] = SUBJECT_KINDS)
     kind = obj.get("kind")
     if kind not in allowed:
         raise WhatIfInputError("input.yaml.kind", f"must be one of {', '.join(allowed)}, got {kind!r}")
+    version = obj.get("apiVersion")
+    if version is not None and version != API_VERSIONS[kind]:
+        older = isinstance(version, str) and version.startswith("resource.k8s.io/") and kind != "Pod"
+        raise WhatIfInputError(
+            "input.yaml.apiVersion",
+            f"must be {API_VERSIONS[kind]} for a {kind}, got {version!r}"
+            + (f" (convert an older version on the upgrade page, {UPGRADE_PAGE})" if older else ""),
+        )
     if not isinstance(obj.get("metadata") or {}, dict):
         raise WhatIfInputError("input.yaml.metadata", "must be a mapping")
     if not isinstance(obj.get("spec"), dict):

@@ -28,7 +28,7 @@ from allocation.whatif.base import (
     register,
 )
 from allocation.whatif.fingerprint import attribute_filter, claims_key, node_fingerprint
-from allocation.whatif.inputs import EFFECTS, refuse_unknown, text
+from allocation.whatif.inputs import EFFECTS, check_format, refuse_unknown, text
 from allocation.whatif.shards import SHARD_KINDS, run_sharded, shard_queue, shardable
 from allocation.whatif.subject import Subject, resolve_pod_subject
 from allocation.whatif.view import (
@@ -39,6 +39,7 @@ from allocation.whatif.view import (
     node_names,
     with_allocation,
 )
+from dra import names
 from dra.allocator import AllocationError, AllocationTimeout
 from dra.selection import DeviceSelector, device_selector, label_selector_matches
 from dra.taints import no_execute_delay
@@ -575,10 +576,10 @@ def normalize_taint_input(raw: Mapping[str, Any]) -> dict[str, Any]:
     taint = raw.get("taint")
     if not isinstance(taint, Mapping):
         raise WhatIfInputError("input.taint", "is required: an object with key, value and effect")
-    key = text(taint, "key", "input.taint.key", max_len=316)
-    if " " in key or key.count("/") > 1:
-        raise WhatIfInputError("input.taint.key", "must be a qualified name (prefix/name, no spaces)")
+    key = text(taint, "key", "input.taint.key", max_len=317)  # a 253-byte prefix, '/', a 63-byte name
+    check_format(key, "input.taint.key", names.qualified_name_errors)
     value = text(taint, "value", "input.taint.value", required=False, max_len=63)
+    check_format(value, "input.taint.value", names.label_value_errors)
     effect = text(taint, "effect", "input.taint.effect", max_len=16)
     if effect not in EFFECTS:
         raise WhatIfInputError("input.taint.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
