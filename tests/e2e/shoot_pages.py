@@ -126,6 +126,9 @@ def test_shoot(
         (f"/whatif/{answer}/", "whatif-run"),
         (f"/whatif/{impact}/", "whatif-taint"),
         *subject_pages,
+        # what a mistyped or hostile address looks like: the page with its errors, and the error page
+        ("/devices/?nodee=node-1&taint=sometimes", "devices-refused-query"),
+        ("/search/?q=gpu%00", "error-400"),
     ]
     too_wide: list[str] = []
     for theme in THEMES:
