@@ -5,7 +5,7 @@ ResourcePoolStatusRequests (as themselves under impersonation).
 POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` (one) →
 {changed, failed, documents: [{index, kind, name, from, to, action, changed, notes, errors}], yaml, diff}.
 400/413 in the API's error envelope {"errors": [{"field", "message"}], "detail"} for bad input (a field
-it does not take, YAML beyond `dra.upgrade.limits`, more than 1,000 documents among others); 422 (the
+it does not take, YAML beyond `dra.yamlshape`, more than 1,000 documents among others); 422 (the
 same report plus "errors" and "detail") when a document cannot be converted.
 """
 

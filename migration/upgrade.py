@@ -253,7 +253,7 @@ def read_upload(
 
 def manifest_upgrade(manifest: Manifest, *, use_inventory: bool) -> StreamResult:
     """`manifests_upgrade` for the page and the API: a stream beyond the converter's limits
-    (`dra.upgrade.limits`) or with more than `MAX_DOCUMENTS` is an UploadError (400) naming the field
+    (`dra.yamlshape`) or with more than `MAX_DOCUMENTS` is an UploadError (400) naming the field
     that carried it."""
     try:
         return manifests_upgrade(

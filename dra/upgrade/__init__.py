@@ -4,13 +4,13 @@
   plain capacities → ``{value}``, legacy DeviceTaintRule selectors compiled through a `TaintInventory`).
 * `stream` — a YAML stream in and out with ruamel.yaml's round trip: untouched documents byte-for-byte,
   comments kept, every converted document checked against the 1.37 schema (`schema`).
-* `limits` — what a stream may be at most (nesting depth, alias expansion): beyond it, `StreamLimitError`.
+  A stream beyond `dra.yamlshape` (nesting depth, alias expansion) is a `StreamLimitError`.
 
 Pure: no Django. The product's inventory (the mirrored database) is passed in by the caller
 (`migration.upgrade`), so these rules are the same for the command, the page and the API.
 """
 
-from .limits import MAX_ALIAS_NODES, MAX_DEPTH, StreamLimitError
+from ..yamlshape import MAX_ALIAS_NODES, MAX_DEPTH
 from .rules import (
     CompiledSelection,
     FieldProblem,
@@ -21,7 +21,15 @@ from .rules import (
     compiled_rule_name,
     upgrade_object,
 )
-from .stream import DocumentResult, StreamResult, load_documents, split_documents, unified_diff, upgrade_text
+from .stream import (
+    DocumentResult,
+    StreamLimitError,
+    StreamResult,
+    load_documents,
+    split_documents,
+    unified_diff,
+    upgrade_text,
+)
 
 __all__ = [
     "CompiledSelection",

@@ -5,6 +5,12 @@ any scalar, so this cut is exact). A document that does not change is copied as 
 does is loaded with ruamel.yaml's round-trip loader, converted in place by `rules.upgrade_object` (comments
 travel with the fields they belong to), checked against the 1.37 schema and dumped with the indentation
 the document itself uses, so the diff shows the changed fields and little else.
+
+Before ruamel.yaml sees a document, `dra.yamlshape` checks its nesting and aliases from libyaml's events
+(the count of aliases runs across the stream): ruamel composes recursively, and its scanner reads up to
+1,024 characters ahead of every ``[``, in time quadratic in the nesting. A document libyaml cannot parse
+is refused with libyaml's words, never handed to ruamel: ruamel (YAML 1.2) takes a few texts libyaml
+(YAML 1.1, the grammar kubectl reads) does not, and would compose what the check never saw.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .limits import AliasBudget, LimitedComposer, LimitedScanner, StreamLimitError
+from ..yamlshape import YamlShapeError, check_yaml_shape
 from .rules import (
     ANNOTATION_COMPILED_AT,
     ANNOTATION_COMPILED_SELECTOR,
@@ -34,6 +41,15 @@ from .schema import schema_problems
 
 _MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t\r\n]|$)")
 _BARE_START = re.compile(r"^---[ \t]*(#.*)?\r?\n?$")
+
+
+class StreamLimitError(ValueError):
+    """A stream beyond what the converter takes (`dra.yamlshape`, or too many documents); `message` names
+    the limit, and the document and line where it was passed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass
@@ -174,12 +190,8 @@ def guess_indent(text: str) -> tuple[int, int]:
     return indent, offset
 
 
-def _yaml(indent: int = 2, offset: int = 0, *, budget: AliasBudget | None = None) -> YAML:
-    """A round-trip YAML within `limits`; the documents of one stream share one alias `budget`."""
+def _yaml(indent: int = 2, offset: int = 0) -> YAML:
     yaml = YAML(typ="rt")
-    yaml.Scanner = LimitedScanner
-    yaml.Composer = LimitedComposer
-    yaml.composer.budget = budget or AliasBudget()  # made once per YAML, kept across its loads
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-fold long lines
     yaml.indent(mapping=indent, sequence=offset + 2, offset=offset)
@@ -213,10 +225,22 @@ def to_plain(node: Any) -> Any:
 
 
 def load_documents(text: str) -> list[Any]:
-    """Every document of a stream as plain JSON (None for empty ones); YAMLError if it does not parse,
-    StreamLimitError if it is beyond `limits`."""
-    budget = AliasBudget()
-    return [to_plain(_yaml(budget=budget).load(chunk.text)) for chunk in _split(text)]
+    """Every document of a stream as plain JSON (None for empty ones); a YAMLError (PyYAML's or ruamel's)
+    if it does not parse, StreamLimitError if it is beyond `dra.yamlshape`."""
+    documents, alias_nodes = [], 0
+    for index, chunk in enumerate(_split(text), 1):
+        alias_nodes = _check_shape(chunk, index, alias_nodes)
+        documents.append(to_plain(_yaml().load(chunk.body)))
+    return documents
+
+
+def _check_shape(chunk: _Chunk, index: int, alias_nodes: int) -> int:
+    """`check_yaml_shape` of a document (the `index`th), its error located in the stream."""
+    try:
+        return check_yaml_shape(chunk.body, alias_nodes=alias_nodes)
+    except YamlShapeError as error:
+        line = error.line + 1 + chunk.first_line
+        raise StreamLimitError(f"document {index}, line {line}: {error.message}") from None
 
 
 # ----------------------------------------------------------------------------------- the whole stream
@@ -230,26 +254,30 @@ def upgrade_text(
     max_documents: int | None = None,
 ) -> StreamResult:
     """Convert every old DRA document of a YAML stream; see the module docstring. StreamLimitError when a
-    document is beyond the converter's limits (`limits`), or the stream has more than `max_documents`
+    document is beyond the converter's limits (`dra.yamlshape`), or the stream has more than `max_documents`
     (counted before any is parsed): nothing is converted then."""
     chunks = _split(text)
     if max_documents is not None and len(chunks) > max_documents:
         raise StreamLimitError(f"too many documents: {len(chunks)}; the limit is {max_documents} documents")
-    budget = AliasBudget()
-    documents = [_upgrade_chunk(chunk, i + 1, inventory, budget) for i, chunk in enumerate(chunks)]
+    documents, alias_nodes = [], 0
+    for index, chunk in enumerate(chunks, 1):
+        try:
+            alias_nodes = _check_shape(chunk, index, alias_nodes)
+        except pyyaml.MarkedYAMLError as error:  # never handed to ruamel: see the module docstring
+            refused = DocumentResult(index, "refused", chunk.text, chunk.text)
+            refused.problems.append(FieldProblem("", f"invalid YAML: {_describe(error, chunk.first_line)}"))
+            documents.append(refused)
+        else:
+            documents.append(_upgrade_chunk(chunk, index, inventory))
     return StreamResult(source, text, "".join(d.text for d in documents), documents)
 
 
-def _upgrade_chunk(
-    chunk: _Chunk, index: int, inventory: TaintInventory | None, budget: AliasBudget
-) -> DocumentResult:
+def _upgrade_chunk(chunk: _Chunk, index: int, inventory: TaintInventory | None) -> DocumentResult:
     result = DocumentResult(index, "kept", chunk.text, chunk.text)
     indent, offset = guess_indent(chunk.body)
-    yaml = _yaml(indent, offset, budget=budget)
+    yaml = _yaml(indent, offset)
     try:
         data = yaml.load(chunk.body)
-    except StreamLimitError as error:
-        raise error.located(index, chunk.first_line) from None
     except MarkedYAMLError as error:
         result.action = "refused"
         result.problems.append(FieldProblem("", f"invalid YAML: {_describe(error, chunk.first_line)}"))
@@ -298,7 +326,7 @@ def _render(chunk: _Chunk, yaml: YAML, outcome: Outcome) -> str:
     return "".join(parts) + chunk.footer
 
 
-def _describe(error: MarkedYAMLError, line_offset: int) -> str:
+def _describe(error: MarkedYAMLError | pyyaml.MarkedYAMLError, line_offset: int) -> str:
     mark = error.problem_mark or error.context_mark
     where = f" (line {mark.line + 1 + line_offset}, column {mark.column + 1})" if mark is not None else ""
     what = " ".join(str(x) for x in (error.context, error.problem) if x)
