@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -24,6 +23,7 @@ from dra.allocator import AllocationError, prepare_claim
 from dra.allocator.cel import COST_LIMIT, MAX_EXPRESSION_BYTES, CelError, default_engine
 from dra.quantity import Quantity, QuantityError
 from dra.taints import KNOWN_EFFECTS
+from dra.yamlshape import YamlShapeError, check_yaml_shape
 
 SUBJECT_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod")
 #: the version each subject is read as (an older resource.k8s.io object needs the upgrade page first)
@@ -35,10 +35,6 @@ API_VERSIONS = {
 UPGRADE_PAGE = "/migration/upgrade/"
 EFFECTS = KNOWN_EFFECTS
 MAX_YAML_BYTES = 256 * 1024
-#: far deeper than any Kubernetes object; PyYAML builds nested collections recursively
-MAX_YAML_DEPTH = 100
-#: nodes that aliases may add to a paste (each alias counts the nodes it repeats, expanded)
-MAX_YAML_ALIAS_NODES = 10_000
 DEFAULT_MAX_PER_NODE = 256
 
 # The API's limits (resource/v1 types.go, dra-api.md §2).
@@ -52,8 +48,6 @@ MAX_COUNT = 32  # results per claim
 MODES = ("ExactCount", "All")
 OPERATORS = ("Equal", "Exists")
 TOLERATION_EFFECTS = ("", "NoSchedule", "NoExecute")
-
-_EventLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when built with it
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -388,65 +382,6 @@ def _check_stored(obj: Obj, field: str, lookup: Lookup) -> None:
 # --------------------------------------------------------------------------- subjects
 
 
-@dataclass
-class _Open:
-    """A collection being read: its anchor, the node count and depth where it began, its deepest level."""
-
-    anchor: str | None
-    start_nodes: int
-    depth: int
-    deepest: int
-
-
-def _check_yaml_shape(source: str) -> None:
-    """Nesting depth and alias expansion from the parser's events, before anything is built: composing
-    and constructing recurse once per level (5,000 `[` is a RecursionError), and aliases of aliases make a
-    1 KiB paste a billion nodes for whoever walks it. Depth and size count aliases expanded."""
-    anchors: dict[str, tuple[int, int]] = {}  # anchor → (nodes, levels), expanded
-    stack: list[_Open] = []
-    nodes = alias_nodes = 0
-
-    def deeper(level: int) -> None:
-        if level > MAX_YAML_DEPTH:
-            raise WhatIfInputError("input.yaml", f"is nested too deeply (more than {MAX_YAML_DEPTH} levels)")
-        if stack:
-            stack[-1].deepest = max(stack[-1].deepest, level)
-
-    try:
-        for event in yaml.parse(source, Loader=_EventLoader):
-            if isinstance(event, yaml.DocumentStartEvent):
-                anchors.clear()
-            elif isinstance(event, yaml.CollectionStartEvent):
-                nodes += 1
-                deeper(len(stack) + 1)
-                stack.append(_Open(event.anchor, nodes - 1, len(stack) + 1, len(stack) + 1))
-            elif isinstance(event, yaml.CollectionEndEvent):
-                done = stack.pop()
-                if done.anchor:
-                    anchors[done.anchor] = (nodes - done.start_nodes, done.deepest - done.depth + 1)
-                deeper(done.deepest)
-            elif isinstance(event, yaml.ScalarEvent):
-                nodes += 1
-                if event.anchor:
-                    anchors[event.anchor] = (1, 0)
-            elif isinstance(event, yaml.AliasEvent):
-                size, levels = anchors.get(event.anchor or "", (1, 0))  # unknown: the composer says so
-                nodes += size
-                alias_nodes += size
-                if alias_nodes > MAX_YAML_ALIAS_NODES:
-                    raise WhatIfInputError(
-                        "input.yaml",
-                        f"uses YAML aliases (*name) that expand to more than {MAX_YAML_ALIAS_NODES} nodes: "
-                        "paste the object with them written out",
-                    )
-                deeper(len(stack) + levels)
-    except yaml.MarkedYAMLError as exc:
-        if "nesting depth" not in str(exc.problem):
-            raise
-        # libyaml scans ahead of its events, and stops at its own limit (1,000 flow levels) first
-        deeper(MAX_YAML_DEPTH + 1)
-
-
 def parse_yaml_subject(source: str, *, allowed: tuple[str, ...] = SUBJECT_KINDS) -> Obj:
     """One YAML (or JSON) document holding a ResourceClaim, ResourceClaimTemplate or Pod (structure only)."""
     size = len(source.encode())
@@ -456,8 +391,10 @@ def parse_yaml_subject(source: str, *, allowed: tuple[str, ...] = SUBJECT_KINDS)
             f"must be at most {MAX_YAML_BYTES // 1024} KiB ({MAX_YAML_BYTES} bytes), got {size} bytes",
         )
     try:
-        _check_yaml_shape(source)
+        check_yaml_shape(source)  # PyYAML composes and constructs recursively
         docs = [d for d in yaml.safe_load_all(source) if d is not None]
+    except YamlShapeError as exc:
+        raise WhatIfInputError("input.yaml", f"line {exc.line + 1}: {exc.message}") from None
     except yaml.YAMLError as exc:
         raise WhatIfInputError("input.yaml", f"is not valid YAML: {exc}") from None
     if len(docs) != 1:
