@@ -8,42 +8,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
-from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from allocation.models import WhatIfRun
 from dra.allocator.cel import BACKEND_NAMES, default_backend_name, set_default_backend
 from tests.allocation import whatif_objects as o
+from tests.allocation.conftest import pasted, refused
 
 pytestmark = pytest.mark.django_db
 EXACT = "input.yaml.spec.devices.requests[0].exactly"
-
-
-@pytest.fixture
-def api() -> APIClient:
-    client = APIClient()
-    client.force_authenticate(User.objects.create_user("ines"))
-    o.store(*o.small_cluster().values())
-    return client
-
-
-def pasted(obj: dict[str, Any]) -> dict[str, Any]:
-    return {"source": "yaml", "yaml": yaml.safe_dump(obj)}
 
 
 def claim_with(**exactly: Any) -> dict[str, Any]:
     claim = o.claim("asked")
     claim["spec"]["devices"]["requests"][0]["exactly"].update(exactly)
     return claim
-
-
-def refused(api: APIClient, kind: str, data: Any) -> dict[str, str]:
-    response = api.post("/api/whatif/runs/", {"kind": kind, "input": data}, format="json")
-    assert response.status_code == 400, response.content
-    assert not WhatIfRun.objects.exists()
-    (error,) = response.json()["errors"]
-    return error
 
 
 def selector(expression: str) -> list[dict[str, Any]]:

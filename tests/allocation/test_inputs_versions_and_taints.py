@@ -6,57 +6,35 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
-from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from allocation.models import WhatIfRun
 from tests.allocation import whatif_objects as o
+from tests.allocation.conftest import pasted, refused
 
 pytestmark = pytest.mark.django_db
 TOLERATION = "input.yaml.spec.devices.requests[0].exactly.tolerations[0]"
-
-
-@pytest.fixture
-def api() -> APIClient:
-    client = APIClient()
-    client.force_authenticate(User.objects.create_user("ines"))
-    o.store(*o.small_cluster().values())
-    return client
 
 
 def _post(api: APIClient, kind: str, data: Any) -> Any:
     return api.post("/api/whatif/runs/", {"kind": kind, "input": data}, format="json")
 
 
-def _refused(api: APIClient, kind: str, data: Any) -> dict[str, str]:
-    response = _post(api, kind, data)
-    assert response.status_code == 400, response.content
-    assert not WhatIfRun.objects.exists()
-    (error,) = response.json()["errors"]
-    return error
-
-
-def _pasted(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    return {"source": "yaml", "yaml": yaml.safe_dump({**obj, **changes})}
-
-
 def _tolerating(**toleration: Any) -> dict[str, Any]:
-    return _pasted(o.claim("asked", tolerations=[toleration]))
+    return pasted(o.claim("asked", tolerations=[toleration]))
 
 
 @pytest.mark.parametrize(
     ("data", "words"),
     [
-        (_pasted(o.claim("c"), apiVersion="v9"), "must be resource.k8s.io/v1 for a ResourceClaim, got 'v9'"),
-        (_pasted(o.template("t"), apiVersion="resource.k8s.io/v2"), "must be resource.k8s.io/v1 for a ResourceClaimTemplate"),
-        (_pasted(o.claim("c"), apiVersion="resource.k8s.io/v1beta1"), "/migration/upgrade/"),
-        (_pasted(o.claim("c"), apiVersion=1), "must be resource.k8s.io/v1"),
-        (_pasted(o.pod("p"), apiVersion="resource.k8s.io/v1"), "must be v1 for a Pod, got 'resource.k8s.io/v1'"),
+        (pasted(o.claim("c"), apiVersion="v9"), "must be resource.k8s.io/v1 for a ResourceClaim, got 'v9'"),
+        (pasted(o.template("t"), apiVersion="resource.k8s.io/v2"), "must be resource.k8s.io/v1 for a ResourceClaimTemplate"),
+        (pasted(o.claim("c"), apiVersion="resource.k8s.io/v1beta1"), "/migration/upgrade/"),
+        (pasted(o.claim("c"), apiVersion=1), "must be resource.k8s.io/v1"),
+        (pasted(o.pod("p"), apiVersion="resource.k8s.io/v1"), "must be v1 for a Pod, got 'resource.k8s.io/v1'"),
     ],
 )  # fmt: skip
 def test_it_refuses_an_api_version_it_does_not_read(api: APIClient, data: dict[str, Any], words: str) -> None:
-    error = _refused(api, "feasibility", data)
+    error = refused(api, "feasibility", data)
     assert error["field"] == "input.yaml.apiVersion"
     assert words in error["message"]
 
@@ -65,14 +43,14 @@ def test_it_refuses_an_api_version_it_does_not_read(api: APIClient, data: dict[s
 def test_it_accepts_the_current_api_version_or_none(api: APIClient, obj: dict[str, Any]) -> None:
     assert (
         _post(
-            api, "headroom" if obj["kind"] == "ResourceClaimTemplate" else "feasibility", _pasted(obj)
+            api, "headroom" if obj["kind"] == "ResourceClaimTemplate" else "feasibility", pasted(obj)
         ).status_code
         == 202
     )
     bare = {k: v for k, v in obj.items() if k != "apiVersion"}
     assert (
         _post(
-            api, "headroom" if obj["kind"] == "ResourceClaimTemplate" else "feasibility", _pasted(bare)
+            api, "headroom" if obj["kind"] == "ResourceClaimTemplate" else "feasibility", pasted(bare)
         ).status_code
         == 202
     )
@@ -96,7 +74,7 @@ def test_it_accepts_the_current_api_version_or_none(api: APIClient, obj: dict[st
 def test_it_refuses_a_toleration_the_api_server_would(
     api: APIClient, toleration: dict[str, Any], field: str, words: str
 ) -> None:
-    error = _refused(api, "feasibility", _tolerating(**toleration))
+    error = refused(api, "feasibility", _tolerating(**toleration))
     assert error["field"] == field
     assert words in error["message"]
     assert "Invalid value" in error["message"] or "must be" in error["message"]
@@ -135,6 +113,6 @@ def _taint(**taint: Any) -> dict[str, Any]:
 def test_it_refuses_a_taint_the_api_server_would(
     api: APIClient, taint: dict[str, Any], field: str, words: str
 ) -> None:
-    error = _refused(api, "taint_impact", _taint(**taint))
+    error = refused(api, "taint_impact", _taint(**taint))
     assert error["field"] == field
     assert words in error["message"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -14,7 +13,7 @@ from allocation.models import WhatIfRun
 from allocation.whatif.base import WhatIfInputError
 from allocation.whatif.inputs import parse_yaml_subject
 from dra.yamlshape import MAX_ALIAS_NODES, MAX_DEPTH
-from tests.allocation import whatif_objects as o
+from tests.allocation.conftest import refused
 
 pytestmark = pytest.mark.django_db
 
@@ -30,31 +29,8 @@ LAUGHS = "\n".join(
 )
 
 
-@pytest.fixture
-def api() -> APIClient:
-    client = APIClient()
-    client.force_authenticate(User.objects.create_user("ines"))
-    o.store(*o.small_cluster().values())
-    return client
-
-
-@pytest.fixture
-def operator_client() -> Client:
-    user = User.objects.create_user("opal")
-    user.groups.add(Group.objects.get_or_create(name="operator")[0])
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _refused(api: APIClient, text: str) -> dict[str, str]:
-    response = api.post(
-        "/api/whatif/runs/", {"kind": "feasibility", "input": {"source": "yaml", "yaml": text}}, format="json"
-    )
-    assert response.status_code == 400, response.content
-    assert not WhatIfRun.objects.exists()
-    (error,) = response.json()["errors"]
-    return error
+    return refused(api, "feasibility", {"source": "yaml", "yaml": text})
 
 
 @pytest.mark.parametrize("text", DEEP.values(), ids=DEEP.keys())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 
 from allocation.models import RunState, WhatIfRun
@@ -17,15 +17,6 @@ from tests.allocation import whatif_objects as o
 from tests.inventory import factories as f
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator_client() -> Client:
-    user = User.objects.create_user("opal")
-    user.groups.add(Group.objects.get_or_create(name="operator")[0])
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_the_form_offers_claim_pod_and_a_labelled_yaml_tab(operator_client: Client) -> None:
