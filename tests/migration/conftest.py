@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -43,4 +44,12 @@ def inventory(db: Any) -> None:
     seed_inventory()
 
 
-from tests.maintenance.conftest import cluster_settings, mirrored  # noqa: E402, F401  (simcluster, mirrored)
+@pytest.fixture
+def viewer_client(db: Any) -> Client:
+    """A browser signed in as a viewer: the upgrade page and its API ask no more."""
+    client = Client()
+    client.force_login(user_in("viewer", "victor"))
+    return client
+
+
+from tests.maintenance.conftest import cluster_settings, mirrored, user_in  # noqa: E402, F401  (fixtures)

@@ -5,33 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from dra.upgrade import load_documents
 from migration.upgrade import MAX_UPLOAD_BYTES
-from tests.maintenance.conftest import user_in
 from tests.migration.conftest import FIXTURES
 
 URL = "/api/migration/upgrade/"
 
 
-@pytest.fixture
-def viewer(db: Any) -> User:
-    return user_in("viewer", "victor")
-
-
-@pytest.fixture
-def client_as_viewer(viewer: User) -> Client:
-    client = Client()
-    client.force_login(viewer)
-    return client
-
-
-def test_it_converts_a_pasted_stream_for_a_viewer(client_as_viewer: Client) -> None:
+def test_it_converts_a_pasted_stream_for_a_viewer(viewer_client: Client) -> None:
     text = (FIXTURES / "mixed.yaml").read_text()
-    response = client_as_viewer.post(URL, {"yaml": text}, content_type="application/json")
+    response = viewer_client.post(URL, {"yaml": text}, content_type="application/json")
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["changed"] is True and body["failed"] is False
@@ -56,16 +42,16 @@ def test_it_converts_a_pasted_stream_for_a_viewer(client_as_viewer: Client) -> N
     assert "+apiVersion: resource.k8s.io/v1\n" in body["diff"]
 
 
-def test_it_takes_an_uploaded_file(client_as_viewer: Client) -> None:
+def test_it_takes_an_uploaded_file(viewer_client: Client) -> None:
     upload = SimpleUploadedFile("claims.yaml", (FIXTURES / "v1beta2-claims.yaml").read_bytes())
-    response = client_as_viewer.post(URL, {"file": upload})
+    response = viewer_client.post(URL, {"file": upload})
     assert response.status_code == 200
     assert response.json()["diff"].startswith("--- a/claims.yaml\n")
 
 
-def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(client_as_viewer: Client) -> None:
+def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(viewer_client: Client) -> None:
     text = (FIXTURES / "v1alpha3-taintrules.yaml").read_text()
-    response = client_as_viewer.post(URL, {"yaml": text}, content_type="application/json")
+    response = viewer_client.post(URL, {"yaml": text}, content_type="application/json")
     assert response.status_code == 422
     body = response.json()
     assert body["yaml"] is None and body["diff"] is None and body["failed"] is True
@@ -88,28 +74,26 @@ def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(client_a
         ({"yaml": "a: 1", "inventory": "maybe"}, "inventory", "true or false"),
     ],
 )
-def test_it_answers_400_naming_the_field(
-    client_as_viewer: Client, payload: Any, field: str, words: str
-) -> None:
-    response = client_as_viewer.post(URL, payload, content_type="application/json")
+def test_it_answers_400_naming_the_field(viewer_client: Client, payload: Any, field: str, words: str) -> None:
+    response = viewer_client.post(URL, payload, content_type="application/json")
     assert response.status_code == 400
     (error,) = response.json()["errors"]
     assert error["field"] == field and words in error["message"]
 
 
-def test_it_refuses_a_json_field_it_does_not_know_naming_it(client_as_viewer: Client) -> None:
+def test_it_refuses_a_json_field_it_does_not_know_naming_it(viewer_client: Client) -> None:
     for payload, field in (
         ({"yaml": "a: 1", "inventroy": False}, "inventroy"),  # misspelt: inventory would silently stay on
         ({"file": "a: 1"}, "file"),  # a JSON body carries `yaml`; `file` is multipart's
     ):
-        response = client_as_viewer.post(URL, payload, content_type="application/json")
+        response = viewer_client.post(URL, payload, content_type="application/json")
         assert response.status_code == 400, response.content
         assert response.json()["errors"] == [
             {"field": field, "message": "is not a field (known: inventory, yaml)"}
         ]
 
 
-def test_it_refuses_form_fields_and_files_it_does_not_know_naming_them(client_as_viewer: Client) -> None:
+def test_it_refuses_form_fields_and_files_it_does_not_know_naming_them(viewer_client: Client) -> None:
     def upload(name: str = "claims.yaml") -> SimpleUploadedFile:
         return SimpleUploadedFile(name, (FIXTURES / "v1beta2-claims.yaml").read_bytes())
 
@@ -126,40 +110,40 @@ def test_it_refuses_form_fields_and_files_it_does_not_know_naming_them(client_as
         ),
         ({"file": [upload(), upload("more.yaml")]}, "file", "one file per request, got 2"),
     ):
-        response = client_as_viewer.post(URL, payload)
+        response = viewer_client.post(URL, payload)
         assert response.status_code == 400, response.content
         assert response.json()["errors"] == [{"field": field, "message": message}]
 
 
-def test_it_refuses_a_json_array(client_as_viewer: Client) -> None:
-    response = client_as_viewer.post(URL, ["a: 1"], content_type="application/json")
+def test_it_refuses_a_json_array(viewer_client: Client) -> None:
+    response = viewer_client.post(URL, ["a: 1"], content_type="application/json")
     assert response.status_code == 400
     body = response.json()
     assert body["errors"][0]["field"] == "body" and "JSON object" in body["errors"][0]["message"]
     assert body["detail"] == "body: must be a JSON object, got a list"
 
 
-def test_it_refuses_json_nested_too_deep_with_400(client_as_viewer: Client) -> None:
-    response = client_as_viewer.post(URL, "[" * 5000 + "]" * 5000, content_type="application/json")
+def test_it_refuses_json_nested_too_deep_with_400(viewer_client: Client) -> None:
+    response = viewer_client.post(URL, "[" * 5000 + "]" * 5000, content_type="application/json")
     assert response.status_code == 400 and "nested" in response.json()["detail"]
 
 
-def test_it_answers_413_naming_the_limit(client_as_viewer: Client) -> None:
+def test_it_answers_413_naming_the_limit(viewer_client: Client) -> None:
     big = "# " + "x" * MAX_UPLOAD_BYTES + "\n"
-    response = client_as_viewer.post(URL, {"yaml": big}, content_type="application/json")
+    response = viewer_client.post(URL, {"yaml": big}, content_type="application/json")
     assert response.status_code == 413
     assert f"the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)" in response.json()["errors"][0]["message"]
     huge = "x" * (3 * MAX_UPLOAD_BYTES)  # past the body limit: refused before the body is parsed
-    response = client_as_viewer.post(URL, {"yaml": huge}, content_type="application/json")
+    response = viewer_client.post(URL, {"yaml": huge}, content_type="application/json")
     assert response.status_code == 413
     upload = SimpleUploadedFile("big.yaml", big.encode())
-    response = client_as_viewer.post(URL, {"file": upload})
+    response = viewer_client.post(URL, {"file": upload})
     assert response.status_code == 413 and response.json()["errors"][0]["field"] == "file"
 
 
-def test_it_refuses_a_file_that_is_not_utf8(client_as_viewer: Client) -> None:
+def test_it_refuses_a_file_that_is_not_utf8(viewer_client: Client) -> None:
     upload = SimpleUploadedFile("latin1.yaml", "name: caf\xe9\n".encode("latin-1"))
-    response = client_as_viewer.post(URL, {"file": upload})
+    response = viewer_client.post(URL, {"file": upload})
     assert response.status_code == 400
     assert response.json()["errors"] == [{"field": "file", "message": "not UTF-8 text (byte 9)"}]
 

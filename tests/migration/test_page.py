@@ -6,24 +6,13 @@ import re
 import urllib.parse
 from typing import Any
 
-import pytest
-from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from migration.upgrade import MAX_UPLOAD_BYTES
-from tests.maintenance.conftest import user_in
 from tests.migration.conftest import FIXTURES
 
 URL = "/migration/upgrade/"
-
-
-@pytest.fixture
-def client(db: Any) -> Client:
-    user: User = user_in("viewer", "victor")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_it_sends_anonymous_visitors_to_the_login_page(db: Any) -> None:
@@ -31,16 +20,16 @@ def test_it_sends_anonymous_visitors_to_the_login_page(db: Any) -> None:
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
 
 
-def test_it_shows_the_form_under_the_migration_nav_entry(client: Client) -> None:
-    html = client.get(URL).content.decode()
+def test_it_shows_the_form_under_the_migration_nav_entry(viewer_client: Client) -> None:
+    html = viewer_client.get(URL).content.decode()
     assert re.search(r'<a href="/migration/upgrade/" class="active">Migration</a>', html)
     assert 'name="yaml"' in html and 'type="file"' in html
-    assert client.get("/migration/")["Location"] == URL
+    assert viewer_client.get("/migration/")["Location"] == URL
 
 
-def test_it_shows_each_converted_document_side_by_side(client: Client) -> None:
+def test_it_shows_each_converted_document_side_by_side(viewer_client: Client) -> None:
     text = (FIXTURES / "mixed.yaml").read_text()
-    html = client.post(URL, {"yaml": text, "inventory": "on"}).content.decode()
+    html = viewer_client.post(URL, {"yaml": text, "inventory": "on"}).content.decode()
     assert 'id="doc-2"' in html and 'id="doc-1"' not in html  # only the changed document gets a diff
     rows = re.findall(r'<tr class="(\w+)"><td class="no">(\d*)</td><td class="old">(.*?)</td>', html)
     kinds = [kind for kind, _, _ in rows]
@@ -56,12 +45,12 @@ def test_it_shows_each_converted_document_side_by_side(client: Client) -> None:
     assert "exactly:\n          deviceClassName: h100.example.com" in downloaded
 
 
-def test_a_pasted_manifest_downloads_with_one_line_ending(client: Client) -> None:
+def test_a_pasted_manifest_downloads_with_one_line_ending(viewer_client: Client) -> None:
     """A textarea posts CRLF; the converted documents are written with LF: the download must not mix them."""
     text = (FIXTURES / "mixed.yaml").read_text().replace("\n", "\r\n")
     for body in ({"yaml": text, "inventory": "on"},
                  {"file": SimpleUploadedFile("m.yaml", text.encode()), "inventory": "on"}):  # fmt: skip
-        html = client.post(URL, body).content.decode()
+        html = viewer_client.post(URL, body).content.decode()
         link = re.search(
             r'id="download" download="[^"]+" href="data:application/yaml;charset=utf-8,([^"]*)"', html
         )
@@ -71,19 +60,19 @@ def test_a_pasted_manifest_downloads_with_one_line_ending(client: Client) -> Non
         assert "\r" not in downloaded
 
 
-def test_it_escapes_everything_that_came_in(client: Client) -> None:
+def test_it_escapes_everything_that_came_in(viewer_client: Client) -> None:
     text = (
         "apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata:\n"
         '  name: x\n  annotations: {note: "<script>alert(1)</script>"}\n# <img src=x onerror=alert(2)>\n'
     )
-    html = client.post(URL, {"yaml": text}).content.decode()
+    html = viewer_client.post(URL, {"yaml": text}).content.decode()
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_it_names_the_document_and_field_it_refuses(client: Client) -> None:
+def test_it_names_the_document_and_field_it_refuses(viewer_client: Client) -> None:
     upload = SimpleUploadedFile("rules.yaml", (FIXTURES / "v1alpha3-taintrules.yaml").read_bytes())
-    response = client.post(URL, {"file": upload})
+    response = viewer_client.post(URL, {"file": upload})
     html = response.content.decode()
     assert response.status_code == 200
     assert re.search(r'<article class="panel doc refused" id="doc-2">', html)
@@ -91,11 +80,11 @@ def test_it_names_the_document_and_field_it_refuses(client: Client) -> None:
     assert 'id="download"' not in html and "Fix the errors below" in html
 
 
-def test_it_refuses_an_empty_or_oversized_manifest_with_the_limit(client: Client) -> None:
-    response = client.post(URL, {"yaml": ""})
+def test_it_refuses_an_empty_or_oversized_manifest_with_the_limit(viewer_client: Client) -> None:
+    response = viewer_client.post(URL, {"yaml": ""})
     assert response.status_code == 400
     assert "paste manifests or upload a file" in response.content.decode()
     upload = SimpleUploadedFile("big.yaml", b"#" * (MAX_UPLOAD_BYTES + 1))
-    response = client.post(URL, {"file": upload})
+    response = viewer_client.post(URL, {"file": upload})
     assert response.status_code == 413
     assert f"the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)" in response.content.decode()

@@ -3,27 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import textwrap
 
-import pytest
-from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from dra.upgrade import MAX_DEPTH
-from tests.dra.test_upgrade_limits import deep_class
-from tests.maintenance.conftest import user_in
+from tests.dra.test_upgrade_limits import PREFIX, billion_laughs, deep_class
 
 API = "/api/migration/upgrade/"
 PAGE = "/migration/upgrade/"
-
-
-@pytest.fixture
-def client(db: Any) -> Client:
-    user: User = user_in("viewer", "victor")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _api_error(client: Client, text: str) -> dict[str, str]:
@@ -45,52 +34,34 @@ def _page_error(client: Client, text: str) -> str:
 DEEP = "[" * 5000 + "]" * 5000
 
 
-def test_it_refuses_yaml_nested_too_deep_with_400(client: Client) -> None:
-    error = _api_error(client, DEEP)
+def test_it_refuses_yaml_nested_too_deep_with_400(viewer_client: Client) -> None:
+    error = _api_error(viewer_client, DEEP)
     assert error["field"] == "yaml"
     assert "nests more than 100 levels deep" in error["message"]
-    assert "nests more than 100 levels deep" in _page_error(client, "a: 1\n---\n" + DEEP)
+    assert "nests more than 100 levels deep" in _page_error(viewer_client, "a: 1\n---\n" + DEEP)
 
 
-def test_it_converts_a_manifest_nested_to_the_limit(client: Client) -> None:
-    response = client.post(API, {"yaml": deep_class(MAX_DEPTH)}, content_type="application/json")
+def test_it_converts_a_manifest_nested_to_the_limit(viewer_client: Client) -> None:
+    response = viewer_client.post(API, {"yaml": deep_class(MAX_DEPTH)}, content_type="application/json")
     assert response.status_code == 200 and response.json()["documents"][1]["action"] == "converted"
     upload = SimpleUploadedFile("deep.yaml", deep_class(MAX_DEPTH).encode())
-    assert client.post(PAGE, {"file": upload}).status_code == 200
+    assert viewer_client.post(PAGE, {"file": upload}).status_code == 200
 
 
-def alias_bomb(levels: int) -> str:
-    """Billion laughs: each anchor lists the one before ten times, so the last expands to 10**levels."""
-    lines = ["      a0: &a0 [lol]"]
-    lines += [f"      a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, levels + 1)]
-    return PREFIX_CLASS + "\n".join(lines) + "\n"
-
-
-PREFIX_CLASS = """\
-apiVersion: resource.k8s.io/v1beta1
-kind: DeviceClass
-metadata: {name: gpu.example.com}
-spec:
-  config:
-  - opaque:
-      driver: gpu.example.com
-      parameters:
-"""
-
-
-def test_it_refuses_aliases_that_expand_too_far_with_400(client: Client) -> None:
-    bomb = alias_bomb(6)  # a million nodes once expanded, from 600 bytes
-    error = _api_error(client, bomb)
+def test_it_refuses_aliases_that_expand_too_far_with_400(viewer_client: Client) -> None:
+    # a million nodes once expanded, from 600 bytes, in a DeviceClass's opaque parameters
+    bomb = PREFIX + "\n" + textwrap.indent(billion_laughs(6), " " * 8)
+    error = _api_error(viewer_client, bomb)
     assert error["field"] == "yaml"
     assert "aliases expand to more than 10000 nodes" in error["message"]
-    assert "aliases expand to more than 10000 nodes" in _page_error(client, bomb)
+    assert "aliases expand to more than 10000 nodes" in _page_error(viewer_client, bomb)
 
 
-def test_it_refuses_more_than_1000_documents_with_400_naming_the_limit(client: Client) -> None:
-    error = _api_error(client, "a: 1\n---\n" * 5000)
+def test_it_refuses_more_than_1000_documents_with_400_naming_the_limit(viewer_client: Client) -> None:
+    error = _api_error(viewer_client, "a: 1\n---\n" * 5000)
     assert error == {"field": "yaml", "message": "too many documents: 5001; the limit is 1000 documents"}
-    html = _page_error(client, "---\n" * 5000)
+    html = _page_error(viewer_client, "---\n" * 5000)
     assert "too many documents: 5000; the limit is 1000 documents" in html
     assert "up to 1.0\xa0MB and 1000 documents" in html
-    fits = client.post(API, {"yaml": "a: 1\n---\n" * 999 + "a: 1\n"}, content_type="application/json")
+    fits = viewer_client.post(API, {"yaml": "a: 1\n---\n" * 999 + "a: 1\n"}, content_type="application/json")
     assert fits.status_code == 200 and len(fits.json()["documents"]) == 1000
