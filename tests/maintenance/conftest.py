@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.test import Client
 
 
 def user_in(group: str, name: str) -> User:
@@ -20,6 +21,14 @@ def operator(db: Any) -> User:
 @pytest.fixture
 def viewer(db: Any) -> User:
     return user_in("viewer", "victor")
+
+
+@pytest.fixture
+def operator_client(operator: User) -> Client:
+    """A browser signed in as the operator."""
+    client = Client()
+    client.force_login(operator)
+    return client
 
 
 @pytest.fixture

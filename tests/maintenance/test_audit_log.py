@@ -21,20 +21,13 @@ from maintenance.routing import websocket_urlpatterns
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def client(operator: Any) -> Client:
-    c = Client()
-    c.force_login(operator)
-    return c
-
-
 def entry(**fields: Any) -> AuditEntry:
     values: dict[str, Any] = {"action": "create", "actor": "olivia", "rule_name": "r1", "message": "m"}
     values.update(fields)
     return record(**values)
 
 
-def test_it_filters_by_actor_action_rule_and_time(client: Client) -> None:
+def test_it_filters_by_actor_action_rule_and_time(operator_client: Client) -> None:
     old = entry(actor="kubectl-edit", action="seen-update", rule_name="by-hand", source="cluster")
     AuditEntry.objects.filter(pk=old.pk).update(at=timezone.now() - timedelta(days=3))
     entry(actor="olivia", action="create", rule_name="dradash-m1-node-0")
@@ -43,7 +36,7 @@ def test_it_filters_by_actor_action_rule_and_time(client: Client) -> None:
     )
 
     def api(query: str) -> list[str]:
-        response = client.get(f"/api/maintenance/audit/?{query}")
+        response = operator_client.get(f"/api/maintenance/audit/?{query}")
         assert response.status_code == 200, response.content
         return [e["actor"] for e in response.json()["results"]]
 
@@ -54,34 +47,34 @@ def test_it_filters_by_actor_action_rule_and_time(client: Client) -> None:
     since = (timezone.now() - timedelta(days=1)).date().isoformat()
     assert sorted(api(f"since={since}")) == ["gpu.example.com", "olivia"]
     assert api(f"until={(timezone.now() - timedelta(days=2)).date().isoformat()}") == ["kubectl-edit"]
-    page = client.get("/maintenance/audit/?actor=kubectl-edit").content.decode()
+    page = operator_client.get("/maintenance/audit/?actor=kubectl-edit").content.decode()
     assert "by-hand" in page and "dradash-m1-node-0" not in page
 
 
 @pytest.mark.parametrize(("query", "field"), [("since=yesterday", "since"), ("action=nuke", "action"),
                                               ("actr=olivia", "actr"), ("source=kubectl", "source")])  # fmt: skip
-def test_it_refuses_filters_it_does_not_understand(client: Client, query: str, field: str) -> None:
-    response = client.get(f"/api/maintenance/audit/?{query}")
+def test_it_refuses_filters_it_does_not_understand(operator_client: Client, query: str, field: str) -> None:
+    response = operator_client.get(f"/api/maintenance/audit/?{query}")
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == field
-    page = client.get(f"/maintenance/audit/?{query}")
+    page = operator_client.get(f"/maintenance/audit/?{query}")
     assert field in page.content.decode() and "No entries." in page.content.decode()
 
 
-def test_it_paginates_the_api(client: Client) -> None:
+def test_it_paginates_the_api(operator_client: Client) -> None:
     for i in range(7):
         entry(rule_name=f"r{i}")
-    first = client.get("/api/maintenance/audit/?limit=3").json()
+    first = operator_client.get("/api/maintenance/audit/?limit=3").json()
     assert first["count"] == 7 and len(first["results"]) == 3 and first["next"]
     assert first["results"][0]["rule_name"] == "r6"  # newest first
 
 
-def test_it_exports_csv_that_a_spreadsheet_will_not_run(client: Client) -> None:
+def test_it_exports_csv_that_a_spreadsheet_will_not_run(operator_client: Client) -> None:
     entry(
         actor='=HYPERLINK("http://evil")', message="+1+cmd|' /C calc'!A0", rule_name="-2", subject="@SUM(A1)"
     )
     for url in ("/maintenance/audit/?format=csv", "/api/maintenance/audit/export.csv"):
-        response = client.get(url)
+        response = operator_client.get(url)
         assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
         rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
         assert rows[0]["actor"] == '\'=HYPERLINK("http://evil")'
@@ -92,9 +85,9 @@ def test_it_exports_csv_that_a_spreadsheet_will_not_run(client: Client) -> None:
         )
 
 
-def test_it_shows_every_kind_of_entry_with_its_label(client: Client) -> None:
+def test_it_shows_every_kind_of_entry_with_its_label(operator_client: Client) -> None:
     entry(action="pdb-broken", subject="ml/trainer", message="PodDisruptionBudget ml/trainer broken")
-    page = client.get("/maintenance/audit/").content.decode()
+    page = operator_client.get("/maintenance/audit/").content.decode()
     assert "budget broken" in page and "ml/trainer" in page
     assert 'data-live-ws="/ws/maintenance-audit/"' in page and 'data-live-kinds="audit"' in page
 

@@ -17,13 +17,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def client(operator: Any) -> Client:
-    c = Client()
-    c.force_login(operator)
-    return c
-
-
-@pytest.fixture
 def m(mirrored: Any, operator: Any) -> Maintenance:
     return create(operator, effect="NoSchedule")
 
@@ -34,9 +27,9 @@ def _errors(response: Any) -> dict[str, str]:
 
 @pytest.mark.parametrize("sent", ["abc", "1.5", "-3", "0", "51", "١"])
 def test_it_says_which_concurrency_the_drain_form_sent(
-    mirrored: Any, client: Client, m: Maintenance, sent: str
+    mirrored: Any, operator_client: Client, m: Maintenance, sent: str
 ) -> None:
-    response = client.post(
+    response = operator_client.post(
         f"/maintenance/{m.id}/apply/",
         {"mode": "drain", "concurrency": sent, "confirm": "yes", "version": m.version},
     )
@@ -60,10 +53,10 @@ def test_it_says_which_concurrency_the_drain_form_sent(
     ],
 )
 def test_it_says_which_drain_number_the_api_was_sent(
-    mirrored: Any, client: Client, m: Maintenance, field: str, sent: Any, shown: str
+    mirrored: Any, operator_client: Client, m: Maintenance, field: str, sent: Any, shown: str
 ) -> None:
     high = 50 if field == "concurrency" else 3600
-    response = client.post(f"/api/maintenance/{m.id}/apply/", {"mode": "drain", field: sent, "confirm": True},
+    response = operator_client.post(f"/api/maintenance/{m.id}/apply/", {"mode": "drain", field: sent, "confirm": True},
                            content_type="application/json")  # fmt: skip
     assert response.status_code == 400
     assert _errors(response)[field] == f"must be a whole number from 1 to {high}, got {shown}"
@@ -72,8 +65,8 @@ def test_it_says_which_drain_number_the_api_was_sent(
 
 @pytest.mark.parametrize(("sent", "shown"), [("abc", "'abc'"), ("-1", "'-1'"), ("0", "'0'"), ("99", "'99'")])
 def test_it_says_which_concurrency_the_forecast_was_asked_for(
-    mirrored: Any, client: Client, m: Maintenance, sent: str, shown: str
+    mirrored: Any, operator_client: Client, m: Maintenance, sent: str, shown: str
 ) -> None:
-    response = client.get(f"/api/maintenance/{m.id}/drain-forecast/", {"concurrency": sent})
+    response = operator_client.get(f"/api/maintenance/{m.id}/drain-forecast/", {"concurrency": sent})
     assert response.status_code == 400
     assert _errors(response) == {"concurrency": f"must be a whole number from 1 to 50, got {shown}"}
