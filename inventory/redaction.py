@@ -12,8 +12,11 @@ parameter is set; the value becomes `REDACTED`. Redacted, wherever they appear i
 * a Secret's `data` and `stringData` values (Secrets are not mirrored today; if they ever are, they stay
   secret);
 * inside the opaque configuration of claims, templates and classes (`…config[].opaque.parameters`), any
-  field whose name names a credential (`password`, `token`, `secret`, `apiKey`, …), at any depth, and the
-  `value` of a `{"name": <such a name>, "value": …}` pair.
+  field whose name names a credential (`password`, `token`, `secret`, `apiKey`, `bearer`, `pwd`, `tls.key`,
+  `connectionString`, … — `names_a_credential`), at any depth, and the `value` of a
+  `{"name": <such a name>, "value": …}` pair;
+* the password in a URL's user information (`postgres://user:…@host`) in those parameters and in
+  annotation values.
 
 A pasted object (the what-if's `input.yaml`) is YAML text: `redact_yaml_text` applies the same rule to
 each document in it (text that is not YAML is replaced whole).
@@ -33,11 +36,35 @@ import yaml
 REDACTED = "(redacted: admins only)"
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-#: a field or annotation name that says its value is a credential
+#: a field or annotation name that says its value is a credential, anywhere in the name
 CREDENTIAL_NAME = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|credential|api[-_]?key|private[-_]?key|authorization",
+    r"pass(word|wd|phrase)?|secret|token|credential|bearer|authorization|connection[-_.]?string"
+    r"|(api|private|access|ssh)[-_.]?key",
     re.IGNORECASE,
 )
+#: words too short to look for inside other words: a credential only as a word of the name
+CREDENTIAL_WORDS = frozenset({"pwd", "cred", "creds", "dsn", "pat", "pem"})
+#: "<word> key" names a key that is a credential (tls.key, clientKey, signing_key); "taintKey" does not
+KEY_KINDS = frozenset({"tls", "client", "certificate", "cert", "signing", "encryption", "secret", "master"})
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+#: the password of a URL's user information (`postgres://user:PASSWORD@host`)
+URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)(@)", re.IGNORECASE)
+
+
+def names_a_credential(name: str) -> bool:
+    """Whether a field or annotation name says its value is a credential."""
+    if CREDENTIAL_NAME.search(name):
+        return True
+    words = [w.lower() for w in _WORD.findall(name)]
+    if any(w in CREDENTIAL_WORDS for w in words):
+        return True
+    return any(
+        first in KEY_KINDS and second == "key" for first, second in zip(words, words[1:], strict=False)
+    )
+
+
+def _without_url_password(value: Any) -> Any:
+    return URL_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", value) if isinstance(value, str) else value
 
 
 def redact_object(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,7 +74,7 @@ def redact_object(raw: Mapping[str, Any]) -> dict[str, Any]:
     metadata = redacted.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("annotations"), dict):
         metadata["annotations"] = {
-            key: REDACTED if key == LAST_APPLIED or CREDENTIAL_NAME.search(key) else value
+            key: REDACTED if key == LAST_APPLIED or names_a_credential(key) else _without_url_password(value)
             for key, value in metadata["annotations"].items()
         }
     if redacted.get("kind") == "Secret":
@@ -93,12 +120,12 @@ def _credentials(value: Any) -> Any:
     if isinstance(value, list):
         return [_credentials(item) for item in value]
     if not isinstance(value, Mapping):
-        return value
+        return _without_url_password(value)
     name = value.get("name")
-    if isinstance(name, str) and CREDENTIAL_NAME.search(name) and "value" in value:
+    if isinstance(name, str) and names_a_credential(name) and "value" in value:
         return {**value, "value": REDACTED}  # a {"name": "password", "value": "…"} pair
     return {
-        key: REDACTED if isinstance(key, str) and CREDENTIAL_NAME.search(key) else _credentials(item)
+        key: REDACTED if isinstance(key, str) and names_a_credential(key) else _credentials(item)
         for key, item in value.items()
     }
 

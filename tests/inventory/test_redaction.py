@@ -163,3 +163,59 @@ def test_it_redacts_pod_templates_secrets_and_credential_parameters_at_any_depth
     assert parameters["list"][1] == {"name": "mode", "value": "fast"}
     assert parameters["nested"] == {"privateKey": REDACTED, "size": 3}
     assert deployment["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == SECRET  # a copy
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bearer",
+        "accessKey",
+        "access_key",
+        "sshKey",
+        "tls.key",
+        "pwd",
+        "creds",
+        "connectionString",
+        "dsn",
+        "clientCertificateKey",
+        "pat",
+    ],
+)
+def test_it_redacts_opaque_parameters_with_other_common_credential_names(name: str) -> None:
+    claim = {
+        "kind": "ResourceClaim",
+        "spec": {
+            "devices": {"config": [{"opaque": {"driver": "d", "parameters": {name: "s3cr3t", "mode": "x"}}}]}
+        },
+    }
+    parameters = redact_object(claim)["spec"]["devices"]["config"][0]["opaque"]["parameters"]
+    assert parameters == {name: REDACTED, "mode": "x"}
+
+
+def test_it_redacts_the_password_inside_a_url_but_keeps_the_rest() -> None:
+    claim = {
+        "kind": "ResourceClaim",
+        "metadata": {"annotations": {"example.com/db": "postgres://user:PW0rd@db:5432/x"}},
+        "spec": {
+            "devices": {"config": [{"opaque": {"driver": "d", "parameters": {"db": "https://u:PW1@h/p"}}}]}
+        },
+    }
+    redacted = redact_object(claim)
+    shown = json.dumps(redacted)
+    assert "PW0rd" not in shown and "PW1" not in shown
+    assert redacted["metadata"]["annotations"]["example.com/db"] == f"postgres://user:{REDACTED}@db:5432/x"
+
+
+@pytest.mark.parametrize("key", ["x.io/ssh-key", "x.io/pat", "example.com/bearer"])
+def test_it_redacts_annotations_named_like_other_credentials(key: str) -> None:
+    redacted = redact_object({"kind": "Pod", "metadata": {"annotations": {key: "s3cr3t", "x.io/path": "/a"}}})
+    assert redacted["metadata"]["annotations"] == {key: REDACTED, "x.io/path": "/a"}
+
+
+@pytest.mark.parametrize("name", ["mode", "path", "patchLevel", "keyboard", "taintKey", "sharing"])
+def test_it_keeps_parameters_that_only_look_like_credential_names(name: str) -> None:
+    claim = {
+        "kind": "ResourceClaim",
+        "spec": {"devices": {"config": [{"opaque": {"parameters": {name: "v"}}}]}},
+    }
+    assert redact_object(claim)["spec"]["devices"]["config"][0]["opaque"]["parameters"] == {name: "v"}
