@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -181,26 +182,38 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
 
 
 NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+SURROGATE_MESSAGE = "must be UTF-8 text: a lone surrogate (\\ud800-\\udfff) is not a character"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def nul_paths(value: Any, where: str = "") -> list[str]:
-    """The paths (`a.b[0].c`) of every key and string in `value` holding a NUL character, in document
-    order (iterative: no recursion to exhaust). No Kubernetes string holds one, no name, reason or
-    selector needs one, and PostgreSQL stores none in text or jsonb."""
-    found: list[str] = []
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be stored or encoded, or None. No Kubernetes string holds a NUL character, and
+    PostgreSQL stores none in text or jsonb; a lone surrogate (JSON's "\\ud800") is no character at all,
+    and UTF-8 cannot encode it."""
+    if "\x00" in text:
+        return NUL_MESSAGE
+    if _SURROGATE.search(text):
+        return SURROGATE_MESSAGE
+    return None
+
+
+def unstorable_text(value: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every key and string in `value` that `text_problem` refuses, as (path like `a.b[0].c`, why), in
+    document order (iterative: no recursion to exhaust)."""
+    found: list[tuple[str, str]] = []
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                found.append(path or "body")
+            if problem := text_problem(item):
+                found.append((path or "body", problem))
         elif isinstance(item, Mapping):
             children = []
             for key, child in item.items():
-                shown = json.dumps(str(key))[1:-1]  # a NUL in the key is named, escaped
+                shown = json.dumps(str(key))[1:-1]  # a bad key is named, escaped
                 child_path = f"{path}.{shown}" if path else shown
-                if "\x00" in str(key):
-                    found.append(child_path)
+                if problem := text_problem(str(key)):
+                    found.append((child_path, problem))
                 children.append((child, child_path))
             stack.extend(reversed(children))
         elif isinstance(item, list):
@@ -233,8 +246,8 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
         if not isinstance(data, dict):
             raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
-        if paths := nul_paths(data):
-            raise exceptions.ValidationError({path[:200]: [NUL_MESSAGE] for path in paths[:20]})
+        if problems := unstorable_text(data):
+            raise exceptions.ValidationError({path[:200]: [why] for path, why in problems[:20]})
         return data
 
 

@@ -6,12 +6,13 @@ from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware, PolicyParts
 from django.conf import settings
-from django.core.exceptions import TooManyFieldsSent
+from django.core.exceptions import TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from dradash.api import NUL_MESSAGE, error_body
+from dradash.api import error_body, text_problem
 
 
 class ApiBodyLimitMiddleware:
@@ -79,11 +80,16 @@ def _problem_in(request: HttpRequest, where: str) -> tuple[str, str] | None:
     except TooManyFieldsSent:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
         return where, f"more than {limit} parameters; send fewer (DATA_UPLOAD_MAX_NUMBER_FIELDS)"
+    except TooManyFilesSent:
+        return where, f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; send fewer"
+    except MultiPartParserError as error:  # no boundary, a truncated part: nothing a view could read
+        return where, f"is not a readable multipart form ({str(error)[:200]})"
     for key, values in params.lists():
-        if "\x00" in key:
-            return where, f"a parameter name {NUL_MESSAGE}"
-        if any("\x00" in value for value in values):
-            return key[:100], NUL_MESSAGE
+        if problem := text_problem(key):
+            return where, f"a parameter name {problem}"
+        for value in values:
+            if problem := text_problem(value):
+                return key[:100], problem
     return None
 
 

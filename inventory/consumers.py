@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from dradash.sockets import CLOSE_BAD_REQUEST, JsonSocket
 from dradash.tokens import user_for_key
+from inventory.kube import MIRRORED_KINDS
 from inventory.selectors.objects import live_version
 
 INVENTORY_GROUP = "inventory"
@@ -18,7 +20,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 
 
-class InventoryConsumer(AsyncJsonWebsocketConsumer):
+class InventoryConsumer(JsonSocket):
     """Tells a page which kinds changed, at most once per DRADASH_LIVE_COALESCE_MS.
 
     Messages to the browser:
@@ -104,7 +106,7 @@ def _watch_versions() -> dict[str, str]:
     return dict(WatchState.objects.values_list("kind", "resource_version"))
 
 
-class InventoryStreamConsumer(AsyncJsonWebsocketConsumer):
+class InventoryStreamConsumer(JsonSocket):
     """The inventory change stream for automation (`/ws/api/inventory/`), documented in docs/API.md.
 
     Authenticates with the session cookie or `Authorization: Token <key>` (`dradash.tokens`). On connect:
@@ -129,13 +131,17 @@ class InventoryStreamConsumer(AsyncJsonWebsocketConsumer):
         if user is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        query = dict(
-            part.split("=", 1)
-            for part in self.scope.get("query_string", b"").decode().split("&")
-            if "=" in part
-        )
-        if query.get("kinds"):
-            self.kinds = {k for k in query["kinds"].split(",") if k}
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        asked = {k for value in query.get("kinds", []) for k in value.split(",") if k}
+        if unknown := sorted(asked - set(MIRRORED_KINDS)):
+            await self.send_error(
+                f"kinds: {', '.join(repr(k[:60]) for k in unknown[:5])} not mirrored; the kinds are "
+                + ", ".join(MIRRORED_KINDS)
+            )
+            await self.close(code=CLOSE_BAD_REQUEST)
+            return
+        if asked:
+            self.kinds = asked
         await self.channel_layer.group_add(INVENTORY_GROUP, self.channel_name)
         self.joined = True
         await self.send_json(

@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from dradash.sockets import JsonSocket
 from maintenance.audit import AUDIT_GROUP, latest_version
 from maintenance.live import maintenance_live
 from maintenance.models import Maintenance
@@ -35,7 +35,7 @@ def _live(maintenance_id: str, every_pod: bool = False) -> dict[str, Any] | None
     return maintenance_live(maintenance=maintenance, now=timezone.now(), every_pod=every_pod)
 
 
-class _Coalescing(AsyncJsonWebsocketConsumer):
+class _Coalescing(JsonSocket):
     """At most one push per DRADASH_LIVE_COALESCE_MS; changes that arrive meanwhile join the next."""
 
     flush_task: asyncio.Task[None] | None = None

@@ -47,7 +47,7 @@ from maintenance.progress import (
 )
 from maintenance.scope import cluster_device_count, selected_devices, summarize
 from maintenance.taints import EFFECTS, FieldError, selector_errors, taint_errors
-from maintenance.validation import EVERY_DEVICE_PHRASE, NUL_MESSAGE, nul_errors, text_errors
+from maintenance.validation import EVERY_DEVICE_PHRASE, text_errors, unstorable_errors
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +106,13 @@ def maintenance_create(*, user: Any, draft: Draft) -> Maintenance:
     for name in ("title", "reason", "ticket"):
         limit = Maintenance._meta.get_field(name).max_length
         errors.extend(text_errors(name, getattr(draft, name).strip(), limit or 0))
-    errors.extend(nul_errors(draft.filters, "filters"))
-    unreadable = [i for i, d in enumerate(draft.devices) if nul_errors([d.driver, d.pool, d.device])]
-    errors.extend(FieldError(f"devices[{i}]", NUL_MESSAGE) for i in unreadable[:UNKNOWN_DEVICES_LISTED])
+    errors.extend(unstorable_errors(draft.filters, "filters"))
+    unreadable = [
+        FieldError(f"devices[{i}]", found[0].message)
+        for i, d in enumerate(draft.devices)
+        if (found := unstorable_errors([d.driver, d.pool, d.device]))
+    ]
+    errors.extend(unreadable[:UNKNOWN_DEVICES_LISTED])
     errors.extend(taint_errors(key=draft.key, value=draft.value, effect=draft.effect))
     max_devices = settings.DRADASH_MAINTENANCE_MAX_DEVICES
     chosen = sorted(set(draft.devices))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dradash.api import NUL_MESSAGE, nul_paths
+from dradash.api import text_problem, unstorable_text
 from inventory.filters import DeviceFilterSet
 from maintenance.errors import MaintenanceError
 from maintenance.planning import DeviceRef
@@ -69,15 +69,16 @@ def _type_name(value: Any) -> str:
     return "a string" if isinstance(value, str) else type(value).__name__
 
 
-def nul_errors(value: Any, where: str = "") -> list[FieldError]:
-    """Every key and string in `value` holding NUL, by its field path (the one rule: dradash.api)."""
-    return [FieldError(path, NUL_MESSAGE) for path in nul_paths(value, where)]
+def unstorable_errors(value: Any, where: str = "") -> list[FieldError]:
+    """Every key and string in `value` that cannot be stored (NUL, lone surrogates), by its field path
+    (the one rule: dradash.api.text_problem)."""
+    return [FieldError(path, why) for path, why in unstorable_text(value, where)]
 
 
 def text_errors(name: str, value: str, max_length: int) -> list[FieldError]:
     """A free text stored whole or refused: never cut to the column's length."""
-    if "\x00" in value:
-        return [FieldError(name, NUL_MESSAGE)]
+    if problem := text_problem(value):
+        return [FieldError(name, problem)]
     if len(value) > max_length:
         return [FieldError(name, f"Too long: may not be more than {max_length} characters, got {len(value)}")]
     return []
@@ -112,7 +113,7 @@ class _Reader:
             self.errors.append(
                 FieldError(str(name), f"Unknown field: {hint} fields are " + ", ".join(allowed))
             )
-        self.errors.extend(nul_errors(body))
+        self.errors.extend(unstorable_errors(body))
 
     def string(self, name: str, *, required: bool = False, default: str = "") -> str:
         if name not in self.body:

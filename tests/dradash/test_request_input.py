@@ -69,3 +69,41 @@ def test_it_names_the_limit_when_a_page_gets_too_many_query_parameters(operator:
     response = operator.get(f"/devices/?{query}")
     assert response.status_code == 400
     assert str(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS) in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/maintenance/", {"title": "t", "key": "\ud800"}, "key"),
+        (
+            "/api/whatif/runs/",
+            {"kind": "headroom", "input": {"deviceClassName": "\udfff"}},
+            "input.deviceClassName",
+        ),
+        ("/api/migration/upgrade/", {"yaml": "kind: \ud800"}, "yaml"),
+    ],
+)
+def test_it_refuses_a_lone_surrogate_in_a_json_body_naming_its_path(
+    operator: Client, path: str, body: dict[str, object], field: str
+) -> None:
+    # json.dumps writes a lone surrogate as the escape "\ud800": valid JSON, but no UTF-8 text
+    response = operator.post(path, json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    error = response.json()["errors"][0]
+    assert error["field"] == field and "surrogate" in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/api/whatif/runs/", "/api/migration/upgrade/"])
+def test_it_answers_a_multipart_body_without_a_boundary_in_json_naming_the_body(
+    operator: Client, path: str
+) -> None:
+    response = operator.post(path, b"--x\r\n", content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["errors"][0]["field"] == "body"
+
+
+def test_a_page_names_a_multipart_body_without_a_boundary(operator: Client) -> None:
+    response = operator.post("/migration/upgrade/", b"--x\r\n", content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert "<code>body</code>" in response.content.decode()

@@ -65,3 +65,41 @@ async def test_it_refuses_a_websocket_without_a_session() -> None:
     closed = await communicator.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": CLOSE_UNAUTHENTICATED}
     await communicator.disconnect()
+
+
+async def _connected(path: str) -> WebsocketCommunicator:
+    _, session = await sync_to_async(_logged_in_cookie)()
+    communicator = WebsocketCommunicator(
+        router,
+        path,
+        headers=[
+            (b"origin", b"http://testserver"),
+            (b"host", b"testserver"),
+            (b"cookie", f"sessionid={session}".encode()),
+        ],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+@pytest.mark.parametrize("path", ["/ws/inventory/", "/ws/api/inventory/", "/ws/maintenance-audit/"])
+async def test_it_answers_a_frame_that_is_not_json_and_keeps_the_socket(path: str) -> None:
+    communicator = await _connected(path)
+    assert (await communicator.receive_json_from())["type"] == "hello"
+    await communicator.send_to(text_data="not json")
+    answer = await communicator.receive_json_from()
+    assert answer["type"] == "error" and "JSON" in answer["message"]
+    await communicator.send_to(bytes_data=b"\x00\x01")
+    assert (await communicator.receive_json_from())["type"] == "error"
+    await communicator.disconnect()
+
+
+async def test_the_stream_refuses_a_kind_it_does_not_know_naming_it() -> None:
+    communicator = await _connected("/ws/api/inventory/?kinds=devicetaintrules,bogus")
+    answer = await communicator.receive_json_from()
+    assert (
+        answer["type"] == "error" and "bogus" in answer["message"] and "resourceslices" in answer["message"]
+    )
+    closed = await communicator.receive_output()
+    assert closed == {"type": "websocket.close", "code": 4400}
