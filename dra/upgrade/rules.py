@@ -194,6 +194,16 @@ class _Work:
         )
 
 
+def _a_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else type(value).__name__
+
+
 def _split_api_version(api_version: str) -> tuple[str, str]:
     group, _, version = api_version.rpartition("/")
     return group, version
@@ -206,11 +216,21 @@ def upgrade_object(
 
     `indent` is how far the manifest indents a nested mapping; moved comments are re-indented by it.
     """
+    if obj is None:
+        return Outcome("kept", [])  # an empty document (`---` twice): nothing to write
     if not isinstance(obj, MutableMapping):
-        return Outcome("kept", [obj] if obj is not None else [])
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str):
-        return Outcome("kept", [obj])
+        problem = f"is {_a_type(obj)}, not a Kubernetes object (a mapping with apiVersion and kind)"
+        return Outcome("refused", [obj], problems=[FieldProblem(path, problem)])
+    problems = [
+        FieldProblem(_join(path, name), "Required value: every Kubernetes object names its " + name)
+        if obj.get(name) in (None, "")
+        else FieldProblem(_join(path, name), f"must be a string, got {_a_type(obj[name])}")
+        for name in ("apiVersion", "kind")
+        if not isinstance(obj.get(name), str) or not obj.get(name)
+    ]
+    if problems:
+        return Outcome("refused", [obj], problems=problems)
+    api_version, kind = obj["apiVersion"], obj["kind"]
     name = (
         str((obj.get("metadata") or {}).get("name") or "") if isinstance(obj.get("metadata"), Mapping) else ""
     )

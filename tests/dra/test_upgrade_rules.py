@@ -257,7 +257,6 @@ def test_it_refuses_what_v1_cannot_express(obj: JSON, path: str, words: str) -> 
             "kind": "ResourcePoolStatusRequest",
             "metadata": {"name": "r"},
         },
-        {"not": "a kubernetes object"},
         None,
     ],
 )
@@ -431,3 +430,27 @@ def test_it_knows_the_fields_the_1_37_schema_has() -> None:
     assert set(FLAT_REQUEST_FIELDS) == props("v1beta1.DeviceRequest") - {"name", "firstAvailable"}
     assert set(FLAT_REQUEST_FIELDS) == props("v1.ExactDeviceRequest")
     assert BASIC_DEVICE_FIELDS == props("v1beta1.BasicDevice") == props("v1.Device") - {"name"}
+
+
+@pytest.mark.parametrize(
+    ("document", "path", "words"),
+    [
+        ("just a string", "", "is a string, not a Kubernetes object"),
+        (["a", "list"], "", "is a list, not a Kubernetes object"),
+        (42, "", "is a number, not a Kubernetes object"),
+        ({"kind": "ResourceClaim", "metadata": {"name": "x"}}, "apiVersion", "Required value"),
+        ({"apiVersion": "resource.k8s.io/v1beta1"}, "kind", "Required value"),
+        ({"apiVersion": 1, "kind": "ResourceClaim"}, "apiVersion", "must be a string"),
+    ],
+)
+def test_it_refuses_a_document_that_is_not_a_kubernetes_object_naming_what_is_missing(
+    document: Any, path: str, words: str
+) -> None:
+    outcome = upgrade_object(document)
+    assert outcome.action == "refused"
+    (problem,) = outcome.problems
+    assert problem.path == path and words in problem.message, problem
+
+
+def test_an_empty_document_is_dropped_as_before() -> None:
+    assert upgrade_object(None).objects == [] and upgrade_object(None).action == "kept"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -151,3 +152,9 @@ def test_it_refuses_a_file_that_is_not_utf8(viewer_client: Client) -> None:
 def test_it_requires_a_login(db: Any) -> None:
     response = Client().post(URL, {"yaml": "a: 1"}, content_type="application/json")
     assert response.status_code in (401, 403)
+
+
+def test_it_answers_422_naming_a_pasted_text_that_is_no_kubernetes_object(viewer_client: Client) -> None:
+    response = viewer_client.post(URL, {"yaml": "just a string"}, content_type="application/json")
+    assert response.status_code == 422
+    assert "is a string, not a Kubernetes object" in json.dumps(response.json())

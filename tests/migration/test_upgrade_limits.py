@@ -63,5 +63,6 @@ def test_it_refuses_more_than_1000_documents_with_400_naming_the_limit(viewer_cl
     html = _page_error(viewer_client, "---\n" * 5000)
     assert "too many documents: 5000; the limit is 1000 documents" in html
     assert "up to 1.0\xa0MB and 1000 documents" in html
-    fits = viewer_client.post(API, {"yaml": "a: 1\n---\n" * 999 + "a: 1\n"}, content_type="application/json")
+    kept = "apiVersion: v1\nkind: ConfigMap\n"
+    fits = viewer_client.post(API, {"yaml": f"{kept}---\n" * 999 + kept}, content_type="application/json")
     assert fits.status_code == 200 and len(fits.json()["documents"]) == 1000
