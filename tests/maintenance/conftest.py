@@ -46,6 +46,9 @@ def mirrored(cluster_settings: Any, db: Any) -> Any:
     from inventory.kube import connect
     from inventory.mirror.runner import Mirror
 
+    # The topology's pods are scheduled (their claims allocated) by simcluster's controllers after it
+    # starts: mirror once they are done, so every test starts from the settled cluster it reads.
+    assert cluster_settings.controllers is None or cluster_settings.controllers.wait_idle(30)
     mirror = Mirror(connect(str(cluster_settings.kubeconfig_path)))
     mirror.sync_once()
     cluster_settings.sync = mirror.sync_once
