@@ -27,6 +27,8 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from dra.jsontypes import a_type
+
 MAX_JSON_DEPTH = 64
 #: offsets beyond this are refused (no list here has a billion rows; the database would overflow first)
 MAX_OFFSET = 10**9
@@ -221,16 +223,6 @@ def unstorable_text(value: Any, where: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "a list"
-    return "a number" if isinstance(value, int | float) else "a string"
-
-
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, refusing documents nested deeper than MAX_JSON_DEPTH with a 400, and bodies that
     are not JSON objects (every endpoint here takes an object) with a 400 naming `body`."""
@@ -245,7 +237,7 @@ class JSONParser(parsers.JSONParser):
         if json_depth_exceeds(data, MAX_JSON_DEPTH):
             raise exceptions.ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
         if not isinstance(data, dict):
-            raise exceptions.ValidationError({"body": [f"must be a JSON object, got {_type_name(data)}"]})
+            raise exceptions.ValidationError({"body": [f"must be a JSON object, got {a_type(data)}"]})
         if problems := unstorable_text(data):
             raise exceptions.ValidationError({path[:200]: [why] for path, why in problems[:20]})
         return data

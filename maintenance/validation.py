@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dra.jsontypes import a_type
 from dradash.api import text_problem, unstorable_text
 from inventory.filters import DeviceFilterSet
 from maintenance.errors import MaintenanceError
@@ -55,20 +56,6 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string" if isinstance(value, str) else type(value).__name__
-
-
 def unstorable_errors(value: Any, where: str = "") -> list[FieldError]:
     """Every key and string in `value` that cannot be stored (NUL, lone surrogates), by its field path
     (the one rule: dradash.api.text_problem)."""
@@ -104,7 +91,7 @@ class _Reader:
     def __init__(self, body: Any, allowed: tuple[str, ...]) -> None:
         self.errors: list[FieldError] = []
         if not isinstance(body, Mapping):
-            self.errors.append(FieldError("body", f"must be a JSON object, got {_type_name(body)}"))
+            self.errors.append(FieldError("body", f"must be a JSON object, got {a_type(body)}"))
             body = {}
         self.body: Mapping[str, Any] = body
         for name in sorted(set(body) - set(allowed)):
@@ -122,7 +109,7 @@ class _Reader:
             return default
         value = self.body[name]
         if not isinstance(value, str):
-            self.errors.append(FieldError(name, f"must be a string, got {_type_name(value)} {_shown(value)}"))
+            self.errors.append(FieldError(name, f"must be a string, got {a_type(value)} {_shown(value)}"))
             return default
         if required and not value.strip():
             self.errors.append(FieldError(name, "Required value: must not be empty"))
@@ -134,7 +121,7 @@ class _Reader:
         value = self.body[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             self.errors.append(
-                FieldError(name, f"must be a non-negative integer, got {_type_name(value)} {_shown(value)}")
+                FieldError(name, f"must be a non-negative integer, got {a_type(value)} {_shown(value)}")
             )
             return None
         return value
@@ -145,7 +132,7 @@ class _Reader:
         value = self.body[name]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             got = str(value) if isinstance(value, int) and not isinstance(value, bool) else None
-            self.errors.append(range_error(name, low, high, got or f"{_type_name(value)} {_shown(value)}"))
+            self.errors.append(range_error(name, low, high, got or f"{a_type(value)} {_shown(value)}"))
             return None
         return value
 
@@ -171,7 +158,7 @@ class CreateRequest:
 def filters_errors(filters: Any, *, field: str = "filters") -> list[FieldError]:
     """A filter the inventory does not know would silently select more than meant: refuse it."""
     if not isinstance(filters, Mapping):
-        return [FieldError(field, f"must be an object of device filters, got {_type_name(filters)}")]
+        return [FieldError(field, f"must be an object of device filters, got {a_type(filters)}")]
     errors: list[FieldError] = []
     for name, value in filters.items():
         if name not in DEVICE_FILTERS:
@@ -182,7 +169,7 @@ def filters_errors(filters: Any, *, field: str = "filters") -> list[FieldError]:
             )
         elif not isinstance(value, str):
             errors.append(
-                FieldError(f"{field}.{name}", f"must be a string, got {_type_name(value)} {_shown(value)}")
+                FieldError(f"{field}.{name}", f"must be a string, got {a_type(value)} {_shown(value)}")
             )
         elif not value.strip():
             errors.append(FieldError(f"{field}.{name}", "must not be empty (leave the filter out instead)"))
@@ -207,7 +194,7 @@ def parse_create(body: Any) -> CreateRequest:
     if "devices" in reader.body:
         raw = reader.body["devices"]
         if not isinstance(raw, list):
-            reader.errors.append(FieldError("devices", f"must be a list of devices, got {_type_name(raw)}"))
+            reader.errors.append(FieldError("devices", f"must be a list of devices, got {a_type(raw)}"))
         elif not raw:
             reader.errors.append(FieldError("devices", "Required value: select at least one device"))
         for index, item in enumerate(raw if isinstance(raw, list) else []):
@@ -217,7 +204,7 @@ def parse_create(body: Any) -> CreateRequest:
                     FieldError(
                         where,
                         'not a device reference: must be an object {"driver", "pool", "device"}, got '
-                        f"{_type_name(item)} {_shown(item)}",
+                        f"{a_type(item)} {_shown(item)}",
                     )
                 )
                 continue
@@ -234,7 +221,7 @@ def parse_create(body: Any) -> CreateRequest:
                             f"{where}.{name}",
                             "Required value"
                             if part in (None, "")
-                            else f"must be a string, got {_type_name(part)} {_shown(part)}",
+                            else f"must be a string, got {a_type(part)} {_shown(part)}",
                         )
                     )
                 parts.append(part if isinstance(part, str) else "")
@@ -316,9 +303,7 @@ def parse_apply(body: Any) -> ApplyRequest:
     confirm = reader.body.get("confirm", False)
     if not isinstance(confirm, bool):
         reader.errors.append(
-            FieldError(
-                "confirm", f"must be the JSON boolean true, got {_type_name(confirm)} {_shown(confirm)}"
-            )
+            FieldError("confirm", f"must be the JSON boolean true, got {a_type(confirm)} {_shown(confirm)}")
         )
         confirm = False
     typed = reader.string("typed")

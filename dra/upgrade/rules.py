@@ -32,6 +32,8 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dra.jsontypes import a_type
+
 from .tree import (
     Tree,
     add_comment_lines,
@@ -194,16 +196,6 @@ class _Work:
         )
 
 
-def _a_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else type(value).__name__
-
-
 def _split_api_version(api_version: str) -> tuple[str, str]:
     group, _, version = api_version.rpartition("/")
     return group, version
@@ -219,12 +211,12 @@ def upgrade_object(
     if obj is None:
         return Outcome("kept", [])  # an empty document (`---` twice): nothing to write
     if not isinstance(obj, MutableMapping):
-        problem = f"is {_a_type(obj)}, not a Kubernetes object (a mapping with apiVersion and kind)"
+        problem = f"is {a_type(obj)}, not a Kubernetes object (a mapping with apiVersion and kind)"
         return Outcome("refused", [obj], problems=[FieldProblem(path, problem)])
     problems = [
         FieldProblem(_join(path, name), "Required value: every Kubernetes object names its " + name)
         if obj.get(name) in (None, "")
-        else FieldProblem(_join(path, name), f"must be a string, got {_a_type(obj[name])}")
+        else FieldProblem(_join(path, name), f"must be a string, got {a_type(obj[name])}")
         for name in ("apiVersion", "kind")
         if not isinstance(obj.get(name), str) or not obj.get(name)
     ]
