@@ -37,17 +37,7 @@ def _logged_in_cookie() -> tuple[Client, str]:
 
 async def test_it_closes_a_pages_websocket_when_its_user_logs_out() -> None:
     client, session = await sync_to_async(_logged_in_cookie)()
-    communicator = WebsocketCommunicator(
-        router,
-        "/ws/inventory/",
-        headers=[
-            (b"origin", b"http://testserver"),
-            (b"host", b"testserver"),
-            (b"cookie", f"sessionid={session}".encode()),
-        ],
-    )
-    connected, _ = await communicator.connect()
-    assert connected
+    communicator = await _connected("/ws/inventory/", session)
     await communicator.receive_json_from()  # the state sent on connect
     await sync_to_async(client.post)("/accounts/logout/")
     closed = await communicator.receive_output(timeout=5)
@@ -67,8 +57,10 @@ async def test_it_refuses_a_websocket_without_a_session() -> None:
     await communicator.disconnect()
 
 
-async def _connected(path: str) -> WebsocketCommunicator:
-    _, session = await sync_to_async(_logged_in_cookie)()
+async def _connected(path: str, session: str = "") -> WebsocketCommunicator:
+    """A socket on `path` from a signed-in browser (a new user's session unless one is given)."""
+    if not session:
+        _, session = await sync_to_async(_logged_in_cookie)()
     communicator = WebsocketCommunicator(
         router,
         path,
