@@ -20,6 +20,11 @@ from dradash.routing import websocket_urlpatterns  # noqa: E402
 from dradash.sessionguard import SessionGuard  # noqa: E402
 from maintenance.driver import start_drain_driver, stop_drain_driver  # noqa: E402
 
+#: uvicorn's websocket protocol wherever it serves this app (`--ws` in the Containerfile and the chart, the
+#: demo, the tests' server): its default, websockets' sans-I/O, never answers a handshake whose request
+#: line is over 8 KiB and holds the connection open; wsproto answers it.
+WEBSOCKET_PROTOCOL = "wsproto"
+
 
 def _most_read_bytes() -> int:
     """Twice the largest body a view reads (the API's limit, the what-if form's): a body between the two

@@ -64,11 +64,11 @@ def asgi_server(transactional_db: None) -> Iterator[str]:
     """
     import uvicorn
 
-    from dradash.asgi import application
+    from dradash.asgi import WEBSOCKET_PROTOCOL, application
 
     port = _free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="auto"
+        application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws=WEBSOCKET_PROTOCOL
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="e2e-uvicorn", daemon=True)

@@ -240,3 +240,6 @@ def test_it_runs_in_the_chart_the_entry_points_the_image_has() -> None:
                     f"{workload}/{container['name']} runs {command}, not an image entry point"
                 )
     assert os.path.basename(image_cmd[0]) == "uvicorn"
+    from dradash.asgi import WEBSOCKET_PROTOCOL
+
+    assert image_cmd[image_cmd.index("--ws") + 1] == WEBSOCKET_PROTOCOL

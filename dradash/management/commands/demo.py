@@ -140,4 +140,13 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(f"dradash is up: http://{host}:{port}/  (Ctrl-C stops everything)")
         )
-        uvicorn.run("dradash.asgi:application", host=host, port=port, lifespan="on", log_level="warning")
+        from dradash.asgi import WEBSOCKET_PROTOCOL
+
+        uvicorn.run(
+            "dradash.asgi:application",
+            host=host,
+            port=port,
+            lifespan="on",
+            log_level="warning",
+            ws=WEBSOCKET_PROTOCOL,
+        )
