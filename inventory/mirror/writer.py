@@ -60,7 +60,7 @@ ANALYZE_AFTER = 2000
 # Where autovacuum is off, the mirror vacuums its own tables as autovacuum would (dead row versions above
 # 50 + 20 % of the live ones, its default thresholds), looking at most every VACUUM_CHECK_SECONDS.
 VACUUM_CHECK_SECONDS = 10.0
-# The tables a kind's (re-)list fills, whose planner statistics `_analyze` refreshes after it; any
+# The tables a kind's (re-)list fills, whose planner statistics a large one leaves stale (`_listed`); any
 # other kind fills only KubeObject.
 ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
     "resourceslices": (KubeObject, Device, Pool, DeviceAttribute),
@@ -68,6 +68,16 @@ ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
 }
 # Every table a list fills: those `vacuum_if_needed` looks after.
 MIRROR_TABLES = sorted({model._meta.db_table for models in ANALYZE_TABLES.values() for model in models})
+# The filled tables whose statistics a kind's list reads while its pages are derived, where that is not
+# all of them: such a list begins without waiting for the others' ANALYZE (`_gather_statistics`). A pod
+# page looks its objects up by uid and its devices by key, which needs no statistics beyond the table's
+# size; the kinds with nothing derived read only their own rows.
+LIST_READS: dict[str, tuple[type[Model], ...]] = {
+    "pods": (KubeObject,),
+    "resourceclaimtemplates": (KubeObject,),
+    "poddisruptionbudgets": (KubeObject,),
+    "resourcepoolstatusrequests": (KubeObject,),
+}
 MAX_CHANGES_PER_MESSAGE = 500
 BULK_GC_ITEMS = 1000  # a re-list this long pauses the cyclic GC while it is written (`bulk_gc`)
 TAINT_CHUNK = 1000  # devices per deferred taint-recompute transaction
@@ -282,8 +292,10 @@ class BatchWriter:
         self._availability_pools: set[str] = set()
         self._vacuum_checked = 0.0
         self._autovacuum: bool | None = None
-        # Tables a large list filled and ANALYZEd, still to VACUUM once the writer is idle (`vacuum_listed`).
+        # Tables a large list filled, still to VACUUM once the writer is idle (`vacuum_listed`), and those
+        # of them whose planner statistics are still to gather (before a list that reads them, or then).
         self._vacuum_listed: set[str] = set()
+        self._stale_statistics: set[str] = set()
         self._availability_kinds: set[str] = set()
         self._listing: dict[str, _Listing] = {}
 
@@ -368,16 +380,47 @@ class BatchWriter:
         return bool(self._vacuum_listed)
 
     def vacuum_listed(self) -> list[str]:
-        """VACUUM the tables large lists filled (`_analyze` gathered their statistics already): it marks
-        their pages all-visible, so that a count reads an index instead of the table (100,000 devices:
-        145 ms → 10 ms). Left until the writer is idle — after the sync, not between its kinds, where it
-        held back the next kinds' lists and every event (0.4 s at 10,000 devices). Returns the tables."""
-        if connection.vendor != "postgresql" or connection.in_atomic_block or not self._vacuum_listed:
+        """VACUUM the tables large lists filled, and first ANALYZE those whose statistics no later list
+        needed before (`_gather_statistics`): the VACUUM marks their pages all-visible, so that a count
+        reads an index instead of the table (100,000 devices: 145 ms → 10 ms). Left until the writer is
+        idle — after the sync, not between its kinds, where it held back the next kinds' lists and every
+        event (0.4 s at 10,000 devices). Inside a transaction, where VACUUM cannot run, only the
+        statistics. Returns the tables vacuumed."""
+        if connection.vendor != "postgresql":
+            return []
+        self._gather_statistics()
+        if connection.in_atomic_block or not self._vacuum_listed:
             return []
         tables = sorted(self._vacuum_listed)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM " + ", ".join(tables))
         self._vacuum_listed.clear()
+        return tables
+
+    def _listed(self, kinds: list[str]) -> None:
+        """These kinds' large lists filled their tables: a bulk load leaves PostgreSQL's planner
+        statistics empty or stale (it then guesses 24 rows for 8,000 and sorts whole rows on disk) until
+        autovacuum comes by, which may be off or late. They are gathered before the next list that reads
+        those tables (`_gather_statistics`), else with the VACUUM once the writer is idle: after the
+        initial sync's last kind (pods) they cost the sync nothing. Only after a (re-)list: a second of it
+        in the steady state would delay the next events. The document columns have no statistics to
+        gather (migration 0015)."""
+        if connection.vendor != "postgresql":
+            return
+        tables = {model._meta.db_table for kind in kinds for model in ANALYZE_TABLES.get(kind, (KubeObject,))}
+        self._vacuum_listed |= tables
+        self._stale_statistics |= tables
+
+    def _gather_statistics(self, kind: str | None = None) -> list[str]:
+        """ANALYZE the listed tables whose statistics are stale: those `kind`'s list reads (`LIST_READS`;
+        all of them by default), before its first page, or all of them. Returns those tables."""
+        reads = LIST_READS.get(kind or "")
+        stale = self._stale_statistics
+        tables = sorted(stale & {model._meta.db_table for model in reads} if reads else stale)
+        if tables:
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE " + ", ".join(tables))
+            stale.difference_update(tables)
         return tables
 
     def apply(self, ops: Iterable[Op], *, defer: bool = False) -> BatchResult:
@@ -410,6 +453,7 @@ class BatchWriter:
         A resync is the exception: it lists at exactly the resourceVersion the rows hold (or, when the
         server's history no longer has it, at the newest), so every page only repairs what diverged and
         the kind stays synced, at its resourceVersion, until `finish_list` records the list's."""
+        self._gather_statistics(kind)
         if reason == RESYNC:
             self._listing[kind] = _Listing(kind=kind, reason=reason, baseline=False)
             return
@@ -484,7 +528,7 @@ class BatchWriter:
         )
         del self._listing[kind]  # only now: a failed last transaction is retried with what was seen
         if listing.changes >= ANALYZE_AFTER:
-            self._vacuum_listed.update(_analyze([kind]))
+            self._listed([kind])
         return BatchResult(
             changes=listing.first_changes,
             kinds=[kind] if listing.changes else [],
@@ -556,6 +600,8 @@ class BatchWriter:
 
     def _apply_batch(self, ops: Iterable[Op]) -> BatchResult:
         ops = list(ops)
+        for kind in sorted({op.kind for op in ops if isinstance(op, Replace)}):
+            self._gather_statistics(kind)
         if any(op.kind == "devicetaintrules" and not isinstance(op, HealthUpdate) for op in ops):
             self._rules.clear()
         try:
@@ -572,7 +618,7 @@ class BatchWriter:
             raise
         relisted = [op.kind for op in ops if isinstance(op, Replace)]
         if relisted and len(result.changes) >= ANALYZE_AFTER:
-            self._vacuum_listed.update(_analyze(relisted))
+            self._listed(relisted)
         return result
 
     def _apply(self, ops: list[Op]) -> BatchResult:
@@ -901,23 +947,6 @@ def _mirror_transaction() -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit = off")
         yield
-
-
-def _analyze(kinds: list[str]) -> list[str]:
-    """A bulk load leaves PostgreSQL's planner statistics empty (it then guesses 24 rows for 8,000 and
-    sorts whole rows on disk) until autovacuum comes by: refresh the statistics of the tables these
-    kinds' lists filled, right after the list. Returns those tables, which `BatchWriter.vacuum_listed`
-    vacuums later (the rows the list rewrote are dead versions, and autovacuum may be off, or late). Only
-    after a (re-)list: a second of it in the steady state would delay the next events. The document
-    columns have no statistics to gather (migration 0015)."""
-    if connection.vendor != "postgresql":
-        return []
-    tables = sorted(
-        {model._meta.db_table for kind in kinds for model in ANALYZE_TABLES.get(kind, (KubeObject,))}
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE " + ", ".join(tables))
-    return tables
 
 
 def _broadcast_derived(group: str, kinds: list[str]) -> None:

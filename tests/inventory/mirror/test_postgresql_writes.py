@@ -142,27 +142,58 @@ def _analyzed(table: str) -> object:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_paged_list_analyzes_at_once_and_leaves_the_vacuum_until_the_writer_is_idle(
+def test_a_paged_lists_statistics_are_gathered_before_a_list_that_reads_them_and_else_once_idle(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The statistics are needed by the next query; the vacuum (pages all-visible) only speeds counts up,
-    and run between kinds it held back the sync: it waits for `vacuum_listed`."""
+    """A list that reads the tables (claims: every derived kind) needs their statistics first; the pods'
+    list reads only the objects' table, so the device tables wait for the VACUUM once the writer is
+    idle, like the vacuum itself (run between kinds, it held back the sync)."""
     from inventory.mirror.reflector import INITIAL
 
     monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
     batch = writer.BatchWriter()
     vacuumed, analyzed = _vacuumed("inventory_device"), _analyzed("inventory_device")
+    objects = _analyzed("inventory_kubeobject")
     batch.begin_list("resourceslices", reason=INITIAL)
     batch.write_page("resourceslices", _slices(3))
     batch.finish_list("resourceslices", "100")
-    assert _analyzed("inventory_device") not in (None, analyzed)
-    assert _vacuumed("inventory_device") == vacuumed
+    assert _analyzed("inventory_device") == analyzed
     assert batch.has_vacuum_listed
+
+    batch.begin_list("pods", reason=INITIAL)
+    assert _analyzed("inventory_kubeobject") not in (None, objects), "the pods' list reads the objects' table"
+    assert _analyzed("inventory_device") == analyzed
+    batch.write_page("pods", [])
+    batch.finish_list("pods", "101")
+
+    batch.begin_list("resourceclaims", reason=INITIAL)
+    devices_analyzed = _analyzed("inventory_device")
+    assert devices_analyzed not in (None, analyzed), "the claims' list reads the device tables"
+    assert _vacuumed("inventory_device") == vacuumed
+    batch.write_page("resourceclaims", [])
+    batch.finish_list("resourceclaims", "102")
 
     assert "inventory_device" in batch.vacuum_listed()
     assert _vacuumed("inventory_device") not in (None, vacuumed)
+    assert _analyzed("inventory_device") == devices_analyzed, "nothing listed since: no second ANALYZE"
     assert not batch.has_vacuum_listed
     assert batch.vacuum_listed() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_idle_vacuum_gathers_the_statistics_no_list_needed_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inventory.mirror.reflector import INITIAL
+
+    monkeypatch.setattr(writer, "ANALYZE_AFTER", 3)
+    batch = writer.BatchWriter()
+    analyzed = _analyzed("inventory_device")
+    batch.begin_list("resourceslices", reason=INITIAL)
+    batch.write_page("resourceslices", _slices(3))
+    batch.finish_list("resourceslices", "100")
+    assert _analyzed("inventory_device") == analyzed
+    assert "inventory_device" in batch.vacuum_listed()
+    assert _analyzed("inventory_device") not in (None, analyzed)
+    assert _tuples("inventory_device") == 6
 
 
 @pytest.mark.django_db(transaction=True)
