@@ -44,6 +44,7 @@ from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput
 from .errors import CelError
 from .result_type import non_bool_result
+from .type_names import cel_type_name
 
 BACKEND = "cel-python"
 __all__ = ["BACKEND", "UNSUPPORTED", "CelPythonEngine", "CelPythonSelector"]
@@ -74,7 +75,8 @@ class CelPythonSelector:
         value = self._run(device)
         if celpy_values.is_bool(value):
             return bool(value)
-        raise CelError(f"CEL result of type {celpy_values.label(value)} could not be converted to bool")
+        name = "uint" if celpy_values.kind(value) == "uint" else cel_type_name(celpy_values.to_native(value))
+        raise CelError(f"CEL result of type {name} could not be converted to bool")
 
     def evaluate(self, device: DeviceInput) -> object:
         """The expression's value as Python data (Quantity/Semver objects, lists, dicts); CelError on error."""

@@ -45,6 +45,7 @@ from .celpy_values import (
 from .device import DeviceInput
 from .errors import CelError
 from .rewrite import CONSTANT_CONSTRUCTORS
+from .type_names import not_iterable_message
 
 
 # ------------------------------------------------------------------------------------------ evaluator
@@ -194,7 +195,7 @@ class KubernetesEvaluator(Evaluator):
         elif isinstance(target, list):
             pairs = [(ct.IntType(i), v) for i, v in enumerate(target)]
         else:
-            return error(f"no such overload: {name}() over a {kind(target)}, not a list or map")
+            return error(not_iterable_message(to_native(target)))
         if count == 1:
             elements = [{variables[0]: k if isinstance(target, dict) else v} for k, v in pairs]
         else:

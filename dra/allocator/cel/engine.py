@@ -23,6 +23,10 @@ checker but present in its runtime, so such expressions are compiled unchecked.
 
 Cost: a static worst-case estimate per expression (:mod:`.cost`), not cel-go's runtime tracking.
 
+Runtime errors use cel-go's wording where upstream's tests pin it (:mod:`.type_names`): a non-bool result
+names cel-go's type; a comprehension over a scalar, which cel-cpp reports without a type, is evaluated
+again by a second program whose ranges are guarded (built on the first such error) to name it.
+
 Known differences from upstream:
 unknown domains default to an empty map only for lookups on ``device.attributes``/``device.capacity``
 or a ``cel.bind`` name for them, not on other copies (``[device.attributes][0]["x"]``);
@@ -49,6 +53,7 @@ from .device import DeviceInput, from_cel_value
 from .errors import CelError
 from .result_type import non_bool_result
 from .rewrite import rewrite_checked_expr
+from .type_names import cel_type_name_of_kind
 
 BACKEND = "cel-expr-python"
 
@@ -58,6 +63,7 @@ extensions:
   - name: "two-var-comprehensions"
 """
 _NO_SUCH_KEY = re.compile(r"Key not found in map\s*:\s*(.*)")
+_NOT_ITERABLE = "No matching overloads found : <iter_range>"
 _HINT = "; use has() or optional chaining (.?name.orValue(default)) for attributes a device may lack"
 
 
@@ -72,7 +78,7 @@ def _runtime_message(raw: str) -> str:
 class CelExprSelector:
     """A compiled expression; ``matches`` evaluates a selector, ``evaluate`` any other expression."""
 
-    __slots__ = ("expression", "estimated_cost", "_program", "_engine", "_over_limit")
+    __slots__ = ("expression", "estimated_cost", "_program", "_engine", "_over_limit", "_diagnosis")
 
     def __init__(
         self, expression: str, program: cel.Expression, estimated_cost: int, engine: CelExprEngine
@@ -82,6 +88,7 @@ class CelExprSelector:
         self._program = program
         self._engine = engine
         self._over_limit = estimated_cost > engine.cost_limit
+        self._diagnosis: cel.Expression | None = None
 
     def _cost_error(self) -> CelError:
         return CelError(
@@ -103,7 +110,23 @@ class CelExprSelector:
         try:
             return self._program.eval(activation)
         except Exception as exc:  # cel-expr-python raises (rather than returns) a few internal errors
-            raise CelError(f"CEL runtime error: {_runtime_message(str(exc))}") from exc
+            raise self._runtime_error(str(exc), device) from exc
+
+    def _runtime_error(self, raw: str, device: DeviceInput) -> CelError:
+        if _NOT_ITERABLE in raw:
+            # cel-cpp names no type here; a program whose comprehension ranges are guarded does, as cel-go.
+            raw = self._not_iterable_error(device) or raw
+        return CelError(f"CEL runtime error: {_runtime_message(raw)}")
+
+    def _not_iterable_error(self, device: DeviceInput) -> str | None:
+        try:
+            if self._diagnosis is None:
+                self._diagnosis = self._engine.diagnosis_program(self.expression)
+            result = self._diagnosis.eval(self._engine.activation(device))
+            message = result.value() if result.type() == cel.Type.ERROR else None
+        except Exception as exc:  # the guard's error may be raised rather than returned, as above
+            message = str(exc)
+        return message if isinstance(message, str) and "expected iterable type" in message else None
 
     def evaluate(self, device: DeviceInput) -> object:
         """The expression's value as Python data (Quantity/Semver objects, lists, dicts); CelError on error.
@@ -117,7 +140,7 @@ class CelExprSelector:
         except Exception as exc:  # optional values have no Python form (TypeError, SystemError)
             raise CelError("CEL result of type optional cannot be used; unwrap it with orValue()") from exc
         if result.type() == cel.Type.ERROR:
-            raise CelError(f"CEL runtime error: {_runtime_message(str(plain))}")
+            raise self._runtime_error(str(plain), device)
         return from_cel_value(plain)
 
     def matches(self, device: DeviceInput) -> bool:
@@ -132,9 +155,10 @@ class CelExprSelector:
         if kind == cel.Type.ERROR:
             # cel-expr-python also reports optional values as ERROR; only real errors carry a message.
             if isinstance(value, str):
-                raise CelError(f"CEL runtime error: {_runtime_message(value)}")
-            raise CelError("CEL result of type optional could not be converted to bool")
-        raise CelError(f"CEL result of type {kind.name().lower()} could not be converted to bool")
+                raise self._runtime_error(value, device)
+            raise CelError("CEL result of type optional_type could not be converted to bool")
+        name = cel_type_name_of_kind(kind.name().lower(), value)
+        raise CelError(f"CEL result of type {name} could not be converted to bool")
 
     def __repr__(self) -> str:
         return f"CelExprSelector({self.expression!r})"
@@ -189,6 +213,15 @@ class CelExprEngine(CachingCompiler[CelExprSelector]):
             raise CelError(f"must evaluate to bool or the unknown type, not {kind}")
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
+
+    def diagnosis_program(self, expression: str) -> cel.Expression:
+        """The expression again with every comprehension range guarded (see ``_runtime_error``)."""
+        try:
+            checked = self._env.compile(expression)
+        except RuntimeError:
+            checked = self._env.compile(expression, disable_check=True)
+        rewritten = rewrite_checked_expr(checked.serialize(), self._python_functions, guard_ranges=True)
+        return self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
 
     def _literal_problem(self, literal: tuple[str, str]) -> str | None:
         """Validate a literal the way Kubernetes' AST validators do, using cel-cpp itself where it decides."""

@@ -26,6 +26,7 @@ from . import library_net
 from .semver import Semver, SemverError
 from .tagged import (
     EQUALITY_GUARD_FUNCTION,
+    ITERABLE_GUARD_FUNCTION,
     TAGGED_STRING_FUNCTION,
     TagError,
     decode_quantity,
@@ -36,6 +37,7 @@ from .tagged import (
     is_quantity,
     is_semver,
 )
+from .type_names import not_iterable_message
 
 #: The parameter and result types of the table; "tagged" is a Kubernetes value (Quantity, Semver, IP, CIDR).
 TYPES = ("tagged", "int", "bool", "string", "double", "dyn", "list", "list<string>")
@@ -351,6 +353,9 @@ def _declarations() -> dict[str, list[Overload]]:
     decls[EQUALITY_GUARD_FUNCTION] = [
         _overload("kubernetes_equality_guard", _BOOL, [_DYN, _DYN], _equality_guard, member=False)
     ]
+    decls[ITERABLE_GUARD_FUNCTION] = [
+        _overload("kubernetes_iterable_guard", _DYN, [_DYN], _iterable_guard, member=False)
+    ]
     decls[TAGGED_STRING_FUNCTION] = [
         _overload("kubernetes_tagged_to_string", _STRING, [q], _tagged_to_string, member=False)
     ]
@@ -364,6 +369,13 @@ def _equality_guard(left: Any, right: Any) -> bool:
         if not same_kind:
             raise LibraryError(f"no such overload: {describe(left)} == {describe(right)}")
     return True
+
+
+def _iterable_guard(value: Any) -> Any:
+    """A comprehension's range: lists and maps pass; anything else is cel-go's "expected iterable type"."""
+    if isinstance(value, list | dict):
+        return value
+    raise LibraryError(not_iterable_message(value))
 
 
 def _tagged_to_string(value: Any) -> str:

@@ -49,7 +49,13 @@ from .checked_ast import (
     type_name,
 )
 from .semver import Semver
-from .tagged import EQUALITY_GUARD_FUNCTION, TAGGED_STRING_FUNCTION, encode_quantity, encode_semver
+from .tagged import (
+    EQUALITY_GUARD_FUNCTION,
+    ITERABLE_GUARD_FUNCTION,
+    TAGGED_STRING_FUNCTION,
+    encode_quantity,
+    encode_semver,
+)
 
 _DOMAIN_MAPS = ("attributes", "capacity")
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -88,8 +94,10 @@ class _Rewriter:
         python_functions: frozenset[str],
         checked: bool,
         raw_references: dict[int, bytes] | None = None,
+        guard_ranges: bool = False,
     ) -> None:
         self.python_functions = python_functions
+        self.guard_ranges = guard_ranges  # wrap comprehension ranges in the iterable guard (diagnosis)
         self.raw_references = raw_references or {}  # serialized cel.expr.Reference per node id
         self.checked = checked
         self.overloads = overloads  # the checker's overload choices per call id
@@ -327,6 +335,10 @@ class _Rewriter:
                     outer, self.aliases = self.aliases, inner_aliases
                     out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
                     self.aliases = outer
+                elif kind == COMPREHENSION and f.number == 2 and self.guard_ranges:
+                    out.fields.append(
+                        w.length_field(f.number, self._guard_range(self.expr(w.decode(f.value))))
+                    )
                 else:
                     out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
             elif kind == STRUCT and f.number == 2 and isinstance(f.value, bytes):
@@ -458,6 +470,28 @@ class _Rewriter:
                             w.length_field(3, false),
                         ]
                     ),
+                ),
+            ]
+        )
+
+    def _guard_range(self, iter_range: w.Message) -> w.Message:
+        """``kubernetes.iterableGuard(range)``: the range itself, or cel-go's error naming its type.
+
+        Only in the program the engine builds to explain cel-cpp's "no matching overloads found :
+        <iter_range>" (which names no type); list literals (and ``cel.bind``'s empty range) need none.
+        """
+        if iter_range.message_of(LIST) is not None:
+            return iter_range
+        self.changed = True
+        guard_id = self.new_id()
+        self.types[guard_id] = DYN_TYPE
+        self.references[guard_id] = _reference(ITERABLE_GUARD_FUNCTION, "kubernetes_iterable_guard")
+        return w.Message(
+            [
+                w.varint_field(ID, guard_id),
+                w.length_field(
+                    CALL,
+                    w.Message([w.length_field(2, ITERABLE_GUARD_FUNCTION), w.length_field(3, iter_range)]),
                 ),
             ]
         )
@@ -682,11 +716,14 @@ def _child_ids(message: w.Message) -> list[int]:
     return ids
 
 
-def rewrite_checked_expr(serialized: bytes, python_functions: frozenset[str] = frozenset()) -> Rewritten:
+def rewrite_checked_expr(
+    serialized: bytes, python_functions: frozenset[str] = frozenset(), *, guard_ranges: bool = False
+) -> Rewritten:
     """Edit the AST: fold constant constructors, default unknown domains, find ordering misuse.
 
     Accepts a serialized ``CheckedExpr`` (normal case) or ``ParsedExpr`` (expressions compiled without
-    the type checker, see the engine's cross-type numeric comparison fallback).
+    the type checker, see the engine's cross-type numeric comparison fallback). ``guard_ranges`` also
+    wraps every comprehension range in the iterable guard (the engine's diagnosis program).
     """
     any_message = w.decode(serialized)
     checked_form = (any_message.string_of(1) or "").endswith("CheckedExpr")
@@ -701,6 +738,7 @@ def rewrite_checked_expr(serialized: bytes, python_functions: frozenset[str] = f
         python_functions,
         checked_form,
         _raw_references(container) if checked_form else {},
+        guard_ranges,
     )
     if contains_optional(types.get(expr.int_of(ID) or 0, b"")):
         rewriter.problems.append("the result is an optional value; unwrap it with .orValue(default)")

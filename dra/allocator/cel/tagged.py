@@ -27,6 +27,8 @@ from .semver import Semver
 TAGGED_STRING_FUNCTION = "kubernetes.string"
 # The check the AST rewrite puts in front of `a == b` when `a` may be a Kubernetes value (see rewrite.py).
 EQUALITY_GUARD_FUNCTION = "kubernetes.equalityGuard"
+# What the engine wraps comprehension ranges in to name a non-iterable range as cel-go does (see engine.py).
+ITERABLE_GUARD_FUNCTION = "kubernetes.iterableGuard"
 QUANTITY_PREFIX = b"Q"
 SEMVER_PREFIX = b"V"
 _COMPLEMENT = bytes.maketrans(b"0123456789", b"9876543210")
