@@ -24,7 +24,8 @@ from .celpy_check import ARITHMETIC, KUBE
 from .device import DeviceInput, from_cel_value
 from .tagged import describe
 
-NO_SUCH_KEY_HINT = "; use has() for attributes a device may lack"
+#: upstream's hint (cel.EnhanceRuntimeError) less optional chaining, which this backend refuses
+NO_SUCH_KEY_HINT = ". consider guarding the check with has() for optional fields"
 _DEVICE_CACHE_KEY = "cel-python"  # DeviceInput caches its converted data under this key
 
 

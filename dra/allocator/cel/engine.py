@@ -64,7 +64,11 @@ extensions:
 """
 _NO_SUCH_KEY = re.compile(r"Key not found in map\s*:\s*(.*)")
 _NOT_ITERABLE = "No matching overloads found : <iter_range>"
-_HINT = "; use has() or optional chaining (.?name.orValue(default)) for attributes a device may lack"
+#: upstream's hint (dynamic-resource-allocation cel.EnhanceRuntimeError), word for word
+_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has()"
+    " for optional fields"
+)
 
 
 def _runtime_message(raw: str) -> str:
