@@ -70,13 +70,13 @@ ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
 MIRROR_TABLES = sorted({model._meta.db_table for models in ANALYZE_TABLES.values() for model in models})
 # The filled tables whose statistics a kind's list reads while its pages are derived, where that is not
 # all of them: such a list begins without waiting for the others' ANALYZE (`_gather_statistics`). A pod
-# page looks its objects up by uid and its devices by key, which needs no statistics beyond the table's
-# size; the kinds with nothing derived read only their own rows.
+# page looks its objects up by uid and its devices by key (unique indexes: the planner needs no
+# statistics for them); the kinds with nothing derived read only their own rows, by uid.
 LIST_READS: dict[str, tuple[type[Model], ...]] = {
-    "pods": (KubeObject,),
-    "resourceclaimtemplates": (KubeObject,),
-    "poddisruptionbudgets": (KubeObject,),
-    "resourcepoolstatusrequests": (KubeObject,),
+    "pods": (),
+    "resourceclaimtemplates": (),
+    "poddisruptionbudgets": (),
+    "resourcepoolstatusrequests": (),
 }
 MAX_CHANGES_PER_MESSAGE = 500
 BULK_GC_ITEMS = 1000  # a re-list this long pauses the cyclic GC while it is written (`bulk_gc`)
@@ -414,9 +414,8 @@ class BatchWriter:
     def _gather_statistics(self, kind: str | None = None) -> list[str]:
         """ANALYZE the listed tables whose statistics are stale: those `kind`'s list reads (`LIST_READS`;
         all of them by default), before its first page, or all of them. Returns those tables."""
-        reads = LIST_READS.get(kind or "")
         stale = self._stale_statistics
-        tables = sorted(stale & {model._meta.db_table for model in reads} if reads else stale)
+        tables = sorted(stale & {m._meta.db_table for m in LIST_READS[kind]} if kind in LIST_READS else stale)
         if tables:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE " + ", ".join(tables))
