@@ -78,7 +78,8 @@ def test_it_drains_the_busiest_trainer_node_respecting_the_budget(
 
     # Preview: the drain form shows the waves and the ETA the budgets and the concurrency give.
     page.click("#run-preview")
-    expect(page.locator("#drain-blast")).to_be_visible(timeout=30_000)
+    # The in-process worker shares the test's two cores: under a loaded CI machine the preview took > 30 s.
+    expect(page.locator("#drain-blast")).to_be_visible(timeout=90_000)
     forecast = page.locator("#drain-forecast .drain-forecast:visible")
     expect(forecast).to_contain_text("wave")
     expect(forecast).to_contain_text("ETA about")
