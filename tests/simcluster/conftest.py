@@ -44,6 +44,17 @@ def cluster(tmp_path: Path) -> Iterator[SimCluster]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def shared_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.ApiClient]:
+    """The official client on an empty simcluster shared by a module's tests: for tables whose cases
+    write nothing (dry runs)."""
+    kubeconfig = tmp_path_factory.mktemp("shared-cluster") / "kubeconfig"
+    with run_simcluster(topology=None, kubeconfig_path=kubeconfig, controllers=False):
+        api_client = config.new_client_from_config(str(kubeconfig))
+        yield api_client
+        api_client.close()
+
+
 @pytest.fixture
 def api(cluster: SimCluster) -> Iterator[client.ApiClient]:
     assert cluster.kubeconfig_path is not None
