@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         "--features",
         default="",
         help="DRA feature gates to turn on beside the 1.37 defaults, comma-separated (DRA prefix optional), "
-        "or 'all' for every 1.37 beta and alpha the scheduler knows",
+        "or 'all' for every 1.37 beta and alpha the scheduler knows; the scheduler and the validation of new "
+        "CEL selectors follow them",
     )
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)

@@ -221,6 +221,8 @@ def start_simcluster(
         pki = load_or_create(pki_dir, (host,))
     clock = controller_options.get("clock")  # a controllers Clock (e.g. FakeClock): the store shares it
     store = Store(history_size=history_size, clock=clock.now if clock is not None else None)
+    if "features" in controller_options:
+        store.features = frozenset(controller_options["features"])
     seed_bootstrap_policy(store)
     started = load_world(store, topology, controllers=controllers, options=controller_options)
     options = ServerOptions(bookmark_interval=bookmark_interval, default_watch_timeout=default_watch_timeout)

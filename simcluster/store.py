@@ -24,6 +24,7 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
+from dra.allocator.features import DEFAULT_FEATURES
 from simcluster import defaulting, patching, validation
 from simcluster.errors import (
     ApiError,
@@ -253,6 +254,9 @@ class Store:
         #: When True, deleting a running pod on a node only sets deletionTimestamp and a kubelet-like
         #: controller finishes the deletion (delete again with grace_period_seconds=0).
         self.graceful_pod_deletion = graceful_pod_deletion
+        #: The DRA feature gates on (`dra.allocator.features` names): validation refuses new CEL
+        #: selectors that use what a gate that is off leaves out, as kube-apiserver does.
+        self.features: frozenset[str] = DEFAULT_FEATURES
         for name in SYSTEM_NAMESPACES:
             self.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         self.create(
@@ -479,7 +483,9 @@ class Store:
         decoding error, Warn drops them with a warning, Ignore drops them; None (in-process writers)
         treats them as invalid, so a controller bug fails loudly.
         """
-        causes, warnings = validation.validate(resource, obj, old, subresource=subresource)
+        causes, warnings = validation.validate(
+            resource, obj, old, subresource=subresource, features=self.features
+        )
         warnings = list(warnings)
         unknown = [c for c in causes if str(c.get("message", "")).startswith('unknown field "')]
         if unknown and field_validation is not None:

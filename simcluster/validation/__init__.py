@@ -12,24 +12,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from dra.allocator.features import DEFAULT_FEATURES
 from simcluster.schema import Causes, ResourceDef, schema_causes
 from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
 from simcluster.validation.claims import check_resource_claim, check_resource_claim_template
 from simcluster.validation.core import check_node, check_pdb, check_pod
 from simcluster.validation.metadata import check_metadata
+from simcluster.validation.shared import FEATURES
 from simcluster.validation.slices import check_resource_slice
 
 __all__ = ["validate"]
 
 
 def validate(
-    resource: ResourceDef, obj: dict[str, Any], old: dict[str, Any] | None, *, subresource: str | None = None
+    resource: ResourceDef,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    *,
+    subresource: str | None = None,
+    features: frozenset[str] = DEFAULT_FEATURES,
 ) -> tuple[list[dict[str, str]], list[str]]:
-    """Return ``(causes, warnings)``; no causes means the write is valid."""
+    """Return ``(causes, warnings)``; no causes means the write is valid. ``features``: the DRA feature
+    gates on (`dra.allocator.features` names), as the server was started with."""
     causes = Causes()
     causes.items.extend(schema_causes(resource.group, resource.version, resource.kind, obj))
     check_metadata(causes, resource, obj, old)
-    warnings = _check_kind(causes, resource, obj, old, subresource)
+    token = FEATURES.set(features)
+    try:
+        warnings = _check_kind(causes, resource, obj, old, subresource)
+    finally:
+        FEATURES.reset(token)
     return _dedupe(causes.items), warnings
 
 

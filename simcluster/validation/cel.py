@@ -1,16 +1,20 @@
 """CEL device selectors: present, at most 10 KiB, and compiling within the cost limit.
 
 Compilation uses the allocator's engine, so the pretend cluster refuses what the scheduler cannot run;
-without it only a light syntax check is made.
+without it only a light syntax check is made. The engine declares everything the scheduler's environment
+has ("StoredExpressions"); a new expression is checked in the narrower environment of the gates that are
+on ("NewExpressions"): with DRAListTypeAttributes off (alpha, the 1.37 default) ``includes`` is an
+undeclared reference, while expressions already stored keep working.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Final
 
 from simcluster.schema import Causes, child
-from simcluster.validation.shared import as_map, entries
+from simcluster.validation.shared import as_map, entries, gate_on
 
 CEL_MAX_LEN: Final = 10 * 1024
 
@@ -30,7 +34,7 @@ def check_selectors(causes: Causes, path: str, selectors: Any, stored: frozenset
             if len(expression.encode()) > CEL_MAX_LEN:
                 causes.too_long(expr_path, CEL_MAX_LEN)
             elif expression not in stored:
-                problem = cel_problem(expression)
+                problem = cel_problem(expression) or gated_problem(expression)
                 if problem == COST_EXCEEDED:
                     causes.forbidden(expr_path, problem)
                 elif problem:
@@ -87,6 +91,73 @@ def cel_problem(expression: str, *, value: bool = False) -> str | None:
     if isinstance(cost, int) and cost > CEL_COST_LIMIT:
         return COST_EXCEEDED
     return None
+
+
+#: functions a new expression may only call with their feature gate on (cel-go's VersionedOptions.FeatureEnabled)
+GATED_FUNCTIONS: Final = {"includes": "ListTypeAttributes"}
+
+#: an identifier, or a number (which may run into letters: 1e3, 0xff, 1u)
+_WORD = re.compile(r"[_a-zA-Z0-9]+")
+_STRING_START = re.compile(r"([rR][bB]?|[bB][rR]?|)(\'\'\'|\"\"\"|'|\")")
+
+
+def gated_problem(expression: str) -> str | None:
+    """Why a new expression that compiles in the scheduler's environment does not compile in the API
+    server's environment for new expressions (a gated function called with its gate off), in cel-go's words."""
+    errors = [
+        _compile_error(expression, offset, f"undeclared reference to '{name}' (in container '')")
+        for name, offset in _calls(expression)
+        if name in GATED_FUNCTIONS and not gate_on(GATED_FUNCTIONS[name])
+    ]
+    return "compilation failed: " + "\n".join(errors) if errors else None
+
+
+def _calls(expression: str) -> list[tuple[str, int]]:
+    """Each function call's name and the offset of its ``(`` (where cel-go places a call), skipping
+    string literals, comments and numbers."""
+    calls: list[tuple[str, int]] = []
+    index = 0
+    while index < len(expression):
+        if string := _STRING_START.match(expression, index):
+            index = _string_end(expression, string)
+        elif expression.startswith("//", index):
+            end = expression.find("\n", index)
+            index = len(expression) if end < 0 else end
+        elif word := _WORD.match(expression, index):
+            after = word.end()
+            while after < len(expression) and expression[after].isspace():
+                after += 1
+            if after < len(expression) and expression[after] == "(" and not word.group()[0].isdigit():
+                calls.append((word.group(), after))
+            index = word.end()
+        else:
+            index += 1
+    return calls
+
+
+def _string_end(expression: str, start: re.Match[str]) -> int:
+    """Where the string literal that ``start`` opens ends (raw strings have no escapes)."""
+    quote = start.group(2)
+    raw = "r" in start.group(1).lower()
+    index = start.end()
+    while index < len(expression):
+        if not raw and expression[index] == "\\":
+            index += 2
+        elif expression.startswith(quote, index):
+            return index + len(quote)
+        else:
+            index += 1
+    return index
+
+
+def _compile_error(expression: str, offset: int, message: str) -> str:
+    """One error as cel-go formats it: position (1-based line and column), the line, and a caret."""
+    line_start = expression.rfind("\n", 0, offset) + 1
+    line_end = expression.find("\n", offset)
+    line = expression[line_start : len(expression) if line_end < 0 else line_end]
+    column = offset - line_start
+    number = expression.count("\n", 0, offset) + 1
+    return f"ERROR: <input>:{number}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
 
 
 def cel_syntax_problem(expression: str) -> str | None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from contextvars import ContextVar
 from typing import Any, Final
 
+from dra.allocator.features import DEFAULT_FEATURES
 from dra.taints import KNOWN_EFFECTS
 from simcluster.schema import Causes, child
 from simcluster.validation.names import driver_name, label_value, qualified_name
@@ -20,6 +22,16 @@ OPAQUE_PARAMETERS_MAX: Final = 10 * 1024
 TAINT_EFFECTS: Final = sorted(KNOWN_EFFECTS)
 
 _CONDITION_REASON_RE: Final = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+
+#: The DRA feature gates on for the validation under way (upstream names without the DRA prefix, as
+#: `dra.allocator.features` spells them); `validate` sets it from the server's ``--features``.
+FEATURES: ContextVar[frozenset[str]] = ContextVar("features", default=DEFAULT_FEATURES)
+
+
+def gate_on(name: str) -> bool:
+    """Whether the feature gate ``name`` (e.g. ``ListTypeAttributes``) is on for this validation."""
+    return name in FEATURES.get()
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,18 +1,22 @@
 """CEL selectors are compiled with the allocator's engine, so simcluster refuses what the scheduler cannot
-run; without the engine a syntax check stands in."""
+run; without the engine a syntax check stands in. New selectors are judged with the gates the server runs
+with (``includes`` needs DRAListTypeAttributes); stored ones keep working."""
 
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
+from kubernetes import client, config
 
+from dra.allocator.features import parse_feature_list
+from simcluster.testing import run_simcluster
 from simcluster.validation import validate
-from simcluster.validation.cel import _cel_engine, cel_syntax_problem
-from tests.simcluster.validation_samples import (
-    CLASS,
-    a_class,
-)
+from simcluster.validation.cel import _calls, _cel_engine, cel_syntax_problem
+from tests.simcluster.upstream_validation import answer
+from tests.simcluster.validation_samples import CLAIM, CLASS, Obj, a_claim, a_class, requests
 
 
 @pytest.mark.parametrize(
@@ -53,3 +57,77 @@ def test_it_does_not_recompile_selectors_already_stored() -> None:
 )
 def test_it_falls_back_to_a_syntax_check_without_the_engine(expression: str, problem: str | None) -> None:
     assert cel_syntax_problem(expression) == problem
+
+
+INCLUDES = 'device.attributes["dra.example.com"].name.includes("fish")'
+INCLUDES_UNDECLARED = (
+    "Invalid value: "
+    + json.dumps(INCLUDES)
+    + ": compilation failed: ERROR: <input>:1:51: undeclared reference to 'includes' (in container '')\n"
+    + f" | {INCLUDES}\n"
+    + " | "
+    + "." * 50
+    + "^"
+)
+
+
+def includes_class() -> Obj:
+    device_class = a_class()
+    device_class["spec"]["selectors"][0]["cel"]["expression"] = INCLUDES
+    return device_class
+
+
+def includes_claim() -> Obj:
+    claim = a_claim()
+    requests(claim)[1]["exactly"]["selectors"] = [{"cel": {"expression": INCLUDES}}]
+    return claim
+
+
+def test_it_refuses_includes_in_new_selectors_while_list_type_attributes_is_off(
+    shared_api: client.ApiClient,
+) -> None:
+    # upstream: NewExpressions leave `includes` out without DRAListTypeAttributes (alpha, off in 1.37)
+    assert answer(shared_api, CLASS, includes_class()) == [
+        ("spec.selectors[0].cel.expression", "FieldValueInvalid", INCLUDES_UNDECLARED)
+    ]
+    assert answer(shared_api, CLAIM, includes_claim()) == [
+        (
+            "spec.devices.requests[1].exactly.selectors[0].cel.expression",
+            "FieldValueInvalid",
+            INCLUDES_UNDECLARED,
+        )
+    ]
+
+
+def test_it_accepts_includes_with_the_gate_on(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    features = parse_feature_list("DRAListTypeAttributes")
+    with (
+        run_simcluster(topology=None, kubeconfig_path=kubeconfig, controllers=False, features=features),
+        config.new_client_from_config(str(kubeconfig)) as api,
+    ):
+        assert answer(api, CLASS, includes_class()) == []
+        assert answer(api, CLAIM, includes_claim()) == []
+
+
+def test_it_keeps_a_stored_includes_selector_working_with_the_gate_off() -> None:
+    stored = includes_class()
+    updated = copy.deepcopy(stored)
+    updated["metadata"]["labels"] = {"team": "gpu"}
+    assert validate(CLASS, updated, stored)[0] == []
+    # a changed selector list is new again, as upstream's DeviceClass update judges it
+    updated["spec"]["selectors"].append({"cel": {"expression": "true"}})
+    assert [c["field"] for c in validate(CLASS, updated, stored)[0]] == ["spec.selectors[0].cel.expression"]
+
+
+@pytest.mark.parametrize(
+    ("expression", "calls"),
+    [
+        ('r"includes(" + x.includes (1) // includes(2)\n', [("includes", 26)]),
+        (r"'it\'s includes(' == a.includes('x')", [("includes", 31)]),
+        (r"R'\' + g(1) + 1e3 + f(0x1F)", [("g", 8), ("f", 21)]),
+        ('"""a""" + b"""includes(""" + x', []),
+    ],
+)
+def test_it_finds_calls_outside_strings_and_comments(expression: str, calls: list[tuple[str, int]]) -> None:
+    assert _calls(expression) == calls

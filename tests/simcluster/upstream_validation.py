@@ -75,21 +75,28 @@ def answer(api: client.ApiClient, kind: Kind, obj: Obj) -> list[Cause]:
     namespace = (body.get("metadata") or {}).get("namespace") if kind.namespaced else None
     prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
     path = prefix + (f"/namespaces/{namespace}" if namespace else "") + f"/{kind.plural}"
+    if namespace:  # the case's namespace must exist, as for kube-apiserver
+        _post(api, "/api/v1/namespaces", {"metadata": {"name": namespace}}, dry_run=False)
+    response = _post(api, path, body, dry_run=True)
+    if response.status != 201:
+        status = json.loads(response.data)
+        assert response.status == 422, status
+        return [(c.get("field", ""), c["reason"], c["message"]) for c in status["details"]["causes"]]
+    return []
+
+
+def _post(api: client.ApiClient, path: str, body: Obj, *, dry_run: bool) -> Any:
     method, url, headers, data, _ = api.param_serialize(
         "POST",
         path,
-        query_params=[("dryRun", "All")],
+        query_params=[("dryRun", "All")] if dry_run else [],
         header_params={"Content-Type": "application/json", "Accept": "application/json"},
         body=body,
         auth_settings=["BearerToken"],
     )
     response = api.call_api(method, url, header_params=headers, body=data)
     response.read()
-    if response.status != 201:
-        status = json.loads(response.data)
-        assert response.status == 422, status
-        return [(c.get("field", ""), c["reason"], c["message"]) for c in status["details"]["causes"]]
-    return []
+    return response
 
 
 def assert_answers(api: client.ApiClient, kind: Kind, case: Case) -> None:
