@@ -233,6 +233,13 @@ def _enforced_required(name: str, node: dict[str, Any]) -> list[str]:
     return enforced
 
 
+RAW_EXTENSION_DEF: Final = "io.k8s.apimachinery.pkg.runtime.RawExtension"
+
+
+def _any_json(value: Any, parent: str, segment: str, causes: Causes) -> None:
+    """A RawExtension: any JSON value."""
+
+
 class _Compiler:
     def __init__(self) -> None:
         self.by_ref: dict[str, Checker] = {}
@@ -254,6 +261,10 @@ class _Compiler:
             name = node["$ref"].rsplit("/", 1)[-1]
             if name == QUANTITY_DEF:
                 return self._scalar({"string", "number"}, None, None, quantity=True)
+            if name == RAW_EXTENSION_DEF:
+                # Decoded as raw JSON of any kind; the kind's validation judges it (e.g. "must be a valid
+                # JSON object" for opaque parameters), never a schema type error.
+                return _any_json
             return self.ref(name)
         if "oneOf" in node:
             allowed: set[str] = set()
