@@ -73,14 +73,9 @@ def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -
         return
     if len(name) > POOL_NAME_MAX:
         causes.too_long(path, POOL_NAME_MAX)
+    # Upstream checks each part separately and names the part, not the whole name, in each error.
     for segment in name.split("/"):
-        if not names.is_dns1123_subdomain(segment):
-            causes.invalid(
-                path,
-                name,
-                "each part of the pool name separated by '/' must be " + names.DNS1123_SUBDOMAIN_MSG,
-            )
-            break
+        _invalid(causes, path, segment, names.dns1123_subdomain_errors(segment))
 
 
 # Names that passed before: drivers repeat the same attribute names on every device of every slice.

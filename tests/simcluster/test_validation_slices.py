@@ -50,7 +50,7 @@ CASES = [
         set_path("spec.pool.name", "node-1//x"),
         "spec.pool.name",
         "FieldValueInvalid",
-        "each part of the pool name",
+        SUBDOMAIN_MSG,
     ),
     Case(
         "slice pool count zero",

@@ -22,29 +22,13 @@ from tests.simcluster.upstream_validation import (
     Case,
     assert_answers,
     invalid,
+    metadata_cases,
     required,
     too_long,
     too_many,
 )
 from tests.simcluster.validation_samples import CLASS, Obj
 
-SUBDOMAIN = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_VALUE = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
-    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-NAME_PART = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-BAD_NAME = "!@#$%^"
-UID = "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d"
 MAX_PARAMETERS = 10 * 1024
 VALID_CONFIG = {"opaque": {"driver": "foo", "parameters": {"foo": 42}}}
 LARGEST_PARAMETERS = {"str": "x" * (MAX_PARAMETERS - 9 - 2)}  # {"str": "…"} as upstream spells it: 10 KiB
@@ -60,53 +44,8 @@ def device_class(name: str = "foo", **spec: Any) -> Obj:
     }
 
 
-def with_meta(**meta: Any) -> Callable[[], Obj]:
-    def build() -> Obj:
-        obj = device_class()
-        obj["metadata"].update(meta)
-        return obj
-
-    return build
-
-
 CASES = [
-    Case("good-class", device_class),
-    Case(
-        "missing-name",
-        lambda: device_class(""),
-        [required("metadata.name", "name or generateName is required")],
-    ),
-    Case("bad-name", lambda: device_class(BAD_NAME), [invalid("metadata.name", BAD_NAME, SUBDOMAIN)]),
-    Case("generate-name", with_meta(generateName="pvc-")),
-    Case("uid", with_meta(uid=UID)),
-    Case("generation", with_meta(generation=100)),
-    Case("creation-timestamp", with_meta(creationTimestamp="2026-01-01T00:00:00Z")),
-    Case("deletion-grace-period-seconds", with_meta(deletionGracePeriodSeconds=10)),
-    Case(
-        "owner-references",
-        with_meta(ownerReferences=[{"apiVersion": "v1", "kind": "pod", "name": "foo", "uid": UID}]),
-    ),
-    Case("finalizers", with_meta(finalizers=["example.com/foo"])),
-    Case(
-        "managed-fields",
-        with_meta(
-            managedFields=[
-                {"fieldsType": "FieldsV1", "operation": "Apply", "apiVersion": "apps/v1", "manager": "foo"}
-            ]
-        ),
-    ),
-    Case("good-labels", with_meta(labels={"apps.kubernetes.io/name": "test"})),
-    Case(
-        "bad-labels",
-        with_meta(labels={"hello-world": "spaces not allowed"}),
-        [invalid("metadata.labels", "spaces not allowed", LABEL_VALUE)],
-    ),
-    Case("good-annotations", with_meta(annotations={"foo": "bar"})),
-    Case(
-        "bad-annotations",
-        with_meta(annotations={BAD_NAME: "hello world"}),
-        [invalid("metadata.annotations", BAD_NAME, NAME_PART)],
-    ),
+    *metadata_cases("good-class", device_class),
     Case("good-extended-resource-name", lambda: device_class(extendedResourceName="example.com/gpu")),
     Case(
         "bad-extended-resource-name",
