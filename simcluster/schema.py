@@ -215,7 +215,16 @@ _REQUIRED_ENFORCED: Final = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
 }
-_NEVER_REQUIRED: Final = {("io.k8s.apimachinery.pkg.apis.meta.v1.Condition", "message")}
+_NEVER_REQUIRED: Final = {
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Condition", "message"),
+    # judged with its own words by the validation of node selectors ("must have at least one node selector term")
+    ("io.k8s.api.core.v1.NodeSelector", "nodeSelectorTerms"),
+    # an empty taint key is judged as a label name ("name part must be non-empty"), not as missing
+    *(
+        (f"io.k8s.api.resource.{version}.DeviceTaint", "key")
+        for version in ("v1", "v1beta1", "v1beta2", "v1alpha3")
+    ),
+}
 
 
 def _enforced_required(name: str, node: dict[str, Any]) -> list[str]:

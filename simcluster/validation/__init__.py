@@ -37,19 +37,28 @@ def validate(
     causes = Causes()
     causes.items.extend(schema_causes(resource.group, resource.version, resource.kind, obj))
     check_metadata(causes, resource, obj, old)
+    general = _dedupe(causes.items)
+    kind_causes = Causes()
     token = FEATURES.set(features)
     try:
-        warnings = _check_kind(causes, resource, obj, old, subresource)
+        warnings = _check_kind(kind_causes, resource, obj, old, subresource)
     finally:
         FEATURES.reset(token)
-    return _dedupe(causes.items), warnings
+    # What the schema already said is not said twice; the kind's own rules may repeat an error, as
+    # upstream does (a pool name with two bad parts gets the same error twice).
+    said = {_key(item) for item in general}
+    return general + [item for item in kind_causes.items if _key(item) not in said], warnings
+
+
+def _key(item: dict[str, str]) -> tuple[str, str, str]:
+    return (item["reason"], item["field"], item["message"])
 
 
 def _dedupe(items: list[dict[str, str]]) -> list[dict[str, str]]:
     seen: set[tuple[str, str, str]] = set()
     unique: list[dict[str, str]] = []
     for item in items:
-        key = (item["reason"], item["field"], item["message"])
+        key = _key(item)
         if key not in seen:
             seen.add(key)
             unique.append(item)

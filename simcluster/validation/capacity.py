@@ -23,8 +23,6 @@ def quantity_of(value: Any) -> Quantity | None:
 
 #: upstream's math.MaxInt64: the largest step its integer arithmetic reads faithfully
 _INT64_MAX: Final = 2**63 - 1
-#: upstream's resource.MaxMilliValue: the largest whole value whose milli-units fit an int64
-_MAX_MILLI_VALUE: Final = _INT64_MAX // 1000
 _NANOS_PER_MILLI: Final = 10**6
 _NANOS_PER_UNIT: Final = 10**9
 _DISCRETE_MAX_OPTIONS: Final = 10
@@ -110,7 +108,11 @@ def _is_fractional(number: Quantity | None) -> bool:
 
 
 def _milli_representable(number: Quantity) -> bool:
-    return number.nano_value() % _NANOS_PER_MILLI == 0 and abs(number.value()) <= _MAX_MILLI_VALUE
+    """A whole number of milli-units that fits an int64 (9223372036854775807m is the largest)."""
+    return (
+        number.nano_value() % _NANOS_PER_MILLI == 0
+        and abs(number.nano_value()) // _NANOS_PER_MILLI <= _INT64_MAX
+    )
 
 
 def _check_valid_range(

@@ -25,6 +25,7 @@ from simcluster.validation.shared import (
     as_map,
     check_binding_conditions,
     check_conditions,
+    check_node_selector,
     check_opaque_config,
     check_raw_object,
     check_skip_node_operations,
@@ -341,10 +342,8 @@ def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str
             _check_request_refs(causes, child(entry, "requests"), as_map(config).get("requests"), known)
         check_opaque_config(causes, config_path, configs, 64)
     node_selector = allocation.get("nodeSelector")
-    if isinstance(node_selector, dict) and not as_list(node_selector.get("nodeSelectorTerms")):
-        causes.required(
-            "status.allocation.nodeSelector.nodeSelectorTerms", "must have at least one node selector term"
-        )
+    if isinstance(node_selector, dict):
+        check_node_selector(causes, "status.allocation.nodeSelector", node_selector)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from simcluster.schema import Causes, child
 from simcluster.validation.names import dns_label, dns_subdomain, label_value, qualified_name
-from simcluster.validation.shared import as_list, as_map, hashable
+from simcluster.validation.shared import as_list, as_map, check_node_selector, hashable
 
 # Pod spec fields an update may change (kube's ValidatePodUpdate, simplified).
 _POD_MUTABLE: Final = {
@@ -48,6 +48,15 @@ def check_pod(
             )
         for source in sources:
             dns_subdomain(causes, child(entry, source), as_map(claim)[source])
+
+    node_affinity = as_map(as_map(spec.get("affinity")).get("nodeAffinity"))
+    required_terms = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required_terms, dict):
+        check_node_selector(
+            causes,
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+            required_terms,
+        )
 
     container_names: set[str] = set()
     for field in ("initContainers", "containers"):

@@ -14,7 +14,7 @@ from dra import names
 from simcluster.schema import Causes
 
 
-def _invalid(causes: Causes, path: str, value: str, messages: list[str]) -> None:
+def invalid_name(causes: Causes, path: str, value: str, messages: list[str]) -> None:
     """One cause per message, as upstream turns each message of a name check into a field error."""
     for message in messages:
         causes.invalid(path, value, message)
@@ -32,25 +32,25 @@ def _given(causes: Causes, path: str, value: Any, *, required: bool) -> str | No
 def dns_label(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
     name = _given(causes, path, value, required=required)
     if name is not None:
-        _invalid(causes, path, name, names.dns1123_label_errors(name))
+        invalid_name(causes, path, name, names.dns1123_label_errors(name))
 
 
 def dns_subdomain(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
     name = _given(causes, path, value, required=required)
     if name is not None:
-        _invalid(causes, path, name, names.dns1123_subdomain_errors(name))
+        invalid_name(causes, path, name, names.dns1123_subdomain_errors(name))
 
 
 def qualified_name(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
     """Label keys, annotation keys, taint keys, finalizers: ``[prefix/]name``."""
     name = _given(causes, path, value, required=required)
     if name is not None:
-        _invalid(causes, path, name, names.qualified_name_errors(name))
+        invalid_name(causes, path, name, names.qualified_name_errors(name))
 
 
 def label_value(causes: Causes, path: str, value: Any) -> None:
     if isinstance(value, str) and value:
-        _invalid(causes, path, value, names.label_value_errors(value))
+        invalid_name(causes, path, value, names.label_value_errors(value))
 
 
 DRIVER_NAME_MAX: Final = names.DRIVER_NAME_MAX
@@ -64,7 +64,7 @@ def driver_name(causes: Causes, path: str, value: Any) -> None:
         return
     if len(name) > DRIVER_NAME_MAX:
         causes.too_long(path, DRIVER_NAME_MAX)
-    _invalid(causes, path, name, names.dns1123_subdomain_errors(name))
+    invalid_name(causes, path, name, names.dns1123_subdomain_errors(name))
 
 
 def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:
@@ -75,7 +75,7 @@ def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -
         causes.too_long(path, POOL_NAME_MAX)
     # Upstream checks each part separately and names the part, not the whole name, in each error.
     for segment in name.split("/"):
-        _invalid(causes, path, segment, names.dns1123_subdomain_errors(segment))
+        invalid_name(causes, path, segment, names.dns1123_subdomain_errors(segment))
 
 
 # Names that passed before: drivers repeat the same attribute names on every device of every slice.
@@ -124,6 +124,6 @@ def _device_qualified_name(causes: Causes, path: str, value: str, *, fully: bool
     else:
         if len(ident) > DEVICE_ID_MAX:
             causes.too_long(path, DEVICE_ID_MAX)
-        _invalid(causes, path, ident, names.c_identifier_errors(ident))
+        invalid_name(causes, path, ident, names.c_identifier_errors(ident))
     if fully and len(parts) == 1:
         causes.invalid(path, value, "a fully qualified name must be a domain and a name separated by a slash")

@@ -12,9 +12,10 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 from dra.allocator.features import DEFAULT_FEATURES
+from dra.names import dns1123_subdomain_errors, qualified_name_errors
 from dra.taints import KNOWN_EFFECTS
 from simcluster.schema import Causes, child
-from simcluster.validation.names import driver_name, label_value, qualified_name
+from simcluster.validation.names import driver_name, invalid_name, label_value, qualified_name
 
 Obj = dict[str, Any]
 
@@ -104,7 +105,12 @@ def check_taint(causes: Causes, path: str, taint: Any, old_effect: str | None) -
     if not isinstance(taint, dict):
         causes.required(path)
         return
-    qualified_name(causes, child(path, "key"), taint.get("key"))
+    key = taint.get("key")
+    if key == "" or key is None:
+        # upstream validates the key as a label name, which an empty one is not (two messages)
+        invalid_name(causes, child(path, "key"), "", qualified_name_errors(""))
+    else:
+        qualified_name(causes, child(path, "key"), key)
     label_value(causes, child(path, "value"), taint.get("value"))
     effect = taint.get("effect")
     if not effect:
@@ -112,6 +118,64 @@ def check_taint(causes: Causes, path: str, taint: Any, old_effect: str | None) -
     elif effect not in TAINT_EFFECTS and effect != old_effect:
         # Stored objects may carry effects added by a later release; only new values are checked.
         causes.not_supported(child(path, "effect"), effect, TAINT_EFFECTS)
+
+
+_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def check_node_selector(causes: Causes, path: str, selector: Any) -> None:
+    """A core/v1 NodeSelector as kube-apiserver's core validation judges it (ValidateNodeSelector): at least
+    one term; requirements with a supported operator, values as it wants them, label-name keys and
+    label values; field requirements on metadata.name with exactly one node name."""
+    terms_path = child(path, "nodeSelectorTerms")
+    terms = as_list(as_map(selector).get("nodeSelectorTerms"))
+    if not terms:
+        causes.required(terms_path, "must have at least one node selector term")
+        return
+    for index, term in enumerate(terms):
+        term_path = f"{terms_path}[{index}]"
+        for number, requirement in enumerate(as_list(as_map(term).get("matchExpressions"))):
+            _check_requirement(causes, f"{term_path}.matchExpressions[{number}]", as_map(requirement))
+        for number, requirement in enumerate(as_list(as_map(term).get("matchFields"))):
+            _check_field_requirement(causes, f"{term_path}.matchFields[{number}]", as_map(requirement))
+
+
+def _check_requirement(causes: Causes, path: str, requirement: dict[str, Any]) -> None:
+    operator, values = requirement.get("operator"), as_list(requirement.get("values"))
+    values_path = child(path, "values")
+    if operator in ("In", "NotIn") and not values:
+        causes.required(values_path, "must be specified when `operator` is 'In' or 'NotIn'")
+    elif operator in ("Exists", "DoesNotExist") and values:
+        causes.forbidden(values_path, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+    elif operator in ("Gt", "Lt") and len(values) != 1:
+        causes.required(values_path, "must be specified single value when `operator` is 'Lt' or 'Gt'")
+    elif isinstance(operator, str) and operator and operator not in _SELECTOR_OPERATORS:
+        causes.invalid(child(path, "operator"), operator, "not a valid selector operator")
+    key = requirement.get("key")
+    if isinstance(key, str) and key:
+        qualified_name(causes, child(path, "key"), key)
+    for index, value in enumerate(values):
+        label_value(causes, f"{values_path}[{index}]", value)
+
+
+def _check_field_requirement(causes: Causes, path: str, requirement: dict[str, Any]) -> None:
+    operator, values = requirement.get("operator"), as_list(requirement.get("values"))
+    if operator in ("In", "NotIn"):
+        if len(values) != 1:
+            causes.required(
+                child(path, "values"),
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+            )
+    elif isinstance(operator, str) and operator:
+        causes.invalid(child(path, "operator"), operator, "not a valid selector operator")
+    key = requirement.get("key")
+    if key != "metadata.name":
+        if isinstance(key, str) and key:
+            causes.invalid(child(path, "key"), key, "not a valid field selector key")
+        return
+    for index, value in enumerate(values):
+        if isinstance(value, str):
+            invalid_name(causes, f"{path}.values[{index}]", value, dns1123_subdomain_errors(value))
 
 
 def check_opaque_config(

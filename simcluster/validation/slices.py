@@ -24,6 +24,7 @@ from simcluster.validation.shared import (
     as_list,
     as_map,
     check_binding_conditions,
+    check_node_selector,
     check_skip_node_operations,
     check_taint,
     entries,
@@ -59,8 +60,9 @@ def _old_devices(old: dict[str, Any] | None) -> dict[str, Obj]:
 
 
 def _node_selector(causes: Causes, path: str, selector: Any) -> None:
+    check_node_selector(causes, path, selector)  # core validation
     terms = as_list(as_map(selector).get("nodeSelectorTerms"))
-    if len(terms) != 1:
+    if len(terms) != 1:  # DRA validation
         causes.invalid(
             child(path, "nodeSelectorTerms"), len(terms), "must have exactly one node selector term"
         )

@@ -268,8 +268,8 @@ CASES = [
         CLAIM,
         set_path("spec.devices.config", [{"opaque": {"driver": "gpu.example.com", "parameters": []}}]),
         "spec.devices.config[0].opaque.parameters",
-        "FieldValueTypeInvalid",
-        "must be of type object",
+        "FieldValueInvalid",
+        "must be a valid JSON object",
     ),
     Case(
         "derived attribute not used by a constraint",

@@ -400,9 +400,9 @@ CASES = [
         set_path(
             "spec.devices.0.nodeAllocatableResources", {"example.com/foo": {"overhead": {"perPod": "1"}}}
         ),
-        "spec.devices[0].nodeAllocatableResources",
+        "spec.devices[0].nodeAllocatableResources[example.com/foo]",
         "FieldValueInvalid",
-        "not an extended resource",
+        "must be a node allocatable resource name",
     ),
     Case(
         "node allocatable entry empty",
@@ -410,7 +410,7 @@ CASES = [
         set_path("spec.devices.0.nodeAllocatableResources", {"memory": {}}),
         "spec.devices[0].nodeAllocatableResources[memory]",
         "FieldValueRequired",
-        "at least one of `mapping` or `overhead` is required",
+        "at least one of mapping or overhead must be set",
     ),
     Case(
         "node allocatable mapping both kinds",
@@ -435,8 +435,8 @@ CASES = [
             {"cpu": {"mapping": {"capacityKey": "cores", "capacityMultiplier": "2"}}},
         ),
         "spec.devices[0].nodeAllocatableResources[cpu].mapping.capacityKey",
-        "FieldValueInvalid",
-        "must be the name of one of the device's capacities",
+        "FieldValueNotFound",
+        'Not found: "cores"',
     ),
     Case(
         "node allocatable multiplier without key",
@@ -444,9 +444,9 @@ CASES = [
         set_path(
             "spec.devices.0.nodeAllocatableResources", {"cpu": {"mapping": {"capacityMultiplier": "2"}}}
         ),
-        "spec.devices[0].nodeAllocatableResources[cpu].mapping",
+        "spec.devices[0].nodeAllocatableResources[cpu].mapping.capacityKey",
         "FieldValueRequired",
-        "exactly one of `capacityKey` or `deviceMultiplier` is required",
+        "capacityKey is required when capacityMultiplier is set",
     ),
     Case(
         "node allocatable negative overhead",
@@ -456,7 +456,7 @@ CASES = [
         ),
         "spec.devices[0].nodeAllocatableResources[memory].overhead.perContainer",
         "FieldValueInvalid",
-        "must be greater than or equal to 0",
+        "must be non-negative",
     ),
     Case(
         "compatibility groups repeated",
