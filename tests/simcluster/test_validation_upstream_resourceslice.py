@@ -5,7 +5,8 @@
 simcluster runs with the 1.37 defaults, which keep DRAConsumableCapacity and DRAFractionalCapacityRange on;
 it judges the alpha fields (nodeAllocatableResources, partitionTypeAttribute, skipNodeOperations) as
 upstream does with their gates on. Left out: resource-version (see `metadata_cases`), consumable-capacity-
-integer and consumable-capacity-valid-values-integer (DRAFractionalCapacityRange off). A value upstream shows
+integer, consumable-capacity-valid-values-integer(-okay-if-stored) and consumable-capacity-valid-range-integer
+(DRAFractionalCapacityRange off). A value upstream shows
 as a Go struct or slice (%#v) is not compared (ANY)."""
 
 from __future__ import annotations
@@ -1144,6 +1145,109 @@ UPDATES: list[tuple[str, Obj, Callable[[Obj], Obj], list[Cause]]] = [
         with_bad_taints(valid_slice()),
         edited(second_device),
         [not_supported(f"{DEVICES}[1].taints[1].effect", "some-other-effect", EFFECTS)],
+    ),
+]
+
+
+def consumable_slice() -> Obj:
+    return consumable(devices=1)
+
+
+def capacity_of(obj: Obj) -> Obj:
+    cap: Obj = obj["spec"]["devices"][0]["capacity"]["a"]
+    return cap
+
+
+def spelled_twice(obj: Obj) -> Obj:
+    """upstream's spellFirstValidValueTwice: option 10 becomes 5.0, a second spelling of 5, the default 5."""
+    capacity_of(obj)["requestPolicy"].update(default="5", validValues=["5", "5.0", "100"])
+    return obj
+
+
+def negative_min(obj: Obj) -> Obj:
+    capacity_of(obj)["requestPolicy"] = {"default": "0", "validRange": {"min": "-1", "step": "1"}}
+    return obj
+
+
+def milli_option(obj: Obj) -> Obj:
+    capacity_of(obj)["requestPolicy"]["validValues"][0] = "9.9"
+    return obj
+
+
+def milli_range_too_large(obj: Obj) -> Obj:
+    capacity_of(obj).update(
+        value=str(INT64_MAX),
+        requestPolicy={
+            "default": str(INT64_MAX),
+            "validRange": {"min": "0", "step": "1m", "max": str(INT64_MAX)},
+        },
+    )
+    return obj
+
+
+def add_capacity_b(obj: Obj) -> Obj:
+    obj["spec"]["devices"][0]["capacity"]["b"] = {"value": "1"}
+    return obj
+
+
+def labelled(obj: Obj) -> Obj:
+    obj["metadata"]["labels"] = {"updated": "true"}
+    return obj
+
+
+VALUES_A = f"{DEVICES}[0].capacity[a].requestPolicy"
+UPDATES += [
+    (
+        "consumable-capacity-valid-values-spelling-fractional-gate",
+        consumable_slice(),
+        spelled_twice,
+        [duplicate(f"{VALUES_A}.validValues[1]", "5")],
+    ),
+    (
+        "consumable-capacity-valid-values-spelling-fractional-gate-okay-if-stored",
+        spelled_twice(consumable_slice()),
+        labelled,
+        [],
+    ),
+    (
+        "consumable-capacity-valid-values-spelling-fractional-gate-rechecked",
+        spelled_twice(consumable_slice()),
+        add_capacity_b,
+        [duplicate(f"{VALUES_A}.validValues[1]", "5")],
+    ),
+    (
+        "consumable-capacity-valid-range-out-of-int64-bound",
+        consumable_slice(),
+        negative_min,
+        [invalid(f"{VALUES_A}.validRange.min", "-1", "must be greater than or equal to 0")],
+    ),
+    (
+        "consumable-capacity-valid-range-out-of-int64-bound-okay-if-stored",
+        negative_min(consumable_slice()),
+        lambda s: s,
+        [],
+    ),
+    ("consumable-capacity-valid-values-milli-values", consumable_slice(), milli_option, []),
+    (
+        "consumable-capacity-valid-range-integer-okay-if-stored",
+        milli_range_too_large(consumable_slice()),
+        lambda s: s,
+        [],
+    ),
+    (
+        "consumable-capacity-valid-range-milli-values",
+        consumable_slice(),
+        milli_range_too_large,
+        [
+            invalid(
+                f"{VALUES_A}.validRange.default",
+                str(INT64_MAX),
+                "value cannot be represented as a milli value",
+            ),
+            invalid(
+                f"{VALUES_A}.validRange.max", str(INT64_MAX), "value cannot be represented as a milli value"
+            ),
+        ],
     ),
 ]
 
