@@ -78,9 +78,11 @@ def check_claim_spec(causes: Causes, path: str, spec: dict[str, Any]) -> None:
 
     configs = devices.get("config")
     config_path = child(devices_path, "config")
-    check_opaque_config(causes, config_path, configs)
-    for entry, config in entries(causes, config_path, configs, 32):
-        _check_request_refs(causes, child(entry, "requests"), as_map(config).get("requests"), known)
+    check_opaque_config(causes, config_path, configs)  # reports a list that is too long, once
+    if len(as_list(configs)) <= 32:
+        for index, config in enumerate(as_list(configs)):
+            entry = f"{config_path}[{index}]"
+            _check_request_refs(causes, child(entry, "requests"), as_map(config).get("requests"), known)
 
 
 def request_references(requests: Any) -> set[str]:
@@ -117,6 +119,10 @@ def _check_request_refs(causes: Causes, path: str, refs: Any, known: set[str]) -
 
 
 def _check_request_ref(causes: Causes, path: str, ref: Any, known: set[str]) -> None:
+    if isinstance(ref, str) and ref.count("/") <= 1:
+        # each part is a request name (a DNS label), then it must name a request of the claim
+        for part in ref.split("/"):
+            dns_label(causes, path, part)
     if not isinstance(ref, str) or ref.count("/") > 1 or ref not in known:
         causes.invalid(
             path,

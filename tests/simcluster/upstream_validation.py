@@ -27,6 +27,8 @@ _ANY_MARK = "\x00any\x00"
 
 def quoted(value: Any) -> str:
     """How field.Invalid / field.Duplicate show a value (Go's %#v of a string or number)."""
+    if value is None:
+        return "null"  # field.Error shows a nil value as null (apimachinery 1.35+)
     return (
         json.dumps(value)
         if isinstance(value, str)
