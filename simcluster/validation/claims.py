@@ -305,14 +305,35 @@ def _check_network_data(causes: Causes, path: str, network: Any) -> None:
     seen: set[str] = set()
     for ip_path, ip in entries(causes, child(path, "ips"), data.get("ips"), 16):
         unique(causes, ip_path, ip, seen)
-        try:
-            ipaddress.ip_interface(str(ip))
-            if "/" not in str(ip):
-                raise ValueError(ip)
-        except ValueError:
+        canonical = _interface_address(str(ip))
+        if canonical is None:
             causes.invalid(
                 ip_path, ip, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"
             )
+        elif canonical != ip:
+            causes.invalid(ip_path, ip, f"must be in canonical form ({json.dumps(canonical)})")
+
+
+def _interface_address(value: str) -> str | None:
+    """The canonical spelling of an "ifaddr"-style CIDR value (address and prefix length), or None if it is
+    not one. Read leniently as upstream's IsValidInterfaceAddress does (leading zeros in IPv4 octets); an
+    IPv4-mapped IPv6 address is an IPv4 address with the prefix length shortened by 96."""
+    address, slash, length = value.partition("/")
+    if not slash or not length.isdigit() or not length.isascii():
+        return None
+    octets = address.split(".")
+    if ":" not in address and len(octets) == 4 and all(o.isdigit() and o.isascii() for o in octets):
+        address = ".".join(str(int(o)) for o in octets)
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    prefix = int(length)
+    if prefix > ip.max_prefixlen:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip, prefix = ip.ipv4_mapped, prefix - 96 if prefix >= 96 else prefix
+    return f"{ip}/{prefix}"
 
 
 def _check_allocation(causes: Causes, allocation: dict[str, Any], spec: dict[str, Any]) -> None:
