@@ -82,12 +82,27 @@ def _node_status(obj: Obj) -> str:
 
 
 def _node_roles(obj: Obj) -> str:
-    roles = sorted(
-        key.split("/", 1)[1]
-        for key in (_get(obj, "metadata", "labels") or {})
-        if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]
-    )
-    return ",".join(roles) or "<none>"
+    roles: set[str] = set()
+    for key, value in (_get(obj, "metadata", "labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]:
+            roles.add(key.split("/", 1)[1])
+        elif key == "kubernetes.io/role" and value:
+            roles.add(str(value))
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_address(obj: Obj, kind: str) -> str:
+    for address in _get(obj, "status", "addresses") or []:
+        if isinstance(address, dict) and address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _node_row(obj: Obj, now: datetime) -> list[Any]:
+    info = _get(obj, "status", "nodeInfo") or {}
+    return [_name(obj), _node_status(obj), _node_roles(obj), age(obj, now), info.get("kubeletVersion") or "",
+            _node_address(obj, "InternalIP"), _node_address(obj, "ExternalIP"), info.get("osImage") or "<unknown>",
+            info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>"]  # fmt: skip
 
 
 def _pod_row(obj: Obj, now: datetime) -> list[Any]:
@@ -133,11 +148,62 @@ def _event_object(obj: Obj) -> str:
     return f"{kind}/{_get(obj, 'involvedObject', 'name') or ''}"
 
 
-def _event_last_seen(obj: Obj, now: datetime) -> str:
-    seen = parse_time(obj.get("lastTimestamp")) or parse_time(obj.get("eventTime"))
-    if seen is None:
-        return age(obj, now)
-    return human_duration((now - seen).total_seconds())
+def _since(value: Any, now: datetime) -> str | None:
+    seen = parse_time(value)
+    return None if seen is None else human_duration((now - seen).total_seconds())
+
+
+def _event_row(obj: Obj, now: datetime) -> list[Any]:
+    """upstream's printEvent: first seen falls back to eventTime, last seen to first seen; a series wins."""
+    first = _since(obj.get("firstTimestamp"), now) or _since(obj.get("eventTime"), now) or "<unknown>"
+    last = _since(obj.get("lastTimestamp"), now) or first
+    count = obj.get("count") or 1
+    series = obj.get("series")
+    if isinstance(series, dict):
+        last = _since(series.get("lastObservedTime"), now) or "<unknown>"
+        count = series.get("count") or 0
+    source = obj.get("source") or {}
+    component = source.get("component") or obj.get("reportingComponent") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
+    return [last, obj.get("type", ""), obj.get("reason", ""), _event_object(obj),
+            _get(obj, "involvedObject", "fieldPath") or "", f"{component}, {instance}" if instance else component,
+            str(obj.get("message", "")).strip(), first, count, _name(obj)]  # fmt: skip
+
+
+def _job_row(obj: Obj, now: datetime) -> list[Any]:
+    """upstream's printJob: the status from the job's conditions, the duration from start to completion."""
+    conditions = {
+        c.get("type"): c.get("status") == "True"
+        for c in _get(obj, "status", "conditions") or []
+        if isinstance(c, dict)
+    }
+    if conditions.get("Complete"):
+        status = "Complete"
+    elif conditions.get("Failed"):
+        status = "Failed"
+    elif _get(obj, "metadata", "deletionTimestamp"):
+        status = "Terminating"
+    elif conditions.get("SuccessCriteriaMet"):
+        status = "SuccessCriteriaMet"
+    elif conditions.get("Suspended"):
+        status = "Suspended"
+    elif conditions.get("FailureTarget"):
+        status = "FailureTarget"
+    else:
+        status = "Running"
+    succeeded = _get(obj, "status", "succeeded") or 0
+    completions = _get(obj, "spec", "completions")
+    parallelism = _get(obj, "spec", "parallelism") or 0
+    if completions is not None:
+        done = f"{succeeded}/{completions}"
+    else:
+        done = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    started = parse_time(_get(obj, "status", "startTime"))
+    finished = parse_time(_get(obj, "status", "completionTime"))
+    duration = "" if started is None else human_duration(((finished or now) - started).total_seconds())
+    selector = _get(obj, "spec", "selector") or {}
+    return [_name(obj), status, done, duration, age(obj, now), _containers(obj, "name"), _containers(obj, "image"),
+            _format_selector(selector)]  # fmt: skip
 
 
 def _service_ports(obj: Obj) -> str:
@@ -147,6 +213,31 @@ def _service_ports(obj: Obj) -> str:
         if isinstance(p, dict)
     ]
     return ",".join(ports) or "<none>"
+
+
+def _format_selector(selector: Obj) -> str:
+    """metav1.FormatLabelSelector: the selector's string form, requirements sorted by key; empty is <none>."""
+    parts: list[tuple[str, str]] = [
+        (str(k), f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()
+    ]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = str(expr.get("key", "")), expr.get("operator"), sorted(expr.get("values") or [])
+        if op in ("In", "NotIn"):
+            parts.append((key, f"{key} {op.lower()} ({','.join(values)})"))
+        elif op == "Exists":
+            parts.append((key, key))
+        elif op == "DoesNotExist":
+            parts.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(parts, key=lambda p: p[0])) or "<none>"
+
+
+def _containers(obj: Obj, field: str) -> str:
+    containers = _get(obj, "spec", "template", "spec", "containers") or []
+    return ",".join(str(c.get(field, "")) for c in containers if isinstance(c, dict))
+
+
+_WORKLOAD_WIDE: list[Column] = [("Containers", "string", "", 1), ("Images", "string", "", 1),
+                                ("Selector", "string", "", 1)]  # fmt: skip
 
 
 def _or_none(value: Any) -> Any:
@@ -160,9 +251,9 @@ PRINTERS: dict[str, Printer] = {
     ),
     "nodes": (
         [_NAME_COLUMN, ("Status", "string", "", 0), ("Roles", "string", "", 0), _AGE_COLUMN,
-         ("Version", "string", "", 0)],
-        lambda o, now: [_name(o), _node_status(o), _node_roles(o), age(o, now),
-                        _get(o, "status", "nodeInfo", "kubeletVersion") or ""],
+         ("Version", "string", "", 0), ("Internal-IP", "string", "", 1), ("External-IP", "string", "", 1),
+         ("OS-Image", "string", "", 1), ("Kernel-Version", "string", "", 1), ("Container-Runtime", "string", "", 1)],
+        _node_row,
     ),
     "pods": (
         [_NAME_COLUMN, ("Ready", "string", "", 0), ("Status", "string", "", 0), ("Restarts", "string", "", 0),
@@ -179,9 +270,10 @@ PRINTERS: dict[str, Printer] = {
     ),
     "events": (
         [("Last Seen", "string", "", 0), ("Type", "string", "", 0), ("Reason", "string", "", 0),
-         ("Object", "string", "", 0), ("Message", "string", "", 0)],
-        lambda o, now: [_event_last_seen(o, now), o.get("type", ""), o.get("reason", ""), _event_object(o),
-                        o.get("message", "")],
+         ("Object", "string", "", 0), ("Subobject", "string", "", 1), ("Source", "string", "", 1),
+         ("Message", "string", "", 0), ("First Seen", "string", "", 1), ("Count", "string", "", 1),
+         ("Name", "string", "name", 1)],
+        _event_row,
     ),
     "poddisruptionbudgets": (
         [_NAME_COLUMN, ("Min Available", "string", "", 0), ("Max Unavailable", "string", "", 0),
@@ -191,14 +283,15 @@ PRINTERS: dict[str, Printer] = {
     ),
     "replicasets": (
         [_NAME_COLUMN, ("Desired", "integer", "", 0), ("Current", "integer", "", 0), ("Ready", "integer", "", 0),
-         _AGE_COLUMN],
+         _AGE_COLUMN, *_WORKLOAD_WIDE],
         lambda o, now: [_name(o), _get(o, "spec", "replicas") or 0, _get(o, "status", "replicas") or 0,
-                        _get(o, "status", "readyReplicas") or 0, age(o, now)],
+                        _get(o, "status", "readyReplicas") or 0, age(o, now), _containers(o, "name"),
+                        _containers(o, "image"), _format_selector(_get(o, "spec", "selector") or {})],
     ),
     "jobs": (
-        [_NAME_COLUMN, ("Status", "string", "", 0), ("Completions", "string", "", 0), _AGE_COLUMN],
-        lambda o, now: [_name(o), "Complete" if _get(o, "status", "succeeded") else "Running",
-                        f"{_get(o, 'status', 'succeeded') or 0}/{_get(o, 'spec', 'completions') or 1}", age(o, now)],
+        [_NAME_COLUMN, ("Status", "string", "", 0), ("Completions", "string", "", 0), ("Duration", "string", "", 0),
+         _AGE_COLUMN, *_WORKLOAD_WIDE],
+        _job_row,
     ),
     "resourceclaims": (
         [_NAME_COLUMN, ("State", "string", "", 0), _AGE_COLUMN],
@@ -231,11 +324,6 @@ def _binding_columns(obj: Obj, now: datetime) -> list[Any]:
     ref = obj.get("roleRef") or {}
     return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", age(obj, now), _subjects(obj, "User"),
             _subjects(obj, "Group"), _subjects(obj, "ServiceAccount")]  # fmt: skip
-
-
-def _containers(obj: Obj, field: str) -> str:
-    containers = _get(obj, "spec", "template", "spec", "containers") or []
-    return ",".join(str(c.get(field, "")) for c in containers if isinstance(c, dict))
 
 
 _BINDING_COLUMNS: list[Column] = [_NAME_COLUMN, ("Role", "string", "", 0), _AGE_COLUMN, ("Users", "string", "", 1),
