@@ -70,6 +70,17 @@ def _convert(node: Any) -> Any:
     return out
 
 
+def _without_type_enums(schema: Doc) -> Doc:
+    """The JSON-schema files pin a kind's `apiVersion` and `kind` with an enum; kube-apiserver's OpenAPI does not
+    (`kubectl explain` would print it as `enum: v1` under the field)."""
+    if "x-kubernetes-group-version-kind" in schema:
+        for field in ("apiVersion", "kind"):
+            prop = schema.get("properties", {}).get(field)
+            if isinstance(prop, dict):
+                prop.pop("enum", None)
+    return schema
+
+
 def _refs(node: Any, found: set[str]) -> None:
     if isinstance(node, dict):
         ref = node.get("$ref")
@@ -206,7 +217,7 @@ def _document_bytes(key: str) -> bytes | None:
         paths.update(_paths(resource))
     for name in list(wanted):
         _refs(defs.get(name), wanted)
-    schemas = {name: _convert(defs[name]) for name in sorted(wanted) if name in defs}
+    schemas = {name: _without_type_enums(_convert(defs[name])) for name in sorted(wanted) if name in defs}
     doc = {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.37.1"},

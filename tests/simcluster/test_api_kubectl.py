@@ -304,6 +304,14 @@ def test_it_explains_dra_fields(kubectl: Kubectl) -> None:
     assert "effect" in out
 
 
+def test_it_explains_kinds_without_pinning_api_version_and_kind(kubectl: Kubectl) -> None:
+    out = _ok(kubectl("explain", "deviceclass"))
+    fields = out.split("FIELDS:\n", 1)[1].splitlines()
+    assert fields[0] == "  apiVersion\t<string>"
+    assert fields[1].startswith("    APIVersion defines the versioned schema")
+    assert "enum:" not in out
+
+
 def test_it_shows_the_empty_selector_warning_in_kubectl(kubectl: Kubectl) -> None:
     everything = TAINT_RULE.replace(
         "  deviceSelector:\n    driver: gpu.example.com\n    pool: worker-07\n    device: gpu-0\n",
