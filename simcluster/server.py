@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from simcluster import discovery, evictions, protobuf, reviews, tables
+from simcluster import discovery, evictions, health, protobuf, reviews, tables
 from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
 from simcluster.escalation import REQUESTER, EscalationCheck
@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 JSON_TYPE = "application/json"
-_HEALTH_PATHS = {"healthz", "livez", "readyz"}
 USER_KEY = web.RequestKey("user", UserInfo)
 _TOO_OLD_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
@@ -240,8 +239,16 @@ class SimServer:
         head = segs[0]
         if head == "version" and len(segs) == 1:
             return _json_response(discovery.VERSION_INFO)
-        if head in _HEALTH_PATHS:
-            return web.Response(text="ok", content_type="text/plain")
+        if head in health.CHECKS:
+            query = request.rel_url.query
+            text = health.answer(
+                head, "/".join(segs[1:]), verbose="verbose" in query, exclude=query.getall("exclude", [])
+            )
+            if text is None:
+                raise resource_not_found()
+            return web.Response(
+                text=text, content_type="text/plain", headers={"X-Content-Type-Options": "nosniff"}
+            )
         if head == "_simcluster":
             return await self._control(request, segs[1:])
         if self.pki is not None and segs in (

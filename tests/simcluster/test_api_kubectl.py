@@ -340,3 +340,26 @@ def test_it_answers_kubectl_cluster_info(kubectl: Kubectl, cluster: SimCluster) 
     services = _ok(kubectl("get", "svc")).splitlines()
     assert services[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
     assert services[1].split()[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+
+
+def test_it_lists_the_health_checks_for_kubectl_get_raw_verbose(kubectl: Kubectl) -> None:
+    ready = _ok(kubectl("get", "--raw", "/readyz?verbose")).splitlines()
+    assert ready[:5] == [
+        "[+]ping ok",
+        "[+]log ok",
+        "[+]etcd ok",
+        "[+]etcd-readiness ok",
+        "[+]informer-sync ok",
+    ]
+    assert ready[-2:] == ["[+]shutdown ok", "readyz check passed"]
+    live = _ok(kubectl("get", "--raw", "/livez?verbose&exclude=etcd&exclude=nope")).splitlines()
+    assert "[+]etcd excluded: ok" in live and "[+]shutdown ok" not in live
+    assert live[-2:] == [
+        'warn: some health checks cannot be excluded: no matches for "nope"',
+        "livez check passed",
+    ]
+    assert _ok(kubectl("get", "--raw", "/readyz/poststarthook/rbac/bootstrap-roles")) == "ok"
+    assert _ok(kubectl("get", "--raw", "/healthz")) == "ok"
+    missing = kubectl("get", "--raw", "/readyz/no-such-check")
+    assert missing.returncode == 1
+    assert "(NotFound)" in missing.stderr
