@@ -20,6 +20,7 @@ from simcluster.controllers.common import (
     namespace_of,
     owner_reference,
     read_all,
+    set_condition,
     uid_of,
 )
 from simcluster.errors import ApiError
@@ -125,6 +126,19 @@ class OwnerController:
             status["completionTime"] = (job.get("status") or {}).get("completionTime") or format_time(
                 self.clock.now()
             )
+            # the job controller (1.31+) marks SuccessCriteriaMet, then Complete: `kubectl wait
+            # --for=condition=complete` and the STATUS column read these, not the counts
+            conditions = (job.get("status") or {}).get("conditions") or []
+            now = format_time(self.clock.now())
+            for kind in ("SuccessCriteriaMet", "Complete"):
+                if not any(c.get("type") == kind and c.get("status") == "True" for c in conditions):
+                    conditions = set_condition(
+                        conditions,
+                        {"type": kind, "status": "True", "reason": "CompletionsReached",
+                         "message": "Reached expected number of succeeded pods", "lastProbeTime": now,
+                         "lastTransitionTime": now},
+                    )  # fmt: skip
+            status["conditions"] = conditions
         self._write_status("jobs", job, status)
 
     # --- shared ----------------------------------------------------------------------------------------

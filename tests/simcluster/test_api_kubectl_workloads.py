@@ -1,5 +1,5 @@
 """kubectl 1.37.1's typed-client commands (protobuf bodies) against simcluster: `create deployment | secret |
-configmap | poddisruptionbudget`, `scale`, `rollout status`, and `explain` of the new kinds."""
+configmap | poddisruptionbudget`, `scale`, `rollout status`, `wait` for a job, and `explain` of the new kinds."""
 
 from __future__ import annotations
 
@@ -70,3 +70,50 @@ def test_it_explains_the_new_kinds(live: SimCluster, tmp_path: Path, field: str)
     out = _run(tmp_path, "explain", field)
     assert out.splitlines()[0].split()[0] in ("KIND:", "GROUP:")
     assert "FIELD" in out or "DESCRIPTION" in out
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: burn-in
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: burn
+        image: registry.example.com/gpu-burn:2
+"""
+
+
+def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp_path: Path) -> None:
+    assert (
+        _run(tmp_path, "apply", "-f", str(_write(tmp_path, "job.yaml", JOB))) == "job.batch/burn-in created\n"
+    )
+    settle(live)
+    (pod,) = [
+        p
+        for p in live.store.list("pods", namespace="default")
+        if p["metadata"]["name"].startswith("burn-in-")
+    ]
+    live.controllers.pods.complete("default", pod["metadata"]["name"])
+    assert _run(tmp_path, "wait", "--for=condition=complete", "job/burn-in", "--timeout=30s") == (
+        "job.batch/burn-in condition met\n"
+    )
+    conditions = live.store.get("jobs", "burn-in", namespace="default")["status"]["conditions"]
+    assert [(c["type"], c["status"], c["reason"]) for c in conditions] == [
+        ("SuccessCriteriaMet", "True", "CompletionsReached"),
+        ("Complete", "True", "CompletionsReached"),
+    ]
+    assert _run(tmp_path, "get", "job", "burn-in").splitlines()[1].split()[:3] == [
+        "burn-in",
+        "Complete",
+        "1/1",
+    ]
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
