@@ -104,8 +104,8 @@ def _default_pod(obj: Obj, *, template: bool = False) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    if not template:  # the Priority admission plugin sets these on pods only
+    if not template:  # SetDefaults_Pod (not PodSpec) and the Priority admission plugin: pods only
+        spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)
     for key in ("containers", "initContainers"):
@@ -155,6 +155,8 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_pod(obj)
     elif plural == "deployments" and isinstance(spec, dict):
         _default_deployment(spec)
+    elif plural == "jobs" and old is None and isinstance(spec, dict):
+        _default_job(obj, spec)
 
 
 def _default_deployment(spec: Obj) -> None:
@@ -173,3 +175,30 @@ def _default_deployment(spec: Obj) -> None:
     template = spec.get("template")
     if isinstance(template, dict):
         _default_pod(template, template=True)
+
+
+def _default_job(obj: Obj, spec: Obj) -> None:
+    """batch/v1 Job defaults (SetDefaults_Job) and the selector the job strategy generates on create."""
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault(
+        "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    )
+    spec.setdefault("manualSelector", False)
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    meta = obj.get("metadata") or {}
+    if not spec["manualSelector"] and meta.get("uid"):
+        uid, name = str(meta["uid"]), str(meta.get("name", ""))
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        labels = template.setdefault("metadata", {}).setdefault("labels", {})
+        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                       "controller-uid": uid, "job-name": name})  # fmt: skip
+    if not meta.get("labels") and (template.get("metadata") or {}).get("labels"):
+        meta["labels"] = dict(template["metadata"]["labels"])
+    _default_pod(template, template=True)

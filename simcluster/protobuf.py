@@ -3,9 +3,10 @@
 kubectl's typed clients send protobuf for the built-in kinds they create themselves: the access and rules
 reviews of `kubectl auth can-i`, the SelfSubjectReview of `auth whoami`, the TokenRequest of `create
 token`, the Eviction and DeleteOptions of `drain`, and the objects of `kubectl create namespace |
-serviceaccount | role | clusterrole | rolebinding | clusterrolebinding`. Those messages are described here
-by their field numbers (from k8s.io/api's generated.proto); the envelope is the `k8s\\0` magic followed by
-a runtime.Unknown. Answers are always JSON, which every client accepts. Other kinds answer 415 as before.
+serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | secret | configmap |
+poddisruptionbudget`. Those messages are described here by their field numbers (from k8s.io/api's
+generated.proto); the envelope is the `k8s\\0` magic followed by a runtime.Unknown. Answers are always
+JSON, which every client accepts. Other kinds answer 415 as before.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "RoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True), 3: _f("roleRef", "RoleRef")},
     "ClusterRoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True),
                            3: _f("roleRef", "RoleRef")},
-    # kubectl create deployment | secret | configmap | poddisruptionbudget: the fields those commands set
+    # kubectl create deployment | job | secret | configmap | poddisruptionbudget: the fields those commands set
     "Deployment": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "DeploymentSpec")},
     "DeploymentSpec": {1: _f("replicas", "int?"), 2: _f("selector", "LabelSelector"), 3: _f("template", "PodTemplateSpec"),
                        4: _f("strategy", "DeploymentStrategy"), 5: _f("minReadySeconds", "int"),
@@ -107,6 +108,12 @@ MESSAGES: dict[str, dict[int, Field]] = {
                5: _f("immutable", "bool?")},
     "ConfigMap": {1: _f("metadata", "ObjectMeta"), 2: _f("data", "map"), 3: _f("binaryData", "bytesmap"),
                   4: _f("immutable", "bool?")},
+    "Job": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "JobSpec")},
+    "JobSpec": {1: _f("parallelism", "int?"), 2: _f("completions", "int?"), 3: _f("activeDeadlineSeconds", "int?"),
+                4: _f("selector", "LabelSelector"), 5: _f("manualSelector", "bool?"), 6: _f("template", "PodTemplateSpec"),
+                7: _f("backoffLimit", "int?"), 8: _f("ttlSecondsAfterFinished", "int?"), 9: _f("completionMode"),
+                10: _f("suspend", "bool?"), 12: _f("backoffLimitPerIndex", "int?"), 13: _f("maxFailedIndexes", "int?"),
+                14: _f("podReplacementPolicy"), 15: _f("managedBy")},
     "PodDisruptionBudget": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodDisruptionBudgetSpec")},
     "PodDisruptionBudgetSpec": {1: _f("minAvailable", "intstr"), 2: _f("selector", "LabelSelector"),
                                 3: _f("maxUnavailable", "intstr"), 4: _f("unhealthyPodEvictionPolicy")},
@@ -117,7 +124,7 @@ KINDS = frozenset({
     "DeleteOptions", "Eviction", "SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
     "SelfSubjectRulesReview", "SelfSubjectReview", "TokenReview", "TokenRequest", "Namespace", "ServiceAccount",
     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Deployment", "Secret", "ConfigMap",
-    "PodDisruptionBudget",
+    "PodDisruptionBudget", "Job",
 })  # fmt: skip
 _ALIASES = {"LocalSubjectAccessReview": "SubjectAccessReview"}
 
@@ -192,6 +199,8 @@ def _scalar(kind: str, wire: int, value: Any, *, repeated: bool = False) -> Any:
             return bytes(parts.get(3, b"")).decode("utf-8")
         return _signed(int(parts.get(2, 0)))
     if kind == "time":
+        if not value:
+            return None  # metav1.Time marshals its zero value as an empty message (JSON null)
         seconds = _signed(int(dict((n, v) for n, _, v in _fields(value)).get(1, 0)))
         if seconds <= _GO_ZERO_TIME:
             return None  # Go's zero time: the field was not set (JSON null)

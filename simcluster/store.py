@@ -566,6 +566,8 @@ class Store:
         ):
             meta.pop(transient, None)
         now = self.now()
+        # before defaulting: a Job's generated selector names its uid
+        meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
         self._prepare_create(resource, new)
         defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
@@ -579,7 +581,6 @@ class Store:
                 raise namespace_not_found(key[0])
             if key in self._table(plural):
                 raise already_exists(resource, name)
-            meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
             meta["creationTimestamp"] = now
             if plural != "events":
                 meta["generation"] = 1

@@ -117,3 +117,25 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+def test_it_creates_a_job_from_kubectl_with_a_real_servers_defaults(live: SimCluster, tmp_path: Path) -> None:
+    assert _run(tmp_path, "create", "job", "burn-in", "--image=registry.example.com/gpu-burn:2", "--", "burn",
+                "--minutes=5") == "job.batch/burn-in created\n"  # fmt: skip
+    job = live.store.get("jobs", "burn-in", namespace="default")
+    uid, spec = job["metadata"]["uid"], job["spec"]
+    assert {k: v for k, v in spec.items() if k not in ("selector", "template")} == {
+        "backoffLimit": 6, "completionMode": "NonIndexed", "completions": 1, "manualSelector": False,
+        "parallelism": 1, "podReplacementPolicy": "TerminatingOrFailed", "suspend": False,
+    }  # fmt: skip
+    assert spec["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert spec["template"]["metadata"] == {"labels": {
+        "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "burn-in",
+        "controller-uid": uid, "job-name": "burn-in",
+    }}  # fmt: skip
+    pod_spec = spec["template"]["spec"]
+    assert (pod_spec["restartPolicy"], pod_spec["containers"][0]["command"]) == (
+        "Never",
+        ["burn", "--minutes=5"],
+    )
+    assert "enableServiceLinks" not in pod_spec  # defaulted on pods, not on templates
