@@ -251,7 +251,6 @@ def label_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[s
     return label_selector(selector).matches(labels)
 
 
-_SET_RE = re.compile(r"\s*(\S+?)\s+(in|notin)\s*\((.*)\)\s*")
 _INTEGER_RE = re.compile(r"-?\d+")
 
 
@@ -260,7 +259,8 @@ def _go_quote(value: str) -> str:
 
 
 def _checked(key: str, op: str, values: tuple[str, ...]) -> Requirement:
-    """upstream `NewRequirement`: every problem of one requirement, worded as `labels.Parse` words it."""
+    """upstream `NewRequirement`: every problem of one requirement, worded as `labels.Parse` words it (the
+    parser adds the `unable to parse requirement: ` prefix)."""
     problems: list[str] = []
     key_errors = names.qualified_name_errors(key)
     if key_errors:
@@ -283,51 +283,158 @@ def _checked(key: str, op: str, values: tuple[str, ...]) -> Requirement:
     if problems:
         # an aggregate of one error reads as that error, of several as a bracketed list
         shown = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-        raise SelectorError(f"unable to parse requirement: {shown}")
+        raise SelectorError(shown)
     return Requirement(key, op, values)
 
 
-def _split_top_level(text: str) -> list[str]:
-    parts: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    parts.append("".join(current))
-    return parts
+_TOKENS = {")": "ClosedPar", ",": "Comma", "!": "DoesNotExist", "==": "DoubleEquals", "=": "Equals", ">": "Gt",
+           "in": "In", "<": "Lt", "!=": "NotEquals", "notin": "NotIn", "(": "OpenPar"}  # fmt: skip
+_SPECIAL = frozenset("=!(),><")
+_WHITESPACE = frozenset(" \t\r\n")
+_OPERATORS = {"In": "In", "NotIn": "NotIn", "Equals": "In", "DoubleEquals": "In", "NotEquals": "NotIn",
+              "Gt": "Gt", "Lt": "Lt"}  # fmt: skip
+
+
+def _lex(text: str) -> list[tuple[str, str]]:
+    """labels.Lexer: identifiers end at whitespace or a special symbol; symbols take the longest known token."""
+    tokens: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _WHITESPACE:
+            i += 1
+        if i >= n:
+            tokens.append(("End", ""))
+            return tokens
+        if text[i] in _SPECIAL:
+            known = ""
+            j = i
+            while j < n and text[j] in _SPECIAL:
+                if text[i : j + 1] in _TOKENS:
+                    known = text[i : j + 1]
+                elif known:
+                    break
+                j += 1
+            if not known:  # upstream's ErrorToken: no parser state accepts it
+                tokens.append(("Error", f"error expected: keyword found '{text[i:j]}'"))
+                i = j
+                continue
+            tokens.append((_TOKENS[known], known))
+            i += len(known)
+            continue
+        j = i
+        while j < n and text[j] not in _SPECIAL and text[j] not in _WHITESPACE:
+            j += 1
+        word = text[i:j]
+        tokens.append((_TOKENS.get(word, "Identifier"), word))
+        i = j
+
+
+class _Parser:
+    """labels.Parse's recursive descent, with its error wording; `in`/`notin` are identifiers where values go."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _lex(text)
+        self.position = 0
+
+    def peek(self, values: bool = True) -> tuple[str, str]:
+        kind, literal = self.tokens[self.position]
+        return ("Identifier" if values and kind in ("In", "NotIn") else kind), literal
+
+    def take(self, values: bool = True) -> tuple[str, str]:
+        token = self.peek(values)
+        self.position += 1
+        return token
+
+    def selector(self) -> list[Requirement]:
+        requirements: list[Requirement] = []
+        while True:
+            kind, literal = self.peek()
+            if kind == "End":
+                return requirements
+            if kind not in ("Identifier", "DoesNotExist"):
+                raise SelectorError(f"found '{literal}', expected: !, identifier, or 'end of string'")
+            try:
+                requirements.append(self.requirement())
+            except SelectorError as error:
+                raise SelectorError(f"unable to parse requirement: {error}") from None
+            kind, literal = self.take()
+            if kind == "End":
+                return requirements
+            if kind != "Comma":
+                raise SelectorError(f"found '{literal}', expected: ',' or 'end of string'")
+            after, after_literal = self.peek()
+            if after not in ("Identifier", "DoesNotExist"):
+                raise SelectorError(f"found '{after_literal}', expected: identifier after ','")
+
+    def requirement(self) -> Requirement:
+        op = ""
+        kind, key = self.take()
+        if kind == "DoesNotExist":
+            op = "DoesNotExist"
+            kind, key = self.take()
+        if kind != "Identifier":
+            raise SelectorError(f"found '{key}', expected: identifier")
+        key_errors = names.qualified_name_errors(key)
+        if key_errors:  # the parser's own check has no field path: Go prints a nil *field.Path as <nil>
+            raise SelectorError(f"<nil>: Invalid value: {_go_quote(key)}: {'; '.join(key_errors)}")
+        if op == "DoesNotExist" or self.peek()[0] in ("End", "Comma"):
+            return _checked(key, op or "Exists", ())
+        kind, literal = self.take(values=False)
+        if kind not in _OPERATORS:
+            raise SelectorError(f"found '{literal}', expected: in, notin, =, ==, !=, gt, lt")
+        op = _OPERATORS[kind]
+        found = self.value_set() if kind in ("In", "NotIn") else self.exact_value()
+        return _checked(key, op, tuple(sorted(found)))
+
+    def exact_value(self) -> set[str]:
+        if self.peek()[0] in ("End", "Comma"):
+            return {""}
+        kind, literal = self.take()
+        if kind != "Identifier":
+            raise SelectorError(f"found '{literal}', expected: identifier")
+        return {literal}
+
+    def value_set(self) -> set[str]:
+        kind, literal = self.take()
+        if kind != "OpenPar":
+            raise SelectorError(f"found '{literal}' expected: '('")
+        kind, literal = self.peek()
+        if kind == "ClosedPar":  # "()" is the set holding the empty value
+            self.take()
+            return {""}
+        if kind not in ("Identifier", "Comma"):
+            raise SelectorError(f"found '{literal}', expected: ',', ')' or identifier")
+        found = self.identifiers()
+        kind, _ = self.take()
+        if kind != "ClosedPar":
+            raise SelectorError(f"found '{literal}', expected: ')'")
+        return found
+
+    def identifiers(self) -> set[str]:
+        found: set[str] = set()
+        while True:
+            kind, literal = self.take()
+            if kind == "Identifier":
+                found.add(literal)
+                after, after_literal = self.peek()
+                if after == "ClosedPar":
+                    return found
+                if after != "Comma":
+                    raise SelectorError(f"found '{after_literal}', expected: ',' or ')'")
+            elif kind == "Comma":  # "(,", ",)" and ",," stand for the empty value
+                if not found:
+                    found.add("")
+                after, _ = self.peek()
+                if after == "ClosedPar":
+                    found.add("")
+                    return found
+                if after == "Comma":
+                    self.take()
+                    found.add("")
+            else:
+                raise SelectorError(f"found '{literal}', expected: ',', or identifier")
 
 
 def parse_label_selector(text: str) -> LabelSelector:
-    """The string form (`?labelSelector=`), in the words a real API server uses for errors."""
-    requirements: list[Requirement] = []
-    if not text.strip():
-        return LabelSelector(())
-    for raw in _split_top_level(text):
-        part = raw.strip()
-        if not part:
-            raise SelectorError(f"found '', expected: identifier in {text!r}")
-        set_match = _SET_RE.fullmatch(part)
-        if set_match:
-            key, op, values = set_match.groups()
-            items = tuple(v.strip() for v in values.split(",")) if values.strip() else ()
-            requirements.append(_checked(key, "In" if op == "in" else "NotIn", items))
-            continue
-        for token, op in (("!=", "NotIn"), ("==", "In"), ("=", "In"), (">", "Gt"), ("<", "Lt")):
-            if token in part:
-                key, value = part.split(token, 1)
-                requirements.append(_checked(key.strip(), op, (value.strip(),)))
-                break
-        else:
-            if part.startswith("!"):
-                requirements.append(_checked(part[1:].strip(), "DoesNotExist", ()))
-            else:
-                requirements.append(_checked(part, "Exists", ()))
-    return LabelSelector(tuple(requirements))
+    """The string form (`?labelSelector=`) as labels.Parse reads it, in the words a real API server uses."""
+    return LabelSelector(tuple(_Parser(text).selector()))

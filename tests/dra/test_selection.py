@@ -117,23 +117,37 @@ def test_it_parses_the_string_form_of_label_selectors(text: str, labels: dict, e
 
 
 def test_it_refuses_malformed_label_selector_strings() -> None:
-    with pytest.raises(SelectorError, match="values set can't be empty"):
-        parse_label_selector("app in ()")
     with pytest.raises(SelectorError, match="name part must consist"):
         parse_label_selector("-bad=x")
+
+
+def test_it_reads_an_empty_value_set_as_the_empty_value() -> None:
+    """labels.Parse turns `()` into the set holding "" (its parseValues), so it selects empty labels."""
+    selector = parse_label_selector("app in ()")
+    assert selector.matches({"app": ""}) is True
+    assert selector.matches({"app": "x"}) is False
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        # the parser checks a key itself, with no field path: Go prints the nil path as <nil>
         (
             "-bad=x",
-            'unable to parse requirement: key: Invalid value: "-bad": name part ' + QUALIFIED_NAME_MSG,
+            'unable to parse requirement: <nil>: Invalid value: "-bad": name part ' + QUALIFIED_NAME_MSG,
         ),
         (
-            "tier=has space",
-            'unable to parse requirement: values[0][tier]: Invalid value: "has space": ' + LABEL_VALUE_MSG,
+            "tier=has@sign",
+            'unable to parse requirement: values[0][tier]: Invalid value: "has@sign": ' + LABEL_VALUE_MSG,
         ),
+        # the lexer ends a word at whitespace or = ! ( ) , > <; what follows is the next token
+        ("tier=has space", "found 'space', expected: ',' or 'end of string'"),
+        ("tier=a=b", "found '=', expected: ',' or 'end of string'"),
+        ("tier gpu", "unable to parse requirement: found 'gpu', expected: in, notin, =, ==, !=, gt, lt"),
+        ("tier in (a", "unable to parse requirement: found '', expected: ',' or ')'"),
+        ("tier notin a", "unable to parse requirement: found 'a' expected: '('"),
+        ("a,,b", "found ',', expected: identifier after ','"),
+        ("=a", "found '=', expected: !, identifier, or 'end of string'"),
         (
             "gpus>x",
             "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
@@ -141,7 +155,7 @@ def test_it_refuses_malformed_label_selector_strings() -> None:
         # the prefix of a key is a DNS subdomain (a looser pattern once let this through)
         (
             "Example_com/app=x",
-            'unable to parse requirement: key: Invalid value: "Example_com/app": prefix part '
+            'unable to parse requirement: <nil>: Invalid value: "Example_com/app": prefix part '
             + DNS1123_SUBDOMAIN_MSG,
         ),
     ],

@@ -363,3 +363,11 @@ def test_it_lists_the_health_checks_for_kubectl_get_raw_verbose(kubectl: Kubectl
     missing = kubectl("get", "--raw", "/readyz/no-such-check")
     assert missing.returncode == 1
     assert "(NotFound)" in missing.stderr
+
+
+def test_it_words_a_mistyped_label_selector_as_labels_parse_does(kubectl: Kubectl) -> None:
+    missing_comma = kubectl("get", "resourceslices", "-l", "driver=gpu.example.com pool=worker-07")
+    assert missing_comma.returncode == 1
+    assert missing_comma.stderr.strip().endswith("found 'pool', expected: ',' or 'end of string'")
+    bad_key = kubectl("get", "resourceslices", "-l", "-driver=x")
+    assert 'unable to parse requirement: <nil>: Invalid value: "-driver": name part must' in bad_key.stderr

@@ -80,11 +80,11 @@ def test_it_filters_pods_by_node_and_phase(cluster: SimCluster, http: Http) -> N
 
 
 def test_it_rejects_a_malformed_label_selector_naming_the_rule(http: Http) -> None:
-    status, _, body = http.get(f"{SLICES}?labelSelector=tier%3Dhas%20space")
+    status, _, body = http.get(f"{SLICES}?labelSelector=tier%3Dhas%40sign")
     assert status == 400
     assert body["reason"] == "BadRequest"
     assert body["message"].startswith(
-        'unable to parse requirement: values[0][tier]: Invalid value: "has space": a valid label must be'
+        'unable to parse requirement: values[0][tier]: Invalid value: "has@sign": a valid label must be'
     )
 
 
