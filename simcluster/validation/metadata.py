@@ -3,6 +3,7 @@ labels, annotations, finalizers, owner references, and what an update may not ch
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from simcluster.schema import Causes, ResourceDef, child
@@ -77,6 +78,16 @@ def check_metadata(
         for field in ("name", "namespace", "uid", "creationTimestamp"):
             if field in meta and field in old_meta and meta[field] != old_meta[field]:
                 causes.immutable(f"metadata.{field}", meta[field])
+        if old_meta.get("deletionTimestamp"):
+            held = {str(f) for f in as_list(old_meta.get("finalizers"))}
+            extra = sorted({str(f) for f in as_list(meta.get("finalizers"))} - held)
+            if extra:
+                shown = ", ".join(json.dumps(f) for f in extra)  # Go's %#v of a []string
+                causes.forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted, "
+                    f"found new finalizers []string{{{shown}}}",
+                )
 
 
 def _check_name(causes: Causes, resource: ResourceDef, path: str, name: Any) -> None:
