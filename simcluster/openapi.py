@@ -162,8 +162,6 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
                               _query("labelSelector", "fieldSelector", "limit", "continue", "resourceVersion",
                                      "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch")),
             "post": _operation(resource, "post", "create", kind_schema, write),
-            "delete": _operation(resource, "deletecollection", "deleteCollection", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-                                 _query("dryRun", "labelSelector", "fieldSelector")),
         },
         f"{scoped}/{{name}}": {
             "get": _operation(resource, "get", "read", kind_schema, []),
@@ -173,6 +171,11 @@ def _paths(resource: ResourceDef) -> dict[str, Doc]:
                                                                                    "propagationPolicy")),
         },
     }  # fmt: skip
+    if "deletecollection" in resource.verbs:
+        paths[scoped]["delete"] = _operation(
+            resource, "deletecollection", "deleteCollection", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+            _query("dryRun", "labelSelector", "fieldSelector"),
+        )  # fmt: skip
     for sub in resource.subresource_specs():
         title = sub.name.title()
         sub_schema = _schema_of(sub.group, sub.version, sub.kind)

@@ -31,6 +31,8 @@ STANDARD_VERBS: tuple[str, ...] = (
     "update",
     "watch",
 )
+#: Namespaces have no DeleteCollection: upstream's namespace storage is not a generic store.
+NAMESPACE_VERBS: tuple[str, ...] = tuple(v for v in STANDARD_VERBS if v != "deletecollection")
 STATUS_VERBS: tuple[str, ...] = ("get", "patch", "update")
 REVIEW_VERBS: tuple[str, ...] = ("create",)
 
@@ -66,7 +68,13 @@ class ResourceDef(Kind):
     @classmethod
     def serving(cls, kind: Kind) -> ResourceDef:
         values = {f.name: getattr(kind, f.name) for f in fields(Kind)}
-        return cls(**values, verbs=REVIEW_VERBS if kind.review else STANDARD_VERBS)
+        if kind.review:
+            verbs = REVIEW_VERBS
+        elif (kind.group, kind.plural) == ("", "namespaces"):
+            verbs = NAMESPACE_VERBS
+        else:
+            verbs = STANDARD_VERBS
+        return cls(**values, verbs=verbs)
 
     def subresource_specs(self) -> tuple[Subresource, ...]:
         return tuple(subresource(self, name) for name in self.subresources)

@@ -392,7 +392,7 @@ class SimServer:
                 raise method_not_allowed()
             if method == "POST":
                 return await self._create(request, resource, namespace)
-            if method == "DELETE":
+            if method == "DELETE" and "deletecollection" in resource.verbs:
                 return await self._delete_collection(request, resource, namespace)
             raise method_not_allowed()
         if resource.namespaced and namespace is None:

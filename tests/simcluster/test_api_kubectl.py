@@ -136,6 +136,20 @@ def test_it_knows_the_core_short_names(kubectl: Kubectl) -> None:
     ]
 
 
+def test_it_offers_no_deletecollection_of_namespaces(kubectl: Kubectl) -> None:
+    out = _ok(kubectl("api-resources", "--api-group=", "-o", "wide"))
+    verbs = {
+        line.split()[0]: line.split()[-2 if line.split()[-1] == "all" else -1]
+        for line in out.splitlines()[1:]
+    }
+    assert verbs["namespaces"] == "create,delete,get,list,patch,update,watch"
+    assert verbs["nodes"] == "create,delete,deletecollection,get,list,patch,update,watch"
+    refused = kubectl("delete", "--raw", "/api/v1/namespaces")
+    assert refused.returncode == 1
+    assert "(MethodNotAllowed)" in refused.stderr
+    assert len(_ok(kubectl("get", "ns", "-o", "name")).split()) == 4
+
+
 @pytest.mark.parametrize(
     ("manifest", "expected"),
     [
