@@ -56,6 +56,14 @@ def _json_response(body: Any, status: int = 200, *, content_type: str = JSON_TYP
     return web.Response(body=raw, status=status, headers={"Content-Type": content_type})
 
 
+def _orphans(request: web.Request, body: Obj) -> bool:
+    """DeleteOptions asks to orphan the dependents: propagationPolicy=Orphan, or the deprecated orphanDependents."""
+    policy = body.get("propagationPolicy", request.query.get("propagationPolicy"))
+    if policy is not None:
+        return bool(policy == "Orphan")
+    return body.get("orphanDependents", request.query.get("orphanDependents")) in (True, "true")
+
+
 def _error_response(error: ApiError) -> web.Response:
     response = _json_response(error.to_status(), error.status)
     retry_after = (error.details or {}).get("retryAfterSeconds")
@@ -711,6 +719,7 @@ class SimServer:
             resource_version=preconditions.get("resourceVersion"),
             dry_run=self._dry_run(request, body),
             grace_period_seconds=grace_seconds,
+            orphan=_orphans(request, body),
         )
         return _json_response(obj)
 

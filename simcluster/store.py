@@ -862,7 +862,9 @@ class Store:
         resource_version: str | None = None,
         dry_run: bool = False,
         grace_period_seconds: int | None = None,
+        orphan: bool = False,
     ) -> dict[str, Any]:
+        """Delete (or, with finalizers or a grace period, mark deleted). `orphan`: propagationPolicy=Orphan."""
         resource = self._resource(plural)
         with self._lock:
             key = self._key(resource, name, namespace)
@@ -907,8 +909,31 @@ class Store:
                 return decode(self._commit("MODIFIED", resource, key, new, current).raw)
             if dry_run:
                 return decode(current.raw)
+            if orphan:
+                self._orphan_dependents(str(meta.get("uid", "")), key[0] if resource.namespaced else None)
             final = clone(current.obj)
             return decode(self._commit("DELETED", resource, key, final, current).raw)
+
+    def _orphan_dependents(self, owner_uid: str, namespace: str | None) -> None:
+        """The garbage collector's orphan step, done at once: dependents lose their reference to the owner
+        (a namespaced owner's dependents share its namespace). Lock held."""
+        for plural, table in self._objects.items():
+            dependent_resource = resource_for(plural)
+            if dependent_resource is None:
+                continue
+            for dependent_key, entry in list(table.items()):
+                if namespace is not None and dependent_key[0] != namespace:
+                    continue
+                refs = entry.obj["metadata"].get("ownerReferences") or []
+                kept = [r for r in refs if not (isinstance(r, dict) and r.get("uid") == owner_uid)]
+                if len(kept) == len(refs):
+                    continue
+                orphaned = clone(entry.obj)
+                if kept:
+                    orphaned["metadata"]["ownerReferences"] = kept
+                else:
+                    orphaned["metadata"].pop("ownerReferences", None)
+                self._commit("MODIFIED", dependent_resource, dependent_key, orphaned, entry)
 
     def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
         """Seconds of graceful termination a pod gets, or 0 when it is removed at once."""

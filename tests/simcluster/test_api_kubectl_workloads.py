@@ -139,3 +139,26 @@ def test_it_creates_a_job_from_kubectl_with_a_real_servers_defaults(live: SimClu
         ["burn", "--minutes=5"],
     )
     assert "enableServiceLinks" not in pod_spec  # defaulted on pods, not on templates
+
+
+def test_it_keeps_the_pods_of_a_replicaset_deleted_with_cascade_orphan(
+    live: SimCluster, tmp_path: Path
+) -> None:
+    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    settle(live)
+    (rs,) = live.store.list("replicasets", namespace="default")
+    rs_name = rs["metadata"]["name"]
+    pods = [
+        p["metadata"]["name"]
+        for p in live.store.list("pods", namespace="default")
+        if any(ref["uid"] == rs["metadata"]["uid"] for ref in p["metadata"].get("ownerReferences", []))
+    ]
+    assert len(pods) == 2
+    _run(tmp_path, "delete", "deployment", "web", "--cascade=orphan")
+    assert _run(tmp_path, "delete", "replicaset", rs_name, "--cascade=orphan") == (
+        f'replicaset.apps "{rs_name}" deleted from default namespace\n'
+    )
+    settle(live)
+    left = {p["metadata"]["name"]: p for p in live.store.list("pods", namespace="default")}
+    assert set(pods) <= set(left)
+    assert all("ownerReferences" not in left[name]["metadata"] for name in pods)
