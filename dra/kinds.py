@@ -108,7 +108,7 @@ KINDS: tuple[Kind, ...] = (
     _k("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),
        field_selectors=("spec.nodeName", "status.phase", "spec.schedulerName", "spec.restartPolicy",
                         "status.nominatedNodeName", "spec.serviceAccountName"),
-       extra_subresources=("binding", "eviction")),
+       extra_subresources=("binding", "eviction", "log")),
     _k("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True, short_names=("sa",),
        extra_subresources=("token",)),
     _k("", "v1", "secrets", "Secret", namespaced=True, field_selectors=("type",)),

@@ -52,6 +52,7 @@ class Subresource:
 _OTHER_KIND_SUBRESOURCES: dict[tuple[str, str], Subresource] = {
     ("pods", "binding"): Subresource("binding", "", "v1", "Binding", ("create",)),
     ("pods", "eviction"): Subresource("eviction", "policy", "v1", "Eviction", ("create",)),
+    ("pods", "log"): Subresource("log", "", "v1", "Pod", ("get",)),
     ("serviceaccounts", "token"): Subresource(
         "token", "authentication.k8s.io", "v1", "TokenRequest", ("create",)
     ),

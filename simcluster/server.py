@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from simcluster import discovery, evictions, health, protobuf, reviews, tables
+from simcluster import discovery, evictions, health, podlogs, protobuf, reviews, tables
 from simcluster.auth import Authenticator, UserInfo, issuer_documents
 from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
 from simcluster.escalation import REQUESTER, EscalationCheck
@@ -389,6 +389,10 @@ class SimServer:
             if method != "POST":
                 raise method_not_allowed()
             return await self._review(request, resource, namespace)
+        if sub == "log" and resource.plural == "pods" and name is not None and namespace is not None:
+            if method != "GET":
+                raise method_not_allowed()
+            return await self._pod_log(request, namespace, name)
         if sub in ("eviction", "binding", "token", "scale") and name is not None and namespace is not None:
             return await self._action(request, resource, namespace, name, sub)
         if name is None:
@@ -446,6 +450,31 @@ class SimServer:
         else:
             raise resource_not_found()
         return _json_response(answer, 201)
+
+    async def _pod_log(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
+        """`kubectl logs`: an empty log for a container that runs; `follow` holds it open while the pod lives."""
+        pod = self.store.get("pods", name, namespace=namespace)
+        query = request.rel_url.query
+        container = podlogs.container_for_log(pod, query.get("container", ""))
+        if (pod.get("spec") or {}).get("nodeName"):
+            refusal = podlogs.kubelet_refusal(pod, container, previous=_flag(query.get("previous")))
+            if refusal is not None:
+                raise refusal
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        uid = (pod.get("metadata") or {}).get("uid")
+        while _flag(query.get("follow")) and not _flag(query.get("previous")):
+            await asyncio.sleep(0.5)
+            try:
+                current = self.store.get("pods", name, namespace=namespace)
+            except ApiError:
+                break
+            if (current.get("metadata") or {}).get("uid") != uid or (current.get("status") or {}).get(
+                "phase"
+            ) in ("Succeeded", "Failed"):
+                break
+        await response.write_eof()
+        return response
 
     async def _action(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str, sub: str
