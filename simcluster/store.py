@@ -1106,6 +1106,9 @@ def _apply(
             subresource=subresource,
         )
     except patching.PatchError as error:
+        if error.detail:
+            log.info("patch of %s %r refused: %s", resource.plural, (current or {}).get("metadata", {}).get("name"),
+                     error.detail)  # fmt: skip
         details: Obj | None = None
         if error.causes:
             details = {"name": str((current.get("metadata") or {}).get("name", ""))}

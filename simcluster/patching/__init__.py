@@ -63,7 +63,14 @@ def apply_patch(
         raise PatchError(404, "NotFound", f"{resource.plural} not found")
     patch = _decode_json(patch_body)
     if media == JSON_PATCH:
-        result = json_patch(current, patch)
+        try:
+            result = json_patch(current, patch)
+        except PatchError as error:
+            if error.status != 422:
+                raise
+            # kube-apiserver drops the json-patch library's reason (NewGenericServerResponse without causes):
+            # kubectl shows only this sentence. The reason stays on the exception for the server's log.
+            raise PatchError(422, "Invalid", JSON_PATCH_REFUSED, detail=error.message) from error
     elif media == MERGE_PATCH:
         if not isinstance(patch, dict):
             raise PatchError(400, "BadRequest", "merge patch must be a JSON object")
@@ -76,6 +83,9 @@ def apply_patch(
     if not isinstance(result, dict):
         raise PatchError(422, "Invalid", "the patched object is not a JSON object")
     return result
+
+
+JSON_PATCH_REFUSED = "the server rejected our request due to an error in our request"
 
 
 def _decode_json(body: bytes) -> Json:

@@ -385,3 +385,16 @@ def test_it_words_a_mistyped_label_selector_as_labels_parse_does(kubectl: Kubect
     assert missing_comma.stderr.strip().endswith("found 'pool', expected: ',' or 'end of string'")
     bad_key = kubectl("get", "resourceslices", "-l", "-driver=x")
     assert 'unable to parse requirement: <nil>: Invalid value: "-driver": name part must' in bad_key.stderr
+
+
+def test_it_refuses_a_json_patch_that_does_not_apply_in_a_real_servers_words(kubectl: Kubectl) -> None:
+    _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
+    for operation in (
+        '[{"op":"remove","path":"/metadata/labels/team"}]',
+        '[{"op":"test","path":"/spec/taint/value","value":"drain"}]',
+    ):
+        refused = kubectl("patch", "devicetaintrule", "gpu-0-maintenance", "--type=json", "-p", operation)
+        assert (refused.returncode, refused.stderr) == (
+            1,
+            "The request is invalid: the server rejected our request due to an error in our request\n",
+        )
