@@ -157,6 +157,8 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_deployment(spec)
     elif plural == "jobs" and old is None and isinstance(spec, dict):
         _default_job(obj, spec)
+    elif plural == "services" and old is None and isinstance(spec, dict):
+        _default_service(obj, spec)
 
 
 def _default_deployment(spec: Obj) -> None:
@@ -202,3 +204,34 @@ def _default_job(obj: Obj, spec: Obj) -> None:
     if not meta.get("labels") and (template.get("metadata") or {}).get("labels"):
         meta["labels"] = dict(template["metadata"]["labels"])
     _default_pod(template, template=True)
+
+
+def _default_service(obj: Obj, spec: Obj) -> None:
+    """core/v1 Service defaults (SetDefaults_Service) and what the registry allocates on create: a cluster IP
+    from 10.96.0.0/12 (picked from the uid, so distinct in practice) and node ports for NodePort and
+    LoadBalancer services."""
+    kind = spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    uid = str((obj.get("metadata") or {}).get("uid", ""))
+    seed = int(uid.replace("-", "")[:8] or "0", 16)
+    for index, port in enumerate(spec.get("ports") or []):
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if port.get("targetPort") in (None, 0, ""):
+                port["targetPort"] = port.get("port")
+            if kind in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
+                port["nodePort"] = 30000 + (seed + index) % 2768
+    if kind == "ExternalName":
+        return
+    if not spec.get("clusterIP"):
+        offset = 11 + seed % (2**20 - 12)  # past .0.1 (the API server) and .0.10 (cluster DNS)
+        spec["clusterIP"] = f"10.{96 + (offset >> 16)}.{(offset >> 8) & 255}.{offset & 255}"
+    spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    if kind in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if kind == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+    obj.setdefault("status", {"loadBalancer": {}})

@@ -3,8 +3,8 @@
 kubectl's typed clients send protobuf for the built-in kinds they create themselves: the access and rules
 reviews of `kubectl auth can-i`, the SelfSubjectReview of `auth whoami`, the TokenRequest of `create
 token`, the Eviction and DeleteOptions of `drain`, and the objects of `kubectl create namespace |
-serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | secret | configmap |
-poddisruptionbudget`. Those messages are described here by their field numbers (from k8s.io/api's
+serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | service | secret |
+configmap | poddisruptionbudget`. Those messages are described here by their field numbers (from k8s.io/api's
 generated.proto); the envelope is the `k8s\\0` magic followed by a runtime.Unknown. Answers are always
 JSON, which every client accepts. Other kinds answer 415 as before.
 """
@@ -83,7 +83,7 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "RoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True), 3: _f("roleRef", "RoleRef")},
     "ClusterRoleBinding": {1: _f("metadata", "ObjectMeta"), 2: _f("subjects", "Subject", True),
                            3: _f("roleRef", "RoleRef")},
-    # kubectl create deployment | job | secret | configmap | poddisruptionbudget: the fields those commands set
+    # kubectl create deployment | job | service | secret | configmap | poddisruptionbudget: the fields they set
     "Deployment": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "DeploymentSpec")},
     "DeploymentSpec": {1: _f("replicas", "int?"), 2: _f("selector", "LabelSelector"), 3: _f("template", "PodTemplateSpec"),
                        4: _f("strategy", "DeploymentStrategy"), 5: _f("minReadySeconds", "int"),
@@ -108,6 +108,11 @@ MESSAGES: dict[str, dict[int, Field]] = {
                5: _f("immutable", "bool?")},
     "ConfigMap": {1: _f("metadata", "ObjectMeta"), 2: _f("data", "map"), 3: _f("binaryData", "bytesmap"),
                   4: _f("immutable", "bool?")},
+    "Service": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "ServiceSpec")},
+    "ServiceSpec": {1: _f("ports", "ServicePort", True), 2: _f("selector", "map"), 3: _f("clusterIP"), 4: _f("type"),
+                    5: _f("externalIPs", "string", True), 7: _f("sessionAffinity"), 10: _f("externalName")},
+    "ServicePort": {1: _f("name"), 2: _f("protocol"), 3: _f("port", "int"), 4: _f("targetPort", "intstr"),
+                    5: _f("nodePort", "int"), 6: _f("appProtocol")},
     "Job": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "JobSpec")},
     "JobSpec": {1: _f("parallelism", "int?"), 2: _f("completions", "int?"), 3: _f("activeDeadlineSeconds", "int?"),
                 4: _f("selector", "LabelSelector"), 5: _f("manualSelector", "bool?"), 6: _f("template", "PodTemplateSpec"),
@@ -124,7 +129,7 @@ KINDS = frozenset({
     "DeleteOptions", "Eviction", "SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
     "SelfSubjectRulesReview", "SelfSubjectReview", "TokenReview", "TokenRequest", "Namespace", "ServiceAccount",
     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Deployment", "Secret", "ConfigMap",
-    "PodDisruptionBudget", "Job",
+    "PodDisruptionBudget", "Job", "Service",
 })  # fmt: skip
 _ALIASES = {"LocalSubjectAccessReview": "SubjectAccessReview"}
 

@@ -208,11 +208,31 @@ def _job_row(obj: Obj, now: datetime) -> list[Any]:
 
 def _service_ports(obj: Obj) -> str:
     ports = [
-        f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+        if p.get("nodePort")
+        else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
         for p in _get(obj, "spec", "ports") or []
         if isinstance(p, dict)
     ]
     return ",".join(ports) or "<none>"
+
+
+def _service_external_ip(obj: Obj) -> str:
+    """upstream's getServiceExternalIP: external IPs, the load balancer's ingress (or <pending>), the name."""
+    spec = obj.get("spec") or {}
+    external = [str(ip) for ip in spec.get("externalIPs") or []]
+    kind = spec.get("type") or "ClusterIP"
+    if kind in ("ClusterIP", "NodePort"):
+        return ",".join(external) or "<none>"
+    if kind == "LoadBalancer":
+        ingress = _get(obj, "status", "loadBalancer", "ingress") or []
+        balancers = sorted(
+            {str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname")}
+        )
+        return ",".join(balancers + external) or "<pending>"
+    if kind == "ExternalName":
+        return str(spec.get("externalName") or "")
+    return "<unknown>"
 
 
 def _format_selector(selector: Obj) -> str:
@@ -265,7 +285,7 @@ PRINTERS: dict[str, Printer] = {
         [_NAME_COLUMN, ("Type", "string", "", 0), ("Cluster-IP", "string", "", 0), ("External-IP", "string", "", 0),
          ("Port(s)", "string", "", 0), _AGE_COLUMN, ("Selector", "string", "", 1)],
         lambda o, now: [_name(o), _get(o, "spec", "type") or "ClusterIP", _get(o, "spec", "clusterIP") or "<none>",
-                        "<none>", _service_ports(o), age(o, now),
+                        _service_external_ip(o), _service_ports(o), age(o, now),
                         ",".join(f"{k}={v}" for k, v in (_get(o, "spec", "selector") or {}).items()) or "<none>"],
     ),
     "events": (

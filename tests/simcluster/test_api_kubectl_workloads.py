@@ -162,3 +162,23 @@ def test_it_keeps_the_pods_of_a_replicaset_deleted_with_cascade_orphan(
     left = {p["metadata"]["name"]: p for p in live.store.list("pods", namespace="default")}
     assert set(pods) <= set(left)
     assert all("ownerReferences" not in left[name]["metadata"] for name in pods)
+
+
+def test_it_creates_services_from_kubectl_with_allocated_addresses(live: SimCluster, tmp_path: Path) -> None:
+    assert _run(tmp_path, "create", "service", "clusterip", "trainer", "--tcp=80:8080") == (
+        "service/trainer created\n"
+    )
+    _run(tmp_path, "create", "service", "nodeport", "metrics", "--tcp=9400")
+    _run(tmp_path, "create", "service", "externalname", "registry", "--external-name=registry.example.com")
+    spec = live.store.get("services", "trainer", namespace="default")["spec"]
+    assert spec["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
+    assert spec["clusterIPs"] == [spec["clusterIP"]] and spec["clusterIP"].startswith("10.")
+    assert (spec["type"], spec["sessionAffinity"], spec["ipFamilies"], spec["ipFamilyPolicy"]) == (
+        "ClusterIP", "None", ["IPv4"], "SingleStack",
+    )  # fmt: skip
+    rows = {line.split()[0]: line.split() for line in _run(tmp_path, "get", "services").splitlines()[1:]}
+    node_port = live.store.get("services", "metrics", namespace="default")["spec"]["ports"][0]["nodePort"]
+    assert 30000 <= node_port <= 32767
+    assert rows["metrics"][1:5] == ["NodePort", rows["metrics"][2], "<none>", f"9400:{node_port}/TCP"]
+    assert rows["registry"][1:5] == ["ExternalName", "<none>", "registry.example.com", "<none>"]
+    assert rows["trainer"][2] == spec["clusterIP"]
