@@ -27,13 +27,43 @@ log = logging.getLogger(__name__)
 
 
 def seed_topology(store: Store, topology: Any) -> None:
-    """Create the topology's namespaces, nodes, classes and workloads (existing ones are kept)."""
+    """Create the topology's namespaces, nodes, classes and workloads (existing ones are kept).
+
+    Each node is registered as its kubelet would: condition times set, and its Lease in kube-node-lease
+    (`kubectl describe node` reads both)."""
     for plural, obj in topology.seed_objects():
+        if plural == "nodes":
+            now = store.now()
+            for condition in obj["status"].get("conditions") or []:
+                condition.setdefault("lastHeartbeatTime", now)
+                condition.setdefault("lastTransitionTime", now)
         try:
-            store.create(plural, obj)
+            created = store.create(plural, obj)
         except ApiError as error:
             if error.reason != "AlreadyExists":
                 raise
+            continue
+        if plural == "nodes":
+            _create_node_lease(store, created)
+
+
+def _create_node_lease(store: Store, node: dict[str, Any]) -> None:
+    name, uid = node["metadata"]["name"], node["metadata"]["uid"]
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "namespace": "kube-node-lease",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid}],
+        },
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": store.now()},
+    }
+    try:
+        store.create("leases", lease)
+    except ApiError as error:
+        if error.reason != "AlreadyExists":
+            raise
 
 
 def load_world(store: Store, topology_name: str | None, *, controllers: bool, options: dict[str, Any]) -> Any:

@@ -233,16 +233,28 @@ class _Builder:
             k: str(v)
             for k, v in (group.get("allocatable") or {"cpu": "64", "memory": "512Gi", "pods": "110"}).items()
         }
+        allocatable.setdefault("ephemeral-storage", "195386010028")
+        allocatable.setdefault("hugepages-1Gi", "0")
+        allocatable.setdefault("hugepages-2Mi", "0")
         ready = bool(group.get("ready", True))
         node: JSON = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": labels},
+            "metadata": {
+                "name": name,
+                "labels": labels,
+                # what the kubelet and the attach/detach and TTL controllers put on every node
+                "annotations": {
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                },
+            },
             "spec": {},
             "status": {
-                "capacity": dict(allocatable),
+                "capacity": {**allocatable, "ephemeral-storage": "203056560Ki"},
                 "allocatable": dict(allocatable),
                 "conditions": [
+                    *_PRESSURE_CONDITIONS,
                     {
                         "type": "Ready",
                         "status": "True" if ready else "False",
@@ -250,7 +262,7 @@ class _Builder:
                         "message": "kubelet is posting ready status"
                         if ready
                         else "simulated node is not ready",
-                    }
+                    },
                 ],
                 "addresses": [
                     {"type": "InternalIP", "address": f"10.0.{(len(name) + i) % 250}.{i % 250 + 1}"},
@@ -427,6 +439,16 @@ class _Builder:
         if count > 0:
             out += list(generated_workloads(count, namespace=str(generated.get("namespace", "bench"))))
         return out
+
+
+_PRESSURE_CONDITIONS: tuple[JSON, ...] = tuple(
+    {"type": kind, "status": "False", "reason": reason, "message": message}
+    for kind, reason, message in (
+        ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    )
+)
 
 
 def _node_info(name: str) -> JSON:

@@ -182,3 +182,17 @@ def test_it_creates_services_from_kubectl_with_allocated_addresses(live: SimClus
     assert rows["metrics"][1:5] == ["NodePort", rows["metrics"][2], "<none>", f"9400:{node_port}/TCP"]
     assert rows["registry"][1:5] == ["ExternalName", "<none>", "registry.example.com", "<none>"]
     assert rows["trainer"][2] == spec["clusterIP"]
+
+
+def test_it_describes_a_topology_node_as_its_kubelet_registered_it(live: SimCluster, tmp_path: Path) -> None:
+    node = live.store.list("nodes")[0]["metadata"]["name"]
+    out = _run(tmp_path, "describe", "node", node)
+    lease = out.split("Lease:\n", 1)[1].splitlines()
+    assert lease[0].split() == ["HolderIdentity:", node]
+    assert lease[2].split()[0] == "RenewTime:" and "0001" not in lease[2]
+    conditions = out.split("Conditions:\n", 1)[1].split("Addresses:", 1)[0].splitlines()[2:]
+    assert [line.split()[:2] for line in conditions] == [
+        ["MemoryPressure", "False"], ["DiskPressure", "False"], ["PIDPressure", "False"], ["Ready", "True"],
+    ]  # fmt: skip
+    assert "0001" not in "".join(conditions)
+    assert "ephemeral-storage:" in out.split("Allocatable:", 1)[1]
