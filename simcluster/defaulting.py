@@ -153,6 +153,7 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_claim_spec(spec.get("spec"))
     elif plural == "pods" and old is None:
         _default_pod(obj)
+        _admit_pod(obj)
     elif plural == "deployments" and isinstance(spec, dict):
         _default_deployment(spec)
     elif plural == "jobs" and old is None and isinstance(spec, dict):
@@ -197,10 +198,14 @@ def _default_job(obj: Obj, spec: Obj) -> None:
     meta = obj.get("metadata") or {}
     if not spec["manualSelector"] and meta.get("uid"):
         uid, name = str(meta["uid"]), str(meta.get("name", ""))
-        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        given = spec.get("selector")
+        selector: Obj = given if isinstance(given, dict) else {}
+        selector.setdefault("matchLabels", {}).setdefault("batch.kubernetes.io/controller-uid", uid)
+        spec["selector"] = selector
         labels = template.setdefault("metadata", {}).setdefault("labels", {})
-        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                       "controller-uid": uid, "job-name": name})  # fmt: skip
+        for key, value in (("batch.kubernetes.io/controller-uid", uid), ("batch.kubernetes.io/job-name", name),
+                           ("controller-uid", uid), ("job-name", name)):  # fmt: skip
+            labels.setdefault(key, value)
     if not meta.get("labels") and (template.get("metadata") or {}).get("labels"):
         meta["labels"] = dict(template["metadata"]["labels"])
     _default_pod(template, template=True)
@@ -235,3 +240,51 @@ def _default_service(obj: Obj, spec: Obj) -> None:
     if kind == "LoadBalancer":
         spec.setdefault("allocateLoadBalancerNodePorts", True)
     obj.setdefault("status", {"loadBalancer": {}})
+
+
+_NOT_READY_TOLERATIONS = tuple(
+    {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+)
+_TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _admit_pod(obj: Obj) -> None:
+    """What kube-apiserver's default admission plugins add to every new pod: ServiceAccount (the account,
+    and its API token as a projected volume mounted in each container) and DefaultTolerationSeconds."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccountName"] = account
+    spec["serviceAccount"] = account
+    tolerations = spec.setdefault("tolerations", [])
+    if isinstance(tolerations, list):
+        for default in _NOT_READY_TOLERATIONS:
+            if not any(isinstance(t, dict) and t.get("key") == default["key"] for t in tolerations):
+                tolerations.append(dict(default))
+    if spec.get("automountServiceAccountToken") is False:
+        return
+    containers = [
+        c for key in ("initContainers", "containers") for c in spec.get(key) or [] if isinstance(c, dict)
+    ]
+    if any(m.get("mountPath") == _TOKEN_MOUNT for c in containers for m in c.get("volumeMounts") or []):
+        return
+    uid = str((obj.get("metadata") or {}).get("uid", "")).replace("-", "")
+    volume = "kube-api-access-" + "".join("bcdfghjklmnpqrstvwxz2456789"[int(ch, 16)] for ch in uid[-5:])
+    spec.setdefault("volumes", []).append({
+        "name": volume,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                              "fieldPath": "metadata.namespace"}}]}},
+            ],
+        },
+    })  # fmt: skip
+    for container in containers:
+        container.setdefault("volumeMounts", []).append(
+            {"name": volume, "readOnly": True, "mountPath": _TOKEN_MOUNT}
+        )

@@ -398,3 +398,32 @@ def test_it_refuses_a_json_patch_that_does_not_apply_in_a_real_servers_words(kub
             1,
             "The request is invalid: the server rejected our request due to an error in our request\n",
         )
+
+
+def test_it_admits_pods_as_the_default_admission_plugins_do(kubectl: Kubectl, cluster: SimCluster) -> None:
+    _ok(kubectl("apply", "-f", "-", input_text=POD))
+    pod = json.loads(_ok(kubectl("get", "pod", "trainer", "-o", "json")))
+    spec = pod["spec"]
+    assert (spec["serviceAccountName"], spec["serviceAccount"]) == ("default", "default")
+    assert spec["tolerations"] == [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300},
+    ]  # fmt: skip
+    (volume,) = spec["volumes"]
+    assert (
+        volume["name"].startswith("kube-api-access-") and len(volume["name"]) == len("kube-api-access-") + 5
+    )
+    assert [next(iter(source)) for source in volume["projected"]["sources"]] == [
+        "serviceAccountToken", "configMap", "downwardAPI",
+    ]  # fmt: skip
+    assert spec["containers"][0]["volumeMounts"] == [
+        {
+            "name": volume["name"],
+            "readOnly": True,
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+        }
+    ]
+    described = _ok(kubectl("describe", "pod", "trainer"))
+    assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described

@@ -73,7 +73,7 @@ def test_it_shows_containers_images_and_selector_of_replicasets_and_jobs(
     cluster.store.create(
         "jobs",
         {"metadata": {"name": "burn-in", "namespace": "default"},
-         "spec": {"completions": 4, "selector": {"matchExpressions": [
+         "spec": {"completions": 4, "manualSelector": True, "selector": {"matchExpressions": [
              {"key": "tier", "operator": "In", "values": ["gpu", "batch"]}]}, "template": template}},
     )  # fmt: skip
     cluster.store.patch(
