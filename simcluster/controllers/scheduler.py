@@ -867,8 +867,10 @@ class Scheduler:
             "containerStatuses": [
                 {
                     "name": c["name"],
-                    "image": c.get("image", ""),
-                    "imageID": "",
+                    "image": _image_reference(str(c.get("image", ""))),
+                    "imageID": _image_id(str(c.get("image", ""))),
+                    "containerID": "containerd://"
+                    + hashlib.sha256(f"{uid_of(pod)}/{c['name']}".encode()).hexdigest(),
                     "ready": True,
                     "started": True,
                     "restartCount": 0,
@@ -932,6 +934,27 @@ def _node_ip(node: Mapping[str, Any]) -> str:
         if address.get("type") == "InternalIP":
             return str(address["address"])
     return "10.0.0.1"
+
+
+def _image_reference(image: str) -> str:
+    """The image as containerd reports it: a short name gets the docker.io registry (and library/ namespace)."""
+    first = image.split("/", 1)[0]
+    if not ("/" in image and ("." in first or ":" in first or first == "localhost")):
+        image = f"docker.io/{image}" if "/" in image else f"docker.io/library/{image}"
+    if "@" not in image and ":" not in image.rsplit("/", 1)[-1]:
+        image += ":latest"
+    return image
+
+
+def _image_id(image: str) -> str:
+    """`<repository>@sha256:<digest>`: what the runtime pulled, stable per image reference."""
+    reference = _image_reference(image)
+    if "@" in reference:
+        return reference
+    repository = reference
+    if ":" in repository.rsplit("/", 1)[-1]:
+        repository = repository.rsplit(":", 1)[0]
+    return f"{repository}@sha256:{hashlib.sha256(reference.encode()).hexdigest()}"
 
 
 def _pod_ip(pod: Mapping[str, Any]) -> str:

@@ -196,3 +196,18 @@ def test_it_describes_a_topology_node_as_its_kubelet_registered_it(live: SimClus
     ]  # fmt: skip
     assert "0001" not in "".join(conditions)
     assert "ephemeral-storage:" in out.split("Allocatable:", 1)[1]
+
+
+def test_it_reports_container_and_image_ids_of_a_started_pod(live: SimCluster, tmp_path: Path) -> None:
+    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1.27")
+    settle(live)
+    pod = next(
+        p for p in live.store.list("pods", namespace="default") if p["metadata"]["name"].startswith("web-")
+    )
+    out = _run(tmp_path, "describe", "pod", pod["metadata"]["name"])
+    fields = dict(
+        line.strip().split(":", 1) for line in out.splitlines() if line.startswith("    ") and ":" in line
+    )
+    assert fields["Container ID"].strip().startswith("containerd://")
+    assert len(fields["Container ID"].strip()) == len("containerd://") + 64
+    assert fields["Image ID"].strip().startswith("docker.io/library/nginx@sha256:")
