@@ -95,6 +95,13 @@ _IMMUTABLE_SPEC_CAUSE = {
     "message": 'Invalid value: "object": field is immutable',
     "field": "spec",
 }
+#: Kinds whose registry strategy never sets metadata.generation (kube-apiserver leaves it out).
+_WITHOUT_GENERATION = frozenset({
+    ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
+    ("", "serviceaccounts"), ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"),
+})  # fmt: skip
 _STATUS_CLEARED_ON_CREATE = {
     "services",
     "resourceclaims",
@@ -582,8 +589,10 @@ class Store:
             if key in self._table(plural):
                 raise already_exists(resource, name)
             meta["creationTimestamp"] = now
-            if plural != "events":
+            if (resource.group, plural) not in _WITHOUT_GENERATION:
                 meta["generation"] = 1
+            else:
+                meta.pop("generation", None)
             if dry_run:
                 return _reorder(new), warnings
             entry = self._commit("ADDED", resource, key, new, None)

@@ -427,3 +427,18 @@ def test_it_admits_pods_as_the_default_admission_plugins_do(kubectl: Kubectl, cl
     ]
     described = _ok(kubectl("describe", "pod", "trainer"))
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
+
+
+def test_it_sets_generation_only_where_the_registry_does(kubectl: Kubectl, cluster: SimCluster) -> None:
+    _ok(kubectl("create", "configmap", "settings", "--from-literal=mode=fast"))
+    _ok(kubectl("create", "namespace", "team"))
+    _ok(kubectl("apply", "-f", "-", input_text=DEVICE_CLASS))
+
+    def meta(*args: str) -> dict[str, object]:
+        return dict(json.loads(_ok(kubectl("get", *args, "-o", "json")))["metadata"])
+
+    assert "generation" not in meta("configmap", "settings")
+    assert "generation" not in meta("namespace", "team")
+    assert meta("deviceclass", "gpu.example.com")["generation"] == 1
+    _ok(kubectl("label", "configmap", "settings", "tier=gold"))
+    assert "generation" not in meta("configmap", "settings")
