@@ -119,6 +119,7 @@ class SimServer:
         if pki is not None:  # a restarted server replaces its predecessor's check
             store.admission[:] = [c for c in store.admission if not isinstance(c, EscalationCheck)]
             store.admission.append(EscalationCheck(store, self.authorizer))
+            store.publish_root_ca(pki.ca_pem.decode())
         self.host = host
         self.port = port
         self.options = options or ServerOptions()

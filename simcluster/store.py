@@ -95,6 +95,11 @@ _IMMUTABLE_SPEC_CAUSE = {
     "message": 'Invalid value: "object": field is immutable',
     "field": "spec",
 }
+_ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as "
+    "the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
+    "Kubernetes clusters."
+)
 #: Kinds whose registry strategy never sets metadata.generation (kube-apiserver leaves it out).
 _WITHOUT_GENERATION = frozenset({
     ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
@@ -264,6 +269,8 @@ class Store:
         #: The DRA feature gates on (`dra.allocator.features` names): validation refuses new CEL
         #: selectors that use what a gate that is off leaves out, as kube-apiserver does.
         self.features: frozenset[str] = DEFAULT_FEATURES
+        #: the cluster CA, which the root-ca-cert-publisher puts in every namespace once the server has one
+        self.root_ca_pem: str | None = None
         for name in SYSTEM_NAMESPACES:
             self.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         self.create(
@@ -601,7 +608,8 @@ class Store:
         return decode(entry.raw), warnings
 
     def _create_default_service_account(self, namespace: str) -> None:
-        """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once). Lock held."""
+        """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once) and, with a
+        CA, ConfigMap `kube-root-ca.crt` (the root-ca-cert-publisher). Lock held."""
         account = {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
@@ -609,6 +617,29 @@ class Store:
         }
         with contextlib.suppress(ApiError):
             self.create("serviceaccounts", account)
+        if self.root_ca_pem is not None:
+            self._publish_root_ca(namespace)
+
+    def publish_root_ca(self, pem: str) -> None:
+        """Give every namespace, now and later, the `kube-root-ca.crt` ConfigMap holding this CA."""
+        with self._lock:
+            self.root_ca_pem = pem
+            for _, namespace in list(self._table("namespaces")):
+                self._publish_root_ca(namespace)
+
+    def _publish_root_ca(self, namespace: str) -> None:
+        config_map = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "kube-root-ca.crt",
+                "namespace": namespace,
+                "annotations": {"kubernetes.io/description": _ROOT_CA_DESCRIPTION},
+            },
+            "data": {"ca.crt": self.root_ca_pem},
+        }
+        with contextlib.suppress(ApiError):
+            self.create("configmaps", config_map)
 
     def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
         plural = resource.plural

@@ -442,3 +442,18 @@ def test_it_sets_generation_only_where_the_registry_does(kubectl: Kubectl, clust
     assert meta("deviceclass", "gpu.example.com")["generation"] == 1
     _ok(kubectl("label", "configmap", "settings", "tier=gold"))
     assert "generation" not in meta("configmap", "settings")
+
+
+def test_it_publishes_the_root_ca_in_every_namespace(kubectl: Kubectl, cluster: SimCluster) -> None:
+    _ok(kubectl("create", "namespace", "team"))
+    names = _ok(
+        kubectl("get", "configmaps", "-A", "-o", "custom-columns=NS:.metadata.namespace,N:.metadata.name")
+    )
+    rows = {tuple(line.split()) for line in names.splitlines()[1:]}
+    assert {
+        ("default", "kube-root-ca.crt"),
+        ("kube-system", "kube-root-ca.crt"),
+        ("team", "kube-root-ca.crt"),
+    } <= rows
+    ca = _ok(kubectl("get", "configmap", "kube-root-ca.crt", "-n", "team", "-o", "jsonpath={.data.ca\\.crt}"))
+    assert ca.startswith("-----BEGIN CERTIFICATE-----")
