@@ -2,7 +2,7 @@
 signed-in user, nothing is written. Pool availability snapshots: operators and admins create and delete
 ResourcePoolStatusRequests (as themselves under impersonation).
 
-POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` (one) →
+POST upgrade/ with JSON {"yaml": "...", "inventory": true} or a multipart `file` (one; not beside a `yaml`) →
 {changed, failed, documents: [{index, kind, name, from, to, action, changed, notes, errors}], yaml, diff}.
 400/413 in the API's error envelope {"errors": [{"field", "message"}], "detail"} for bad input (a field
 it does not take, YAML beyond `dra.yamlshape`, more than 1,000 documents among others); 422 (the
@@ -36,7 +36,7 @@ from migration.pool_status import (
     pool_status_snapshots,
     snapshot_json,
 )
-from migration.upgrade import UploadError, manifest_upgrade, read_upload, upgrade_report
+from migration.upgrade import UploadError, form_file, manifest_upgrade, read_upload, upgrade_report
 
 
 def _flag(value: Any, *, field: str) -> bool:
@@ -51,19 +51,12 @@ def _data(request: Request) -> Any:
     return request.data  # a JSON object (dradash.api.JSONParser refuses anything else) or a form
 
 
-#: what an upgrade request may carry: a JSON object `yaml` (and `inventory`); a form `yaml` or `file`
-UPGRADE_JSON_FIELDS = ("inventory", "yaml")
-UPGRADE_FORM_FIELDS = ("file", "inventory", "yaml")
-
-
 def _upload(request: Request) -> Any:
     data = _data(request)  # parses the body (and refuses a JSON array) before FILES is read
-    # a form's data holds its files too (DRF merges them), so an extra file is an unknown field
-    unknown_fields(data, UPGRADE_FORM_FIELDS if isinstance(data, QueryDict) else UPGRADE_JSON_FIELDS)
-    files = request.FILES.getlist("file")
-    if len(files) > 1:
-        raise UploadError("file", f"one file per request, got {len(files)}")
-    return files[0] if files else None
+    if isinstance(data, QueryDict):  # a form's data holds its files too (DRF merges them)
+        return form_file(data, request.FILES.getlist("file"))
+    unknown_fields(data, ("inventory", "yaml"))  # a JSON object: `yaml` (and `inventory`)
+    return None
 
 
 class UpgradeRequest(serializers.Serializer[Any]):

@@ -8,7 +8,7 @@ shapes the result for the command, the page and the API, which all call `manifes
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -211,6 +211,21 @@ class Manifest:
     field: str
 
 
+#: the fields of a multipart upgrade request (the page's form and the API): the text, or one file
+UPGRADE_FORM_FIELDS = ("file", "inventory", "yaml")
+
+
+def form_file(fields: Iterable[str], files: Sequence[Any]) -> Any:
+    """The one uploaded file of a form (None if none), after refusing a field the form does not have:
+    a misspelt `inventory` must not quietly leave the inventory on. `fields` are the names posted."""
+    unknown = sorted(set(fields) - set(UPGRADE_FORM_FIELDS))
+    if unknown:
+        raise UploadError(unknown[0][:100], f"is not a field (known: {', '.join(UPGRADE_FORM_FIELDS)})")
+    if len(files) > 1:
+        raise UploadError("file", f"one file per request, got {len(files)}")
+    return files[0] if files else None
+
+
 def read_upload(
     *, content_length: str | None, text: Callable[[], Any], upload: Callable[[], Any]
 ) -> Manifest:
@@ -230,6 +245,12 @@ def read_upload(
         )
     file = upload()
     if file is not None:
+        pasted = text()
+        if isinstance(pasted, str) and pasted.strip():
+            raise UploadError(
+                "yaml",
+                "and file were both given: send the manifests in one of them (paste or upload, not both)",
+            )
         if file.size > MAX_UPLOAD_BYTES:
             raise UploadError(
                 "file", f"too large: {file.size} bytes; the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)", 413

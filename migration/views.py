@@ -23,7 +23,14 @@ from migration.pool_status import (
     pool_status_refresh,
     pool_status_snapshots,
 )
-from migration.upgrade import MAX_DOCUMENTS, MAX_UPLOAD_BYTES, UploadError, manifest_upgrade, read_upload
+from migration.upgrade import (
+    MAX_DOCUMENTS,
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    form_file,
+    manifest_upgrade,
+    read_upload,
+)
 
 NAV = "migration"
 
@@ -64,12 +71,19 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         manifest = read_upload(
             content_length=request.META.get("CONTENT_LENGTH"),
             text=lambda: request.POST.get("yaml", ""),
-            upload=lambda: request.FILES.get("file"),
+            upload=lambda: form_file(
+                (name for name in [*request.POST, *request.FILES] if name != "csrfmiddlewaretoken"),
+                request.FILES.getlist("file"),
+            ),
         )
         use_inventory = request.POST.get("inventory") == "on"
         result = manifest_upgrade(manifest, use_inventory=use_inventory)
     except UploadError as error:
         context["form_error"] = error
+        if error.status != 413:  # the form comes back as it was sent (a body over the limit is never read)
+            context.update(
+                text=request.POST.get("yaml", ""), use_inventory=request.POST.get("inventory") == "on"
+            )
         return render(request, "migration/upgrade.html", context, status=error.status)
     text, source = manifest.text, manifest.source
     documents = []

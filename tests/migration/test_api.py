@@ -158,3 +158,13 @@ def test_it_answers_422_naming_a_pasted_text_that_is_no_kubernetes_object(viewer
     response = viewer_client.post(URL, {"yaml": "just a string"}, content_type="application/json")
     assert response.status_code == 422
     assert "is a string, not a Kubernetes object" in json.dumps(response.json())
+
+
+def test_it_refuses_a_pasted_text_and_a_file_together_naming_both(viewer_client: Client) -> None:
+    """As the page does: neither silently wins."""
+    upload = SimpleUploadedFile("claims.yaml", (FIXTURES / "v1beta2-claims.yaml").read_bytes())
+    response = viewer_client.post(URL, {"yaml": (FIXTURES / "mixed.yaml").read_text(), "file": upload})
+    assert response.status_code == 400, response.content
+    (error,) = response.json()["errors"]
+    assert error["field"] == "yaml"
+    assert error["message"].startswith("and file were both given")

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils.html import escape
 
 from migration.upgrade import MAX_UPLOAD_BYTES
 from tests.migration.conftest import FIXTURES
@@ -88,3 +89,43 @@ def test_it_refuses_an_empty_or_oversized_manifest_with_the_limit(viewer_client:
     response = viewer_client.post(URL, {"file": upload})
     assert response.status_code == 413
     assert f"the limit is {MAX_UPLOAD_BYTES} bytes (1 MiB)" in response.content.decode()
+
+
+def _textarea(html: str) -> str:
+    match = re.search(r'<textarea id="upgrade-yaml"[^>]*>\n(.*?)</textarea>', html, re.S)
+    assert match is not None, html[:2000]
+    return match.group(1)
+
+
+def test_a_refused_form_keeps_what_was_pasted_and_the_inventory_choice(viewer_client: Client) -> None:
+    pasted = "# mine <b>\n" + "[" * 500 + "]" * 500  # nested past the converter's limit: a 400
+    response = viewer_client.post(URL, {"yaml": pasted})
+    html = response.content.decode()
+    assert response.status_code == 400 and "nests more than 100 levels deep" in html
+    assert _textarea(html) == "# mine &lt;b&gt;\n" + "[" * 500 + "]" * 500
+    assert re.search(r'<input type="checkbox" name="inventory" >', html)  # it was sent unticked
+
+
+def test_it_refuses_a_pasted_text_and_a_file_together_naming_both(viewer_client: Client) -> None:
+    pasted = (FIXTURES / "mixed.yaml").read_text()
+    upload = SimpleUploadedFile("claims.yaml", (FIXTURES / "v1beta2-claims.yaml").read_bytes())
+    response = viewer_client.post(URL, {"yaml": pasted, "file": upload, "inventory": "on"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'id="form-error"><code>yaml</code>: and file were both given' in html
+    assert 'id="upgrade-result"' not in html
+    assert _textarea(html) == escape(pasted)
+    # an empty textarea beside a file is what a form sends when only the file is chosen
+    upload = SimpleUploadedFile("claims.yaml", (FIXTURES / "v1beta2-claims.yaml").read_bytes())
+    assert viewer_client.post(URL, {"yaml": "  \r\n", "file": upload}).status_code == 200
+
+
+def test_it_refuses_a_form_field_it_does_not_know_like_the_api(viewer_client: Client) -> None:
+    text = (FIXTURES / "mixed.yaml").read_text()
+    response = viewer_client.post(URL, {"yaml": text, "invenotry": "on"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "<code>invenotry</code>: is not a field (known: file, inventory, yaml)" in html
+    upload = SimpleUploadedFile("more.yaml", text.encode())
+    response = viewer_client.post(URL, {"yaml": text, "file2": upload})
+    assert response.status_code == 400 and "<code>file2</code>: is not a field" in response.content.decode()
