@@ -114,6 +114,8 @@ class Device(models.Model):
         max_length=64
     )  # indexed in Meta: equality only (no LIKE index on PostgreSQL)
     slice_name = models.CharField(max_length=253)
+    # The slice's metadata.creationTimestamp (RFC 3339 in UTC, so it sorts as text): the device's age.
+    slice_created = models.CharField(max_length=40, blank=True, default="")
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)
     # Indexed for the search box: an exact name, and a name prefix (PostgreSQL adds a LIKE index).

@@ -74,6 +74,18 @@
     if (!v) return el("span", "muted", "—");
     return el("span", v === "Healthy" ? "badge ok" : "badge bad", v);
   }
+  // The slice's creationTimestamp as the other pages' Age columns show one: "3 d ago", the UTC time in
+  // the title; time.js keeps it current.
+  function age(cell) {
+    const v = cell.getValue();
+    const then = v ? Date.parse(v) : NaN;
+    if (isNaN(then)) return el("span", "muted", v || "—");
+    const t = el("time", "muted", window.dradashTime ? window.dradashTime.relative(then, Date.now()) : v,
+      new Date(then).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
+    t.setAttribute("datetime", v);
+    t.dataset.time = "relative";
+    return t;
+  }
   function claims(cell) {
     const box = el("span");
     (cell.getValue() || []).forEach(function (c) {
@@ -107,7 +119,7 @@
   }
   const SORT_MARKS = { none: "↕", asc: "▲", desc: "▼" };
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
-    allocatable: allocatable, health: health, claims: claims, pods: pods, joined: joined };
+    allocatable: allocatable, health: health, age: age, claims: claims, pods: pods, joined: joined };
 
   // The columns come from the page (inventory/tables.py declares them once); only renderers live here.
   function tableColumns(spec) {

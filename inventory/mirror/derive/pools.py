@@ -20,6 +20,7 @@ from inventory.models import Device, KubeObject, Pool
 SLICE_FIELDS = [
     "slice_uid",
     "slice_name",
+    "slice_created",
     "node_name",
     "node_selection",
     "pool_generation",
@@ -245,6 +246,7 @@ def fill_from_slice(
     spec = slice_obj.get("spec") or {}
     row.slice_uid = str(slice_obj["metadata"]["uid"])
     row.slice_name = str(slice_obj["metadata"].get("name", ""))
+    row.slice_created = str(slice_obj["metadata"].get("creationTimestamp") or "")[:40]
     if selection == "perDevice":
         per_selection, per_node = node_selection(device)
         row.node_selection = f"perDevice:{per_selection}" if per_selection else "perDevice"

@@ -348,7 +348,7 @@ def test_it_rejects_an_unknown_sort_naming_the_choices(client_in: Client, world:
     response = client_in.get(reverse("inventory:devices-data"), {"sort": "attributes"})
     assert response.status_code == 400
     assert (
-        "sort must be one of allocatable, device, health, node, numa, pool, state, taints"
+        "sort must be one of age, allocatable, device, health, node, numa, pool, state, taints"
         in response.content.decode()
     )
 
