@@ -209,3 +209,33 @@ def test_the_devices_table_has_a_column_chooser_and_keyboard_sorting(
     page.keyboard.press("Enter")
     expect(device_header).to_have_attribute("aria-sort", re.compile("ascending|descending"))
     page.wait_for_url(re.compile(r"sort=device"))
+
+
+@pytest.fixture
+def long_name(transactional_db: None) -> User:
+    user = User.objects.create_user(username="ophelia.operations-lead@example.com", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="operator")[0])
+    return user
+
+
+def test_at_laptop_widths_the_nav_keeps_one_row_and_folds_before_it_would_wrap(
+    mirror: MirrorHandle, long_name: User, asgi_server: str, browser: Any
+) -> None:
+    """A second row of links left "Migration" alone under the others from 900 to 1340 px."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=DESKTOP)
+    log_in(page, asgi_server, long_name.username, start="/devices/")
+    rows = "() => new Set(Array.from(document.querySelectorAll('#main-nav a')).map((a) => a.getBoundingClientRect().top)).size"
+    for width in (1272, 1366, 1430, 1432, 1440, 1600, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(page.locator("#nav-toggle")).to_be_hidden()
+        assert page.evaluate(rows) == 1, width
+        bar = page.locator("#topbar").bounding_box()
+        assert bar is not None and bar["height"] < 50, (width, bar)  # brand, nav, search and user: one row
+        user = page.locator(".who .user")
+        assert user.get_attribute("title") == f"signed in as {long_name.username}"
+    for width in (1000, 1200):
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(page.locator("#nav-toggle")).to_be_visible()
+        expect(page.locator("#main-nav")).to_be_hidden()
