@@ -249,7 +249,7 @@ def read_upload(
         if isinstance(pasted, str) and pasted.strip():
             raise UploadError(
                 "yaml",
-                "and file were both given: send the manifests in one of them (paste or upload, not both)",
+                "both yaml and file were given: send the manifests in one of them (paste or upload, not both)",
             )
         if file.size > MAX_UPLOAD_BYTES:
             raise UploadError(

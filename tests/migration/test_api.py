@@ -167,4 +167,4 @@ def test_it_refuses_a_pasted_text_and_a_file_together_naming_both(viewer_client:
     assert response.status_code == 400, response.content
     (error,) = response.json()["errors"]
     assert error["field"] == "yaml"
-    assert error["message"].startswith("and file were both given")
+    assert error["message"].startswith("both yaml and file were given")
