@@ -87,7 +87,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     Column("driver", "Driver", ("driver",), lambda d: d["driver"], filter="driver", visible=False),
     Column(
         "pool", "Pool", ("pool",), lambda d: d["pool"], sort=("pool",), filter="pool", formatter="pool",
-        layout={"width": 94},
+        layout={"width": 90},
     ),
     Column(
         "device", "Device", ("name",), lambda d: d["name"], sort=("name",), formatter="deviceLink",
@@ -95,7 +95,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "node", "Node", ("node_name",), lambda d: d["node_name"], sort=("node_name",), filter="node",
-        layout={"width": 92},
+        layout={"width": 88},
     ),
     Column(
         "numa", "NUMA", ("numa_node",), lambda d: d["numa_node"], sort=("numa_node",),
@@ -117,7 +117,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),
-        filter="allocatable", formatter="allocatable", layout={"width": 124, "cssClass": "wrap"},
+        filter="allocatable", formatter="allocatable", layout={"width": 132, "cssClass": "wrap"},
     ),
     Column("why", "Why not", ("blocked_reason",), lambda d: d["blocked_reason"], visible=False),
     Column(

@@ -29,6 +29,13 @@ def test_it_shows_how_long_each_device_has_been_published(
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", age.get_attribute("title") or "")
     holder = page.locator(".tabulator-tableholder")
     assert holder.evaluate("(h) => h.scrollWidth <= h.clientWidth + 1"), "the table is clipped at 1280 px"
+    for width in (1280, 1440):
+        page.set_viewport_size({"width": width, "height": 900})
+        cut = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.tabulator-col .tabulator-col-title'))
+                 .filter((t) => t.offsetParent && t.scrollWidth > t.clientWidth).map((t) => t.textContent)"""
+        )
+        assert cut == [], (width, cut)  # "HEAL…", "ALLOCATA…": a header must be read whole
     header.focus()
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"sort=age"))
