@@ -2,6 +2,8 @@
 // - <button data-copy="#selector">: copies that element's text to the clipboard.
 // - A live fragment (data-live-kinds, refreshed by htmx) that fails to refresh says so inside itself and
 //   keeps the last data it had; the next successful refresh replaces the message.
+// - A filter form (<form class="filters" method="get">) leaves its empty fields out of the URL, so a
+//   shared link says only what was chosen (?driver=gpu.example.com, not ?q=&driver=…&pool=&node=…).
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -36,6 +38,14 @@
     note.textContent = "Could not refresh (" + why + " at " + at + " UTC); showing the data from before.";
     box.dataset.liveError = "true";
   }
+  document.addEventListener("formdata", function (event) {
+    const form = event.target;
+    if (!form.matches || !form.matches("form.filters") || form.method !== "get") return;
+    const kept = [];
+    for (const [name, value] of event.formData) if (value !== "") kept.push([name, value]);
+    for (const name of new Set(Array.from(event.formData.keys()))) event.formData.delete(name);
+    for (const [name, value] of kept) event.formData.append(name, value);
+  });
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
 })();
