@@ -221,6 +221,7 @@ class NodeRow:
     drivers: dict[str, DriverCounts]  # driver → counts (every driver of the page, zeros included)
     pods: int
     ready: str  # the Ready condition's status, "" when unknown
+    created: str = ""  # the Node's creationTimestamp, "" when only devices name the node
 
     @property
     def device_count(self) -> int:
@@ -248,7 +249,7 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
     objs = {
         o.name: o
         for o in KubeObject.objects.filter(kind=NODES, namespace="", name__in=names).only(
-            "name", "uid", "raw"
+            "name", "uid", "raw", "creation_timestamp"
         )
     }
     order = sorted(drivers)
@@ -264,6 +265,7 @@ def node_rows(*, names: list[str]) -> tuple[list[str], list[NodeRow]]:
                 drivers={d: counts[name].get(d, DriverCounts()) for d in order},
                 pods=pods.get(name, 0),
                 ready=ready,
+                created=obj.creation_timestamp if obj else "",
             )
         )
     return order, rows

@@ -230,6 +230,14 @@ def test_the_nodes_list_links_each_node_and_counts_pods(client_in: Client, tiny:
     assert f'data-pods="{pods}"' in html.split('<tr data-node="node-2">')[1].split("</tr>")[0]
 
 
+def test_the_nodes_list_says_how_old_each_node_is(client_in: Client, tiny: Any) -> None:
+    html = client_in.get(reverse("inventory:nodes")).content.decode()
+    assert ">Age</th>" in html
+    node = next(n for n in tiny.store.list("nodes") if n["metadata"]["name"] == "node-1")
+    row = html.split('<tr data-node="node-1">')[1].split("</tr>")[0]
+    assert f'<time datetime="{node["metadata"]["creationTimestamp"]}"' in row.split("data-age>")[1]
+
+
 def test_the_pod_page_shows_the_schedulers_extended_resource_claim(client_in: Client, tiny: Any) -> None:
     pod = tiny.store.get("pods", "legacy-gpu", namespace="default")
     claim = pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
