@@ -221,12 +221,14 @@ class _Builder:
         start = int(group.get("start", 0))
         for i in range(start, start + count):
             node_name = str(pattern).format(i=i)
-            nodes.append(self._node(node_name, group, i))
+            nodes.append(self._node(node_name, group, i, ordinal=len(nodes)))
             per_driver_index: dict[str, int] = {}
             for d_index, entry in enumerate(group.get("devices") or []):
                 self._devices(node_name, entry, f"{where}.devices[{d_index}]", per_driver_index, pools)
 
-    def _node(self, name: str, group: Mapping[str, Any], i: int) -> JSON:
+    def _node(self, name: str, group: Mapping[str, Any], i: int, *, ordinal: int) -> JSON:
+        """The Node a kubelet registers; `ordinal` (its place among the topology's nodes) makes its
+        InternalIP unique in 10.0.0.0/8, as a cluster's node addresses are."""
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         labels.update({k: str(v).format(i=i) for k, v in (group.get("labels") or {}).items()})
         allocatable = {
@@ -265,7 +267,7 @@ class _Builder:
                     },
                 ],
                 "addresses": [
-                    {"type": "InternalIP", "address": f"10.0.{(len(name) + i) % 250}.{i % 250 + 1}"},
+                    {"type": "InternalIP", "address": _internal_ip(ordinal)},
                     {"type": "Hostname", "address": name},
                 ],
                 "nodeInfo": _node_info(name),
@@ -449,6 +451,13 @@ _PRESSURE_CONDITIONS: tuple[JSON, ...] = tuple(
         ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
     )
 )
+
+
+def _internal_ip(ordinal: int) -> str:
+    """The `ordinal`-th node's address, from 10.0.1.1 on, skipping each /24's .0 and .255."""
+    subnet, host = divmod(ordinal, 254)
+    subnet += 1
+    return f"10.{subnet // 256 % 256}.{subnet % 256}.{host + 1}"
 
 
 def _node_info(name: str) -> JSON:

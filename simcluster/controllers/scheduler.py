@@ -247,6 +247,14 @@ class Scheduler:
         self._allocator_signature: tuple[tuple[int, int], ...] | None = None
         self._tracked: dict[tuple[str, str], JSON] = {}  # claims recorded in the allocator's state
         self._synced_world: _World | None = None  # the pass whose claims _tracked last matched fully
+        self._pod_ips = 0  # addresses handed out so far (`_pod_ip`)
+
+    def _pod_ip(self) -> str:
+        """The next address of the pod network 10.244.0.0/14 (skipping each /24's .0 and .255): no two
+        running pods share one, as the CNI's IPAM sees to (a hash of the uid collided by a few thousand)."""
+        subnet, host = divmod(self._pod_ips % (1024 * 254), 254)
+        self._pod_ips += 1
+        return f"10.{244 + subnet // 256}.{subnet % 256}.{host + 1}"
 
     # --- the pass --------------------------------------------------------------------------------------
 
@@ -861,8 +869,8 @@ class Scheduler:
             "conditions": conditions,
             "hostIP": _node_ip(node),
             "hostIPs": [{"ip": _node_ip(node)}],
-            "podIP": _pod_ip(pod),
-            "podIPs": [{"ip": _pod_ip(pod)}],
+            "podIP": (ip := self._pod_ip()),
+            "podIPs": [{"ip": ip}],
             "startTime": now,
             "containerStatuses": [
                 {
@@ -955,11 +963,6 @@ def _image_id(image: str) -> str:
     if ":" in repository.rsplit("/", 1)[-1]:
         repository = repository.rsplit(":", 1)[0]
     return f"{repository}@sha256:{hashlib.sha256(reference.encode()).hexdigest()}"
-
-
-def _pod_ip(pod: Mapping[str, Any]) -> str:
-    digest = hashlib.sha1(uid_of(pod).encode()).digest()
-    return f"10.244.{digest[0]}.{digest[1] % 254 + 1}"
 
 
 def _plugin_use(pod: JSON, node: JSON) -> Counter[tuple[str, str]]:

@@ -18,6 +18,19 @@ def test_it_ships_tiny_demo_and_large_worlds_of_the_promised_size() -> None:
     assert large.workloads == ()
 
 
+@pytest.mark.parametrize("name", ["demo", "large"])
+def test_every_node_has_an_internal_ip_of_its_own(name: str) -> None:
+    addresses = [
+        a["address"]
+        for n in load_topology(name).nodes
+        for a in n["status"]["addresses"]
+        if a["type"] == "InternalIP"
+    ]
+    assert len(addresses) == len(load_topology(name).nodes)
+    assert len(set(addresses)) == len(addresses), "two nodes share an InternalIP"
+    assert all(a.startswith("10.") and not a.endswith((".0", ".255")) for a in addresses)
+
+
 def test_it_gives_every_demo_node_eight_gpus_and_two_nics() -> None:
     demo = load_topology("demo")
     for node in demo.nodes:
