@@ -86,11 +86,21 @@
     t.dataset.time = "relative";
     return t;
   }
+  // "namespace/name" as a link's text that may break after the slash (a narrow column otherwise broke a
+  // name mid-word: "default/lega cy-gpu-…").
+  function reference(a, text) {
+    const slash = text.indexOf("/");
+    if (slash < 0) { a.textContent = text; return a; }
+    a.appendChild(document.createTextNode(text.slice(0, slash + 1)));
+    a.appendChild(document.createElement("wbr"));
+    a.appendChild(document.createTextNode(text.slice(slash + 1)));
+    return a;
+  }
   function claims(cell) {
     const box = el("span");
     (cell.getValue() || []).forEach(function (c) {
       const parts = c.split("/");
-      const a = el("a", null, c);
+      const a = reference(el("a"), c);
       a.href = "/claims/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
       box.appendChild(a);
       box.appendChild(document.createTextNode(" "));
@@ -102,7 +112,7 @@
     const box = el("span");
     (cell.getValue() || []).forEach(function (p) {
       const parts = p.split("/");
-      const a = el("a", "pod-link", p);
+      const a = reference(el("a", "pod-link"), p);
       a.href = "/pods/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
       box.appendChild(a);
       box.appendChild(document.createTextNode(" "));
