@@ -43,6 +43,7 @@ from dra.allocator import (
     prepare_claim,
 )
 from dra.objects import PoolState, allocation_results, node_selection, pool_state, slice_spec
+from dra.poolshape import PoolMemo, shape
 from dra.quantity import Quantity
 from dra.selection import SelectorError, node_selector_matches
 
@@ -188,17 +189,52 @@ def pool_availability(
     features: Iterable[str] = DEFAULT_FEATURES,
     max_per_node: int = DEFAULT_MAX_PER_NODE,
     selector_memo: SelectorMemo | None = None,
+    pool_memo: PoolMemo | None = None,
 ) -> PoolAvailability:
     """Per class `ClassNumbers` and per device `Blocked | None` for the pool `driver`/`pool`.
 
     `slices` are all of the pool's ResourceSlices; `allocated_claims` at least those holding its devices;
     `nodes` the Node objects that may reach it (any order; more are harmless). Never raises for what
     the cluster says: what the allocator refuses becomes `ClassNumbers.error` and `OTHER` blocks.
-    `selector_memo`: selector outcomes to share with the caller's other pools (`dra.allocator.memo`)."""
-    state_pool = pool_state(driver, pool, slices)
-    device_names = [str(d.get("name", "")) for _s, d in state_pool.devices()]
+    `selector_memo`: selector outcomes to share with the caller's other pools (`dra.allocator.memo`);
+    `pool_memo`: answers of pools that look the same up to names (`dra.poolshape`)."""
     claims = [c for c in allocated_claims if _holds_pool(c, driver, pool)]
     rules = list(taint_rules)
+    features = frozenset(features)
+    if pool_memo is not None:
+        found = shape(driver=driver, pool=pool, slices=slices, claims=claims, rules=rules, classes=classes,
+                      nodes=nodes, features=features, max_per_node=max_per_node)  # fmt: skip
+        if found is not None:
+            answer = pool_memo.get(found.key)
+            if answer is None:
+                pool_memo.misses += 1
+                answer = _pool_availability(driver, found.pool, found.slices, found.claims, found.rules, classes,
+                                            found.nodes, features, max_per_node, selector_memo)  # fmt: skip
+                pool_memo.put(found.key, answer)
+            else:
+                pool_memo.hits += 1
+            restored = found.restore(answer, pool)
+            if restored is not None:
+                return restored
+    return _pool_availability(
+        driver, pool, slices, claims, rules, classes, nodes, features, max_per_node, selector_memo
+    )
+
+
+def _pool_availability(
+    driver: str,
+    pool: str,
+    slices: Sequence[Json],
+    claims: list[Json],
+    rules: list[Json],
+    classes: Sequence[Json],
+    nodes: Sequence[Json],
+    features: frozenset[str],
+    max_per_node: int,
+    selector_memo: SelectorMemo | None,
+) -> PoolAvailability:
+    state_pool = pool_state(driver, pool, slices)
+    device_names = [str(d.get("name", "")) for _s, d in state_pool.devices()]
     class_names = [str((c.get("metadata") or {}).get("name", "")) for c in classes]
     result = PoolAvailability(driver, pool)
     if not device_names:

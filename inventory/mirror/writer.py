@@ -38,6 +38,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Model
 
+from dra.poolshape import PoolMemo
 from dradash.realtime import broadcast
 from inventory.mirror import sql
 from inventory.mirror.derive.availability import pools_reached_by, pools_selected_by, recompute_availability
@@ -283,6 +284,8 @@ class BatchWriter:
         self.group = group
         self._matchers: dict[tuple[str, str], tuple[ClassMatcher, str]] = {}
         self._rules = RuleCache()
+        # Availability answers of pools that look the same up to names (`dra.poolshape`), across batches.
+        self._pool_memo = PoolMemo()
         self._reporting: dict[str, set[DeviceKey]] | None = None
         # Rule selectors whose devices still need their effective taints recomputed, and how far
         # (device pk) that recompute got. See `refresh_deferred`.
@@ -323,7 +326,7 @@ class BatchWriter:
         thousands of devices — a rule over 8,000 GPUs takes ~1 s."""
         if self._taint_selectors:
             with _mirror_transaction():
-                ctx = Context.load(self._matchers, self._rules)
+                ctx = Context.load(self._matchers, self._rules, self._pool_memo)
                 last = refresh_taints(self._taint_selectors, ctx, after_pk=self._taint_cursor, limit=chunk)
                 if last is None:
                     self._taint_selectors, self._taint_cursor = [], 0
@@ -333,7 +336,7 @@ class BatchWriter:
         elif self._availability_pools:
             pools = sorted(self._availability_pools)[: max(1, min(chunk, AVAILABILITY_CHUNK))]
             with _mirror_transaction():
-                recompute_availability(pools, Context.load(self._matchers, self._rules))
+                recompute_availability(pools, Context.load(self._matchers, self._rules, self._pool_memo))
                 # Device rows changed: pages that show devices listen to their slices' kind.
                 _broadcast_derived(self.group, sorted(self._availability_kinds | {"resourceslices"}))
             self._availability_pools.difference_update(pools)
@@ -772,7 +775,7 @@ class BatchWriter:
             )
         ):
             return
-        ctx = Context.load(self._matchers, self._rules)
+        ctx = Context.load(self._matchers, self._rules, self._pool_memo)
         claims = by_kind.get("resourceclaims", {})
         claim_keys = replace_claims(claims) if claims else set()
 

@@ -88,6 +88,7 @@ def write_pool_numbers(
             # The nodes the what-if would try for this pool: those it is bound to by name, else all.
             nodes=ctx.nodes(bound[key]),
             selector_memo=ctx.selector_memo,
+            pool_memo=ctx.pool_memo,
         )
         for name, numbers in result.classes.items():
             rows.append(
