@@ -150,9 +150,18 @@ def _insert_rows(table: str, columns: list[str], suffix: str, params: Iterable[l
     """
     cols = ", ".join(columns)
     rows = list(params)
+    row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    if connection.vendor == "postgresql" and not suffix and 1 < len(rows) < COPY_MIN_ROWS:
+        # A plain insert of a few rows (a chunk of pools' availability): one statement, one round trip.
+        # (Not with ON CONFLICT: one statement may not update a row twice, one row after another may.)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} ({cols}) VALUES {', '.join([row] * len(rows))}",
+                [value for values in rows for value in values],
+            )
+        return len(rows)
     if connection.vendor != "postgresql" or len(rows) < COPY_MIN_ROWS:
         # Small batches (a watch event or two): a temporary table costs more round trips than it saves.
-        row = "(" + ", ".join(["%s"] * len(columns)) + ")"
         return _executemany(f"INSERT INTO {table} ({cols}) VALUES {row}{suffix}", rows)
     temporary = connection.ops.quote_name("_mirror_load")
     count = 0

@@ -240,3 +240,31 @@ def test_a_writer_never_idle_vacuums_what_the_lists_filled_with_its_periodic_loo
     assert "inventory_device" in batch.vacuum_if_needed(now=2e9)
     assert _vacuumed("inventory_device") not in (None, vacuumed)
     assert not batch.has_vacuum_listed
+
+
+@pytest.mark.parametrize("count", [2, 150, 450])
+def test_a_chunk_of_availability_rows_is_written_whole_in_one_round_trip_or_by_copy(count: int) -> None:
+    from types import SimpleNamespace
+
+    from inventory.mirror import sql
+    from inventory.mirror.derive.availability import CLASS_AVAILABILITY_FIELDS
+    from inventory.models import ClassAvailability
+
+    rows = [
+        SimpleNamespace(
+            driver="gpu.example.com",
+            pool=f"node-{i}",
+            device_class="gpu",
+            free=i % 9,
+            headroom=i % 7,
+            capped=i % 2 == 0,
+            error="" if i % 3 else f"it's 'quoted' {i}",
+        )  # fmt: skip
+        for i in range(count)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        assert sql.insert(ClassAvailability, rows, fields=CLASS_AVAILABILITY_FIELDS) == count
+    written = list(ClassAvailability.objects.order_by("id").values_list(*CLASS_AVAILABILITY_FIELDS))
+    assert written == [tuple(getattr(r, name) for name in CLASS_AVAILABILITY_FIELDS) for r in rows]
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1  # not one statement per row
