@@ -7,6 +7,7 @@ and simcluster's router all read this table; none keeps a list of its own.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -32,6 +33,10 @@ class Kind:
     extra_subresources: tuple[str, ...] = ()
     #: a review (SubjectAccessReview, SelfSubjectReview …): created and answered, never stored
     review: bool = False
+    #: how the kind's own field-label conversion refuses a label ("{label}" stands for it); "" when upstream
+    #: registers none and the generic one answers: it takes metadata.name and metadata.namespace, whatever the
+    #: scope, and refuses the rest in words of its own
+    field_label_error: str = ""
 
     @property
     def api_version(self) -> str:
@@ -63,9 +68,22 @@ class Kind:
 
     @property
     def field_labels(self) -> tuple[str, ...]:
-        """Every field a `?fieldSelector=` may name: metadata.name (and .namespace), then the kind's own."""
-        base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
-        return base + self.field_selectors
+        """Every field a `?fieldSelector=` may name: metadata.name (and .namespace), then the kind's own.
+
+        A kind with a conversion of its own takes metadata.namespace only when namespaced; the generic
+        conversion takes it for every kind (on a cluster-scoped one it selects as the empty string).
+        """
+        if self.namespaced or not self.field_label_error:
+            return ("metadata.name", "metadata.namespace") + self.field_selectors
+        return ("metadata.name",) + self.field_selectors
+
+    def unsupported_field_label(self, label: str) -> str:
+        """The 400 message for a `?fieldSelector=` naming `label`, which `field_labels` lacks."""
+        if self.field_label_error:
+            return self.field_label_error.format(label=label)
+        return (
+            f'{json.dumps(label)} is not a known field selector: only "metadata.name", "metadata.namespace"'
+        )
 
     def path(self, *, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
         """The REST path: `/apis/resource.k8s.io/v1/resourceslices/<name>` and the like."""
@@ -93,40 +111,47 @@ def _k(
     field_selectors: tuple[str, ...] = (),
     extra_subresources: tuple[str, ...] = (),
     review: bool = False,
+    field_label_error: str = "",
 ) -> Kind:
     return Kind(
         group, version, plural, kind, namespaced, status, short_names, categories, field_selectors,
-        extra_subresources, review,
+        extra_subresources, review, field_label_error,
     )  # fmt: skip
+
+
+#: How the core group's conversions (Pod, Node, Namespace, Event, Secret, Service) refuse a label.
+_CORE_FIELD_LABEL_ERROR = "field label not supported: {label}"
 
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), status=True,
-       field_selectors=("status.phase",)),
+       field_selectors=("status.phase",), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), status=True,
-       field_selectors=("spec.unschedulable",)),
+       field_selectors=("spec.unschedulable",), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),
        field_selectors=("spec.nodeName", "status.phase", "spec.schedulerName", "spec.restartPolicy",
                         "status.nominatedNodeName", "spec.serviceAccountName"),
-       extra_subresources=("binding", "eviction", "log")),
+       extra_subresources=("binding", "eviction", "log"), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True, short_names=("sa",),
        extra_subresources=("token",)),
-    _k("", "v1", "secrets", "Secret", namespaced=True, field_selectors=("type",)),
+    _k("", "v1", "secrets", "Secret", namespaced=True, field_selectors=("type",),
+       field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "configmaps", "ConfigMap", namespaced=True, short_names=("cm",)),
     _k("", "v1", "services", "Service", namespaced=True, short_names=("svc",), status=True, categories=("all",),
-       field_selectors=("spec.clusterIP", "spec.type")),
+       field_selectors=("spec.clusterIP", "spec.type"), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "events", "Event", namespaced=True, short_names=("ev",),
        field_selectors=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                         "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-                        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")),
+                        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"),
+       field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True,
        short_names=("pdb",), status=True),
     _k("apps", "v1", "deployments", "Deployment", namespaced=True, short_names=("deploy",), status=True,
        categories=("all",), extra_subresources=("scale",)),
     _k("apps", "v1", "replicasets", "ReplicaSet", namespaced=True, short_names=("rs",), status=True,
-       categories=("all",), field_selectors=("status.replicas",)),
+       categories=("all",), field_selectors=("status.replicas",), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
-       field_selectors=("status.successful",)),
+       field_selectors=("status.successful",), field_label_error='field label "{label}" not supported for batchv1.Job'),
     _k("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
     # Workload-aware scheduling (GenericWorkload; its resourceClaims: DRAWorkloadResourceClaims, beta in 1.37).
     _k("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", namespaced=True, status=True),
@@ -148,7 +173,8 @@ KINDS: tuple[Kind, ...] = (
     _k(RESOURCE_GROUP, "v1", "resourceclaims", "ResourceClaim", namespaced=True, status=True),
     _k(RESOURCE_GROUP, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", namespaced=True),
     _k(RESOURCE_GROUP, "v1", "resourceslices", "ResourceSlice", namespaced=False,
-       field_selectors=("spec.nodeName", "spec.driver", "spec.pool.name")),
+       field_selectors=("spec.nodeName", "spec.driver"),
+       field_label_error="field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: {label}"),
     _k(RESOURCE_GROUP, "v1", "devicetaintrules", "DeviceTaintRule", namespaced=False, status=True),
     _k(RESOURCE_GROUP, "v1alpha3", "resourcepoolstatusrequests", "ResourcePoolStatusRequest",
        namespaced=False, status=True),

@@ -90,7 +90,7 @@ def parse_field_selector(text: str, resource: ResourceDef) -> list[tuple[str, st
         else:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
         if not resource.supports_field(label):
-            raise SelectorError(f"field label not supported: {label}")
+            raise SelectorError(resource.unsupported_field_label(label))
         terms.append((label, op, value))
     return terms
 

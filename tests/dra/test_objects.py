@@ -188,12 +188,7 @@ def test_it_lists_the_field_selectors_a_kind_supports() -> None:
     assert kind_for("pods").field_labels[:2] == ("metadata.name", "metadata.namespace")
     assert "spec.nodeName" in kind_for("pods").field_labels
     # cluster-scoped kinds have no metadata.namespace to select on
-    assert kind_for("resourceslices").field_labels == (
-        "metadata.name",
-        "spec.nodeName",
-        "spec.driver",
-        "spec.pool.name",
-    )
+    assert kind_for("resourceslices").field_labels == ("metadata.name", "spec.nodeName", "spec.driver")
 
 
 def test_it_wants_an_extended_resource_name_to_be_a_quota_name_too() -> None:

@@ -1,0 +1,65 @@
+"""Real kubectl 1.37.1 on the DRA kinds: what an operator sees from the commands a real v1.37 server answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import Kubectl
+from tests.simcluster.samples import sample
+
+pytestmark = pytest.mark.kubectl
+
+SLICES = '"resource.k8s.io/v1, Resource=resourceslices"'
+
+
+def _slices(cluster: SimCluster) -> None:
+    for name, node in (("node-a-gpu", "node-a"), ("node-b-gpu", "node-b")):
+        obj = sample("resourceslices", name=name)
+        obj["spec"]["nodeName"] = node
+        obj["spec"]["pool"]["name"] = node
+        cluster.store.create("resourceslices", obj)
+
+
+def test_it_selects_resource_slices_only_by_node_driver_and_name(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    _slices(cluster)
+    by_node = kubectl("get", "resourceslices", "--field-selector", "spec.nodeName=node-b", "-o", "name")
+    assert (by_node.returncode, by_node.stdout) == (0, "resourceslice.resource.k8s.io/node-b-gpu\n")
+    # ResourceSlice's conversion knows metadata.name, spec.nodeName and spec.driver, no other field
+    for selector, label in (
+        ("spec.pool.name=node-a", "spec.pool.name"),
+        ("metadata.namespace=x", "metadata.namespace"),
+    ):
+        refused = kubectl("get", "resourceslices", "--field-selector", selector)
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f'Error from server (BadRequest): Unable to find {SLICES} that match label selector "", field selector '
+            f'"{selector}": field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: {label}\n'
+        )
+
+
+def test_it_words_an_unknown_field_label_of_the_other_dra_kinds_as_the_generic_conversion(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    cluster.store.create("resourceclaims", sample("resourceclaims", namespace="default"))
+    refused = kubectl("get", "resourceclaims", "--field-selector", "spec.devices=x")
+    assert refused.returncode == 1
+    assert refused.stderr.endswith(
+        ': "spec.devices" is not a known field selector: only "metadata.name", "metadata.namespace"\n'
+    )
+    named = kubectl(
+        "get", "resourceclaims", "-A", "--field-selector", "metadata.namespace=default", "-o", "name"
+    )
+    assert (named.returncode, named.stdout) == (0, "resourceclaim.resource.k8s.io/gpu-claim\n")
+
+
+def test_it_takes_metadata_namespace_on_a_cluster_scoped_dra_kind_as_the_empty_string(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    cluster.store.create("deviceclasses", sample("deviceclasses"))
+    none = kubectl("get", "deviceclasses", "--field-selector", "metadata.namespace=default")
+    assert (none.returncode, none.stdout, none.stderr) == (0, "", "No resources found\n")
+    every = kubectl("get", "deviceclasses", "--field-selector", "metadata.namespace=", "-o", "name")
+    assert (every.returncode, every.stdout) == (0, "deviceclass.resource.k8s.io/gpu.example.com\n")
