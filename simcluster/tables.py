@@ -127,6 +127,7 @@ def _pod_row(obj: Obj, now: datetime) -> list[Any]:
 
 
 def _claim_state(obj: Obj) -> str:
+    """STATE: deleted, then pending or allocated (and reserved); no "deallocating" since classic DRA went."""
     states: list[str] = []
     deleting = bool(_get(obj, "metadata", "deletionTimestamp"))
     if deleting:
@@ -138,8 +139,6 @@ def _claim_state(obj: Obj) -> str:
         states.append("allocated")
         if _get(obj, "status", "reservedFor"):
             states.append("reserved")
-        elif deleting:
-            states.append("deallocating")
     return ",".join(states)
 
 

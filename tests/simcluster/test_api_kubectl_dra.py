@@ -63,3 +63,25 @@ def test_it_takes_metadata_namespace_on_a_cluster_scoped_dra_kind_as_the_empty_s
     assert (none.returncode, none.stdout, none.stderr) == (0, "", "No resources found\n")
     every = kubectl("get", "deviceclasses", "--field-selector", "metadata.namespace=", "-o", "name")
     assert (every.returncode, every.stdout) == (0, "deviceclass.resource.k8s.io/gpu.example.com\n")
+
+
+def test_it_shows_a_deleted_allocated_claim_without_a_deallocating_state(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    allocation = {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-a", "device": "gpu-0"}]}}  # fmt: skip
+    for name, reserved in (("held", True), ("released", False)):
+        claim = sample("resourceclaims", name=name, namespace="default", finalizers=["example.com/hold"])
+        cluster.store.create("resourceclaims", claim)
+        status: dict[str, object] = {"allocation": allocation}
+        if reserved:
+            status["reservedFor"] = [{"resource": "pods", "name": "trainer", "uid": "0000-1"}]
+        cluster.store.patch(
+            "resourceclaims", name, {"status": status}, namespace="default", subresource="status"
+        )
+        cluster.store.delete("resourceclaims", name, namespace="default")
+    states = kubectl("get", "resourceclaims", "--no-headers")
+    assert [line.split()[:2] for line in states.stdout.splitlines()] == [
+        ["held", "deleted,allocated,reserved"],
+        ["released", "deleted,allocated"],
+    ]
