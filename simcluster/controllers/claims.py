@@ -1,8 +1,8 @@
 """The ResourceClaim controller: releases claims when their pods go away.
 
-Reservations for pods that no longer exist (or have finished) are removed; a claim whose `reservedFor` is
-empty is deallocated (`status.allocation` and `status.devices` cleared) and loses the delete-protection
-finalizer; claims generated for a pod (template or extended-resource claims) are deleted once that pod is
+Reservations for pods that no longer exist (or have finished) are removed; a claim whose last reservation
+goes is deallocated (`status.allocation` and `status.devices` cleared) and loses the delete-protection
+finalizer (a claim allocated without ever being reserved stays allocated until it is deleted); claims generated for a pod (template or extended-resource claims) are deleted once that pod is
 gone. A claim being deleted that nobody reserves is released the same way so its deletion can finish.
 """
 
@@ -68,9 +68,18 @@ class ClaimController:
             )
         )
         orphaned = generated and owner is not None and owner.get("uid") not in live
-        deallocate = not kept and status.get("allocation") is not None
+        protected = DELETE_PROTECTION in (meta(claim).get("finalizers") or [])
+        released = len(kept) < len(reserved)
+        # Only the last consumer's going (or the claim's deletion) deallocates: a claim allocated with no
+        # consumer yet (a driver or an admin writing status) stays allocated, as upstream's controller has it.
+        deallocate = (
+            not kept
+            and protected
+            and status.get("allocation") is not None
+            and (released or is_deleting(claim))
+        )
         name, ns = name_of(claim), namespace_of(claim)
-        if len(kept) != len(reserved) or deallocate:
+        if released or deallocate:
             updated = copy.deepcopy(claim)
             new_status = updated.setdefault("status", {})
             if kept:
@@ -85,7 +94,7 @@ class ClaimController:
         unallocated = not kept and (claim.get("status") or {}).get("allocation") is None
         # The scheduler adds the finalizer just before it allocates, so only a claim this pass released
         # or one being deleted loses it; an unallocated claim may be about to be allocated.
-        releasing = deallocate or is_deleting(claim)
+        releasing = released or is_deleting(claim)
         if unallocated and releasing and DELETE_PROTECTION in (meta(claim).get("finalizers") or []):
             updated = copy.deepcopy(claim)
             remaining = [f for f in meta(claim)["finalizers"] if f != DELETE_PROTECTION]

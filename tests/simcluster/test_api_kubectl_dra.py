@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from simcluster.testing import SimCluster
-from tests.simcluster.conftest import Kubectl
+from tests.simcluster.conftest import Kubectl, kubectl_path
 from tests.simcluster.samples import sample
+from tests.simcluster.sim_helpers import running, settle
 
 pytestmark = pytest.mark.kubectl
 
@@ -85,3 +90,30 @@ def test_it_shows_a_deleted_allocated_claim_without_a_deallocating_state(
         ["held", "deleted,allocated,reserved"],
         ["released", "deleted,allocated"],
     ]
+
+
+def test_it_keeps_a_claim_allocated_through_its_status_until_a_consumer_releases_it(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with running(kubeconfig_path=kubeconfig) as (cluster, _, _):
+
+        def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [
+                str(kubectl_path()),
+                "--kubeconfig",
+                str(kubeconfig),
+                "--cache-dir",
+                str(tmp_path),
+                *args,
+            ]
+            return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+        claim = sample("resourceclaims", name="driver-allocated", namespace="ml")
+        cluster.store.create("resourceclaims", claim)
+        allocation = {"devices": {"results": [
+            {"request": "gpu", "driver": "gpu.example.com", "pool": "worker-00", "device": "gpu-7"}]}}  # fmt: skip
+        patched = kubectl("patch", "resourceclaim", "driver-allocated", "-n", "ml", "--subresource=status",
+                          "--type=merge", "-p", json.dumps({"status": {"allocation": allocation}}))  # fmt: skip
+        assert patched.returncode == 0, patched.stderr
+        settle(cluster)
+        shown = kubectl("get", "resourceclaim", "driver-allocated", "-n", "ml", "--no-headers")
+        assert shown.stdout.split()[:2] == ["driver-allocated", "allocated"]
