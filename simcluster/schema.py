@@ -516,6 +516,54 @@ def _drop(value: Any, node: dict[str, Any], path: str, dropped: list[str]) -> No
                 _drop(item, items, f"{path}[{index}]", dropped)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# empty lists and maps (Go's omitempty)
+
+
+def drop_empty_collections(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
+    """Remove, in place, the empty lists and maps of optional fields, as kube's decode and encode does.
+
+    Validation sees the empty ``[]`` a request decodes to, but what kube-apiserver stores and returns went
+    through encoding, where optional slices and maps are ``omitempty``: ``labels: {}``, ``selectors: []``
+    or ``values: []`` are gone from ``kubectl get -o yaml``. A field the schema marks required (no
+    ``omitempty``) keeps its ``[]``; an empty object of a struct type is a value, kept; raw extensions are
+    data, untouched.
+    """
+    root = kind_schema(group, version, kind)
+    if root is not None:
+        _drop_empty(obj, root)
+
+
+def _drop_empty(value: Any, node: dict[str, Any]) -> None:
+    node = resolve(node)
+    if isinstance(value, dict):
+        props = node.get("properties")
+        if props:
+            required = node.get("required") or ()
+            for key in list(value):
+                sub = props.get(key)
+                if sub is None:
+                    continue
+                item = value[key]
+                if item == [] or (item == {} and is_map_schema(sub)):
+                    if key not in required:
+                        del value[key]
+                elif isinstance(item, dict | list):
+                    _drop_empty(item, sub)
+            return
+        additional = node.get("additionalProperties")
+        if isinstance(additional, dict):
+            for item in value.values():
+                if isinstance(item, dict | list):
+                    _drop_empty(item, additional)
+    elif isinstance(value, list):
+        items = node.get("items")
+        if isinstance(items, dict):
+            for item in value:
+                if isinstance(item, dict | list):
+                    _drop_empty(item, items)
+
+
 class ResourceDef(Protocol):
     """The attributes of ``simcluster.resources.ResourceDef`` that validation and patching read."""
 

@@ -39,6 +39,7 @@ from simcluster.errors import (
 )
 from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
+from simcluster.schema import drop_empty_collections
 
 __all__ = ["ApiError", "Entry", "Page", "Store", "WatchEvent"]
 
@@ -586,6 +587,8 @@ class Store:
         defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
         warnings = self._validate(resource, new, None, None, field_validation)
+        # Validation saw what the request decoded to; what is stored and returned went through encoding.
+        drop_empty_collections(resource.group, resource.version, resource.kind, new)
         if field_manager:
             new = _record_manager(resource, None, new, field_manager, None)
             meta = new["metadata"]
@@ -756,6 +759,7 @@ class Store:
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         warnings = self._validate(resource, new, old, subresource, field_validation)
+        drop_empty_collections(resource.group, resource.version, resource.kind, new)
         if subresource is None:
             # After validation, which may have dropped unknown fields (fieldValidation Warn/Ignore).
             if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):

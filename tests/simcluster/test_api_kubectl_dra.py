@@ -117,3 +117,26 @@ def test_it_keeps_a_claim_allocated_through_its_status_until_a_consumer_releases
         settle(cluster)
         shown = kubectl("get", "resourceclaim", "driver-allocated", "-n", "ml", "--no-headers")
         assert shown.stdout.split()[:2] == ["driver-allocated", "allocated"]
+
+
+def test_it_returns_and_stores_no_empty_optional_lists_or_maps(kubectl: Kubectl) -> None:
+    manifest = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "empty.example.com", "labels": {}, "annotations": {}, "finalizers": []},
+        "spec": {"selectors": [], "config": []},
+    }
+    created = kubectl("create", "-f", "-", "-o", "json", input_text=json.dumps(manifest))
+    assert created.returncode == 0, created.stderr
+    body = json.loads(created.stdout)
+    assert set(body["metadata"]) == {"name", "uid", "resourceVersion", "generation", "creationTimestamp"}
+    assert body["spec"] == {}
+    manifest["metadata"]["name"] = "selecting.example.com"
+    manifest["spec"]["selectors"] = [{"cel": {"expression": "true"}}]
+    assert kubectl("create", "-f", "-", input_text=json.dumps(manifest)).returncode == 0
+    patched = kubectl(
+        "patch", "deviceclass", "selecting.example.com", "--type=merge", "-p", '{"spec":{"selectors":[]}}'
+    )
+    assert patched.stdout == "deviceclass.resource.k8s.io/selecting.example.com patched\n"
+    stored = kubectl("get", "deviceclass", "selecting.example.com", "-o", "jsonpath={.spec}")
+    assert stored.stdout == "{}"
