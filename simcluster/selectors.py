@@ -95,16 +95,33 @@ def parse_field_selector(text: str, resource: ResourceDef) -> list[tuple[str, st
     return terms
 
 
+def _pod_ip(obj: dict[str, Any]) -> str:
+    ips = (obj.get("status") or {}).get("podIPs") or []
+    return str(ips[0].get("ip", "")) if ips and isinstance(ips[0], dict) else ""
+
+
+#: Pod fields whose selectable value is not the field's own text: the registry's set has the first pod IP,
+#: hostNetwork as "false" when unset, and nothing for status.podIPs (its conversion takes it, the set lacks it);
+#: spec.host is the old name of spec.nodeName.
+_POD_FIELDS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "status.podIP": _pod_ip,
+    "status.podIPs": lambda obj: "",
+    "spec.hostNetwork": lambda obj: "true" if (obj.get("spec") or {}).get("hostNetwork") is True else "false",
+    "spec.host": lambda obj: field_value(obj, "spec.nodeName"),
+}
+
+
 def field_matcher(text: str | None, resource: ResourceDef) -> Matcher | None:
     if not text:
         return None
     terms = parse_field_selector(text, resource)
     if not terms:
         return None
+    derived = _POD_FIELDS if (resource.group, resource.plural) == ("", "pods") else {}
 
     def match(obj: dict[str, Any]) -> bool:
         for label, op, value in terms:
-            actual = field_value(obj, label)
+            actual = derived[label](obj) if label in derived else field_value(obj, label)
             if (actual == value) != (op == "="):
                 return False
         return True

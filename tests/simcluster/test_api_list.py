@@ -151,3 +151,22 @@ def test_it_serves_a_large_list_from_cached_bytes(cluster: SimCluster, http: Htt
     _, _, body = http.get(SLICES)
     assert len(body["items"]) == 300
     assert sum(len(i["spec"]["devices"]) for i in body["items"]) == 2400
+
+
+def test_it_selects_pods_by_ip_host_network_and_the_old_host_name(cluster: SimCluster, http: Http) -> None:
+    for name, ip in (("first", "10.244.0.7"), ("second", "10.244.0.8")):
+        pod = sample("pods", name=name)
+        pod["spec"]["nodeName"] = "node-1"
+        pod["spec"]["hostNetwork"] = name == "second"
+        cluster.store.create("pods", pod)
+        cluster.store.patch(
+            "pods",
+            name,
+            {"status": {"podIP": ip, "podIPs": [{"ip": ip}]}},
+            namespace="default",
+            subresource="status",
+        )
+    assert _names(http, PODS, fieldSelector="status.podIP=10.244.0.8") == ["second"]
+    assert _names(http, PODS, fieldSelector="spec.hostNetwork=false") == ["first"]
+    assert _names(http, PODS, fieldSelector="spec.host=node-1") == ["first", "second"]
+    assert _names(http, PODS, fieldSelector="status.podIPs=") == ["first", "second"]
