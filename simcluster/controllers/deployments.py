@@ -284,8 +284,10 @@ class DeploymentController:
                              namespace=namespace_of(deployment))  # fmt: skip
         if _same_status(current, status):
             return
-        self.store.patch("deployments", name_of(deployment), {"status": status}, namespace=namespace_of(deployment),
-                         subresource="status")  # fmt: skip
+        # A count that fell to zero is left out (omitempty): the merge patch must remove it, not keep the old one.
+        gone = {k: None for k in current if k not in status and k != "collisionCount"}
+        self.store.patch("deployments", name_of(deployment), {"status": {**status, **gone}},
+                         namespace=namespace_of(deployment), subresource="status")  # fmt: skip
 
 
 def _condition(existing: JSON | None, kind: str, value: tuple[str, str, str], now: str) -> JSON:

@@ -211,3 +211,20 @@ def test_it_reports_container_and_image_ids_of_a_started_pod(live: SimCluster, t
     assert fields["Container ID"].strip().startswith("containerd://")
     assert len(fields["Container ID"].strip()) == len("containerd://") + 64
     assert fields["Image ID"].strip().startswith("docker.io/library/nginx@sha256:")
+
+
+def test_it_drops_the_unavailable_count_of_a_deployment_once_every_replica_is_available(
+    live: SimCluster, tmp_path: Path
+) -> None:
+    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    _run(tmp_path, "rollout", "restart", "deployment/web")
+    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    settle(live)
+    status = live.store.get("deployments", "web", namespace="default")["status"]
+    assert (status["replicas"], status["availableReplicas"], status["updatedReplicas"]) == (2, 2, 2)
+    assert "unavailableReplicas" not in status
+    described = _run(tmp_path, "describe", "deployment", "web")
+    assert (
+        "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in described
+    )
