@@ -102,6 +102,27 @@ def invalid(resource: ResourceDef, name: str, causes: list[dict[str, Any]]) -> A
     return ApiError(422, "Invalid", f'{resource.qualified_kind} "{name}" is invalid: {summary}', details)
 
 
+def resource_version_required(resource: ResourceDef, name: str) -> ApiError:
+    """A PUT without metadata.resourceVersion to a kind whose strategy refuses unconditional updates.
+
+    The registry words it with the resource as the kind (`devicetaintrules.resource.k8s.io`) and the
+    version as the uint64 it parsed, which Go prints as 0x0.
+    """
+    cause = {
+        "reason": "FieldValueInvalid",
+        "message": "Invalid value: 0x0: must be specified for an update",
+        "field": "metadata.resourceVersion",
+    }
+    details = _details(resource, name)
+    details["causes"] = [cause]
+    return ApiError(
+        422,
+        "Invalid",
+        f'{resource.group_resource} "{name}" is invalid: metadata.resourceVersion: {cause["message"]}',
+        details,
+    )
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 

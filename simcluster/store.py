@@ -36,6 +36,7 @@ from simcluster.errors import (
     namespace_not_found,
     not_found,
     resource_not_found,
+    resource_version_required,
 )
 from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
@@ -108,6 +109,8 @@ _WITHOUT_GENERATION = frozenset({
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 })  # fmt: skip
+#: Kinds whose registry strategy refuses a PUT without metadata.resourceVersion (DeviceTaintRule from v1 on).
+_CONDITIONAL_UPDATES_ONLY = frozenset({("resource.k8s.io", "devicetaintrules")})
 _STATUS_CLEARED_ON_CREATE = {
     "services",
     "resourceclaims",
@@ -690,6 +693,11 @@ class Store:
             current = self._table(plural).get(key)
             if current is None:
                 raise not_found(resource, name)
+            if (resource.group, plural) in _CONDITIONAL_UPDATES_ONLY and meta.get("resourceVersion") in (
+                None,
+                "",
+            ):
+                raise resource_version_required(resource, name)
             return self._update_locked(
                 resource,
                 key,

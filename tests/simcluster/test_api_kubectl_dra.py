@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simcluster.testing import SimCluster
-from tests.simcluster.conftest import Kubectl, kubectl_path
+from tests.simcluster.conftest import Http, Kubectl, kubectl_path
 from tests.simcluster.samples import sample
 from tests.simcluster.sim_helpers import running, settle
 
@@ -140,3 +140,28 @@ def test_it_returns_and_stores_no_empty_optional_lists_or_maps(kubectl: Kubectl)
     assert patched.stdout == "deviceclass.resource.k8s.io/selecting.example.com patched\n"
     stored = kubectl("get", "deviceclass", "selecting.example.com", "-o", "jsonpath={.spec}")
     assert stored.stdout == "{}"
+
+
+def test_it_refuses_an_update_of_a_device_taint_rule_without_its_resource_version(
+    http: Http, cluster: SimCluster
+) -> None:
+    cluster.store.create("devicetaintrules", sample("devicetaintrules"))
+    path = "/apis/resource.k8s.io/v1/devicetaintrules/drain-node-a"
+    unconditional = sample("devicetaintrules")
+    status, _, body = http.request("PUT", path, unconditional)
+    assert (status, body["reason"], body["message"]) == (
+        422,
+        "Invalid",
+        'devicetaintrules.resource.k8s.io "drain-node-a" is invalid: metadata.resourceVersion: '
+        "Invalid value: 0x0: must be specified for an update",
+    )
+    assert body["details"]["kind"] == "devicetaintrules"
+    _, _, live = http.get(path)
+    unconditional["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+    assert http.request("PUT", path, unconditional)[0] == 200
+    # the other DRA kinds take an unconditional update, as their strategies allow
+    cluster.store.create("deviceclasses", sample("deviceclasses"))
+    status, _, _ = http.request(
+        "PUT", "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com", sample("deviceclasses")
+    )
+    assert status == 200
