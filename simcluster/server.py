@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 JSON_TYPE = "application/json"
+#: Kinds whose registry answers a DELETE that removed the object with a Status naming it, not the object
+#: (ReturnDeletedObject unset: DeviceTaintRule from v1 on; the other DRA kinds return the deleted object).
+_DELETE_ANSWERS_STATUS = frozenset({("resource.k8s.io", "devicetaintrules")})
 USER_KEY = web.RequestKey("user", UserInfo)
 _TOO_OLD_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
@@ -751,6 +754,21 @@ class SimServer:
             grace_period_seconds=grace_seconds,
             orphan=_orphans(request, body),
         )
+        meta = obj.get("metadata") or {}
+        if (resource.group, resource.plural) in _DELETE_ANSWERS_STATUS and not meta.get("deletionTimestamp"):
+            details = {
+                "name": name,
+                "group": resource.group,
+                "kind": resource.plural,
+                "uid": meta.get("uid", ""),
+            }
+            obj = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": details,
+            }
         return _json_response(obj)
 
     async def _delete_collection(

@@ -165,3 +165,21 @@ def test_it_refuses_an_update_of_a_device_taint_rule_without_its_resource_versio
         "PUT", "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com", sample("deviceclasses")
     )
     assert status == 200
+
+
+def test_it_answers_the_deletion_of_a_device_taint_rule_with_a_status(
+    http: Http, cluster: SimCluster, kubectl: Kubectl
+) -> None:
+    rule = cluster.store.create("devicetaintrules", sample("devicetaintrules"))
+    status, _, body = http.request("DELETE", "/apis/resource.k8s.io/v1/devicetaintrules/drain-node-a")
+    assert (status, body) == (200, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": "drain-node-a", "group": "resource.k8s.io", "kind": "devicetaintrules",
+                    "uid": rule["metadata"]["uid"]}})  # fmt: skip
+    # a device class comes back whole, as its registry returns the deleted object
+    cluster.store.create("deviceclasses", sample("deviceclasses"))
+    status, _, body = http.request("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com")
+    assert (status, body["kind"]) == (200, "DeviceClass")
+    cluster.store.create("devicetaintrules", sample("devicetaintrules"))
+    deleted = kubectl("delete", "devicetaintrule", "drain-node-a")
+    assert deleted.stdout == 'devicetaintrule.resource.k8s.io "drain-node-a" deleted\n'
