@@ -64,7 +64,9 @@ def driver_name(causes: Causes, path: str, value: Any) -> None:
         return
     if len(name) > DRIVER_NAME_MAX:
         causes.too_long(path, DRIVER_NAME_MAX)
-    invalid_name(causes, path, name, names.dns1123_subdomain_errors(name))
+    # Upstream reuses the CSI driver-name rule, which checks the lowercased name: "GPU.example.com" is
+    # valid (a ResourceSlice write only draws a warning), the error still quotes the name as given.
+    invalid_name(causes, path, name, names.dns1123_subdomain_errors(name.lower()))
 
 
 def pool_name(causes: Causes, path: str, value: Any, *, required: bool = True) -> None:

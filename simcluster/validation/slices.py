@@ -4,6 +4,7 @@ devices, attributes, capacities, taints, shared counters and their consumption.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -119,6 +120,11 @@ def check_resource_slice(causes: Causes, obj: dict[str, Any], old: dict[str, Any
     if spec.get("partitionTypeAttribute") is not None:
         _check_partition_type_attribute(causes, spec, devices)
     check_skip_node_operations(causes, "spec.skipNodeOperations", spec.get("skipNodeOperations"))
+    driver = spec.get("driver")
+    if isinstance(driver, str) and driver != driver.lower():
+        return [
+            f"spec.driver: driver names should be lowercase; {json.dumps(driver)} contains uppercase characters"
+        ]
     return []
 
 

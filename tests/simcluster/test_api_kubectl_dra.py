@@ -183,3 +183,19 @@ def test_it_answers_the_deletion_of_a_device_taint_rule_with_a_status(
     cluster.store.create("devicetaintrules", sample("devicetaintrules"))
     deleted = kubectl("delete", "devicetaintrule", "drain-node-a")
     assert deleted.stdout == 'devicetaintrule.resource.k8s.io "drain-node-a" deleted\n'
+
+
+def test_it_takes_an_uppercase_driver_name_with_the_registrys_warning(kubectl: Kubectl) -> None:
+    upper = sample("resourceslices", name="upper")
+    upper["spec"]["driver"] = "GPU.Example.com"
+    upper["spec"]["devices"][0]["attributes"] = {"GPU.Example.com/model": {"string": "h200"}}
+    created = kubectl("create", "-f", "-", input_text=json.dumps(upper))
+    assert (created.returncode, created.stdout) == (0, "resourceslice.resource.k8s.io/upper created\n")
+    assert created.stderr == (
+        'Warning: spec.driver: driver names should be lowercase; "GPU.Example.com" contains uppercase characters\n'
+    )
+    bad = sample("resourceslices", name="bad")
+    bad["spec"]["driver"] = "GPU_Example.com"
+    refused = kubectl("create", "-f", "-", input_text=json.dumps(bad))
+    assert refused.returncode == 1
+    assert 'spec.driver: Invalid value: "GPU_Example.com": a lowercase RFC 1123 subdomain' in refused.stderr

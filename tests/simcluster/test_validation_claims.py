@@ -234,7 +234,7 @@ CASES = [
     Case(
         "config driver bad",
         CLAIM,
-        set_path("spec.devices.config", [{"opaque": {"driver": "GPU", "parameters": {}}}]),
+        set_path("spec.devices.config", [{"opaque": {"driver": "gpu_driver", "parameters": {}}}]),
         "spec.devices.config[0].opaque.driver",
         "FieldValueInvalid",
         SUBDOMAIN_MSG,

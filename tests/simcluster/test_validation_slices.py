@@ -21,9 +21,9 @@ from tests.simcluster.validation_samples import (
 
 CASES = [
     Case(
-        "slice driver uppercase",
+        "slice driver underscore",
         SLICE,
-        set_path("spec.driver", "GPU.example.com"),
+        set_path("spec.driver", "gpu_example.com"),
         "spec.driver",
         "FieldValueInvalid",
         SUBDOMAIN_MSG,
@@ -137,7 +137,7 @@ CASES = [
     Case(
         "attribute domain bad",
         SLICE,
-        lambda o: devices(o)[0]["attributes"].update({"Example.com/x": {"int": 1}}),
+        lambda o: devices(o)[0]["attributes"].update({"exa_mple.com/x": {"int": 1}}),
         "spec.devices[0].attributes",
         "FieldValueInvalid",
         SUBDOMAIN_MSG,
