@@ -34,8 +34,27 @@ def _storage_hash(resource: ResourceDef) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
+#: kube-apiserver's group priorities (its aggregator's APIService table): /apis lists groups highest first.
+_GROUP_PRIORITY: dict[str, int] = {
+    "apps": 17800,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "batch": 17400,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "resource.k8s.io": 15900,
+}
+
+
 def _versions(group: str) -> list[str]:
     return GROUP_VERSIONS.get(group, [])
+
+
+def _groups() -> list[str]:
+    """The named groups in the order /apis lists them (by priority, then name)."""
+    return sorted((g for g in GROUP_VERSIONS if g), key=lambda g: (-_GROUP_PRIORITY.get(g, 0), g))
 
 
 def api_versions(server_address: str) -> Doc:
@@ -52,7 +71,7 @@ def _group_entry(group: str) -> Doc:
 
 
 def api_group_list() -> Doc:
-    groups = [_group_entry(g) for g in GROUP_VERSIONS if g]
+    groups = [_group_entry(g) for g in _groups()]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
@@ -93,6 +112,8 @@ def api_resource_list(group: str, version: str) -> Doc | None:
             sub_entry["kind"] = sub.kind
             sub_entry["verbs"] = list(sub.verbs)
             resources.append(sub_entry)
+    # The API installer registers a group version's paths sorted, subresources after their resource.
+    resources.sort(key=lambda entry: str(entry["name"]))
     group_version = f"{group}/{version}" if group else version
     doc: Doc = {"kind": "APIResourceList", "groupVersion": group_version, "resources": resources}
     if group:
@@ -130,7 +151,7 @@ def _aggregated_resource(r: ResourceDef) -> Doc:
 
 def aggregated(*, legacy: bool, version: str = "v2") -> Doc:
     """The APIGroupDiscoveryList for /api (legacy=True) or /apis."""
-    groups = [""] if legacy else [g for g in GROUP_VERSIONS if g]
+    groups = [""] if legacy else _groups()
     items: list[Doc] = []
     for group in groups:
         versions = []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from kubernetes import client
 
 from dra.kinds import KINDS
-from tests.simcluster.conftest import Http
+from tests.simcluster.conftest import Http, Kubectl
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -109,3 +111,18 @@ def test_it_serves_every_kind_of_the_one_table_and_nothing_else(http: Http) -> N
                         )
                     )
     assert served == {(k.group, k.version, k.plural, k.namespaced, k.subresources) for k in KINDS}
+
+
+def test_it_lists_a_group_versions_resources_sorted_and_the_groups_by_priority(kubectl: Kubectl) -> None:
+    listing = json.loads(kubectl("get", "--raw", "/apis/resource.k8s.io/v1").stdout)
+    assert [r["name"] for r in listing["resources"]] == [
+        "deviceclasses", "devicetaintrules", "devicetaintrules/status", "resourceclaims", "resourceclaims/status",
+        "resourceclaimtemplates", "resourceslices",
+    ]  # fmt: skip
+    core = [r["name"] for r in json.loads(kubectl("get", "--raw", "/api/v1").stdout)["resources"]]
+    assert core == sorted(core)
+    groups = [g["name"] for g in json.loads(kubectl("get", "--raw", "/apis").stdout)["groups"]]
+    assert groups == [
+        "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io",
+        "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io",
+    ]  # fmt: skip
