@@ -209,6 +209,19 @@ class _Watcher:
         self.deliver = deliver
 
 
+#: Kinds whose status is a Go struct (not a pointer), so never omitted: unwritten, it reads `status: {}`.
+_STRUCT_STATUS = frozenset({
+    ("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"), ("policy", "poddisruptionbudgets"),
+    ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"), ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "devicetaintrules"),
+})  # fmt: skip
+
+
+def _struct_status(resource: ResourceDef, obj: Obj) -> None:
+    if (resource.group, resource.plural) in _STRUCT_STATUS and obj.get("status") is None:
+        obj["status"] = {}
+
+
 def _reorder(obj: Obj) -> Obj:
     """Key order as a Go server writes it: kind, apiVersion, metadata (struct order), the rest."""
     meta = obj.get("metadata")
@@ -587,6 +600,7 @@ class Store:
         # before defaulting: a Job's generated selector names its uid
         meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
         self._prepare_create(resource, new)
+        _struct_status(resource, new)
         defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
         warnings = self._validate(resource, new, None, None, field_validation)
@@ -766,6 +780,7 @@ class Store:
             defaulting.normalize_times(new)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        _struct_status(resource, new)
         warnings = self._validate(resource, new, old, subresource, field_validation)
         drop_empty_collections(resource.group, resource.version, resource.kind, new)
         if subresource is None:

@@ -199,3 +199,14 @@ def test_it_takes_an_uppercase_driver_name_with_the_registrys_warning(kubectl: K
     refused = kubectl("create", "-f", "-", input_text=json.dumps(bad))
     assert refused.returncode == 1
     assert 'spec.driver: Invalid value: "GPU_Example.com": a lowercase RFC 1123 subdomain' in refused.stderr
+
+
+def test_it_shows_the_empty_status_of_a_fresh_claim_and_rule(kubectl: Kubectl) -> None:
+    claim = json.dumps(sample("resourceclaims", namespace="default"))
+    for dry_run in ("--dry-run=server", "--dry-run=none"):
+        created = kubectl("create", "-f", "-", "-o", "json", dry_run, input_text=claim)
+        assert json.loads(created.stdout)["status"] == {}, created.stderr
+    assert kubectl("get", "resourceclaim", "gpu-claim", "-o", "jsonpath={.status}").stdout == "{}"
+    assert kubectl("create", "-f", "-", input_text=json.dumps(sample("devicetaintrules"))).returncode == 0
+    rule = json.loads(kubectl("get", "devicetaintrule", "drain-node-a", "-o", "json").stdout)
+    assert rule["status"] == {}
