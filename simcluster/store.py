@@ -217,6 +217,34 @@ _STRUCT_STATUS = frozenset({
 })  # fmt: skip
 
 
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _dig(obj: Any, *keys: str) -> Obj:
+    """The map at `keys` inside `obj`, {} where a step is missing or not a map."""
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj if isinstance(obj, dict) else {}
+
+
+def _same(item: Obj) -> Obj:
+    return item
+
+
+def _results(claim: Obj) -> builtins.list[Any]:
+    results = _dig(claim, "status", "allocation", "devices").get("results")
+    return results if isinstance(results, list) else []
+
+
+def _first_admin(items: Any, path: str, holder: Callable[[Obj], Any]) -> str | None:
+    """`<path>[i].adminAccess` of the first item whose holder asks for admin access, else None."""
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        where = holder(item) if isinstance(item, dict) else None
+        if isinstance(where, dict) and where.get("adminAccess") is True:
+            return f"{path}[{index}].adminAccess"
+    return None
+
+
 def _struct_status(resource: ResourceDef, obj: Obj) -> None:
     if (resource.group, resource.plural) in _STRUCT_STATUS and obj.get("status") is None:
         obj["status"] = {}
@@ -517,6 +545,7 @@ class Store:
         causes, warnings = validation.validate(
             resource, obj, old, subresource=subresource, features=self.features
         )
+        causes = self._admin_access_causes(resource, obj, old, subresource) + list(causes)
         warnings = list(warnings)
         unknown = [c for c in causes if str(c.get("message", "")).startswith('unknown field "')]
         if unknown and field_validation is not None:
@@ -536,6 +565,41 @@ class Store:
             for check in self.admission:
                 check(resource, obj, old)
         return warnings
+
+    def _admin_access_causes(
+        self, resource: ResourceDef, obj: Obj, old: Obj | None, subresource: str | None
+    ) -> builtins.list[dict[str, str]]:
+        """The registry's namespace check of DRA admin access, worded and placed as upstream's.
+
+        A new claim or template whose request asks for `adminAccess` (the first such request is named,
+        as `spec.devices.requests[i]` even in a template), or a claim status granting it anew, needs its
+        namespace labelled `resource.kubernetes.io/admin-access: "true"`.
+        """
+        if resource.group != "resource.k8s.io" or resource.plural not in (
+            "resourceclaims",
+            "resourceclaimtemplates",
+        ):
+            return []
+        path = None
+        if subresource is None and old is None:
+            spec = (
+                _dig(obj, "spec", "spec")
+                if resource.plural == "resourceclaimtemplates"
+                else _dig(obj, "spec")
+            )
+            requests = _dig(spec, "devices").get("requests")
+            path = _first_admin(requests, "spec.devices.requests", lambda r: r.get("exactly"))
+        elif subresource == "status" and old is not None and _first_admin(_results(old), "", _same) is None:
+            # granted before: the allocation is immutable, no need to look again
+            path = _first_admin(_results(obj), "status.allocation.devices.results", _same)
+        if path is None:
+            return []
+        namespace = self._table("namespaces").get(("", str((obj.get("metadata") or {}).get("namespace", ""))))
+        labels = (namespace.obj["metadata"].get("labels") or {}) if namespace is not None else {}
+        if labels.get(ADMIN_ACCESS_LABEL) == "true":
+            return []
+        message = f"Forbidden: admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
+        return [{"reason": "FieldValueForbidden", "message": message, "field": path}]
 
     # ------------------------------------------------------------------ create
 

@@ -210,3 +210,33 @@ def test_it_shows_the_empty_status_of_a_fresh_claim_and_rule(kubectl: Kubectl) -
     assert kubectl("create", "-f", "-", input_text=json.dumps(sample("devicetaintrules"))).returncode == 0
     rule = json.loads(kubectl("get", "devicetaintrule", "drain-node-a", "-o", "json").stdout)
     assert rule["status"] == {}
+
+
+def test_it_grants_admin_access_only_in_a_namespace_labelled_for_it(kubectl: Kubectl) -> None:
+    devices = {
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "adminAccess": True}}]
+    }
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "monitor"},
+             "spec": {"devices": devices}}  # fmt: skip
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "monitor"},
+                "spec": {"spec": {"devices": devices}}}  # fmt: skip
+    refused = kubectl("create", "-f", "-", "-n", "default", input_text=json.dumps(claim))
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        'The ResourceClaim "monitor" is invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to '
+        "devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace\n",
+    )
+    # a template's request is named as a claim's, as upstream's shared check does
+    refused = kubectl("create", "-f", "-", "-n", "default", input_text=json.dumps(template))
+    assert (
+        'The ResourceClaimTemplate "monitor" is invalid: spec.devices.requests[0].adminAccess: Forbidden'
+        in (refused.stderr)
+    )
+    assert kubectl("create", "namespace", "monitoring").returncode == 0
+    assert (
+        kubectl("label", "namespace", "monitoring", "resource.kubernetes.io/admin-access=true").returncode
+        == 0
+    )
+    for obj in (claim, template):
+        created = kubectl("create", "-f", "-", "-n", "monitoring", input_text=json.dumps(obj))
+        assert created.returncode == 0, created.stderr
