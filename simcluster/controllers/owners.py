@@ -76,14 +76,14 @@ class OwnerController:
                 self.store.delete("pods", name_of(pod), namespace=namespace_of(pod), uid=uid_of(pod))
         ready = sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running")
         count = min(len(active), wanted) if len(active) > wanted else len(active)
+        # replicas is always written; the other counts are omitempty, so a zero one is left out (and removed).
+        counts = {"fullyLabeledReplicas": count, "readyReplicas": ready, "availableReplicas": ready}
         self._write_status(
             "replicasets",
             rs,
             {
                 "replicas": count,
-                "fullyLabeledReplicas": count,
-                "readyReplicas": ready,
-                "availableReplicas": ready,
+                **{key: value or None for key, value in counts.items()},
                 "observedGeneration": int(meta(rs).get("generation", 1)),
             },
         )
@@ -162,6 +162,7 @@ class OwnerController:
         self.created += 1
 
     def _write_status(self, plural: str, owner: JSON, status: JSON) -> None:
+        """Merge `status` in; a None value removes that field."""
         current = owner.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return

@@ -228,3 +228,15 @@ def test_it_drops_the_unavailable_count_of_a_deployment_once_every_replica_is_av
     assert (
         "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in described
     )
+
+
+def test_it_leaves_the_zero_counts_out_of_a_scaled_down_replica_sets_status(
+    live: SimCluster, tmp_path: Path
+) -> None:
+    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=1")
+    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    _run(tmp_path, "scale", "deployment/web", "--replicas=0")
+    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    settle(live)
+    (rs,) = live.store.list("replicasets", namespace="default")
+    assert rs["status"] == {"replicas": 0, "observedGeneration": rs["metadata"]["generation"]}
