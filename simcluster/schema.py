@@ -521,7 +521,7 @@ def _drop(value: Any, node: dict[str, Any], path: str, dropped: list[str]) -> No
 
 
 def drop_empty_collections(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
-    """Remove, in place, the empty lists and maps of optional fields, as kube's decode and encode does.
+    """Remove, in place, the empty lists and maps of optional fields, as kube's encoding does.
 
     Validation sees the empty ``[]`` a request decodes to, but what kube-apiserver stores and returns went
     through encoding, where optional slices and maps are ``omitempty``: ``labels: {}``, ``selectors: []``
@@ -531,10 +531,32 @@ def drop_empty_collections(group: str, version: str, kind: str, obj: dict[str, A
     """
     root = kind_schema(group, version, kind)
     if root is not None:
-        _drop_empty(obj, root)
+        _walk(obj, root, drop=True)
 
 
-def _drop_empty(value: Any, node: dict[str, Any]) -> None:
+def canonical_quantities(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
+    """Write every quantity in place in its canonical form, as kube's decoding reads it: ``1024Mi`` is
+    ``1Gi``, ``0.5`` is ``500m``, a JSON number a string; what does not parse is left for validation."""
+    root = kind_schema(group, version, kind)
+    if root is not None:
+        _walk(obj, root, drop=False)
+
+
+def _is_quantity_ref(node: dict[str, Any]) -> bool:
+    return str(node.get("$ref", "")).endswith("/" + QUANTITY_DEF)
+
+
+def _canonical_quantity(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return value
+    try:
+        return str(Quantity.parse(value if isinstance(value, str) else json.dumps(value)))
+    except QuantityError:
+        return value
+
+
+def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
+    """Drop empty optional collections (`drop`), else canonicalize quantities, below `value`."""
     node = resolve(node)
     if isinstance(value, dict):
         props = node.get("properties")
@@ -545,23 +567,32 @@ def _drop_empty(value: Any, node: dict[str, Any]) -> None:
                 if sub is None:
                     continue
                 item = value[key]
-                if item == [] or (item == {} and is_map_schema(sub)):
-                    if key not in required:
-                        del value[key]
-                elif isinstance(item, dict | list):
-                    _drop_empty(item, sub)
+                if isinstance(item, dict | list):
+                    if drop and (item == [] or (item == {} and is_map_schema(sub))):
+                        if key not in required:
+                            del value[key]
+                    else:
+                        _walk(item, sub, drop=drop)
+                elif not drop and _is_quantity_ref(sub):
+                    value[key] = _canonical_quantity(item)
             return
         additional = node.get("additionalProperties")
         if isinstance(additional, dict):
-            for item in value.values():
+            quantities = not drop and _is_quantity_ref(additional)
+            for key, item in value.items():
                 if isinstance(item, dict | list):
-                    _drop_empty(item, additional)
+                    _walk(item, additional, drop=drop)
+                elif quantities:
+                    value[key] = _canonical_quantity(item)
     elif isinstance(value, list):
         items = node.get("items")
         if isinstance(items, dict):
-            for item in value:
+            quantities = not drop and _is_quantity_ref(items)
+            for index, item in enumerate(value):
                 if isinstance(item, dict | list):
-                    _drop_empty(item, items)
+                    _walk(item, items, drop=drop)
+                elif quantities:
+                    value[index] = _canonical_quantity(item)
 
 
 class ResourceDef(Protocol):

@@ -40,7 +40,7 @@ from simcluster.errors import (
 )
 from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
-from simcluster.schema import drop_empty_collections
+from simcluster.schema import canonical_quantities, drop_empty_collections
 
 __all__ = ["ApiError", "Entry", "Page", "Store", "WatchEvent"]
 
@@ -665,6 +665,7 @@ class Store:
         meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
         self._prepare_create(resource, new)
         _struct_status(resource, new)
+        canonical_quantities(resource.group, resource.version, resource.kind, new)
         defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
         warnings = self._validate(resource, new, None, None, field_validation)
@@ -845,6 +846,7 @@ class Store:
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         _struct_status(resource, new)
+        canonical_quantities(resource.group, resource.version, resource.kind, new)
         warnings = self._validate(resource, new, old, subresource, field_validation)
         drop_empty_collections(resource.group, resource.version, resource.kind, new)
         if subresource is None:

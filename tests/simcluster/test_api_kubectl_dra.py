@@ -240,3 +240,27 @@ def test_it_grants_admin_access_only_in_a_namespace_labelled_for_it(kubectl: Kub
     for obj in (claim, template):
         created = kubectl("create", "-f", "-", "-n", "monitoring", input_text=json.dumps(obj))
         assert created.returncode == 0, created.stderr
+
+
+def test_it_writes_back_device_capacities_in_their_canonical_form(kubectl: Kubectl) -> None:
+    manifest = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-a-gpu
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    capacity:
+      memory: {value: 1024Mi}
+      cores: {value: "0.5"}
+      slots: {value: 2000m}
+      bandwidth: {value: 1e3}
+"""
+    created = kubectl("create", "-f", "-", "-o", "jsonpath={.spec.devices[0].capacity}", input_text=manifest)
+    assert json.loads(created.stdout) == {
+        "memory": {"value": "1Gi"}, "cores": {"value": "500m"}, "slots": {"value": "2"}, "bandwidth": {"value": "1k"},
+    }  # fmt: skip
