@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any, Final, Protocol
 
 from dra.quantity import FORMAT_ERROR, Quantity, QuantityError
+from simcluster.jsondata import dumps
 
 SCHEMA_DIR: Final = "kubernetes-json-schema/v1.37.0-local-strict"
 
@@ -530,7 +531,9 @@ def drop_empty_collections(group: str, version: str, kind: str, obj: dict[str, A
     data, untouched.
     """
     root = kind_schema(group, version, kind)
-    if root is not None:
+    # Most writes (a driver's slices, a controller's status) hold no empty collection: a scan of the
+    # encoded object spares them the walk (an empty one inside a string only costs the walk).
+    if root is not None and (b"[]" in (raw := dumps(obj)) or b"{}" in raw):
         _walk(obj, root, drop=True)
 
 
@@ -538,7 +541,7 @@ def canonical_quantities(group: str, version: str, kind: str, obj: dict[str, Any
     """Write every quantity in place in its canonical form, as kube's decoding reads it: ``1024Mi`` is
     ``1Gi``, ``0.5`` is ``500m``, a JSON number a string; what does not parse is left for validation."""
     root = kind_schema(group, version, kind)
-    if root is not None:
+    if root is not None and _may_hold_quantity(root):
         _walk(obj, root, drop=False)
 
 
@@ -546,13 +549,44 @@ def _is_quantity_ref(node: dict[str, Any]) -> bool:
     return str(node.get("$ref", "")).endswith("/" + QUANTITY_DEF)
 
 
+_HOLDS_QUANTITY: dict[int, bool] = {}
+
+
+def _may_hold_quantity(node: dict[str, Any], visiting: frozenset[int] = frozenset()) -> bool:
+    """Whether a value of this schema can hold a quantity anywhere below it (cached per schema node), so the
+    quantity walk skips attributes, metadata and the like."""
+    if _is_quantity_ref(node):
+        return True
+    node = resolve(node)
+    key = id(node)
+    cached = _HOLDS_QUANTITY.get(key)
+    if cached is not None:
+        return cached
+    if key in visiting:
+        return False  # a recursive schema: its other branches decide
+    inner = visiting | {key}
+    children = list((node.get("properties") or {}).values())
+    for extra in (node.get("additionalProperties"), node.get("items")):
+        if isinstance(extra, dict):
+            children.append(extra)
+    holds = any(_may_hold_quantity(child, inner) for child in children)
+    if not visiting:
+        _HOLDS_QUANTITY[key] = holds
+    return holds
+
+
 def _canonical_quantity(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return value
+    return _canonical_text(value if isinstance(value, str) else json.dumps(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(text: str) -> str:
     try:
-        return str(Quantity.parse(value if isinstance(value, str) else json.dumps(value)))
+        return str(Quantity.parse(text))
     except QuantityError:
-        return value
+        return text
 
 
 def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
@@ -571,13 +605,15 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
                     if drop and (item == [] or (item == {} and is_map_schema(sub))):
                         if key not in required:
                             del value[key]
-                    else:
+                    elif drop or _may_hold_quantity(sub):
                         _walk(item, sub, drop=drop)
                 elif not drop and _is_quantity_ref(sub):
                     value[key] = _canonical_quantity(item)
             return
         additional = node.get("additionalProperties")
         if isinstance(additional, dict):
+            if not drop and not _may_hold_quantity(additional):
+                return
             quantities = not drop and _is_quantity_ref(additional)
             for key, item in value.items():
                 if isinstance(item, dict | list):
@@ -587,6 +623,8 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
     elif isinstance(value, list):
         items = node.get("items")
         if isinstance(items, dict):
+            if not drop and not _may_hold_quantity(items):
+                return
             quantities = not drop and _is_quantity_ref(items)
             for index, item in enumerate(value):
                 if isinstance(item, dict | list):
