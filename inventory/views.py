@@ -43,7 +43,7 @@ from inventory.selectors.features import (
     node_allocatable,
     pod_device_metadata,
 )
-from inventory.selectors.nodes import node_names, node_rows
+from inventory.selectors.nodes import node_names, node_rows, node_sort_valid
 from inventory.selectors.objects import kube_object_by_uid, live_version, watch_health
 from inventory.selectors.overview import cluster_summary, overview_totals
 from inventory.selectors.rules import taint_rule_list
@@ -428,16 +428,19 @@ NODE_FILTERS = ("q",)
 @require_safe
 def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
+    sort = request.GET.get("sort", "")[:300]
+    sort = sort if node_sort_valid(sort) else ""
     errors = _unknown_filters(request, NODE_FILTERS)
-    paginator = Paginator([] if errors else node_names(q=q), NODES_PER_PAGE)
+    paginator = Paginator([] if errors else node_names(q=q, sort=sort), NODES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     drivers, rows = node_rows(names=list(page.object_list))
     context = {
         "page": page,
         "q": q,
+        "sort": sort,
         "drivers": drivers,
         "rows": rows,
-        "query": urlencode({"q": q}) if q else "",
+        "query": urlencode({k: v for k, v in (("q", q), ("sort", sort)) if v}),
         "fragment_url": _fragment_url(request, "body"),
         "errors": errors,
     }

@@ -9,6 +9,7 @@ from typing import overload
 
 from django.db.models import Count, Sum
 
+from inventory.mirror.derive.common import json_path
 from inventory.models import FREE, Device, KubeObject, NodeDeviceCount
 from inventory.selectors.common import NODES, nanos
 
@@ -276,7 +277,8 @@ class NodeNames(Sequence[str]):
     index scans (the Node objects' names; the device counters' nodes, one row per node and driver), so a
     page of 50 reads 50 names, not 10,000 into Python."""
 
-    def __init__(self, *, q: str = "") -> None:
+    def __init__(self, *, q: str = "", descending: bool = False) -> None:
+        self._order = "-name" if descending else "name"
         objects = KubeObject.objects.filter(kind=NODES, namespace="")
         counted = NodeDeviceCount.objects.exclude(node_name="")
         if q:
@@ -304,16 +306,71 @@ class NodeNames(Sequence[str]):
             start, stop, step = index.indices(len(self))
             if step != 1:
                 raise ValueError("node names are sliced with step 1")
-            return list(self._names.order_by("name")[start:stop]) if start < stop else []
+            return list(self._names.order_by(self._order)[start:stop]) if start < stop else []
         found = self[index : index + 1] if index >= 0 else []
         if not found:
             raise IndexError(index)
         return found[0]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._names.order_by("name")))
+        return iter(list(self._names.order_by(self._order)))
 
 
-def node_names(*, q: str = "") -> NodeNames:
-    """Every node that is a Node object or has devices, sorted (counted and paged in SQL)."""
-    return NodeNames(q=q)
+#: the Nodes page's sort keys (?sort=KEY or ?sort=-KEY) besides one per driver (`driver:NAME`)
+NODE_SORTS = ("name", "ready", "pods", "age")
+
+
+def node_sort_valid(sort: str) -> bool:
+    key = sort.removeprefix("-")
+    return key in NODE_SORTS or (key.startswith("driver:") and len(key) > len("driver:"))
+
+
+def node_names(*, q: str = "", sort: str = "") -> Sequence[str]:
+    """Every node that is a Node object or has devices, by name (counted and paged in SQL) or by the column
+    `sort` names (see `sorted_node_names`); an unknown sort is the default, by name."""
+    if not node_sort_valid(sort) or sort.removeprefix("-") == "name":
+        return NodeNames(q=q, descending=sort == "-name")
+    return sorted_node_names(list(NodeNames(q=q)), sort=sort)
+
+
+def sorted_node_names(names: list[str], *, sort: str) -> list[str]:
+    """`names` in the order of a column of the Nodes page, then by name. Each key is one grouped query over
+    columns (no Node object is decoded): ready (not ready first), pods bound, age (youngest first), a driver's
+    devices (allocated, then all). Nodes that have no value for the key (no Node object, no device of the
+    driver) come last either way."""
+    key, descending = sort.removeprefix("-"), sort.startswith("-")
+    nodes = KubeObject.objects.filter(kind=NODES, namespace="")
+    values: dict[str, tuple[object, ...]]
+    if key == "ready":
+        ready = {"False": 0, "Unknown": 1, "True": 2}
+        values = {}
+        for name, conditions in nodes.values_list("name", json_path("raw", "status", "conditions")):
+            status = next(
+                (
+                    str(c.get("status"))
+                    for c in conditions or []
+                    if isinstance(c, dict) and c.get("type") == "Ready"
+                ),
+                "",
+            )
+            values[name] = (ready.get(status, 1),)
+    elif key == "age":
+        # Ascending is youngest first, as on Claims: the newest creationTimestamp (RFC 3339 in UTC sorts as text).
+        values = {n: (t,) for n, t in nodes.values_list("name", "creation_timestamp") if t}
+    elif key == "pods":
+        bound = (
+            KubeObject.objects.filter(kind="pods")
+            .exclude(index_key="")
+            .values("index_key")
+            .annotate(n=Count("id"))
+            .order_by()
+            .values_list("index_key", "n")
+        )
+        values = {name: (0,) for name in names} | {n: (count,) for n, count in bound}
+    else:
+        rows = NodeDeviceCount.objects.filter(driver=key.removeprefix("driver:"), total__gt=0)
+        values = {n: (a, t) for n, a, t in rows.values_list("node_name", "allocated", "total")}
+    present = sorted(n for n in names if n in values)
+    # A stable sort: nodes with equal keys stay by name in either direction.
+    present.sort(key=values.__getitem__, reverse=descending != (key == "age"))
+    return present + sorted(n for n in names if n not in values)
