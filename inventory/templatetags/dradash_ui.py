@@ -9,6 +9,7 @@ import yaml
 from django import template
 from django.conf import settings
 
+from dra.objects import LIST_ATTRIBUTE_TYPES, attribute_text
 from dra.taints import effective_effect
 
 register = template.Library()
@@ -47,12 +48,24 @@ def to_json(obj: Any) -> str:
 
 
 @register.filter
+def attr_list(attribute: Any) -> list[str] | None:
+    """The elements of a list-typed DeviceAttribute ({"strings": [...]}, DRAListTypeAttributes), None for the
+    others: a page shows each element on its own (a chip), so "a,b" and "c" never read as "a", "b", "c"."""
+    if isinstance(attribute, dict) and len(attribute) == 1:
+        ((kind, value),) = attribute.items()
+        if kind in LIST_ATTRIBUTE_TYPES and isinstance(value, list):
+            return [attribute_text(v) for v in value]
+    return None
+
+
+@register.filter
 def attr_value(attribute: Any) -> str:
-    """Render a DeviceAttribute ({"int": 0} / {"string": "h200"} / list forms) as plain text."""
+    """Render a DeviceAttribute ({"int": 0} / {"string": "h200"} / list forms) as plain text; a list as a JSON
+    list (["a,b", "c"]), whose elements cannot run together."""
     if isinstance(attribute, dict) and len(attribute) == 1:
         (value,) = attribute.values()
         if isinstance(value, list):
-            return ", ".join(str(v) for v in value)
+            return json.dumps(value, ensure_ascii=False)
         if isinstance(value, bool):
             return "true" if value else "false"
         return str(value)
