@@ -95,3 +95,26 @@ def test_no_word_breaks_inside_and_no_table_is_clipped(
             "Free",
             "Fit together",
         )
+
+
+@pytest.fixture
+def maintenance(transactional_db: None) -> Any:
+    from maintenance.models import Maintenance
+
+    return Maintenance.objects.create(
+        title="Firmware update on worker-07", reason="PSU", taint_key="example.com/maintenance",
+        taint_value="firmware", target_effect="NoExecute", state="applied", applied_effect="NoExecute",
+        device_count=8, rule_count=1,
+    )  # fmt: skip
+
+
+def test_the_maintenance_list_reads_as_cards_at_phone_width(
+    maintenance: Any, viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/maintenance/")
+    state = page.locator("#maintenance-table td", has_text="applied · NoExecute")
+    box = state.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # on screen, no sideways scroll
+    assert state.evaluate("c => getComputedStyle(c, '::before').content").strip('"') == "State"
+    assert page.evaluate(MID_WORD_BREAKS) == []
