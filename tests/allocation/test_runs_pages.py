@@ -3,6 +3,7 @@ CEL, a paste too big, too many runs) answered on the form with the input kept.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -174,3 +175,28 @@ def test_it_says_on_the_form_when_the_user_has_too_many_runs_going(client_in: Cl
     assert response.status_code == 429
     assert "one user may have at most 2 at once" in response.content.decode()
     assert WhatIfRun.objects.count() == 2
+
+
+def test_it_says_how_long_after_the_taint_each_pod_is_evicted_not_a_moment(client_in: Client) -> None:
+    objs = o.small_cluster()
+    serve = o.pod("serve-0", node_name="node-a", claims=[{"name": "gpu", "resourceClaimName": "serve-0"}])
+    toleration = {
+        "key": "example.com/broken",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    }
+    o.store(
+        *objs.values(),
+        serve,
+        o.allocated_claim("serve-0", "node-a", "gpu-1", serve, tolerations=[toleration]),
+    )
+    page = answered(
+        client_in,
+        {"kind": "taint_impact", "pool": "node-a", "key": "example.com/broken", "effect": "NoExecute"},
+    )
+    assert '<th title="counted from the moment the taint is added">Evicted</th>' in page
+    pods = page.split('id="taint-pods"')[1].split("</table>")[0]
+    assert re.search(r'data-delay="0(\.0)?">at once</td>', pods)
+    assert re.search(r'data-delay="300(\.0)?">after 5 min</td>', pods)
+    assert "<time" not in pods  # no "just now" that reads "3 d ago" when the answer is shared later

@@ -56,3 +56,12 @@ def test_it_shows_an_unparseable_time_as_escaped_text() -> None:
 def test_it_uses_the_same_words_as_the_browser_script(seconds: int, words: str) -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert relative(now - timedelta(seconds=seconds), now) == words
+
+
+def test_delay_says_how_long_after_not_when() -> None:
+    from dradash.templatetags.dradash_format import delay
+
+    assert [delay(s) for s in (0, 0.0, 0.4, 45, 300, 90, 5400, 90061, None)] == [
+        "at once", "at once", "after 1 s", "after 45 s", "after 5 min", "after 1 min 30 s", "after 1 h 30 min",
+        "after 1 d 1 h", "—",
+    ]  # fmt: skip
