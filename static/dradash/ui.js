@@ -4,6 +4,9 @@
 //   keeps the last data it had; the next successful refresh replaces the message.
 // - A filter form (<form class="filters" method="get">) leaves its empty fields out of the URL, so a
 //   shared link says only what was chosen (?driver=gpu.example.com, not ?q=&driver=…&pool=&node=…).
+// - A page answering a POST that must not be sent twice (data-no-resubmit: a new API token) turns its history
+//   entry into a plain GET: a reload shows the page again instead of posting the form a second time (which
+//   refused the name as taken, and lost the key shown once).
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -46,6 +49,9 @@
     for (const name of new Set(Array.from(event.formData.keys()))) event.formData.delete(name);
     for (const [name, value] of kept) event.formData.append(name, value);
   });
+  if (document.querySelector("[data-no-resubmit]") && window.history.replaceState) {
+    window.history.replaceState(window.history.state, "", window.location.href);
+  }
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
 })();
