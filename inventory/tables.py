@@ -15,6 +15,7 @@ more than the query itself at a page of a few hundred rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from urllib.parse import quote
 from django.db.models import Case, QuerySet, Value, When
 
 from dra.availability import BLOCK_REASONS
+from dra.objects import attribute_text, attribute_value
 from inventory.models import Device
 
 Row = Mapping[str, Any]
@@ -61,6 +63,23 @@ class Column:
     visible: bool = True
     #: Tabulator sizing: width, minWidth, widthGrow, hozAlign, cssClass, headerSortStartingDir
     layout: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _attributes(d: Row) -> dict[str, Any]:
+    """name → value, a list-typed attribute's value a list (DRAListTypeAttributes): never joined into one
+    string, where ["a,b", "c"] and ["a", "b", "c"] would read the same."""
+    values = {}
+    for name, attr in sorted((d["attributes"] or {}).items()):
+        value = attribute_value(attr) if isinstance(attr, Mapping) else None
+        values[name] = (
+            [attribute_text(v) for v in value] if isinstance(value, list) else attribute_text(value)
+        )
+    return values
+
+
+def _attributes_text(values: Mapping[str, Any]) -> str:
+    """The CSV's spelling: a JSON object ({"labels": ["a,b", "c"], "model": "H100"}), unambiguous."""
+    return json.dumps(values, ensure_ascii=False) if values else ""
 
 
 def _taints(d: Row) -> list[dict[str, str]]:
@@ -141,6 +160,10 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column("adminAccess", "Admin access", ("admin_access",), lambda d: d["admin_access"], visible=False),
     Column("poolComplete", "Pool complete", ("pool_complete",), lambda d: d["pool_complete"], visible=False),
+    Column(
+        "attributes", "Attributes", ("attributes",), _attributes, text=_attributes_text, formatter="attributes",
+        visible=False, layout={"minWidth": 180, "widthGrow": 2, "cssClass": "wrap"},
+    ),
 )  # fmt: skip
 
 #: Device fields the API serves besides the table's: what a device's detail needs.

@@ -119,6 +119,28 @@
     });
     return box;
   }
+  // name: value per line; a list-typed attribute's elements each a chip in brackets ("a,b" stays one).
+  function attributes(cell) {
+    const box = el("span", "attr-lines");
+    const values = cell.getValue() || {};
+    Object.keys(values).forEach(function (name) {
+      const line = el("span", "attr-line");
+      line.appendChild(el("span", "mono", name + ": "));
+      const v = values[name];
+      if (Array.isArray(v)) {
+        const list = el("span", "attr-list");
+        list.dataset.list = "true";
+        list.appendChild(document.createTextNode("["));
+        v.forEach(function (item) { list.appendChild(el("span", "badge", item)); });
+        list.appendChild(document.createTextNode("]"));
+        line.appendChild(list);
+      } else {
+        line.appendChild(el("span", "mono", v));
+      }
+      box.appendChild(line);
+    });
+    return box;
+  }
   function joined(cell) {
     return document.createTextNode((cell.getValue() || []).join(", "));
   }
@@ -129,7 +151,8 @@
   }
   const SORT_MARKS = { none: "↕", asc: "▲", desc: "▼" };
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
-    allocatable: allocatable, health: health, age: age, claims: claims, pods: pods, joined: joined };
+    allocatable: allocatable, health: health, age: age, claims: claims, pods: pods, joined: joined,
+    attributes: attributes };
 
   // The columns come from the page (inventory/tables.py declares them once); only renderers live here.
   function tableColumns(spec) {

@@ -34,3 +34,27 @@ def test_it_shows_each_element_of_a_list_attribute_on_its_own(client: Client) ->
     healthy = attribute_cell(html, "healthy")
     assert re.findall(r'<span class="badge">([^<]*)</span>', healthy) == ["true", "false"]
     assert attribute_cell(html, "model").strip() == "X1, rev 2"  # a plain string stays plain text
+
+
+def test_the_devices_table_and_exports_keep_each_element_of_a_list_attribute(client: Client) -> None:
+    import csv
+    import io
+    import json
+
+    attributes = {
+        "labels": {"strings": ["a,b", "c"]},
+        "model": {"string": "X1, rev 2"},
+        "ports": {"ints": [1, 2]},
+    }
+    f.write(("resourceslices", f.resource_slice("s", devices=[{"name": "fpga-0", "attributes": attributes}])))
+    client.force_login(make_user())
+    expected = {"labels": ["a,b", "c"], "model": "X1, rev 2", "ports": ["1", "2"]}
+
+    (row,) = client.get("/devices/data/").json()["data"]
+    assert row["attributes"] == expected  # the table's data: the Attributes column (hidden by default)
+    (exported,) = json.loads(b"".join(client.get("/devices/export.json").streaming_content))
+    assert exported["attributes"] == expected
+    header, line = list(
+        csv.reader(io.StringIO(b"".join(client.get("/devices/export.csv").streaming_content).decode()))
+    )
+    assert json.loads(line[header.index("attributes")]) == expected  # a JSON object: "a,b" stays one element
