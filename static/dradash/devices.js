@@ -188,6 +188,9 @@
       box.addEventListener("change", function () {
         shown[c.field] = box.checked;
         if (box.checked) table.showColumn(c.field); else table.hideColumn(c.field);
+        // rows take the height of what is shown now (an Attributes cell is several lines)
+        table.getRows().forEach(function (row) { row.normalizeHeight(); });
+        table.redraw();
         try { localStorage.setItem(COLUMNS_KEY, JSON.stringify(shown)); } catch (e) { /* this page only */ }
       });
       label.append(box, document.createTextNode(" " + c.title));
