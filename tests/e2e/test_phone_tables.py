@@ -118,3 +118,15 @@ def test_the_maintenance_list_reads_as_cards_at_phone_width(
     assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # on screen, no sideways scroll
     assert state.evaluate("c => getComputedStyle(c, '::before').content").strip('"') == "State"
     assert page.evaluate(MID_WORD_BREAKS) == []
+
+
+def test_the_what_if_pickers_keep_their_choices_on_one_row_at_phone_width(
+    viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/whatif/")
+    rows = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.segmented')).filter((s) => s.getClientRects().length)
+             .map((s) => new Set(Array.from(s.querySelectorAll('label')).map((l) => Math.round(l.getBoundingClientRect().top))).size)"""
+    )
+    assert rows and all(n == 1 for n in rows), rows  # a choice wrapped alone onto a second row
