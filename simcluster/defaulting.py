@@ -40,21 +40,33 @@ def _normal_time(value: str, micro: bool) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def normalize_times(node: Any) -> None:
+def normalize_times(node: Any, stored: Any = None) -> None:
     """Write UTC times as kube serializes them ("Z", seconds for Time, microseconds for MicroTime).
 
     Clients may send "+00:00" (the Python client re-serializes that way) or fractions; kube decodes
-    and re-encodes, so a read-modify-write of an unchanged object stays a no-op.
+    and re-encodes, so a read-modify-write of an unchanged object stays a no-op. ``stored``: the value
+    at the same place in the stored object, normalized when it was written; what equals it is left as is.
     """
     if isinstance(node, dict):
+        before = stored if isinstance(stored, dict) else _NOTHING
         for key, value in node.items():
-            if isinstance(value, str) and (key in _TIME_FIELDS or key in _MICRO_TIME_FIELDS):
-                node[key] = _normal_time(value, key in _MICRO_TIME_FIELDS)
-            elif key not in _OPAQUE:
-                normalize_times(value)
+            if isinstance(value, str):
+                if (key in _TIME_FIELDS or key in _MICRO_TIME_FIELDS) and before.get(key) != value:
+                    node[key] = _normal_time(value, key in _MICRO_TIME_FIELDS)
+            elif isinstance(value, dict | list) and key not in _OPAQUE:
+                prior = before.get(key)
+                if prior != value:
+                    normalize_times(value, prior)
     elif isinstance(node, list):
-        for item in node:
-            normalize_times(item)
+        items = stored if isinstance(stored, list) else ()
+        for index, item in enumerate(node):
+            if isinstance(item, dict | list):
+                prior = items[index] if index < len(items) else None
+                if prior != item:
+                    normalize_times(item, prior)
+
+
+_NOTHING: dict[str, Any] = {}
 
 
 def _default_taint(taint: Any, now: str) -> None:

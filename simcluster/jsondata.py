@@ -49,3 +49,21 @@ def clone(obj: Any) -> Any:
         return orjson.loads(orjson.dumps(obj, default=str, option=_CLONE_OPTIONS))
     except (orjson.JSONEncodeError, TypeError):
         return json.loads(json.dumps(obj, default=str))
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """True when `a` and `b` are the same JSON value. Python's `==` alone says `true` is `1` and `1.0` is
+    `1`, where a decoder (and the schema) tells them apart, so equal containers must also encode to the
+    same text; any doubt (keys in another order, a value orjson will not encode) answers False."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    if type(a) is not type(b):
+        return False
+    if not isinstance(a, dict | list):
+        return True
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except (orjson.JSONEncodeError, TypeError):
+        return False

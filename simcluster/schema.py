@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any, Final, Protocol
 
 from dra.quantity import FORMAT_ERROR, Quantity, QuantityError
-from simcluster.jsondata import dumps
+from simcluster.jsondata import dumps, same_json
 
 SCHEMA_DIR: Final = "kubernetes-json-schema/v1.37.0-local-strict"
 
@@ -143,8 +143,18 @@ def _types(node: dict[str, Any]) -> tuple[set[str], bool]:
 # compiled checkers
 
 # A checker gets the value, its parent's path and its own path segment (".name", "[3]", "[key]"); the full
-# path string is only built when something is wrong or when descending, which keeps big lists cheap.
-Checker = Callable[[Any, str, str, Causes], None]
+# path string is only built when something is wrong or when descending, which keeps big lists cheap. The
+# last argument is the value at the same path in an object that already passed this check (the stored one,
+# on update), or NO_OLD: an object or array skips its members that are the same JSON as there, as their
+# verdict is a function of the value alone (the path picks the schema node).
+Checker = Callable[[Any, str, str, Causes, Any], None]
+
+
+class _NoOld:
+    """There is no checked value at this path to compare with."""
+
+
+NO_OLD: Final = _NoOld()
 
 
 def _join(parent: str, segment: str) -> str:
@@ -246,7 +256,7 @@ def _enforced_required(name: str, node: dict[str, Any]) -> list[str]:
 RAW_EXTENSION_DEF: Final = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 
 
-def _any_json(value: Any, parent: str, segment: str, causes: Causes) -> None:
+def _any_json(value: Any, parent: str, segment: str, causes: Causes, old: Any = NO_OLD) -> None:
     """A RawExtension: any JSON value."""
 
 
@@ -258,7 +268,9 @@ class _Compiler:
         if name not in self.by_ref:
             # A placeholder first: schemas are recursive (JSONSchemaProps-like shapes, label selectors).
             cell: list[Checker] = []
-            self.by_ref[name] = lambda value, parent, segment, causes: cell[0](value, parent, segment, causes)
+            self.by_ref[name] = lambda value, parent, segment, causes, old: cell[0](
+                value, parent, segment, causes, old
+            )
             node = definitions()[name]
             if "required" in node:
                 node = {**node, "required": _enforced_required(name, node)}
@@ -298,13 +310,13 @@ class _Compiler:
         enum_values = [e for e in (enum or []) if e is not None]
         if allowed == {"string"} and fmt is None and not enum_values:
 
-            def check_string(value: Any, parent: str, segment: str, causes: Causes) -> None:
+            def check_string(value: Any, parent: str, segment: str, causes: Causes, old: Any) -> None:
                 if value is not None and not isinstance(value, str):
                     causes.type_invalid(_join(parent, segment), value, "must be of type string")
 
             return check_string
 
-        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
+        def check(value: Any, parent: str, segment: str, causes: Causes, old: Any) -> None:
             if value is None:
                 return
             if allowed and not _type_matches(value, allowed):
@@ -335,7 +347,7 @@ class _Compiler:
         props: dict[str, Checker] = {}
         value_checker: list[Checker] = []
 
-        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
+        def check(value: Any, parent: str, segment: str, causes: Causes, old: Any) -> None:
             if value is None:
                 return
             path = _join(parent, segment)
@@ -350,12 +362,16 @@ class _Compiler:
                     causes.required(child(path, name))
             if isinstance(additional, dict) and not value_checker:
                 value_checker.append(self.compile(additional))
+            old_members = old if isinstance(old, dict) else _NO_MEMBERS
             for key, item in value.items():
+                before = old_members.get(key, NO_OLD)
+                if before is not NO_OLD and same_json(item, before):
+                    continue
                 sub = props.get(key)
                 if sub is not None:
-                    sub(item, path, "." + key, causes)
+                    sub(item, path, "." + key, causes, before)
                 elif value_checker:
-                    value_checker[0](item, path, f"[{key}]", causes)
+                    value_checker[0](item, path, f"[{key}]", causes, before)
                 elif closed:
                     unknown = child(path, key)
                     causes.add("FieldValueInvalid", unknown, UNKNOWN_FIELD_MESSAGE.format(path=unknown))
@@ -366,7 +382,7 @@ class _Compiler:
         items = node.get("items")
         item_checker: list[Checker] = []
 
-        def check(value: Any, parent: str, segment: str, causes: Causes) -> None:
+        def check(value: Any, parent: str, segment: str, causes: Causes, old: Any) -> None:
             if value is None:
                 return
             path = _join(parent, segment)
@@ -378,13 +394,18 @@ class _Compiler:
             if not item_checker:
                 item_checker.append(self.compile(items))
             sub = item_checker[0]
+            old_items = old if isinstance(old, list) else ()
             for index, item in enumerate(value):
-                sub(item, path, f"[{index}]", causes)
+                before = old_items[index] if index < len(old_items) else NO_OLD
+                if before is not NO_OLD and same_json(item, before):
+                    continue
+                sub(item, path, f"[{index}]", causes, before)
 
         return check
 
 
 _COMPILER: Final = _Compiler()
+_NO_MEMBERS: Final[dict[str, Any]] = {}
 
 
 @functools.cache
@@ -393,14 +414,21 @@ def _kind_checker(group: str, version: str, kind: str) -> Checker | None:
     return None if name is None else _COMPILER.ref(name)
 
 
-def schema_causes(group: str, version: str, kind: str, obj: dict[str, Any]) -> list[dict[str, str]]:
-    """Check ``obj`` against the v1.37 schema of its kind: unknown fields, types, enums, required fields."""
+def schema_causes(
+    group: str, version: str, kind: str, obj: dict[str, Any], checked: dict[str, Any] | None = None
+) -> list[dict[str, str]]:
+    """Check ``obj`` against the v1.37 schema of its kind: unknown fields, types, enums, required fields.
+
+    ``checked``: an object of the same kind known to pass this check (the stored object, on update); the
+    parts of ``obj`` that are the same JSON as its are not walked again. A status update or a binding
+    copies all but a few fields from the stored object, so only what changed is checked, fully.
+    """
     checker = _kind_checker(group, version, kind)
     causes = Causes()
     if checker is None:
         causes.add("FieldValueNotSupported", "kind", f"Unsupported value: {_show(kind)}: no v1.37 schema")
     else:
-        checker(obj, "", "", causes)
+        checker(obj, "", "", causes, NO_OLD if checked is None else checked)
     return causes.items
 
 

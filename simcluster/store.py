@@ -543,7 +543,7 @@ class Store:
         treats them as invalid, so a controller bug fails loudly.
         """
         causes, warnings = validation.validate(
-            resource, obj, old, subresource=subresource, features=self.features
+            resource, obj, old, subresource=subresource, features=self.features, old_is_stored=True
         )
         causes = self._admin_access_causes(resource, obj, old, subresource) + list(causes)
         warnings = list(warnings)
@@ -818,8 +818,8 @@ class Store:
         if subresource == "status":
             new: Obj = clone(old)
             if "status" in incoming:
-                new["status"] = clone(incoming["status"])
-                defaulting.normalize_times(new["status"])
+                new["status"] = incoming["status"] if owned else clone(incoming["status"])
+                defaulting.normalize_times(new["status"], old.get("status"))
             else:
                 new.pop("status", None)
             if "managedFields" in in_meta:
@@ -842,7 +842,7 @@ class Store:
                     new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
-            defaulting.normalize_times(new)
+            defaulting.normalize_times(new, old)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         _struct_status(resource, new)

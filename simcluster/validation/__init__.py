@@ -31,12 +31,16 @@ def validate(
     *,
     subresource: str | None = None,
     features: frozenset[str] = DEFAULT_FEATURES,
+    old_is_stored: bool = False,
 ) -> tuple[list[dict[str, str]], list[str]]:
     """Return ``(causes, warnings)``; no causes means the write is valid. ``features``: the DRA feature
-    gates on (`dra.allocator.features` names), as the server was started with."""
+    gates on (`dra.allocator.features` names), as the server was started with. ``old_is_stored``: ``old``
+    is the stored object, which passed this validation when it was written, so the schema check walks only
+    what differs from it."""
     causes = Causes()
-    causes.items.extend(schema_causes(resource.group, resource.version, resource.kind, obj))
-    check_metadata(causes, resource, obj, old)
+    checked = old if old_is_stored else None
+    causes.items.extend(schema_causes(resource.group, resource.version, resource.kind, obj, checked))
+    check_metadata(causes, resource, obj, old, old_is_stored=old_is_stored)
     general = _dedupe(causes.items)
     kind_causes = Causes()
     token = FEATURES.set(features)

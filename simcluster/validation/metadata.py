@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from simcluster.jsondata import same_json
 from simcluster.schema import Causes, ResourceDef, child
 from simcluster.validation.names import dns_label, dns_subdomain, label_value, qualified_name
 from simcluster.validation.shared import as_list, as_map, hashable
@@ -19,9 +20,21 @@ _PATH_SEGMENT_NAMED: Final = {"rbac.authorization.k8s.io"}
 
 
 def check_metadata(
-    causes: Causes, resource: ResourceDef, obj: dict[str, Any], old: dict[str, Any] | None
+    causes: Causes,
+    resource: ResourceDef,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    *,
+    old_is_stored: bool = False,
 ) -> None:
+    """``old_is_stored``: ``old`` passed this check when it was stored, so what is the same JSON as in its
+    metadata (labels, annotations, finalizers, owner references) is not judged again."""
     meta = as_map(obj.get("metadata"))
+    checked = as_map(old.get("metadata")) if old is not None and old_is_stored else {}
+
+    def unchanged(field: str) -> bool:
+        return field in checked and field in meta and same_json(meta[field], checked[field])
+
     name = meta.get("name")
     if not name:
         if not meta.get("generateName"):
@@ -29,33 +42,35 @@ def check_metadata(
         else:
             # generateName is a prefix: check it as a name with a trailing character appended.
             _check_name(causes, resource, "metadata.generateName", str(meta["generateName"]) + "x")
-    else:
+    elif not unchanged("name"):
         _check_name(causes, resource, "metadata.name", name)
     namespace = meta.get("namespace")
     if resource.namespaced:
-        if namespace:
+        if namespace and not unchanged("namespace"):
             dns_label(causes, "metadata.namespace", namespace)
     elif namespace:
         causes.forbidden("metadata.namespace", "not allowed on this type")
 
     # kube reports label keys and values (and finalizers) at the map's path, not per key.
-    for key, value in as_map(meta.get("labels")).items():
-        qualified_name(causes, "metadata.labels", key)
-        label_value(causes, "metadata.labels", value)
-    annotations = as_map(meta.get("annotations"))
-    total = 0
-    for key, value in annotations.items():
-        qualified_name(causes, "metadata.annotations", key.lower())
-        total += len(key) + len(value if isinstance(value, str) else "")
-    if total > ANNOTATIONS_MAX_BYTES:
-        causes.too_long("metadata.annotations", ANNOTATIONS_MAX_BYTES)
-    finalizers: set[Any] = set()
-    for finalizer in as_list(meta.get("finalizers")):
-        qualified_name(causes, "metadata.finalizers", finalizer)
-        if hashable(finalizer) in finalizers:
-            causes.duplicate("metadata.finalizers", finalizer)
-        finalizers.add(hashable(finalizer))
-    owners = as_list(meta.get("ownerReferences"))
+    if not unchanged("labels"):
+        for key, value in as_map(meta.get("labels")).items():
+            qualified_name(causes, "metadata.labels", key)
+            label_value(causes, "metadata.labels", value)
+    if not unchanged("annotations"):
+        total = 0
+        for key, value in as_map(meta.get("annotations")).items():
+            qualified_name(causes, "metadata.annotations", key.lower())
+            total += len(key) + len(value if isinstance(value, str) else "")
+        if total > ANNOTATIONS_MAX_BYTES:
+            causes.too_long("metadata.annotations", ANNOTATIONS_MAX_BYTES)
+    if not unchanged("finalizers"):
+        finalizers: set[Any] = set()
+        for finalizer in as_list(meta.get("finalizers")):
+            qualified_name(causes, "metadata.finalizers", finalizer)
+            if hashable(finalizer) in finalizers:
+                causes.duplicate("metadata.finalizers", finalizer)
+            finalizers.add(hashable(finalizer))
+    owners = [] if unchanged("ownerReferences") else as_list(meta.get("ownerReferences"))
     for index, owner in enumerate(owners):
         entry = f"metadata.ownerReferences[{index}]"
         for field in ("apiVersion", "kind", "name", "uid"):
