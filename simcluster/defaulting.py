@@ -30,7 +30,14 @@ _OPAQUE = frozenset(
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 
 
+# Already as kube writes a Time or a MicroTime (from year 1000: strftime does not pad a shorter year).
+_NORMAL_TIME = re.compile(r"[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_NORMAL_MICRO_TIME = re.compile(r"[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
 def _normal_time(value: str, micro: bool) -> str:
+    if (_NORMAL_MICRO_TIME if micro else _NORMAL_TIME).fullmatch(value):
+        return value  # re-encoding gives the same text (or, if no such date, parses as nothing either)
     moment = parse_time(value) if _TIMESTAMP.fullmatch(value) else None
     if moment is None:
         return value  # not a timestamp: validation reports it

@@ -5,7 +5,6 @@ standard library, the standard library where it would not."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -22,15 +21,18 @@ def dumps(obj: Any) -> bytes:
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-# 19 digits or more in a row: perhaps an integer orjson would turn into a float (beyond 64 bits).
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# 19 digits or more in a row: perhaps an integer orjson would turn into a float (beyond 64 bits). Found
+# by mapping every digit to b"1" (other bytes stay as they are, so a b"1" there was a digit) and looking
+# for 19 of them: a few times faster than a regular expression over a pod's kilobytes.
+_DIGITS_AS_ONES = bytes.maketrans(b"0123456789", b"1" * 10)
+_LONG_DIGITS = b"1" * 19
 
 
 def decode(raw: bytes) -> Obj:
     """A stored object, decoded: orjson (about 3× the standard library; every controller pass and every
     subscriber decodes what it reads), except where the text holds a run of 19 digits: the standard
     library keeps an integer beyond 64 bits an integer, where orjson would make it a float."""
-    if _LONG_DIGITS.search(raw):
+    if _LONG_DIGITS in raw.translate(_DIGITS_AS_ONES):
         obj: Obj = json.loads(raw)
     else:
         obj = orjson.loads(raw)

@@ -86,6 +86,7 @@ from simcluster.controllers.scoring import (
     untolerated_preferences,
 )
 from simcluster.errors import ApiError
+from simcluster.jsondata import clone
 from simcluster.store import Store
 
 log = logging.getLogger("simcluster.scheduler")
@@ -311,7 +312,7 @@ class Scheduler:
         retry = False
         for pod in pending:
             try:
-                self._schedule(copy.deepcopy(pod), world)
+                self._schedule(clone(pod), world)
             except ApiError as error:
                 if error.status not in (404, 409):
                     raise

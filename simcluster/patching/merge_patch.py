@@ -3,19 +3,23 @@ else replaces."""
 
 from __future__ import annotations
 
-import copy
-
 from simcluster.jsondata import clone
 from simcluster.patching.errors import Json
 
 
 def merge_patch(target: Json, patch: Json) -> Json:
+    """The patched value, new: neither ``target`` nor ``patch`` is changed or shared with it."""
+    return _merge_into(clone(target), clone(patch))
+
+
+def _merge_into(target: Json, patch: Json) -> Json:
+    """Merge ``patch`` into ``target`` in place (both already private copies)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = clone(target) if isinstance(target, dict) else {}
+        return patch
+    result = target if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
         else:
-            result[key] = merge_patch(result.get(key), value)
+            result[key] = _merge_into(result.get(key), value)
     return result
