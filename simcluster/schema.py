@@ -549,28 +549,33 @@ def _drop(value: Any, node: dict[str, Any], path: str, dropped: list[str]) -> No
 # empty lists and maps (Go's omitempty)
 
 
-def drop_empty_collections(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
+def drop_empty_collections(
+    group: str, version: str, kind: str, obj: dict[str, Any], stored: dict[str, Any] | None = None
+) -> None:
     """Remove, in place, the empty lists and maps of optional fields, as kube's encoding does.
 
     Validation sees the empty ``[]`` a request decodes to, but what kube-apiserver stores and returns went
     through encoding, where optional slices and maps are ``omitempty``: ``labels: {}``, ``selectors: []``
     or ``values: []`` are gone from ``kubectl get -o yaml``. A field the schema marks required (no
     ``omitempty``) keeps its ``[]``; an empty object of a struct type is a value, kept; raw extensions are
-    data, untouched.
+    data, untouched. ``stored``: the object as stored (an update); what equals it there is left as is.
     """
     root = kind_schema(group, version, kind)
     # Most writes (a driver's slices, a controller's status) hold no empty collection: a scan of the
     # encoded object spares them the walk (an empty one inside a string only costs the walk).
     if root is not None and (b"[]" in (raw := dumps(obj)) or b"{}" in raw):
-        _walk(obj, root, drop=True)
+        _walk(obj, root, drop=True, stored=_ABSENT if stored is None else stored)
 
 
-def canonical_quantities(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
+def canonical_quantities(
+    group: str, version: str, kind: str, obj: dict[str, Any], stored: dict[str, Any] | None = None
+) -> None:
     """Write every quantity in place in its canonical form, as kube's decoding reads it: ``1024Mi`` is
-    ``1Gi``, ``0.5`` is ``500m``, a JSON number a string; what does not parse is left for validation."""
+    ``1Gi``, ``0.5`` is ``500m``, a JSON number a string; what does not parse is left for validation.
+    ``stored``: the object as stored (an update); what equals it there is left as is."""
     root = kind_schema(group, version, kind)
     if root is not None and _may_hold_quantity(root):
-        _walk(obj, root, drop=False)
+        _walk(obj, root, drop=False, stored=_ABSENT if stored is None else stored)
 
 
 def _is_quantity_ref(node: dict[str, Any]) -> bool:
@@ -617,10 +622,20 @@ def _canonical_text(text: str) -> str:
         return text
 
 
-def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
-    """Drop empty optional collections (`drop`), else canonicalize quantities, below `value`."""
+class _Absent:
+    """No stored value at this path."""
+
+
+_ABSENT: Final = _Absent()
+
+
+def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = _ABSENT) -> None:
+    """Drop empty optional collections (`drop`), else canonicalize quantities, below `value`. `stored`: the
+    value at the same path in the stored object, which went through both when it was written: a member or
+    item equal to it there is left as is (an update walks only what it changes)."""
     node = resolve(node)
     if isinstance(value, dict):
+        before = stored if isinstance(stored, dict) else _NO_MEMBERS
         props = node.get("properties")
         if props:
             required = node.get("required") or ()
@@ -629,12 +644,14 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
                 if sub is None:
                     continue
                 item = value[key]
+                if before.get(key, _ABSENT) == item:
+                    continue
                 if isinstance(item, dict | list):
                     if drop and (item == [] or (item == {} and is_map_schema(sub))):
                         if key not in required:
                             del value[key]
                     elif drop or _may_hold_quantity(sub):
-                        _walk(item, sub, drop=drop)
+                        _walk(item, sub, drop=drop, stored=before.get(key, _ABSENT))
                 elif not drop and _is_quantity_ref(sub):
                     value[key] = _canonical_quantity(item)
             return
@@ -644,8 +661,11 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
                 return
             quantities = not drop and _is_quantity_ref(additional)
             for key, item in value.items():
+                prior = before.get(key, _ABSENT)
+                if prior == item:
+                    continue
                 if isinstance(item, dict | list):
-                    _walk(item, additional, drop=drop)
+                    _walk(item, additional, drop=drop, stored=prior)
                 elif quantities:
                     value[key] = _canonical_quantity(item)
     elif isinstance(value, list):
@@ -654,9 +674,13 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool) -> None:
             if not drop and not _may_hold_quantity(items):
                 return
             quantities = not drop and _is_quantity_ref(items)
+            olds = stored if isinstance(stored, list) else []
             for index, item in enumerate(value):
+                prior = olds[index] if index < len(olds) else _ABSENT
+                if prior == item:
+                    continue
                 if isinstance(item, dict | list):
-                    _walk(item, items, drop=drop)
+                    _walk(item, items, drop=drop, stored=prior)
                 elif quantities:
                     value[index] = _canonical_quantity(item)
 

@@ -846,9 +846,10 @@ class Store:
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         _struct_status(resource, new)
-        canonical_quantities(resource.group, resource.version, resource.kind, new)
+        # What equals the stored object (decoded, encoded and checked when it was written) is left as is.
+        canonical_quantities(resource.group, resource.version, resource.kind, new, old)
         warnings = self._validate(resource, new, old, subresource, field_validation)
-        drop_empty_collections(resource.group, resource.version, resource.kind, new)
+        drop_empty_collections(resource.group, resource.version, resource.kind, new, old)
         if subresource is None:
             # After validation, which may have dropped unknown fields (fieldValidation Warn/Ignore).
             if resource.plural in _IMMUTABLE_SPEC and new.get("spec") != old.get("spec"):

@@ -139,3 +139,53 @@ def test_it_writes_a_changed_time_in_an_otherwise_unchanged_status_as_kube_does(
     status, _, body = http.request("PUT", f"{PODS}/web/status", update)
     assert status == 200, body
     assert body["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] == "2026-01-01T00:30:00Z"
+
+
+SLICES = "/apis/resource.k8s.io/v1/resourceslices"
+
+
+@pytest.fixture
+def stored_slice(http: Http) -> JSON:
+    slice_obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "node-a-gpus"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+            "nodeName": "node-a",
+            "devices": [{"name": f"gpu-{i}", "capacity": {"memory": {"value": "80Gi"}}} for i in range(3)],
+        },
+    }
+    status, _, stored = http.request("POST", SLICES, slice_obj)
+    assert status == 201, stored
+    result: JSON = stored
+    return result
+
+
+def test_an_update_that_changes_only_a_quantity_deep_inside_stores_it_in_canonical_form(
+    http: Http, stored_slice: JSON
+) -> None:
+    update = copy.deepcopy(stored_slice)
+    update["spec"]["devices"][2]["capacity"]["memory"]["value"] = "1024Mi"
+    update["spec"]["devices"][1]["capacity"]["cores"] = {"value": 0.5}
+    status, _, updated = http.request("PUT", f"{SLICES}/node-a-gpus", update)
+    assert status == 200, updated
+    assert [d["capacity"] for d in updated["spec"]["devices"]] == [
+        {"memory": {"value": "80Gi"}},
+        {"memory": {"value": "80Gi"}, "cores": {"value": "500m"}},
+        {"memory": {"value": "1Gi"}},
+    ]
+
+
+def test_an_update_that_adds_only_an_empty_optional_list_deep_inside_does_not_store_it(
+    http: Http, stored_slice: JSON
+) -> None:
+    update = copy.deepcopy(stored_slice)
+    update["spec"]["devices"][1]["taints"] = []
+    update["spec"]["devices"][2]["attributes"] = {}
+    status, _, updated = http.request("PUT", f"{SLICES}/node-a-gpus", update)
+    assert status == 200, updated
+    assert updated["spec"]["devices"] == stored_slice["spec"]["devices"]
+    status, _, read = http.request("GET", f"{SLICES}/node-a-gpus")
+    assert read["spec"]["devices"] == stored_slice["spec"]["devices"]
