@@ -112,3 +112,15 @@ def test_it_broadcasts_a_change_of_a_watch_state_alone(django_capture_on_commit_
     assert message["kinds"] == ["watchstate"] and message["changes"] == []
     state = WatchState.objects.get(kind="pods")
     assert state.state == "unreachable" and state.since is not None and state.since.timestamp() == 5.0
+
+
+def test_it_says_how_long_ago_in_the_words_of_every_other_time_on_the_page(client: Client) -> None:
+    all_synced()
+    gone = timezone.now() - timedelta(seconds=20)
+    WatchState.objects.filter(kind="pods").update(state="unreachable", since=gone)
+
+    page = client.get("/").content.decode()
+
+    assert "(0\xa0minutes ago)" not in page and "(0 minutes ago)" not in page
+    assert f'<time datetime="{gone:%Y-%m-%dT%H:%M:%SZ}"' in page
+    assert ">20 s ago</time>)" in page or ">21 s ago</time>)" in page
