@@ -200,3 +200,20 @@ def test_it_says_how_long_after_the_taint_each_pod_is_evicted_not_a_moment(clien
     assert re.search(r'data-delay="0(\.0)?">at once</td>', pods)
     assert re.search(r'data-delay="300(\.0)?">after 5 min</td>', pods)
     assert "<time" not in pods  # no "just now" that reads "3 d ago" when the answer is shared later
+
+
+def test_the_taint_impact_answer_links_each_pod_node_and_claim_to_its_page(client_in: Client) -> None:
+    objs = o.small_cluster()
+    serve = o.pod("serve-0", node_name="node-a", claims=[{"name": "gpu", "resourceClaimName": "serve-0"}])
+    o.store(*objs.values(), serve, o.allocated_claim("serve-0", "node-a", "gpu-1", serve))
+    page = answered(
+        client_in,
+        {"kind": "taint_impact", "pool": "node-a", "key": "example.com/broken", "effect": "NoExecute"},
+    )
+    pods = page.split('id="taint-pods"')[1].split("</table>")[0]
+    namespace = serve["metadata"]["namespace"]
+    assert f'href="/pods/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in pods
+    assert 'href="/nodes/node-a/"><bdi>node-a</bdi></a>' in pods
+    assert f'href="/claims/{namespace}/serve-0/"><bdi>serve-0</bdi></a>' in pods
+    claims = page.split("<h3>Claims</h3>")[1].split("</ul>")[0]
+    assert f'href="/claims/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in claims
