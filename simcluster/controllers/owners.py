@@ -114,15 +114,17 @@ class OwnerController:
         }
         for _ in range(wanted - len(active)):
             self._create_pod(job, labels)
+        # active, succeeded and failed are omitempty counts (a zero is left out, None removes it); ready is
+        # a pointer the controller always sets
         status: JSON = {
-            "active": len(active) + max(0, wanted - len(active)),
+            "active": len(active) + max(0, wanted - len(active)) or None,
             "ready": sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running"),
-            "succeeded": succeeded,
-            "failed": failed,
+            "succeeded": succeeded or None,
+            "failed": failed or None,
             "startTime": (job.get("status") or {}).get("startTime") or format_time(self.clock.now()),
         }
         if succeeded >= completions:
-            status["active"] = 0
+            status["active"] = None
             status["completionTime"] = (job.get("status") or {}).get("completionTime") or format_time(
                 self.clock.now()
             )
