@@ -202,8 +202,13 @@ def pool_availability(
     rules = list(taint_rules)
     features = frozenset(features)
     if pool_memo is not None:
-        found = shape(driver=driver, pool=pool, slices=slices, claims=claims, rules=rules, classes=classes,
-                      nodes=nodes, features=features, max_per_node=max_per_node)  # fmt: skip
+        try:
+            found = shape(driver=driver, pool=pool, slices=slices, claims=claims, rules=rules, classes=classes,
+                          nodes=nodes, features=features, max_per_node=max_per_node)  # fmt: skip
+        except (AttributeError, TypeError, ValueError):
+            found = (
+                None  # input of an unexpected shape: the pool is computed itself, which says what is wrong
+            )
         if found is not None:
             answer = pool_memo.get(found.key)
             if answer is None:

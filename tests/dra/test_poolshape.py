@@ -184,3 +184,19 @@ def test_a_uuid_no_class_reads_does_not_tell_pools_apart_and_one_a_class_reads_d
     assert ask("node-one", "GPU-1f", by_uuid).classes["whole"].free == 1
     assert ask("node-two", "GPU-2e", by_uuid).classes["whole"].free == 0
     assert memo.hits == 0
+
+
+def test_a_pool_of_an_unexpected_shape_is_computed_itself_not_refused() -> None:
+    memo = PoolMemo()
+    gpus = [
+        resource_slice(
+            "node-one-s", [device("gpu-0", attrs={"type": "gpu"})], pool="node-one", node="node-one"
+        )
+    ]
+    odd_rule = taint_rule("odd", {"key": "k", "value": "v", "effect": "NoSchedule"}, {"pool": "node-one"})
+    odd_rule["metadata"] = ["not", "a", "map"]
+    nodes = [{"metadata": {"name": "node-one"}}]
+    direct = answer("node-one", gpus, [], [odd_rule], nodes, None)
+    assert "DeviceTaintRule.metadata" in direct.classes["whole"].error  # the allocator says what is wrong
+    assert answer("node-one", gpus, [], [odd_rule], nodes, memo) == direct
+    assert (memo.hits, memo.misses) == (0, 0)
