@@ -21,6 +21,9 @@
       status.textContent = "Nothing is selected yet";
       status.dataset.count = "0";
     }
+    // How to select is said only while nothing is ("8 devices are selected: tick devices below" misread).
+    const hint = document.getElementById("selection-hint");
+    if (hint) hint.hidden = status.dataset.count !== "0";
     // Ticks that cover only part of the matching devices: say so, loudly (the rest are not selected).
     const partial = document.getElementById("partial-selection");
     if (partial) {

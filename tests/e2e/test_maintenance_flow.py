@@ -110,9 +110,15 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     page.click("#device-filters button[type=submit]")
     expect(page.locator("#selection-table tbody tr")).not_to_have_count(0)
     expect(page.locator("#selected-count")).to_have_text("Nothing is selected yet")
+    expect(page.locator("#selection-status")).to_contain_text(
+        "Nothing is selected yet: tick devices below, or select all matching devices.", use_inner_text=True
+    )
     page.check("#tick-page")
     rows = page.locator("#selection-table tbody input[name=device]").count()
     expect(page.locator("#selected-count")).to_have_text(f"{rows} devices are selected")
+    status = page.locator("#selection-status")
+    expect(status).to_contain_text(f"{rows} devices are selected.", use_inner_text=True)
+    expect(status).not_to_contain_text("tick devices below", use_inner_text=True)
     expect(page.locator("#partial-selection")).to_be_hidden()  # every matching device is ticked
     first = page.locator("#selection-table tbody input[name=device]").first
     first.uncheck()  # one fewer than match: the page says the rest is not selected
