@@ -43,7 +43,7 @@ from dra.allocator import (
     prepare_claim,
 )
 from dra.objects import PoolState, allocation_results, node_selection, pool_state, slice_spec
-from dra.poolshape import PoolMemo, shape
+from dra.poolshape import PoolMemo, PoolShape, shape
 from dra.quantity import Quantity
 from dra.selection import SelectorError, node_selector_matches
 
@@ -189,7 +189,7 @@ def pool_availability(
     features: Iterable[str] = DEFAULT_FEATURES,
     max_per_node: int = DEFAULT_MAX_PER_NODE,
     selector_memo: SelectorMemo | None = None,
-    pool_memo: PoolMemo | None = None,
+    pool_memo: PoolMemo[PoolAvailability] | None = None,
 ) -> PoolAvailability:
     """Per class `ClassNumbers` and per device `Blocked | None` for the pool `driver`/`pool`.
 
@@ -218,12 +218,33 @@ def pool_availability(
                 pool_memo.put(found.key, answer)
             else:
                 pool_memo.hits += 1
-            restored = found.restore(answer, pool)
+            restored = _restored(answer, found, pool)
             if restored is not None:
                 return restored
     return _pool_availability(
         driver, pool, slices, claims, rules, classes, nodes, features, max_per_node, selector_memo
     )
+
+
+def _restored(answer: PoolAvailability, found: PoolShape, pool: str) -> PoolAvailability | None:
+    """`answer`, computed from the shape's inputs, for the pool itself; None when a sentence cannot be
+    given its names back."""
+    classes: dict[str, ClassNumbers] = {}
+    for name, numbers in answer.classes.items():
+        error = found.back(numbers.error)
+        if error is None:
+            return None
+        classes[name] = replace(numbers, error=error) if numbers.error else numbers
+    devices: dict[str, Blocked | None] = {}
+    for name, block in answer.devices.items():
+        if block is None:
+            devices[name] = None
+            continue
+        message = found.back(block.message)
+        if message is None:
+            return None
+        devices[name] = Blocked(block.reason, message)
+    return PoolAvailability(answer.driver, pool, classes, devices)
 
 
 def _pool_availability(

@@ -7,8 +7,8 @@ the answer for one pool is the answer for another with the names swapped.
 
 `shape` rewrites a node-local pool's inputs with each name replaced by a token (the pool's name, its
 nodes', its slices', its claims' namespace/name/uid, its rules'), tokens numbered in the names' own sort
-order, and keeps everything else as it is: a key of the result (a digest of those inputs). `PoolShape.restore`
-puts the names back into the sentences of a result computed from the rewritten inputs.
+order, and keeps everything else as it is: a key of the result (a digest of those inputs). `PoolShape.back`
+puts the names back into a sentence of a result computed from the rewritten inputs.
 
 It stays exact by refusing what it cannot prove (the caller then computes the pool itself):
 * pools reachable by node selectors or from every node (labels would matter, and every node);
@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -37,9 +37,7 @@ from dra.allocator.model import parse_taint_rule
 from dra.objects import node_selection, slice_spec
 from dra.taints import BLOCKING_EFFECTS
 
-if TYPE_CHECKING:
-    from dra.availability import PoolAvailability
-
+T = TypeVar("T")
 Json = dict[str, Any]
 
 #: opens every token; a name (a DNS label or subdomain, a uid) never holds it, and `repr` keeps it as is
@@ -60,47 +58,32 @@ class PoolShape:
     #: token → the name it stands for
     names: dict[str, str]
 
-    def restore(self, result: PoolAvailability, pool: str) -> PoolAvailability | None:
-        """`result` (computed from this shape's inputs) for the pool itself, or None when a sentence
-        still holds a token after the names are put back."""
-        from dra.availability import Blocked, PoolAvailability
-
-        def back(text: str) -> str:
-            if MARK in text:
-                for token, name in self.names.items():
-                    text = text.replace(token, name)
-            return text
-
-        classes = {
-            name: replace(n, error=back(n.error)) if n.error else n for name, n in result.classes.items()
-        }
-        devices = {
-            name: Blocked(b.reason, back(b.message)) if b is not None else None
-            for name, b in result.devices.items()
-        }
-        texts = [n.error for n in classes.values()] + [b.message for b in devices.values() if b is not None]
-        if any(MARK in t or "u27e8" in t for t in texts):
-            return None
-        return PoolAvailability(result.driver, pool, classes, devices)
+    def back(self, text: str) -> str | None:
+        """A sentence computed from this shape's inputs with the names put back, or None when it still
+        holds a token afterwards (a name was escaped or cut on its way in: compute the pool itself)."""
+        if MARK in text:
+            for token, name in self.names.items():
+                text = text.replace(token, name)
+        return None if MARK in text or "u27e8" in text else text
 
 
-class PoolMemo:
-    """Pool shape key → the availability computed for it, the last `limit` shapes."""
+class PoolMemo(Generic[T]):
+    """Pool shape key → the answer computed for it (`dra.availability.PoolAvailability`), the last `limit`."""
 
     def __init__(self, limit: int = 1024) -> None:
         self.limit = limit
-        self._results: OrderedDict[bytes, PoolAvailability] = OrderedDict()
+        self._results: OrderedDict[bytes, T] = OrderedDict()
         #: pools answered from the memo, and computed; for tests and profiles
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: bytes) -> PoolAvailability | None:
+    def get(self, key: bytes) -> T | None:
         found = self._results.get(key)
         if found is not None:
             self._results.move_to_end(key)
         return found
 
-    def put(self, key: bytes, result: PoolAvailability) -> None:
+    def put(self, key: bytes, result: T) -> None:
         self._results[key] = result
         self._results.move_to_end(key)
         while len(self._results) > self.limit:

@@ -38,6 +38,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Model
 
+from dra.availability import PoolAvailability
 from dra.poolshape import PoolMemo
 from dradash.realtime import broadcast
 from inventory.mirror import sql
@@ -285,7 +286,7 @@ class BatchWriter:
         self._matchers: dict[tuple[str, str], tuple[ClassMatcher, str]] = {}
         self._rules = RuleCache()
         # Availability answers of pools that look the same up to names (`dra.poolshape`), across batches.
-        self._pool_memo = PoolMemo()
+        self._pool_memo: PoolMemo[PoolAvailability] = PoolMemo()
         self._reporting: dict[str, set[DeviceKey]] | None = None
         # Rule selectors whose devices still need their effective taints recomputed, and how far
         # (device pk) that recompute got. See `refresh_deferred`.

@@ -24,7 +24,7 @@ J = dict[str, Any]
 CLASSES = [WHOLE_CLASS, MIG_CLASS]
 
 
-def answer(pool: str, slices: list[J], claims: list[J], rules: list[J], nodes: list[J], memo: PoolMemo | None,
+def answer(pool: str, slices: list[J], claims: list[J], rules: list[J], nodes: list[J], memo: PoolMemo[PoolAvailability] | None,
            classes: list[J] | None = None) -> PoolAvailability:  # fmt: skip
     return pool_availability(
         driver=DRIVER,
@@ -78,7 +78,7 @@ def test_every_node_local_pool_of_random_clusters_answers_from_a_renamed_twin_as
             if bound is None:
                 continue
             reaching = [n for n in nodes if n["metadata"]["name"] in bound]
-            memo = PoolMemo()
+            memo: PoolMemo[PoolAvailability] = PoolMemo()
             twin = renamed(pool, mine, claims, rules, reaching, to="twin")
             twin_itself = answer(*twin, memo=None)
             assert answer(*twin, memo=memo) == twin_itself, (seed, pool)  # computed, then kept
@@ -97,7 +97,7 @@ def test_the_claims_named_in_a_pool_are_its_own_in_their_own_order() -> None:
         taken = [allocated(c, result(f"gpu-{i}", pool=name)) for i, c in enumerate(claims)]
         return answer(name, pool(name), taken, [], [{"metadata": {"name": name}}], memo)
 
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     first = held("node-one", "train-x", "train-y")
     second = held("node-two", "infer-k", "infer-l")
     third = held("node-three", "serve-q", "serve-p")
@@ -119,7 +119,7 @@ def test_a_blocking_rule_makes_a_shape_of_its_own_and_a_rule_without_effect_does
     def rule(name: str, effect: str, value: str) -> J:
         return taint_rule(name, {"key": "example.com/m", "value": value, "effect": effect}, {"pool": name})
 
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
 
     def ask(name: str, *rules: J) -> PoolAvailability:
         return answer(name, pool(name), [], list(rules), [{"metadata": {"name": name}}], memo)
@@ -137,7 +137,7 @@ def test_a_blocking_rule_makes_a_shape_of_its_own_and_a_rule_without_effect_does
 
 
 def test_a_name_that_also_appears_in_a_selector_or_an_attribute_is_never_swapped() -> None:
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     picky = device_class("whole", 'device.attributes["gpu.example.com"].host == "node-one"')
     for name in ("node-one", "node-two"):
         slices = [resource_slice(f"{name}-s", [device("gpu-0", attrs={"host": name})], pool=name, node=name)]
@@ -149,7 +149,7 @@ def test_a_name_that_also_appears_in_a_selector_or_an_attribute_is_never_swapped
 
 
 def test_a_pool_whose_node_is_gone_is_not_answered_as_one_whose_node_is_there() -> None:
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     here = answer("node-one", mig_pool_on("node-one"), [], [], [{"metadata": {"name": "node-one"}}], memo)
     gone = answer("node-two", mig_pool_on("node-two"), [], [], [], memo)
     assert here.classes["whole"].free == 2
@@ -174,12 +174,12 @@ def test_a_uuid_no_class_reads_does_not_tell_pools_apart_and_one_a_class_reads_d
     def ask(name: str, uuid: str, classes: list[J]) -> PoolAvailability:
         return answer(name, pool(name, uuid), [], [], [{"metadata": {"name": name}}], memo, classes=classes)
 
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     assert ask("node-one", "GPU-1f", CLASSES).classes["whole"].free == 1
     assert ask("node-two", "GPU-2e", CLASSES).classes["whole"].free == 1
     assert (memo.misses, memo.hits) == (1, 1)
 
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     by_uuid = [device_class("whole", 'device.attributes["gpu.example.com"].uuid == "GPU-1f"')]
     assert ask("node-one", "GPU-1f", by_uuid).classes["whole"].free == 1
     assert ask("node-two", "GPU-2e", by_uuid).classes["whole"].free == 0
@@ -187,7 +187,7 @@ def test_a_uuid_no_class_reads_does_not_tell_pools_apart_and_one_a_class_reads_d
 
 
 def test_a_pool_of_an_unexpected_shape_is_computed_itself_not_refused() -> None:
-    memo = PoolMemo()
+    memo: PoolMemo[PoolAvailability] = PoolMemo()
     gpus = [
         resource_slice(
             "node-one-s", [device("gpu-0", attrs={"type": "gpu"})], pool="node-one", node="node-one"

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from dra.allocator import SelectorMemo
-from dra.availability import bare_node
+from dra.availability import PoolAvailability, bare_node
 from dra.poolshape import PoolMemo
 from dra.taints import RuleIndex
 from inventory.mirror.derive.classes import ClassMatcher, compile_class
@@ -39,7 +39,7 @@ class Context:
         self,
         matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]],
         rules: RuleCache | None = None,
-        pool_memo: PoolMemo | None = None,
+        pool_memo: PoolMemo[PoolAvailability] | None = None,
     ) -> None:
         self._matcher_cache = matcher_cache
         self._rule_cache = rules if rules is not None else RuleCache()
@@ -53,14 +53,14 @@ class Context:
         #: the allocator's selector outcomes, shared by the pools of this batch (`dra.allocator.memo`)
         self.selector_memo = SelectorMemo()
         #: pools' availability by their shape (`dra.poolshape`): kept by the writer across batches
-        self.pool_memo = pool_memo if pool_memo is not None else PoolMemo()
+        self.pool_memo: PoolMemo[PoolAvailability] = pool_memo if pool_memo is not None else PoolMemo()
 
     @classmethod
     def load(
         cls,
         matcher_cache: dict[tuple[str, str], tuple[ClassMatcher, str]],
         rules: RuleCache | None = None,
-        pool_memo: PoolMemo | None = None,
+        pool_memo: PoolMemo[PoolAvailability] | None = None,
     ) -> Context:
         return cls(matcher_cache, rules, pool_memo)
 
