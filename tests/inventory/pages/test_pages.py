@@ -121,7 +121,9 @@ def test_a_misspelt_filter_is_named_and_lists_nothing_instead_of_everything(
     assert 'data-invalid="true"' in html  # the table fetches nothing
     assert "sort:" not in html  # paging and sorting are not filters, and not refused
     assert 'id="export-csv"' not in html and 'id="export-json"' not in html  # they would answer 400
-    assert 'id="export-csv"' in client_in.get(reverse("inventory:devices"), {"node": "node-1"}).content.decode()
+    assert (
+        'id="export-csv"' in client_in.get(reverse("inventory:devices"), {"node": "node-1"}).content.decode()
+    )
 
     claims = client_in.get(reverse("inventory:claims"), {"stat": "pending"}).content.decode()
     assert "stat: not a filter of this page" in claims
