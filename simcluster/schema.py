@@ -564,7 +564,7 @@ def drop_empty_collections(
     # Most writes (a driver's slices, a controller's status) hold no empty collection: a scan of the
     # encoded object spares them the walk (an empty one inside a string only costs the walk).
     if root is not None and (b"[]" in (raw := dumps(obj)) or b"{}" in raw):
-        _walk(obj, root, drop=True, stored=_ABSENT if stored is None else stored)
+        _walk(obj, root, drop=True, stored=NO_OLD if stored is None else stored)
 
 
 def canonical_quantities(
@@ -575,7 +575,7 @@ def canonical_quantities(
     ``stored``: the object as stored (an update); what equals it there is left as is."""
     root = kind_schema(group, version, kind)
     if root is not None and _may_hold_quantity(root):
-        _walk(obj, root, drop=False, stored=_ABSENT if stored is None else stored)
+        _walk(obj, root, drop=False, stored=NO_OLD if stored is None else stored)
 
 
 def _is_quantity_ref(node: dict[str, Any]) -> bool:
@@ -622,14 +622,7 @@ def _canonical_text(text: str) -> str:
         return text
 
 
-class _Absent:
-    """No stored value at this path."""
-
-
-_ABSENT: Final = _Absent()
-
-
-def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = _ABSENT) -> None:
+def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = NO_OLD) -> None:
     """Drop empty optional collections (`drop`), else canonicalize quantities, below `value`. `stored`: the
     value at the same path in the stored object, which went through both when it was written: a member or
     item equal to it there is left as is (an update walks only what it changes)."""
@@ -644,14 +637,14 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = _ABSENT
                 if sub is None:
                     continue
                 item = value[key]
-                if before.get(key, _ABSENT) == item:
+                if before.get(key, NO_OLD) == item:
                     continue
                 if isinstance(item, dict | list):
                     if drop and (item == [] or (item == {} and is_map_schema(sub))):
                         if key not in required:
                             del value[key]
                     elif drop or _may_hold_quantity(sub):
-                        _walk(item, sub, drop=drop, stored=before.get(key, _ABSENT))
+                        _walk(item, sub, drop=drop, stored=before.get(key, NO_OLD))
                 elif not drop and _is_quantity_ref(sub):
                     value[key] = _canonical_quantity(item)
             return
@@ -661,7 +654,7 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = _ABSENT
                 return
             quantities = not drop and _is_quantity_ref(additional)
             for key, item in value.items():
-                prior = before.get(key, _ABSENT)
+                prior = before.get(key, NO_OLD)
                 if prior == item:
                     continue
                 if isinstance(item, dict | list):
@@ -676,7 +669,7 @@ def _walk(value: Any, node: dict[str, Any], *, drop: bool, stored: Any = _ABSENT
             quantities = not drop and _is_quantity_ref(items)
             olds = stored if isinstance(stored, list) else []
             for index, item in enumerate(value):
-                prior = olds[index] if index < len(olds) else _ABSENT
+                prior = olds[index] if index < len(olds) else NO_OLD
                 if prior == item:
                     continue
                 if isinstance(item, dict | list):
