@@ -347,6 +347,17 @@ class DeviceCount(models.Model):
         return f"{self.driver} {self.class_index.strip()} {self.allocation_state}: {self.n}"
 
 
+class DeviceCountPause(models.Model):
+    """A row only inside a mirror transaction that recounts the device counters itself for a page of
+    devices (`inventory.mirror.derive.counts`): SQLite's counter triggers skip their work while it is
+    there (migration `counters_pause`). Never committed, so no other connection sees it."""
+
+    id = models.IntegerField(primary_key=True)
+
+    def __str__(self) -> str:
+        return "device counters paused"
+
+
 class NodeDeviceCount(models.Model):
     """Devices per node and driver (total, not free, tainted), kept by the same triggers as DeviceCount:
     the Nodes list reads one row per node and driver instead of grouping every device."""

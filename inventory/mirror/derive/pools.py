@@ -13,6 +13,7 @@ from inventory.mirror.derive.claims import ALLOCATION_FIELDS, allocations_by_dev
 from inventory.mirror.derive.classes import CLASS_FIELDS, fill_classes
 from inventory.mirror.derive.common import JSON, DeviceKey, chunks, pools_qs
 from inventory.mirror.derive.context import Context
+from inventory.mirror.derive.counts import recounted
 from inventory.mirror.derive.health import HEALTH_FIELDS, fill_health
 from inventory.mirror.derive.taints import TAINT_FIELDS, fill_taints
 from inventory.models import Device, KubeObject, Pool
@@ -202,19 +203,21 @@ def recompute_pools(
                 for row in by_pool.get(key, ()):
                     row.blocked, row.blocked_reason = blocked_now.get(row.name, ("", ""))
     stale.extend(pk for key, (pk, _r) in existing.items() if key not in present)  # slices gone or obsolete
-    for batch in chunks(stale):
-        Device.objects.filter(pk__in=batch).delete()
     for batch in chunks(pool_deletes):
         Pool.objects.filter(pk__in=batch).delete()
     sql.upsert(Pool, pool_rows, fields=POOL_FIELDS, conflict=["driver", "name"])
-    sql.upsert(
-        Device,
-        device_rows,
-        fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS, "blocked", "blocked_reason"],
-        conflict=["driver", "pool", "name"],
-        # without `availability`, an existing device keeps its availability until it is recomputed
-        update=[*ALL_DEVICE_FIELDS, *BLOCKED_FIELDS] if availability else ALL_DEVICE_FIELDS,
-    )
+    # The device rows written below change only devices held in `existing` and `stale`, and insert new ones.
+    with recounted(sorted({pk for pk, _r in existing.values()} | set(stale)), len(device_rows) + len(stale)):
+        for batch in chunks(stale):
+            Device.objects.filter(pk__in=batch).delete()
+        sql.upsert(
+            Device,
+            device_rows,
+            fields=["driver", "pool", "name", *ALL_DEVICE_FIELDS, "blocked", "blocked_reason"],
+            conflict=["driver", "pool", "name"],
+            # without `availability`, an existing device keeps its availability until it is recomputed
+            update=[*ALL_DEVICE_FIELDS, *BLOCKED_FIELDS] if availability else ALL_DEVICE_FIELDS,
+        )
     refresh_attribute_lines(device_rows, attribute_texts, pool_keys)
     return present
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.db.models import Count, Q
 
+from inventory.mirror.derive import counts
 from inventory.mirror.writer import BatchWriter, Event, Replace
 from inventory.models import FREE, Device, DeviceAttribute, DeviceCount, NodeDeviceCount
 from inventory.selectors.classes import class_overview
@@ -206,8 +207,14 @@ class Cluster:
         self.writer.apply([Replace("resourceslices", list(self.slices.values()), str(self.rv))])
 
 
+@pytest.mark.parametrize("recount_from", [counts.RECOUNT_MIN_ROWS, 1], ids=["as-configured", "every-write"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_counters_equal_a_recount_after_random_mirror_changes(seed: int) -> None:
+def test_the_counters_equal_a_recount_after_random_mirror_changes(
+    seed: int, recount_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`every-write`: SQLite's triggers paused for every page of devices and the counters recounted
+    (`inventory.mirror.derive.counts`), not only for large ones."""
+    monkeypatch.setattr(counts, "RECOUNT_MIN_ROWS", recount_from)
     cluster = Cluster(seed)
     steps = [cluster.slice_step] * 5 + [cluster.claim_step] * 3 + [cluster.rule_step, cluster.class_step]
     for i in range(60):
