@@ -42,6 +42,7 @@ Json = dict[str, Any]
 
 #: opens every token; a name (a DNS label or subdomain, a uid) never holds it, and `repr` keeps it as is
 MARK = "\u27e8"
+MARK_BYTES = MARK.encode()
 _CLOSE = "\u27e9"
 
 
@@ -97,9 +98,14 @@ class _Tokens:
     def __init__(self, kind: str, names: Iterable[str], *, in_order: bool = False) -> None:
         ordered = list(dict.fromkeys(names)) if in_order else sorted(set(names))
         self.of = {name: f"{MARK}{kind}{i:06d}{_CLOSE}" for i, name in enumerate(ordered)}
+        #: how many values were replaced by a token (each token holds the mark once)
+        self.used = 0
 
     def __call__(self, name: Any) -> Any:
-        return self.of.get(name, name) if isinstance(name, str) else name
+        if isinstance(name, str) and (token := self.of.get(name)) is not None:
+            self.used += 1
+            return token
+        return name
 
 
 def shape(
@@ -130,19 +136,23 @@ def shape(
     claim_meta = [c.get("metadata") or {} for c in claims]
     if not all(isinstance(m, Mapping) for m in claim_meta):
         return None
-    pool_token = f"{MARK}pool{_CLOSE}"
+    try:
+        classes_blob = orjson.dumps(list(classes), option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None  # what orjson cannot write (a huge integer): compute the pool itself
+    if MARK_BYTES in classes_blob:
+        return None
+    pool_t = _Tokens("pool", [pool])
     node_t = _Tokens("node", node_names)
     slice_t = _Tokens("slice", slice_names)
     # The allocator keeps claims in the order given and sorts none of their names: tokens in that order.
     ns_t = _Tokens("ns", [str(m.get("namespace") or "") for m in claim_meta], in_order=True)
     claim_t = _Tokens("claim", [str(m.get("name") or "") for m in claim_meta], in_order=True)
     uid_t = _Tokens("uid", [str(m.get("uid") or "") for m in claim_meta], in_order=True)
-    unread = _unread_strings(classes)
+    unread = _unread_strings_of(classes_blob, classes)
     kept_rules = [r for r in rules if not _inert(r)]
     rule_t = _Tokens("rule", [str((r.get("metadata") or {}).get("name") or "") for r in kept_rules])
-
-    def on_pool(value: Any) -> Any:
-        return pool_token if value == pool else value
+    on_pool = pool_t
 
     shaped_slices = []
     for s in slices:
@@ -197,29 +207,57 @@ def shape(
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_t(name)}} for name in present
     ]
 
-    inputs = [driver, shaped_slices, shaped_claims, shaped_rules, list(classes), shaped_nodes,
-              sorted(features), max_per_node]  # fmt: skip
+    inputs = [
+        driver,
+        shaped_slices,
+        shaped_claims,
+        shaped_rules,
+        shaped_nodes,
+        sorted(features),
+        max_per_node,
+    ]
     try:
         blob = orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)
-        original = orjson.dumps([list(slices), list(claims), list(kept_rules), list(classes)])
     except TypeError:
-        return None  # what orjson cannot write (a huge integer): compute the pool itself
-    names: dict[str, str] = {pool_token: pool}
-    for tokens in (node_t, slice_t, ns_t, claim_t, uid_t, rule_t):
-        names.update({token: name for name, token in tokens.of.items()})
-    if MARK.encode() in original:
         return None
-    if any(name.encode() in blob for name in names.values() if name):
+    all_tokens = (pool_t, node_t, slice_t, ns_t, claim_t, uid_t, rule_t)
+    # Every mark in the rewritten inputs is one of the tokens put there: no value of the pool's own
+    # already held one (else a sentence could not be told apart from a name put back).
+    if blob.count(MARK_BYTES) != sum(tokens.used for tokens in all_tokens):
+        return None
+    names: dict[str, str] = {}
+    for tokens in all_tokens:
+        names.update({token: name for name, token in tokens.of.items()})
+    if any(MARK in name for name in names.values()):
+        return None
+    if any(name.encode() in blob or name.encode() in classes_blob for name in names.values() if name):
         return None  # a name is also somewhere a token would not replace it
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(len(blob).to_bytes(8, "big"))
+    digest.update(blob)
+    digest.update(classes_blob)
     return PoolShape(
-        key=hashlib.blake2b(blob, digest_size=20).digest(),
-        pool=pool_token,
+        key=digest.digest(),
+        pool=pool_t.of[pool],
         slices=shaped_slices,
         claims=shaped_claims,
         rules=shaped_rules,
         nodes=shaped_nodes,
         names=names,
     )
+
+
+_UNREAD: dict[bytes, set[tuple[str, str]] | None] = {}
+
+
+def _unread_strings_of(classes_blob: bytes, classes: Sequence[Json]) -> set[tuple[str, str]] | None:
+    """`_unread_strings(classes)`, once per set of classes (`classes_blob`, their JSON): every pool of a
+    batch is asked with the same classes."""
+    if classes_blob not in _UNREAD:
+        if len(_UNREAD) >= 256:
+            _UNREAD.clear()
+        _UNREAD[classes_blob] = _unread_strings(classes)
+    return _UNREAD[classes_blob]
 
 
 def _unread_strings(classes: Sequence[Json]) -> set[tuple[str, str]] | None:
@@ -247,20 +285,26 @@ def _unread_strings(classes: Sequence[Json]) -> set[tuple[str, str]] | None:
 def _blank(device: Any, driver: str, read: set[tuple[str, str]]) -> Any:
     """The device with the values of plain string attributes no class reads left out (a GPU's UUID):
     such a value converts for CEL whatever it is, and nothing else looks at it."""
-    if not isinstance(device, dict) or not isinstance(device.get("attributes"), dict):
+    attributes = device.get("attributes") if type(device) is dict else None
+    if type(attributes) is not dict:
         return device
-    attributes = {}
-    for name, value in device["attributes"].items():
+    blanked: dict[Any, Any] | None = None
+    for name, value in attributes.items():
         if (
-            isinstance(name, str)
-            and type(value) is dict
+            type(value) is dict
             and len(value) == 1
             and type(value.get("string")) is str
+            and value["string"]
+            and isinstance(name, str)
             and split_qualified_name(name, driver) not in read
         ):
-            value = {"string": ""}
-        attributes[name] = value
-    return {**device, "attributes": attributes}
+            if blanked is None:
+                blanked = dict(attributes)
+            blanked[name] = _BLANK_STRING
+    return device if blanked is None else {**device, "attributes": blanked}
+
+
+_BLANK_STRING: Json = {"string": ""}
 
 
 def _inert(rule: Json) -> bool:

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from dra.availability import IN_USE, TAINT, Blocked, PoolAvailability, node_local_names, pool_availability
-from dra.poolshape import PoolMemo
+from dra.poolshape import MARK, PoolMemo, shape
 from tests.dra.allocator_cases import (
     DRIVER,
     allocated,
@@ -200,3 +200,22 @@ def test_a_pool_of_an_unexpected_shape_is_computed_itself_not_refused() -> None:
     assert "DeviceTaintRule.metadata" in direct.classes["whole"].error  # the allocator says what is wrong
     assert answer("node-one", gpus, [], [odd_rule], nodes, memo) == direct
     assert (memo.hits, memo.misses) == (0, 0)
+
+
+def test_a_value_that_holds_the_token_mark_is_never_taken_for_a_name() -> None:
+    """A pool whose own values already hold the mark tokens open with (a read attribute spelled like the
+    token of its node) has no shape: a sentence could not tell that value from a name put back."""
+    picky = device_class("whole", 'device.attributes["gpu.example.com"].host != ""')
+
+    def shaped(host: str) -> Any:
+        gpus = [
+            resource_slice(
+                "node-one-s", [device("gpu-0", attrs={"host": host})], pool="node-one", node="node-one"
+            )
+        ]
+        return shape(driver=DRIVER, pool="node-one", slices=gpus, claims=[], rules=[], classes=[picky],
+                     nodes=[{"metadata": {"name": "node-one"}}], features=[], max_per_node=32)  # fmt: skip
+
+    assert shaped("rack-7") is not None
+    assert shaped(f"{MARK}node000000\u27e9") is None
+    assert shaped(f"rack-{MARK}") is None
