@@ -11,6 +11,7 @@ import yaml
 from allocation.services import whatif_answer, whatif_input_normalize
 from allocation.snapshot import snapshot_load
 from allocation.whatif.base import Context, WhatIfInputError
+from allocation.whatif.kinds.feasibility import _devices_asked, _why_not
 from inventory.models import KubeObject
 from tests.allocation import whatif_objects as o
 
@@ -58,11 +59,30 @@ def test_a_node_whose_usable_devices_are_too_few_says_so_in_its_heading() -> Non
     assert result["feasible"] is False
     assert result["subject"]["claims"][0]["asks"] == [f"gpu: 3 × {o.DRIVER}"]  # what it needs, up front
     reasons = {n["node"]: n["reason"] for n in result["infeasible_nodes"]}
-    assert reasons == {
-        "node-a": "1 usable device, but the claim's requests and constraints cannot be met from it; "
-        "not usable: already in use (1)",
-        "node-b": "2 usable devices, but the claim's requests and constraints cannot be met from them",
+    assert reasons == {  # the usable devices are fewer than asked for: the heading says both numbers
+        "node-a": "1 usable device; the claim asks for 3; not usable: already in use (1)",
+        "node-b": "2 usable devices; the claim asks for 3",
     }
+
+
+def test_a_heading_names_the_count_asked_for_only_when_the_usable_devices_are_fewer() -> None:
+    usable = {(o.DRIVER, "node-b", f"gpu-{i}", 1): ["usable"] for i in range(2)}
+    enough = "2 usable devices, but the claim's requests and constraints cannot be met from them"
+    assert _why_not(usable, asked=(2, False)) == enough  # enough devices: the combination is what fails
+    assert _why_not(usable, asked=None) == enough  # "all of a class": no count to say
+    assert _why_not(usable, asked=(3, False)) == "2 usable devices; the claim asks for 3"
+    assert (
+        _why_not(usable, asked=(3, True), claims=2)
+        == "2 usable devices; the claims ask together for at least 3"
+    )
+    one_of = {
+        "name": "gpu",
+        "firstAvailable": [{"deviceClassName": "big", "count": 4}, {"deviceClassName": "small", "count": 3}],
+    }
+    every = {"name": "all", "exactly": {"deviceClassName": "c", "allocationMode": "All"}}
+    two = o.claim("two", count=2)
+    assert _devices_asked([two, {"spec": {"devices": {"requests": [one_of]}}}]) == (5, True)
+    assert _devices_asked([two, {"spec": {"devices": {"requests": [every]}}}]) is None
 
 
 def test_a_pods_heading_counts_each_device_once_however_many_of_its_claims_looked_at_it() -> None:
@@ -78,10 +98,9 @@ def test_a_pods_heading_counts_each_device_once_however_many_of_its_claims_looke
     result = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "two-claims"})
     assert result["feasible"] is False
     reasons = {n["node"]: n["reason"] for n in result["infeasible_nodes"]}
-    assert reasons == {  # node-a has two GPUs, one in use; node-b two free ones
-        "node-a": "1 usable device, but the claim's requests and constraints cannot be met from it; "
-        "not usable: already in use (1)",
-        "node-b": "2 usable devices, but the claim's requests and constraints cannot be met from them",
+    assert reasons == {  # node-a has two GPUs, one in use; node-b two free ones; the claims ask for 1 + 3
+        "node-a": "1 usable device; the claims ask together for 4; not usable: already in use (1)",
+        "node-b": "2 usable devices; the claims ask together for 4",
     }
 
 

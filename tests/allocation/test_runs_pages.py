@@ -66,9 +66,9 @@ def test_it_shows_which_nodes_fit_with_devices_and_why_others_do_not(client_in: 
     assert "Yes: fits on 1 of 2 nodes" in page
     assert "<code>gpu → gpu.example.com/node-b/gpu-1</code>" in page
     assert (
-        "<strong>node-a</strong>: 1 usable device, but the claim&#x27;s requests and constraints cannot be met"
-        " from it; not usable: already in use (1)"
-    ) in page
+        "<strong>node-a</strong>: 1 usable device; the claim asks for 2; not usable: already in use (1)"
+        in page
+    )
     assert "<td><code>node-a/gpu-0</code></td><td>gpu</td><td>already in use</td>" in page
 
 

@@ -278,25 +278,62 @@ def _explain_node(view: AllocatorView, *, node: str, claims: list[Obj], notes: l
     if len(claims) > 1 and all_alone_ok:
         reason = "each claim fits alone, but not all together"
     else:
-        reason = _why_not(reasons)
+        reason = _why_not(reasons, asked=_devices_asked(claims), claims=len(claims))
     return {"node": node, "reason": reason, "claims": per_claim, "notes": notes}
 
 
-def _why_not(reasons: Mapping[tuple[str, str, str, int], list[str]]) -> str:
+def _why_not(
+    reasons: Mapping[tuple[str, str, str, int], list[str]],
+    *,
+    asked: tuple[int, bool] | None = None,
+    claims: int = 1,
+) -> str:
     """A node's heading: the devices the claims could use there, when there are some (they were not
     enough, or not in a combination the requests and constraints accept), then the commonest reasons the
     others were not. Each device counts once, however many claims and requests looked at it: usable if
-    one of them could use it, else under the first reason it was refused."""
+    one of them could use it, else under the first reason it was refused. `asked`: how many devices the
+    claims ask for together (`_devices_asked`), said when the usable ones are fewer."""
     usable = sum(1 for said in reasons.values() if "usable" in said)
     top = Counter(said[0] for said in reasons.values() if said and "usable" not in said)
     others = ", ".join(f"{k} ({v})" for k, v in top.most_common(3))
     if not usable:
         return others or "no device here for the classes the claims ask for"
-    enough = (
-        f"{usable} usable device{'' if usable == 1 else 's'}, but the claim's requests and constraints "
-        f"cannot be met from {'it' if usable == 1 else 'them'}"
-    )
+    devices = f"{usable} usable device{'' if usable == 1 else 's'}"
+    if asked is not None and asked[0] > usable:
+        count, at_least = asked
+        who = "the claim asks" if claims == 1 else "the claims ask together"
+        enough = f"{devices}; {who} for {'at least ' if at_least else ''}{count}"
+    else:
+        enough = f"{devices}, but the claim's requests and constraints cannot be met from {'it' if usable == 1 else 'them'}"
     return f"{enough}; not usable: {others}" if others else enough
+
+
+def _devices_asked(claims: list[Obj]) -> tuple[int, bool] | None:
+    """How many devices the claims' requests ask for together, and whether that is a least (a request
+    with alternatives asks for its smallest); None when one asks for all of a class or cannot be read."""
+    total, at_least = 0, False
+    for claim in claims:
+        for request in _requests(claim):
+            if not isinstance(request, dict):
+                return None
+            options = (
+                [request["exactly"]]
+                if isinstance(request.get("exactly"), dict)
+                else request.get("firstAvailable")
+            )
+            if not isinstance(options, list) or not options:
+                return None
+            counts = []
+            for option in options:
+                if not isinstance(option, dict) or option.get("allocationMode", "ExactCount") != "ExactCount":
+                    return None
+                count = option.get("count", 1)
+                if type(count) is not int or count < 1:
+                    return None
+                counts.append(count)
+            total += min(counts)
+            at_least = at_least or len(set(counts)) > 1
+    return (total, at_least) if total else None
 
 
 # --------------------------------------------------------------------------- the kind
