@@ -65,16 +65,20 @@
 
   // With a drain and no NoExecute, the drain panel is the eviction progress: the NoExecute bar and table
   // would only contradict it ("no pod to evict" while the drain evicts), so they fold away.
+  // A draft has nothing to evict yet: a note says when evictions will show instead of an empty bar.
   function fold() {
     const drainOnly = !!doc.drain && !doc.enforced_at;
+    const draftOnly = !doc.drain && !doc.enforced_at && doc.state === "draft";
     const section = document.getElementById("noexecute-progress");
-    if (section) section.hidden = drainOnly;
+    if (section) section.hidden = drainOnly || draftOnly;
     const note = document.getElementById("progress-drain-note");
     if (note) note.hidden = !drainOnly;
+    const draftNote = document.getElementById("progress-draft-note");
+    if (draftNote) draftNote.hidden = !draftOnly;
     const title = document.getElementById("progress-title");
-    if (title) title.textContent = drainOnly ? "Timeline" : "Eviction progress (NoExecute)";
+    if (title) title.textContent = drainOnly || draftOnly ? "Timeline" : "Eviction progress (NoExecute)";
     const second = document.getElementById("timeline-title");
-    if (second) second.hidden = drainOnly;
+    if (second) second.hidden = drainOnly || draftOnly;
   }
 
   function render() {

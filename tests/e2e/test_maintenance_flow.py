@@ -134,8 +134,11 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     expect(page.locator("#rules-yaml")).to_contain_text(f"pool: {node}")
     expect(page.locator("#kubectl-command")).to_contain_text("kubectl apply --server-side")
     expect(page.locator("#enforce-NoExecute")).to_be_disabled()
-    expect(page.locator("#progress-counts")).to_have_text("no pod to evict")
-    assert bar_fill(page) == 0.0
+    # A draft evicts nothing: no empty progress bar, a note saying when evictions will show.
+    expect(page.locator("#progress-live")).to_have_attribute("data-state", "live", timeout=10_000)
+    expect(page.locator("#progress-title")).to_have_text("Timeline")
+    expect(page.locator("#progress-draft-note")).to_be_visible()
+    expect(page.locator("#noexecute-progress")).to_be_hidden()
 
     # Preview: the what-if runs in the worker and the actions redraw by themselves when it is done.
     page.click("#run-preview")
@@ -157,6 +160,8 @@ def test_it_drains_a_node_from_the_ui_and_undoes_it(
     page.wait_for_url("**/maintenance/m*/")
     expect(page.locator("#progress-live")).to_have_attribute("data-state", "live", timeout=10_000)
     page.evaluate("window.__sameDocument = true")
+    expect(page.locator("#progress-title")).to_have_text("Eviction progress (NoExecute)")
+    expect(page.locator("#progress-draft-note")).to_be_hidden()
     expect(page.locator("#progress-counts")).to_have_attribute("data-complete", "true", timeout=30_000)
     expect(page.locator("#progress-counts")).to_have_attribute("data-evicted", str(pods))
     expect(page.locator("#progress-counts")).to_contain_text(f"{pods} of {pods} evicted · ")
