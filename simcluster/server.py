@@ -27,7 +27,7 @@ from simcluster.rbac import Authorizer, forbidden
 from simcluster.requestinfo import request_attributes
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
-from simcluster.store import Store, entry_key
+from simcluster.store import CREATE_ON_UPDATE, Store, entry_key
 from simcluster.watch import WatchStream, parse_watch_params
 
 log = logging.getLogger(__name__)
@@ -683,6 +683,12 @@ class SimServer:
         meta["name"] = name
         if namespace:
             meta["namespace"] = namespace
+        created = False
+        if sub is None and (resource.group, resource.plural) in CREATE_ON_UPDATE:
+            try:
+                self.store.get_entry(resource.plural, name, namespace=namespace)
+            except ApiError:
+                created = True  # the store creates it: 201, as the registry answers a PUT that created
         obj, warnings = self.store.update_with_warnings(
             resource.plural,
             body,
@@ -692,7 +698,7 @@ class SimServer:
             field_manager=self._field_manager(request),
             field_validation=self._field_validation(request),
         )
-        return self._warned(_json_response(obj), warnings)
+        return self._warned(_json_response(obj, 201 if created else 200), warnings)
 
     async def _patch(
         self, request: web.Request, resource: ResourceDef, namespace: str | None, name: str, sub: str | None

@@ -42,7 +42,7 @@ from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
 from simcluster.schema import canonical_quantities, drop_empty_collections
 
-__all__ = ["ApiError", "Entry", "Page", "Store", "WatchEvent"]
+__all__ = ["CREATE_ON_UPDATE", "ApiError", "Entry", "Page", "Store", "WatchEvent"]
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,13 @@ _WITHOUT_GENERATION = frozenset({
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 })  # fmt: skip
-#: Kinds whose registry strategy refuses a PUT without metadata.resourceVersion (DeviceTaintRule from v1 on).
-_CONDITIONAL_UPDATES_ONLY = frozenset({("resource.k8s.io", "devicetaintrules")})
+#: Kinds whose registry strategy refuses a PUT without metadata.resourceVersion (AllowUnconditionalUpdate
+#: false: DeviceTaintRule from v1 on, Lease).
+_CONDITIONAL_UPDATES_ONLY = frozenset(
+    {("resource.k8s.io", "devicetaintrules"), ("coordination.k8s.io", "leases")}
+)
+#: Kinds whose registry strategy creates the object a PUT names when it does not exist (AllowCreateOnUpdate).
+CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "leases")})
 _STATUS_CLEARED_ON_CREATE = {
     "services",
     "resourceclaims",
@@ -771,6 +776,9 @@ class Store:
             key = self._key(resource, name, ns)
             current = self._table(plural).get(key)
             if current is None:
+                if subresource is None and (resource.group, plural) in CREATE_ON_UPDATE:
+                    return self.create_with_warnings(plural, obj, namespace=ns, dry_run=dry_run,
+                                                     field_manager=field_manager, field_validation=field_validation)  # fmt: skip
                 raise not_found(resource, name)
             if (resource.group, plural) in _CONDITIONAL_UPDATES_ONLY and meta.get("resourceVersion") in (
                 None,
