@@ -110,6 +110,12 @@ WATCHES = frozenset(
 PODGROUP_API_GROUP = "scheduling.k8s.io"
 
 
+#: kube-scheduler's ErrNoNodesAvailable: the whole message when the cluster has no node at all
+NO_NODES = "no nodes available to schedule pods"
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT = "Insufficient "
+
+
 class Unschedulable(Exception):
     """The pod cannot be scheduled now; the message is what `PodScheduled` shows."""
 
@@ -142,6 +148,8 @@ class _World:
     templates: dict[tuple[str, str], JSON]
     claims: _Claims
     pods_per_node: Counter[str] = field(default_factory=Counter)
+    #: every pod the pass read; `on_node` indexes the bound ones (for preemption's victims, built on demand)
+    pods: list[JSON] = field(default_factory=list)
     # (node, extended resource) → devices of a device plugin the node's bound pods use
     plugin_used: Counter[tuple[str, str]] = field(default_factory=Counter)
     podgroups: dict[tuple[str, str], JSON] = field(default_factory=dict)
@@ -156,6 +164,21 @@ class _World:
     _allocatable: list[tuple[int, int] | None] = field(default_factory=list)
     _prefer_taints: list[list[Any]] | None = None
     _node_index: dict[str, int] | None = None
+    _on_node: dict[str, list[JSON]] | None = None
+
+    def on_node(self, node: str) -> list[JSON]:
+        """The unfinished pods bound to `node`, those this pass bound included."""
+        if self._on_node is None:
+            self._on_node = {}
+            for pod in self.pods:
+                bound_to = (pod.get("spec") or {}).get("nodeName")
+                if bound_to and not is_terminal(pod):
+                    self._on_node.setdefault(str(bound_to), []).append(pod)
+        return self._on_node.get(node, [])
+
+    def placed(self, pod: JSON, node: str) -> None:
+        if self._on_node is not None:
+            self._on_node.setdefault(node, []).append(pod)
 
     @property
     def node_index(self) -> dict[str, int]:
@@ -289,6 +312,7 @@ class Scheduler:
                 ((namespace_of(c), name_of(c)), c) for c in read_all(self.store, "resourceclaims")
             ),
             podgroups={(namespace_of(g), name_of(g)): g for g in read_all(self.store, "podgroups")},
+            pods=pods,
             pods_per_node=Counter(
                 str(p["spec"]["nodeName"])
                 for p in pods
@@ -482,8 +506,13 @@ class Scheduler:
     ) -> tuple[JSON, list[JSON], tuple[JSON, list[ExtendedRequest]] | None]:
         candidates = world.nodes
         if not candidates:
-            raise Unschedulable("0/0 nodes are available: no nodes available to schedule pods.")
-        reasons: Counter[str] = Counter()
+            raise Unschedulable(NO_NODES)
+        failed: list[
+            tuple[JSON, list[str]]
+        ] = []  # every node that does not fit, and why (its filter's reasons)
+        unavailable: list[
+            JSON
+        ] = []  # allocated claims some node failed for (DynamicResources' unavailableClaims)
         allocated = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is not None]
         pending = [c for _, c in plan.pod_claims if (c.get("status") or {}).get("allocation") is None]
         pending_keys = {(namespace_of(c), name_of(c)) for c in pending}
@@ -507,24 +536,33 @@ class Scheduler:
             ranked.sort(key=lambda n: -scores[name_of(n)])
             order = ranked
         for node in order:
-            why = self._node_unfit(pod, node, world) or self._extended_unfit(pod, plan, node, world)
-            if why:
-                reasons[why] += 1
+            why = self._node_unfit(pod, node, world)
+            if why is None or why == TOO_MANY_PODS:
+                insufficient = list(self._insufficient(pod, plan, node, world))
+                if why is not None or insufficient:
+                    # NodeResourcesFit says every resource the node lacks
+                    failed.append((node, [why, *insufficient] if why else insufficient))
+                    continue
+            else:
+                failed.append((node, [why]))
                 continue
-            if any(
-                not node_selector_matches((c["status"]["allocation"] or {}).get("nodeSelector"), node)
+            elsewhere = [
+                c
                 for c in allocated
-            ):
-                reasons["node(s) didn't match the node selector of an allocated claim"] += 1
+                if not node_selector_matches((c["status"]["allocation"] or {}).get("nodeSelector"), node)
+            ]
+            if elsewhere:
+                unavailable += [c for c in elsewhere if c not in unavailable]
+                failed.append((node, ["resourceclaim not available on the node"]))
                 continue
             if any(
                 len((c.get("status") or {}).get("reservedFor") or []) >= 256 and not _reserved(c, pod, plan)
                 for c in allocated
             ):
-                reasons["resourceclaim in use by too many pods"] += 1
+                failed.append((node, ["resourceclaim in use by too many pods"]))
                 continue
             if blocked:
-                reasons["resourceclaim uses a device with an untolerated NoExecute taint"] += 1
+                failed.append((node, ["resourceclaim uses a device with an untolerated NoExecute taint"]))
                 continue
             extended = self._extended_claim(pod, plan.extended, node)
             to_allocate = [*pending, *([extended[0]] if extended else [])]
@@ -534,18 +572,98 @@ class Scheduler:
                     outcome = self._run_allocator(world, node, to_allocate, pending_keys)
                 except AllocationError as error:
                     if error.node_local:
-                        reasons[str(error)] += 1  # this node only, as upstream's ErrFailedAllocationOnNode
+                        failed.append(
+                            (node, [str(error)])
+                        )  # this node only, as upstream's ErrFailedAllocationOnNode
                         continue
                     raise Unschedulable(f"cannot allocate the pod's claims: {error}") from None
                 if outcome is None:
-                    reasons["cannot allocate all claims"] += 1
+                    failed.append((node, ["cannot allocate all claims"]))
                     continue
                 results = list(outcome)
             self._next_node = world.node_index[name_of(node)] + 1
             return node, results, extended
-        summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
-        self._post_filter(pod, allocated, world)
-        raise Unschedulable(f"0/{len(candidates)} nodes are available: {summary}.")
+        raise Unschedulable(self._fit_error(pod, plan, world, failed, unavailable))
+
+    # --- PostFilter: the FitError's message -----------------------------------------------------------
+
+    def _fit_error(
+        self,
+        pod: JSON,
+        plan: _Plan,
+        world: _World,
+        failed: list[tuple[JSON, list[str]]],
+        unavailable: list[JSON],
+    ) -> str:
+        """kube-scheduler's FitError for a pod no node takes, with what the PostFilter plugins said:
+        `0/N nodes are available: <reasons>. <DynamicResources>, preemption: <DefaultPreemption>` — the
+        DynamicResources plugin comes before DefaultPreemption, and a PostFilter that succeeds (preemption
+        found a candidate) ends the message after the reasons."""
+        total = len(world.nodes)
+        message = f"0/{total} nodes are available: {_histogram(r for _, reasons in failed for r in reasons)}."
+        if not plan.pod_claims and not plan.extended:
+            dynamic = "no new claims to deallocate"
+        elif self._post_filter(pod, unavailable, world):
+            dynamic = "deallocation of ResourceClaim completed"
+        else:
+            dynamic = "still not schedulable"
+        preemption = self._preemption(pod, plan, world, failed)
+        if preemption is None:
+            return message
+        return f"{message} {dynamic}, preemption: {preemption}"
+
+    def _preemption(
+        self, pod: JSON, plan: _Plan, world: _World, failed: list[tuple[JSON, list[str]]]
+    ) -> str | None:
+        """What DefaultPreemption's PostFilter says, or None when it would find a candidate node (it would
+        then evict the victims; simcluster does not preempt, so the pod just waits).
+
+        Only a node its filters rejected as resolvable (NodeResourcesFit, within the node's size) can be
+        helped; there the pods of lower priority are the possible victims, and the node is a candidate if
+        the pod fits once they are gone."""
+        if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+            return "not eligible due to preemptionPolicy=Never."
+        priority = _priority(pod)
+        statuses: list[str] = []
+        for node, reasons in failed:
+            if not self._resolvable(pod, node, reasons):
+                statuses.append("Preemption is not helpful for scheduling")
+                continue
+            victims = [p for p in world.on_node(name_of(node)) if _priority(p) < priority]
+            if not victims:
+                statuses.append("No preemption victims found for incoming pod")
+                continue
+            left = self._unfit_without(pod, plan, node, world, victims)
+            if not left:
+                return None
+            statuses += left
+        return f"0/{len(world.nodes)} nodes are available: {_histogram(statuses)}."
+
+    @staticmethod
+    def _resolvable(pod: JSON, node: JSON, reasons: list[str]) -> bool:
+        """NodeResourcesFit's Unschedulable (not UnschedulableAndUnresolvable): the pod count, or extended
+        resources the pod asks no more of than the node has in all; every other filter's refusal stands."""
+        counts = pod_extended_counts(pod)
+        for reason in reasons:
+            if reason == TOO_MANY_PODS:
+                continue
+            resource = reason.removeprefix(INSUFFICIENT)
+            if resource == reason or counts.get(resource, 0) > device_plugin_capacity(node, resource):
+                return False
+        return True
+
+    def _unfit_without(
+        self, pod: JSON, plan: _Plan, node: JSON, world: _World, victims: list[JSON]
+    ) -> list[str]:
+        """NodeResourcesFit's reasons once the victims are gone from the node (none: the pod fits)."""
+        reasons: list[str] = []
+        capacity = count_of(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
+        if world.pods_per_node[name_of(node)] - len(victims) >= capacity:
+            reasons.append(TOO_MANY_PODS)
+        freed: Counter[tuple[str, str]] = Counter()
+        for victim in victims:
+            freed.update(_plugin_use(victim, node))
+        return reasons + list(self._insufficient(pod, plan, node, world, freed=freed))
 
     def _sampled(
         self,
@@ -654,10 +772,11 @@ class Scheduler:
             ]
         return totals
 
-    def _post_filter(self, pod: JSON, allocated: list[JSON], world: _World) -> None:
-        """Nothing fits: free one allocated claim that only this pod uses, so the next attempt may
-        allocate it somewhere that fits (the upstream PostFilter)."""
-        for claim in allocated:
+    def _post_filter(self, pod: JSON, unavailable: list[JSON], world: _World) -> bool:
+        """Nothing fits: free one allocated claim a node failed for ("resourceclaim not available on the
+        node") that only this pod uses, so the next attempt may allocate it somewhere that fits
+        (DynamicResources' PostFilter). True when it freed one."""
+        for claim in unavailable:
             users = {ref.get("uid") for ref in (claim.get("status") or {}).get("reservedFor") or []}
             if users <= {uid_of(pod)}:
                 released = copy.deepcopy(claim)
@@ -665,7 +784,8 @@ class Scheduler:
                     released["status"].pop(field_name, None)
                 key = (namespace_of(claim), name_of(claim))
                 world.claims[key] = self.store.update("resourceclaims", released, subresource="status")
-                return
+                return True
+        return False
 
     @staticmethod
     def _claims_under_no_execute(claims: list[JSON], world: _World, now: datetime) -> bool:
@@ -744,8 +864,13 @@ class Scheduler:
 
     @staticmethod
     def _node_unfit(pod: JSON, node: JSON, world: _World) -> str | None:
-        if not node_ready(node):
-            return "node(s) were unschedulable or not ready"
+        """The first node filter that refuses the pod, in the default profile's order (NodeUnschedulable,
+        TaintToleration, NodeAffinity, NodeResourcesFit's pod count), in its words."""
+        if (node.get("spec") or {}).get("unschedulable"):
+            return "node(s) were unschedulable"
+        # a NotReady node carries the node lifecycle controller's node.kubernetes.io/not-ready taint
+        if not node_ready(node) or not tolerates_node_taints(pod, node):
+            return "node(s) had untolerated taint(s)"
         selector = (pod.get("spec") or {}).get("nodeSelector") or {}
         labels = meta(node).get("labels") or {}
         if any(labels.get(k) != v for k, v in selector.items()):
@@ -758,11 +883,9 @@ class Scheduler:
                 return "node(s) didn't match Pod's node affinity/selector"
         except SelectorError as error:  # no node can match it; the pod waits until it is replaced
             raise Unschedulable(f"invalid required node affinity: {error}") from None
-        if not tolerates_node_taints(pod, node):
-            return "node(s) had untolerated taint(s)"
         capacity = count_of(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
         if world.pods_per_node[name_of(node)] >= capacity:
-            return "Too many pods"
+            return TOO_MANY_PODS
         return None
 
     @staticmethod
@@ -776,19 +899,28 @@ class Scheduler:
             return None
         return extended_claim(pod, served), served
 
+    @classmethod
+    def _extended_unfit(cls, pod: JSON, plan: _Plan, node: JSON, world: _World) -> str | None:
+        return next(cls._insufficient(pod, plan, node, world), None)
+
     @staticmethod
-    def _extended_unfit(pod: JSON, plan: _Plan, node: JSON, world: _World) -> str | None:
+    def _insufficient(
+        pod: JSON, plan: _Plan, node: JSON, world: _World, freed: Mapping[tuple[str, str], int] | None = None
+    ) -> Iterator[str]:
         """NodeResourcesFit for extended resources: a resource the node advertises (a device plugin) must
-        fit its allocatable; one it does not advertise needs a DeviceClass that maps it (DRA)."""
+        fit its allocatable (what `freed` gives back counted as free); one it does not advertise needs a
+        DeviceClass that maps it (DRA)."""
         dra_served = {r.resource for r in plan.extended}
         for resource, count in pod_extended_counts(pod).items():
             capacity = device_plugin_capacity(node, resource)
             if capacity > 0:
-                if world.plugin_used[(name_of(node), resource)] + count > capacity:
-                    return f"Insufficient {resource}"
+                used = world.plugin_used[(name_of(node), resource)] - (freed or {}).get(
+                    (name_of(node), resource), 0
+                )
+                if used + count > capacity:
+                    yield f"{INSUFFICIENT}{resource}"
             elif resource not in dra_served:
-                return f"Insufficient {resource}"
-        return None
+                yield f"{INSUFFICIENT}{resource}"
 
     # --- PreBind / Bind --------------------------------------------------------------------------------
 
@@ -826,6 +958,7 @@ class Scheduler:
             world.claims[key] = self._reserve(claim, pod, allocations.get(key), plan.consumers.get(key))
         bound = bind_pod(self.store, pod, name_of(node))
         world.pods_per_node[name_of(node)] += 1
+        world.placed(bound, name_of(node))
         world.plugin_used.update(_plugin_use(pod, node))
         world.bound(world.node_index[name_of(node)], self._requests.get(uid_of(pod)) or pod_requests(pod))
         self._mark_running(bound, node, plan, extended_status, world)
@@ -1001,6 +1134,11 @@ def _reserved(claim: JSON, pod: JSON, plan: _Plan) -> bool:
     return reserved_for(claim, uid_of(pod)) or (
         consumer is not None and reserved_for(claim, str(consumer["uid"]))
     )
+
+
+def _histogram(reasons: Iterable[str]) -> str:
+    """FitError's reason histogram: `<count> <reason>` per reason, sorted as strings (Go's sort.Strings)."""
+    return ", ".join(sorted(f"{count} {reason}" for reason, count in Counter(reasons).items()))
 
 
 def _priority(pod: Mapping[str, Any]) -> int:

@@ -29,7 +29,10 @@ def test_it_runs_the_tiny_seed_workloads_and_leaves_the_oversized_pod_unschedula
         scheduled = condition(too_big, "PodScheduled")
         assert scheduled is not None
         assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
-        assert scheduled["message"] == "0/3 nodes are available: 3 cannot allocate all claims."
+        assert scheduled["message"] == (
+            "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        )
 
 
 def test_it_creates_a_template_claim_named_annotated_owned_allocated_and_reserved_for_the_pod() -> None:
