@@ -266,6 +266,7 @@ _NOT_READY_TOLERATIONS = tuple(
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 )
 _TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+_MIRROR_POD = "kubernetes.io/config.mirror"
 
 
 def _admit_pod(obj: Obj) -> None:
@@ -274,15 +275,18 @@ def _admit_pod(obj: Obj) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-    spec["serviceAccountName"] = account
-    spec["serviceAccount"] = account
+    # the ServiceAccount plugin leaves a kubelet's mirror pod as it is (the kubelet would delete a changed one)
+    mirror = _MIRROR_POD in ((obj.get("metadata") or {}).get("annotations") or {})
+    if not mirror:
+        account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        spec["serviceAccountName"] = account
+        spec["serviceAccount"] = account
     tolerations = spec.setdefault("tolerations", [])
     if isinstance(tolerations, list):
         for default in _NOT_READY_TOLERATIONS:
             if not any(isinstance(t, dict) and t.get("key") == default["key"] for t in tolerations):
                 tolerations.append(dict(default))
-    if spec.get("automountServiceAccountToken") is False:
+    if mirror or spec.get("automountServiceAccountToken") is False:
         return
     containers = [
         c for key in ("initContainers", "containers") for c in spec.get(key) or [] if isinstance(c, dict)

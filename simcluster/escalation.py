@@ -164,10 +164,17 @@ class EscalationCheck:
         self.store = store
         self.authorizer = authorizer
 
-    def __call__(self, resource: ResourceDef, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def __call__(
+        self,
+        operation: str,
+        resource: ResourceDef,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        subresource: str | None,
+    ) -> None:
         user = REQUESTER.get()
-        if user is None or PRIVILEGED_GROUP in user.groups:
-            return
+        if user is None or PRIVILEGED_GROUP in user.groups or obj is None or subresource is not None:
+            return  # deletes and subresources grant nothing
         if resource.plural in ROLE_PLURALS:
             self._role(resource.plural, obj, old, user)
         elif resource.plural in BINDING_PLURALS:

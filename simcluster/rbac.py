@@ -1,28 +1,38 @@
 """Authorization: request attributes and the RBAC authorizer (`rbac.authorization.k8s.io/v1`), as upstream.
 
-The group `system:masters` may do anything (kube's privileged-group authorizer comes before RBAC). Every
-other decision is RBAC's: ClusterRoleBindings grant their ClusterRole everywhere, RoleBindings grant a Role
+The group `system:masters` may do anything (kube's privileged-group authorizer comes before the modes).
+Then the modes before RBAC decide (the server runs the Node authorizer, `simcluster.nodeauthz`, as
+`--authorization-mode=Node,RBAC` does), then RBAC: ClusterRoleBindings grant their ClusterRole everywhere, RoleBindings grant a Role
 of their namespace or a ClusterRole only inside their namespace. Rules match verbs, API groups, resources
 (`pods/eviction`, `*/status`, `*`), resourceNames and nonResourceURLs (`/healthz`, `/api/*`) as upstream's
 `rbac.RuleAllows`. Aggregated ClusterRoles are not supported (their `aggregationRule` is ignored; the
 bootstrap `admin`/`edit`/`view` roles carry flat rules instead).
 
 The bootstrap policy a new cluster has (`system:discovery`, `system:public-info-viewer`,
-`system:basic-user`, `cluster-admin` and their bindings) is seeded into the store by `seed_bootstrap_policy`.
+`system:basic-user`, `cluster-admin`, `system:node` and their bindings) is seeded into the store by `seed_bootstrap_policy`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from simcluster.auth import UserInfo
 from simcluster.errors import ApiError
 from simcluster.store import Store
 
-__all__ = ["Attributes", "Authorizer", "forbidden", "seed_bootstrap_policy"]
+__all__ = [
+    "NODE_RULES",
+    "Attributes",
+    "Authorizer",
+    "FieldRequirement",
+    "Mode",
+    "forbidden",
+    "rule_allows",
+    "seed_bootstrap_policy",
+]
 
 RBAC_PLURALS = frozenset({"clusterroles", "clusterrolebindings", "roles", "rolebindings"})
 PRIVILEGED_GROUP = "system:masters"
@@ -31,9 +41,14 @@ _AUTO_UPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
 _BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 
 
+#: One field selector requirement: (field, "=" or "!=", value); `==` reads as `=`, as fields.ParseSelector.
+FieldRequirement = tuple[str, str, str]
+
+
 @dataclass(frozen=True)
 class Attributes:
-    """What a request asks to do (upstream's authorizer.Attributes)."""
+    """What a request asks to do (upstream's authorizer.Attributes). `field_selector` holds the requirements
+    of a list, watch or deletecollection's `?fieldSelector=` (AuthorizeWithSelectors)."""
 
     user: UserInfo
     verb: str
@@ -45,14 +60,13 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     namespace: str = ""
+    field_selector: tuple[FieldRequirement, ...] = ()
 
     def with_user(self, user: UserInfo) -> Attributes:
-        return Attributes(user, self.verb, self.resource_request, self.path, self.api_group, self.api_version,
-                          self.resource, self.subresource, self.name, self.namespace)  # fmt: skip
+        return replace(self, user=user)
 
     def with_verb(self, verb: str) -> Attributes:
-        return Attributes(self.user, verb, self.resource_request, self.path, self.api_group, self.api_version,
-                          self.resource, self.subresource, self.name, self.namespace)  # fmt: skip
+        return replace(self, verb=verb)
 
 
 def forbidden_message(attrs: Attributes) -> str:
@@ -152,11 +166,26 @@ class _Index:
     missing: list[tuple[_Subject, str, str]]  # subject, binding namespace, error text
 
 
-class Authorizer:
-    """RBAC over the store's Roles and bindings, re-read when any of them changes."""
+class Mode(Protocol):
+    """An authorization mode consulted before RBAC (`--authorization-mode=Node,RBAC`)."""
 
-    def __init__(self, store: Store) -> None:
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        """(allowed, reason); not allowed is "no opinion": the next mode decides."""
+        ...
+
+    def rules_error(self, user: UserInfo) -> str:
+        """Why this mode cannot list the user's rules ("" when it has none to add)."""
+        ...
+
+
+class Authorizer:
+    """The authorizer chain: `system:masters`, then each of `modes`, then RBAC over the store's Roles and
+    bindings (re-read when any of them changes). The first to allow decides; a refusal gives every mode's
+    reason, one a line, as upstream's union authorizer."""
+
+    def __init__(self, store: Store, modes: Sequence[Mode] = ()) -> None:
         self.store = store
+        self.modes = tuple(modes)
         self._lock = threading.Lock()
         self._index: _Index | None = None
         store.subscribe(self._on_change)
@@ -227,6 +256,25 @@ class Authorizer:
         """(allowed, reason) as upstream's SubjectAccessReview status reports them."""
         if PRIVILEGED_GROUP in attrs.user.groups:
             return True, ""
+        reasons = []
+        for mode in self.modes:
+            allowed, reason = mode.authorize(attrs)
+            if allowed:
+                return True, reason
+            if reason:
+                reasons.append(reason)
+        allowed, reason = self._rbac(attrs)
+        if allowed:
+            return True, reason
+        return False, "\n".join([*reasons, reason] if reason else reasons)
+
+    def rules_error(self, user: UserInfo) -> str:
+        """The evaluation error of a SelfSubjectRulesReview: the modes that cannot list the user's rules
+        (upstream's aggregate of their errors); "" when the rules are complete."""
+        errors = [error for mode in self.modes if (error := mode.rules_error(user))]
+        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]" if errors else ""
+
+    def _rbac(self, attrs: Attributes) -> tuple[bool, str]:
         grants, errors = self._grants_for(attrs.user)
         for grant in grants:
             if grant.namespace and grant.namespace != attrs.namespace:
@@ -352,6 +400,40 @@ _ADMIN_RULES: list[dict[str, Any]] = [
     *_EDIT_RULES,
 ]
 
+#: bootstrappolicy.NodeRules (DRA on): the ClusterRole `system:node`, and what the Node authorizer lets every
+#: node do where it does not look closer (`simcluster.nodeauthz`).
+NODE_RULES: list[dict[str, Any]] = [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews", "subjectaccessreviews"],
+     "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["services"], "verbs": _READ},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["create", "get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch", "update"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch", "update"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": _READ},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
+    {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": _READ},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"], "verbs": ["get"]},
+    {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["get"]},
+    {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+     "verbs": ["create", "get", "list", "watch"]},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+     "verbs": ["create", "delete", "get", "patch", "update"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["volumeattachments"], "verbs": ["get"]},
+    {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims/status"], "verbs": ["get", "patch", "update"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["csidrivers"], "verbs": _READ},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"],
+     "verbs": ["create", "delete", "get", "patch", "update"]},
+    {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": _READ},
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["deletecollection"]},
+    {"apiGroups": ["certificates.k8s.io"], "resources": ["clustertrustbundles"], "verbs": _READ},
+    {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get"]},
+]  # fmt: skip
 BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
     "cluster-admin": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
                       {"nonResourceURLs": ["*"], "verbs": ["*"]}],
@@ -371,6 +453,7 @@ BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
     "admin": _ADMIN_RULES,
     "edit": _EDIT_RULES,
     "view": _VIEW_RULES,
+    "system:node": NODE_RULES,
 }  # fmt: skip
 BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
     "cluster-admin": ("cluster-admin", [PRIVILEGED_GROUP]),
@@ -384,6 +467,8 @@ BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
         "system:service-account-issuer-discovery",
         ["system:serviceaccounts"],
     ),
+    # bound to no one since v1.8: nodes are authorized by the Node authorizer
+    "system:node": ("system:node", []),
 }
 
 
@@ -396,12 +481,14 @@ def seed_bootstrap_policy(store: Store) -> None:
             "rules": rules,
         })  # fmt: skip
     for name, (role, groups) in BOOTSTRAP_BINDINGS.items():
-        _create_if_absent(store, "clusterrolebindings", {
+        binding: dict[str, Any] = {
             "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRoleBinding",
             "metadata": {"name": name, "labels": dict(_BOOTSTRAP_LABELS), "annotations": dict(_AUTO_UPDATE)},
             "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": group} for group in groups],
-        })  # fmt: skip
+        }  # fmt: skip
+        if groups:
+            binding["subjects"] = [{"apiGroup": _RBAC, "kind": "Group", "name": group} for group in groups]
+        _create_if_absent(store, "clusterrolebindings", binding)
 
 
 def _create_if_absent(store: Store, plural: str, obj: dict[str, Any]) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 from simcluster.auth import UserInfo
-from simcluster.rbac import Attributes
+from simcluster.rbac import Attributes, FieldRequirement
+from simcluster.selectors import SelectorError, field_requirements
 
 _METHOD_VERBS = {
     "POST": "create",
@@ -48,8 +50,13 @@ def request_attributes(user: UserInfo, method: str, path: str, query: Mapping[st
             verb = "watch"
     elif verb == "delete" and not name:
         verb = "deletecollection"
+    selector: tuple[FieldRequirement, ...] = ()
+    if verb in ("list", "watch", "deletecollection"):  # only these have their selectors read, as upstream
+        with contextlib.suppress(SelectorError):  # the list answers 400; authorizers see no requirements
+            selector = tuple(field_requirements(query.get("fieldSelector", "")))
+
     return Attributes(user, verb, True, path=path, api_group=group, api_version=version, resource=resource,
-                      subresource=subresource, name=name, namespace=namespace)  # fmt: skip
+                      subresource=subresource, name=name, namespace=namespace, field_selector=selector)  # fmt: skip
 
 
 def _exact_name(selector: str) -> str:

@@ -10,8 +10,9 @@ from typing import Any
 
 from simcluster.auth import API_AUDIENCES, Authenticator, UserInfo, issue_token
 from simcluster.errors import ApiError, bad_request, invalid, not_found
-from simcluster.rbac import Attributes, Authorizer
+from simcluster.rbac import Attributes, Authorizer, FieldRequirement
 from simcluster.resources import ResourceDef, resource_for
+from simcluster.selectors import SelectorError, field_requirements
 from simcluster.store import Store, format_time
 
 Obj = dict[str, Any]
@@ -51,9 +52,31 @@ def _attributes(resource: ResourceDef, user: UserInfo, spec: Obj) -> Attributes:
         return Attributes(user, str(res.get("verb") or ""), True, api_group=str(res.get("group") or ""),
                           api_version=str(res.get("version") or ""), resource=str(res.get("resource") or ""),
                           subresource=str(res.get("subresource") or ""), name=str(res.get("name") or ""),
-                          namespace=str(res.get("namespace") or ""))  # fmt: skip
+                          namespace=str(res.get("namespace") or ""),
+                          field_selector=_field_selector(res.get("fieldSelector")))  # fmt: skip
     assert isinstance(non, dict)
     return Attributes(user, str(non.get("verb") or ""), False, path=str(non.get("path") or ""))
+
+
+def _field_selector(selector: Any) -> tuple[FieldRequirement, ...]:
+    """resourceAttributes.fieldSelector as the authorizers see it: a rawSelector parsed, or requirements
+    (`In`/`NotIn` with one value, as `=`/`!=`; the others are dropped, as upstream's conversion errs on them)."""
+    if not isinstance(selector, dict):
+        return ()
+    if selector.get("rawSelector"):
+        try:
+            return tuple(field_requirements(str(selector["rawSelector"])))
+        except SelectorError:
+            return ()
+    out: list[FieldRequirement] = []
+    for requirement in selector.get("requirements") or ():
+        if not isinstance(requirement, dict):
+            continue
+        values = requirement.get("values") or []
+        operator = {"In": "=", "NotIn": "!="}.get(str(requirement.get("operator")))
+        if operator and isinstance(values, list) and len(values) == 1:
+            out.append((str(requirement.get("key", "")), operator, str(values[0])))
+    return tuple(out)
 
 
 def _access_status(authorizer: Authorizer, attrs: Attributes) -> Obj:
@@ -107,7 +130,14 @@ def self_subject_rules_review(
     spec = _spec(resource, body)
     namespace = str(spec.get("namespace") or "")
     resource_rules, non_resource_rules = authorizer.rules_for(user, namespace)
-    status = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+    error = authorizer.rules_error(user)
+    status: Obj = {
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": bool(error),
+    }
+    if error:
+        status["evaluationError"] = error
     return {**_echo(resource, body), "spec": spec, "status": status}
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from dra.selection import SelectorError, parse_label_selector
 from simcluster.resources import ResourceDef
 
-__all__ = ["Matcher", "SelectorError", "combine", "field_matcher", "label_matcher"]
+__all__ = ["Matcher", "SelectorError", "combine", "field_matcher", "field_requirements", "label_matcher"]
 
 Matcher = Callable[[dict[str, Any]], bool]
 
@@ -74,24 +74,28 @@ def field_value(obj: dict[str, Any], label: str) -> str:
     return str(node)
 
 
-def parse_field_selector(text: str, resource: ResourceDef) -> list[tuple[str, str, str]]:
+def field_requirements(text: str) -> list[tuple[str, str, str]]:
+    """`?fieldSelector=` as (field, "=" or "!=", value) terms, whatever the kind (fields.ParseSelector)."""
     terms: list[tuple[str, str, str]] = []
     if not text.strip():
         return terms
     for raw in _split_escaped(text, ","):
         part = raw.strip()
-        for token, token_op in (("!=", "!="), ("==", "="), ("=", "=")):
+        for token, op in (("!=", "!="), ("==", "="), ("=", "=")):
             idx = part.find(token)
             if idx > 0:
-                label = part[:idx].strip()
-                value = _unescape(part[idx + len(token) :].strip())
-                op = token_op
+                terms.append((part[:idx].strip(), op, _unescape(part[idx + len(token) :].strip())))
                 break
         else:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
+    return terms
+
+
+def parse_field_selector(text: str, resource: ResourceDef) -> list[tuple[str, str, str]]:
+    terms = field_requirements(text)
+    for label, _, _ in terms:
         if not resource.supports_field(label):
             raise SelectorError(resource.unsupported_field_label(label))
-        terms.append((label, op, value))
     return terms
 
 

@@ -21,6 +21,8 @@ from simcluster.errors import ApiError, bad_request, expired, invalid, method_no
 from simcluster.escalation import REQUESTER, EscalationCheck
 from simcluster.impersonation import impersonate, requested
 from simcluster.jsondata import dumps
+from simcluster.nodeauthz import NodeAuthorizer
+from simcluster.noderestriction import NodeRestriction
 from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from simcluster.pki import Pki
 from simcluster.rbac import Authorizer, forbidden
@@ -118,10 +120,14 @@ class SimServer:
         #: None: plain HTTP and no authentication or authorization at all (`--insecure-http`, for debugging)
         self.pki = pki
         self.authenticator = Authenticator(pki, store) if pki is not None else None
-        self.authorizer = Authorizer(store)
-        if pki is not None:  # a restarted server replaces its predecessor's check
-            store.admission[:] = [c for c in store.admission if not isinstance(c, EscalationCheck)]
-            store.admission.append(EscalationCheck(store, self.authorizer))
+        # kube-apiserver --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction,…
+        self.authorizer = Authorizer(store, modes=(NodeAuthorizer(store),))
+        self.node_restriction = NodeRestriction(store)
+        if pki is not None:  # a restarted server replaces its predecessor's checks
+            store.admission[:] = [
+                c for c in store.admission if not isinstance(c, (EscalationCheck, NodeRestriction))
+            ]
+            store.admission += [self.node_restriction, EscalationCheck(store, self.authorizer)]
             store.publish_root_ca(pki.ca_pem.decode())
         self.host = host
         self.port = port
@@ -491,6 +497,7 @@ class SimServer:
             raise method_not_allowed()
         body = await self._read_body(request)
         if sub == "eviction":
+            self.node_restriction.eviction(namespace, name)
             status, answer = await asyncio.to_thread(
                 evictions.evict,
                 self.store,
@@ -507,6 +514,7 @@ class SimServer:
                     "ServiceUnavailable",
                     "tokens are not issued without authentication (--insecure-http)",
                 )
+            self.node_restriction.token_request(namespace, name, body)
             return _json_response(
                 reviews.token_request(self.store, self.authenticator, namespace, name, body), 201
             )

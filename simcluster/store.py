@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sortedcontainers import SortedDict
 
@@ -42,7 +42,7 @@ from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
 from simcluster.schema import canonical_quantities, drop_empty_collections
 
-__all__ = ["CREATE_ON_UPDATE", "ApiError", "Entry", "Page", "Store", "WatchEvent"]
+__all__ = ["CREATE_ON_UPDATE", "Admission", "ApiError", "Entry", "Page", "Store", "WatchEvent"]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,16 @@ _STATUS_CLEARED_ON_CREATE = {
     "deployments",
     "jobs",
 }
+
+
+class Admission(Protocol):
+    """An admission check (upstream's admission plugins): `operation` is CREATE, UPDATE or DELETE; `obj` is
+    the object to be written (None for a DELETE), `old` the stored one (None for a CREATE), `subresource`
+    the written subresource (`status`, `binding`) or None."""
+
+    def __call__(
+        self, operation: str, resource: ResourceDef, obj: Obj | None, old: Obj | None, subresource: str | None
+    ) -> None: ...
 
 
 def format_time(moment: datetime) -> str:
@@ -310,9 +320,9 @@ class Store:
         self._watchers: builtins.list[_Watcher] = []
         self._subscribers: builtins.list[Subscriber] = []
         self._clock = clock or (lambda: datetime.now(UTC))
-        #: Admission checks run on every valid create and update (patches included), before the write:
-        #: (resource, new object, old object or None); raising ApiError refuses the write.
-        self.admission: builtins.list[Callable[[ResourceDef, Obj, Obj | None], None]] = []
+        #: Admission checks run on every valid create, update (patches, status and binding included) and
+        #: delete, before the write (see `Admission`); raising ApiError refuses the write.
+        self.admission: builtins.list[Admission] = []
         #: When True, deleting a running pod on a node only sets deletionTimestamp and a kubelet-like
         #: controller finishes the deletion (delete again with grace_period_seconds=0).
         self.graceful_pod_deletion = graceful_pod_deletion
@@ -566,9 +576,8 @@ class Store:
             causes = [c for c in causes if c not in unknown]
         if causes:
             raise invalid(resource, str((obj.get("metadata") or {}).get("name", "")), list(causes))
-        if subresource is None:
-            for check in self.admission:
-                check(resource, obj, old)
+        for check in self.admission:
+            check("CREATE" if old is None else "UPDATE", resource, obj, old, subresource)
         return warnings
 
     def _admin_access_causes(
@@ -1027,6 +1036,8 @@ class Store:
                     "Precondition failed: ResourceVersion in precondition: "
                     f"{resource_version}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
                 )
+            for check in self.admission:
+                check("DELETE", resource, None, current.obj, None)
             if plural == "namespaces":
                 if name in SYSTEM_NAMESPACES:
                     raise ApiError(
