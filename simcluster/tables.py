@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from dra.pods import pod_status
 from dra.taints import parse_time
 from simcluster.resources import ResourceDef
 
@@ -106,24 +107,25 @@ def _node_row(obj: Obj, now: datetime) -> list[Any]:
 
 
 def _pod_row(obj: Obj, now: datetime) -> list[Any]:
-    statuses = _get(obj, "status", "containerStatuses") or []
-    total = len(_get(obj, "spec", "containers") or [])
-    ready = sum(1 for s in statuses if s.get("ready"))
-    restarts = sum(int(s.get("restartCount", 0) or 0) for s in statuses)
-    reason = _get(obj, "status", "reason") or _get(obj, "status", "phase") or "Unknown"
-    for s in statuses:
-        waiting = _get(s, "state", "waiting", "reason")
-        terminated = _get(s, "state", "terminated", "reason")
-        if waiting:
-            reason = waiting
-        elif terminated and reason == "Running":
-            reason = terminated
-    if _get(obj, "metadata", "deletionTimestamp"):
-        reason = "Terminating"
+    summary = pod_status(obj)
+    restarts = str(summary.restarts)
+    last = parse_time(summary.last_restart)
+    if summary.restarts and last is not None:
+        restarts = f"{summary.restarts} ({human_duration((now - last).total_seconds())} ago)"
     ip = _get(obj, "status", "podIP") or "<none>"
     node = _get(obj, "spec", "nodeName") or "<none>"
     nominated = _get(obj, "status", "nominatedNodeName") or "<none>"
-    return [_name(obj), f"{ready}/{total}", reason, restarts, age(obj, now), ip, node, nominated, "<none>"]
+    return [
+        _name(obj),
+        summary.ready_text,
+        summary.status,
+        restarts,
+        age(obj, now),
+        ip,
+        node,
+        nominated,
+        "<none>",
+    ]
 
 
 def _claim_state(obj: Obj) -> str:

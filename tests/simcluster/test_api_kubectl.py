@@ -253,6 +253,44 @@ def test_it_prints_tables_like_a_real_server(kubectl: Kubectl, cluster: SimClust
     assert claims[1].split()[:2] == ["gpu-and-nic", "pending"]
 
 
+def test_kubectl_get_pods_reads_init_containers_crashes_and_restarts_as_dradash_does(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    """STATUS, READY and RESTARTS come from dra.pods.pod_status, the rule dradash's Pods list shows."""
+
+    def pod(name: str, spec: dict, status: dict) -> None:
+        scheduled = [{"type": "PodScheduled", "status": "True"}]
+        meta = {"name": name, "namespace": "default"}
+        cluster.store.create(
+            "pods", {"metadata": meta, "spec": {"nodeName": "worker-07", **spec}}, namespace="default"
+        )
+        cluster.store.patch(
+            "pods",
+            name,
+            {"status": {"conditions": scheduled, **status}},
+            namespace="default",
+            subresource="status",
+        )
+
+    main = [{"name": "main", "image": "registry.example.com/app:1"}]
+    pod(
+        "warming-up",
+        {"initContainers": [{"name": "fetch", "image": "registry.example.com/fetch:1"}], "containers": main},
+        {
+            "phase": "Pending",
+            "initContainerStatuses": [
+                {"name": "fetch", "ready": False, "restartCount": 0, "state": {"running": {}}}
+            ],
+        },
+    )
+    pod("crashing", {"containers": main},
+        {"phase": "Running", "containerStatuses": [{"name": "main", "ready": False, "restartCount": 6,
+                                                    "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]})  # fmt: skip
+    rows = {line.split()[0]: line.split()[1:4] for line in _ok(kubectl("get", "pods")).splitlines()[1:]}
+    assert rows["warming-up"] == ["0/1", "Init:0/1", "0"]
+    assert rows["crashing"] == ["0/1", "CrashLoopBackOff", "6"]
+
+
 def test_it_streams_changes_to_kubectl_get_watch(
     cluster: SimCluster, kubectl: Kubectl, tmp_path: Path
 ) -> None:

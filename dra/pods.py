@@ -1,0 +1,208 @@
+"""A pod as `kubectl get pods` and the kubelet see it: its READY / STATUS / RESTARTS, and the
+ResourceClaims and DRA-served extended resources it uses.
+
+* `pod_status` — upstream's server-side printer (pkg/printers/internalversion/printers.go, `printPod`):
+  STATUS is the phase or `status.reason`, then `SchedulingGated`, an init container's state
+  (`Init:1/3`, `Init:CrashLoopBackOff`, `Init:ExitCode:1`), the first container's waiting or terminated
+  reason (`ContainerCreating`, `CrashLoopBackOff`, `Completed`, `ExitCode:137`), back to `Running` /
+  `NotReady` while a container still runs, and `Terminating` (or `Unknown` for a pod lost with its node)
+  once it is being deleted. READY counts running ready containers (and started ready sidecars) of all
+  containers plus sidecars; RESTARTS sums restart counts (sidecars' only, until the pod is initialized).
+* `pod_claims` — the pod's claims: `spec.resourceClaims` (a claim by name, or one made from a template,
+  whose name the pod's `status.resourceClaimStatuses` gives once it exists), then the scheduler's
+  extended-resource claim (`status.extendedResourceClaimStatus`).
+* `dra_extended_resources` — the extended resources DRA serves the pod: the resource names of the
+  scheduler's request mappings, with the pod's count of each.
+
+simcluster's `kubectl get pods` table and dradash's Pods list use `pod_status`, so they read the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dra.extended import pod_extended_counts
+from dra.taints import parse_time
+
+JSON = dict[str, Any]
+#: the phases a pod reports (`status.phase`); a pod without one is shown as Unknown
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+TERMINAL = frozenset({"Succeeded", "Failed"})
+#: the node lifecycle controller's `status.reason` for a pod whose node stopped answering
+NODE_LOST = "NodeLost"
+
+
+@dataclass(frozen=True)
+class PodStatus:
+    ready: int
+    total: int
+    #: kubectl's STATUS column
+    status: str
+    restarts: int
+    #: when the last restart counted ended (a container's lastState.terminated.finishedAt), "" for none
+    last_restart: str
+
+    @property
+    def ready_text(self) -> str:
+        """kubectl's READY column: "1/2"."""
+        return f"{self.ready}/{self.total}"
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _condition_true(status: Mapping[str, Any], kind: str) -> bool:
+    """The first condition of this type says True (upstream's isPodInitializedConditionTrue)."""
+    for condition in _list(status.get("conditions")):
+        if condition.get("type") == kind:
+            return bool(condition.get("status") == "True")
+    return False
+
+
+def _has_ready_condition(status: Mapping[str, Any]) -> bool:
+    """Any Ready condition says True (upstream's hasPodReadyCondition)."""
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in _list(status.get("conditions"))
+    )
+
+
+def _later(current: str, container: Mapping[str, Any]) -> str:
+    """The later of `current` and the container's last termination (RFC 3339 finishedAt)."""
+    finished = _dict(_dict(container.get("lastState")).get("terminated")).get("finishedAt")
+    moment, before = parse_time(finished), parse_time(current)
+    if moment is None or (before is not None and moment <= before):
+        return current
+    return str(finished)
+
+
+def _exit_text(terminated: Mapping[str, Any], prefix: str = "") -> str:
+    signal = _int(terminated.get("signal"))
+    if signal:
+        return f"{prefix}Signal:{signal}"
+    return f"{prefix}ExitCode:{_int(terminated.get('exitCode'))}"
+
+
+def pod_status(pod: Mapping[str, Any]) -> PodStatus:
+    """READY, STATUS and RESTARTS as `kubectl get pods` prints them (upstream's printPod)."""
+    spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
+    phase = str(status.get("phase") or "")
+    reason = str(status.get("reason") or "") or phase
+    for condition in _list(status.get("conditions")):
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+
+    init_specs = _list(spec.get("initContainers"))
+    sidecars = {str(c.get("name")) for c in init_specs if c.get("restartPolicy") == "Always"}
+    total = len(_list(spec.get("containers"))) + len(sidecars)
+    ready = restarts = sidecar_restarts = 0
+    last_restart = last_sidecar_restart = ""
+
+    initializing = False
+    for i, container in enumerate(_list(status.get("initContainerStatuses"))):
+        restarts += _int(container.get("restartCount"))
+        last_restart = _later(last_restart, container)
+        sidecar = str(container.get("name")) in sidecars
+        if sidecar:
+            sidecar_restarts += _int(container.get("restartCount"))
+            last_sidecar_restart = _later(last_sidecar_restart, container)
+        state = _dict(container.get("state"))
+        terminated, waiting = _dict(state.get("terminated")), _dict(state.get("waiting"))
+        if state.get("terminated") is not None and _int(terminated.get("exitCode")) == 0:
+            continue
+        if sidecar and container.get("started") is True:
+            ready += bool(container.get("ready"))
+            continue
+        if state.get("terminated") is not None:  # initialization failed
+            why = str(terminated.get("reason") or "")
+            reason = f"Init:{why}" if why else _exit_text(terminated, "Init:")
+        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+
+    if not initializing or _condition_true(status, "Initialized"):
+        restarts, last_restart = sidecar_restarts, last_sidecar_restart
+        running = False
+        for container in reversed(_list(status.get("containerStatuses"))):
+            restarts += _int(container.get("restartCount"))
+            last_restart = _later(last_restart, container)
+            state = _dict(container.get("state"))
+            terminated, waiting = _dict(state.get("terminated")), _dict(state.get("waiting"))
+            if waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif state.get("terminated") is not None:
+                reason = str(terminated.get("reason") or "") or _exit_text(terminated)
+            elif container.get("ready") and state.get("running") is not None:
+                running = True
+                ready += 1
+        # A container that completed while another still runs: the pod is not "Completed".
+        if reason == "Completed" and running:
+            reason = "Running" if _has_ready_condition(status) else "NotReady"
+
+    deleting = _dict(pod.get("metadata")).get("deletionTimestamp")
+    if deleting and status.get("reason") == NODE_LOST:
+        reason = "Unknown"
+    elif deleting and phase not in TERMINAL:
+        reason = "Terminating"
+    return PodStatus(ready=ready, total=total, status=reason, restarts=restarts, last_restart=last_restart)
+
+
+def pod_phase(pod: Mapping[str, Any]) -> str:
+    """`status.phase`, Unknown when the pod reports none."""
+    return str(_dict(pod.get("status")).get("phase") or "") or "Unknown"
+
+
+@dataclass(frozen=True)
+class PodClaimRef:
+    #: the pod's name for it (spec.resourceClaims[].name); "" for the extended-resource claim
+    pod_claim: str
+    #: the ResourceClaim's name in the pod's namespace; "" while a template's claim is not made yet
+    name: str
+    source: str  # "claim" | "template" | "extended"
+    template: str = ""
+
+
+def pod_claims(pod: Mapping[str, Any]) -> list[PodClaimRef]:
+    """The ResourceClaims the pod uses, in the pod's order, the scheduler's extended-resource claim last."""
+    spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
+    generated = {
+        str(s.get("name")): str(s.get("resourceClaimName") or "")
+        for s in _list(status.get("resourceClaimStatuses"))
+    }
+    refs: list[PodClaimRef] = []
+    for entry in _list(spec.get("resourceClaims")):
+        pod_claim = str(entry.get("name", ""))
+        if entry.get("resourceClaimName"):
+            refs.append(PodClaimRef(pod_claim, str(entry["resourceClaimName"]), "claim"))
+        else:
+            template = str(entry.get("resourceClaimTemplateName") or "")
+            refs.append(PodClaimRef(pod_claim, generated.get(pod_claim, ""), "template", template))
+    extended = _dict(status.get("extendedResourceClaimStatus")).get("resourceClaimName")
+    if extended:
+        refs.append(PodClaimRef("", str(extended), "extended"))
+    return refs
+
+
+def dra_extended_resources(pod: Mapping[str, Any]) -> dict[str, int]:
+    """Extended resource name → how many the pod asks for, of the resources DRA serves it: those the
+    scheduler mapped to its extended-resource claim (`status.extendedResourceClaimStatus`). A pod the
+    scheduler has not placed yet has none: until then nobody knows whether DRA or a device plugin serves it."""
+    mapping = _dict(_dict(pod.get("status")).get("extendedResourceClaimStatus"))
+    names = sorted(
+        {str(m["resourceName"]) for m in _list(mapping.get("requestMappings")) if m.get("resourceName")}
+    )
+    counts = pod_extended_counts(pod)
+    return {name: counts.get(name, 0) for name in names}
