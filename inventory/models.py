@@ -1,7 +1,7 @@
 """The mirror of the cluster.
 
 `KubeObject` holds every watched object as the cluster has it (raw JSON, keyed by kind + uid).
-`Device`, `Pool`, `Claim` and `ClassAvailability` are derived rows, recomputed by `inventory.mirror`
+`Device`, `Pool`, `Claim`, `Pod` and `ClassAvailability` are derived rows, recomputed by `inventory.mirror`
 whenever the objects they come from change, so that pages and the API filter 10,000 devices with one
 indexed query.
 `WatchState` is the health of each kind's watch.
@@ -259,6 +259,38 @@ class Claim(models.Model):
         indexes = [
             models.Index(fields=["namespace", "name"], name="claim_ns_name"),
             models.Index(fields=["state"], name="claim_state"),
+        ]
+        ordering = ["namespace", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Pod(models.Model):
+    """Derived summary of one Pod, for the Pods list and its filters (`inventory.mirror.derive.pods`):
+    what kubectl would print for it (`dra.pods.pod_status`) and the DRA it uses, without decoding pods."""
+
+    uid = models.CharField(max_length=64, unique=True)
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    node_name = models.CharField(max_length=253, blank=True, default="")  # spec.nodeName; "" = not bound
+    phase = models.CharField(max_length=16, default="Unknown")  # status.phase
+    status = models.CharField(max_length=128, blank=True, default="")  # kubectl's STATUS column
+    ready = models.CharField(max_length=16, blank=True, default="")  # kubectl's READY column: "1/2"
+    restarts = models.IntegerField(default=0)
+    # The ResourceClaims it uses (`dra.pods.pod_claims`): [{podClaim, name, source, template}], name "" while
+    # a template's claim is not made yet.
+    claims = models.JSONField(default=list, blank=True)
+    claim_count = models.IntegerField(default=0)
+    # Extended resources DRA serves it (`dra.pods.dra_extended_resources`): [{name, count}] by name.
+    extended_resources = models.JSONField(default=list, blank=True)
+    created = models.CharField(max_length=40, blank=True, default="")  # RFC 3339 in UTC: sorts as text
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["namespace", "name"], name="pod_ns_name"),
+            models.Index(fields=["node_name"], name="pod_node"),
+            models.Index(fields=["phase"], name="pod_phase"),
         ]
         ordering = ["namespace", "name"]
 

@@ -48,10 +48,11 @@ from inventory.mirror.derive.classes import ClassMatcher, refresh_classes
 from inventory.mirror.derive.common import DeviceKey, chunks, json_path
 from inventory.mirror.derive.context import Context, RuleCache
 from inventory.mirror.derive.health import refresh_health
+from inventory.mirror.derive.pods import replace_pods
 from inventory.mirror.derive.pools import recompute_pools
 from inventory.mirror.derive.taints import refresh_taints
 from inventory.mirror.reflector import RELISTING, RESET_REASONS, RESYNC, STARTING, SYNCED, Health
-from inventory.models import Allocation, Claim, Device, DeviceAttribute, KubeObject, Pool, WatchState
+from inventory.models import Allocation, Claim, Device, DeviceAttribute, KubeObject, Pod, Pool, WatchState
 from inventory.signals import mirror_batch_committed
 
 log = logging.getLogger(__name__)
@@ -67,12 +68,13 @@ VACUUM_CHECK_SECONDS = 10.0
 ANALYZE_TABLES: dict[str, tuple[type[Model], ...]] = {
     "resourceslices": (KubeObject, Device, Pool, DeviceAttribute),
     "resourceclaims": (KubeObject, Claim, Allocation),
+    "pods": (KubeObject, Pod),
 }
 # Every table a list fills: those `vacuum_if_needed` looks after.
 MIRROR_TABLES = sorted({model._meta.db_table for models in ANALYZE_TABLES.values() for model in models})
 # The filled tables whose statistics a kind's list reads while its pages are derived, where that is not
 # all of them: such a list begins without waiting for the others' ANALYZE (`_gather_statistics`). A pod
-# page looks its objects up by uid and its devices by key (unique indexes: the planner needs no
+# page looks its objects and Pod rows up by uid and its devices by key (unique indexes: the planner needs no
 # statistics for them); the kinds with nothing derived read only their own rows, by uid.
 LIST_READS: dict[str, tuple[type[Model], ...]] = {
     "pods": (),
@@ -830,6 +832,7 @@ class BatchWriter:
         if claim_keys - rebuilt:
             refresh_allocations(claim_keys - rebuilt)
         if "pods" in by_kind:
+            replace_pods(by_kind["pods"])
             refresh_health(by_kind["pods"], self._pod_reports())
         if "nodes" in by_kind:
             availability["nodes"] = self._pools_of_changed_nodes(by_kind["nodes"], old)
