@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from dra.availability import BLOCK_REASONS
+from dra.pods import POD_PHASES
 from inventory.kube import MIRRORED_KINDS
 from inventory.models import (
     ALLOCATION_STATES,
@@ -20,6 +21,7 @@ from inventory.models import (
     DeviceAttribute,
     DeviceCount,
     KubeObject,
+    Pod,
     Pool,
 )
 from inventory.selectors.common import device_text_contains
@@ -203,6 +205,33 @@ class ClaimFilterSet(django_filters.FilterSet):
     def filter_search(self, queryset: QuerySet[Claim], name: str, value: str) -> QuerySet[Claim]:
         value = value.strip()
         return queryset.filter(Q(name__icontains=value) | Q(owner_pod__icontains=value))
+
+
+class PodFilterSet(django_filters.FilterSet):
+    namespace = django_filters.CharFilter(field_name="namespace")
+    node = django_filters.CharFilter(field_name="node_name", label="Node")
+    phase = django_filters.ChoiceFilter(choices=[(p, p) for p in POD_PHASES], field_name="phase")
+    uses_claims = StrictBooleanFilter(method="filter_uses_claims", label="Uses DRA claims")
+    q = django_filters.CharFilter(method="filter_search", label="Search")
+
+    class Meta:
+        model = Pod
+        fields: list[str] = []
+
+    def filter_uses_claims(self, queryset: QuerySet[Pod], name: str, value: bool | None) -> QuerySet[Pod]:
+        """Pods that use a ResourceClaim (their own, from a template, or the scheduler's extended-resource
+        claim), or, with false, those that use none."""
+        if value is None:
+            return queryset
+        return queryset.filter(claim_count__gt=0) if value else queryset.filter(claim_count=0)
+
+    def filter_search(self, queryset: QuerySet[Pod], name: str, value: str) -> QuerySet[Pod]:
+        """Part of a pod's name, or namespace/part of the name."""
+        value = value.strip()
+        namespace, slash, rest = value.partition("/")
+        if slash:
+            return queryset.filter(namespace=namespace, name__icontains=rest)
+        return queryset.filter(name__icontains=value)
 
 
 class PoolFilterSet(django_filters.FilterSet):

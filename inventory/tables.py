@@ -11,6 +11,9 @@ into the row's value. Everything else follows from it, so a new column is one en
 
 Values come from `QuerySet.values()`: building model instances and decoding every JSON column costs
 more than the query itself at a page of a few hundred rows.
+
+Server-rendered lists declare their columns here too (`POD_COLUMNS`): the headers, the sorts the page
+accepts (`list_ordering`) and, at phone width, each cell's label follow from one tuple.
 """
 
 from __future__ import annotations
@@ -276,3 +279,75 @@ def tabulator_columns() -> list[dict[str, Any]]:
 
 #: The labels devices.js shows for Device.blocked reasons.
 BLOCK_LABELS = dict(BLOCK_REASONS)
+
+
+# ---- server-rendered list tables (the Pods list) ----
+
+
+@dataclass(frozen=True)
+class ListColumn:
+    """One column of a server-rendered list: its header, and how the server sorts every page by it."""
+
+    #: the sort key (?sort=NAME, ?sort=-NAME) and the cell's data-col
+    name: str
+    #: the header people read (and, at phone width, each cell's label)
+    label: str
+    #: order_by() when sorted up ("-field": descending then); () = not sortable
+    sort: tuple[str, ...] = ()
+    #: the header's tooltip
+    title: str = ""
+
+
+#: The Pods list (`/pods/`, templates/inventory/partials/pods_table.html renders the cells in this order).
+POD_COLUMNS: tuple[ListColumn, ...] = (
+    ListColumn("namespace", "Namespace", ("namespace", "name")),
+    ListColumn("name", "Pod", ("name", "namespace")),
+    ListColumn(
+        "status", "Status", ("status", "namespace", "name"),
+        title="as kubectl get pods shows it (READY, STATUS, RESTARTS); the phase when it says more",
+    ),
+    ListColumn("node", "Node", ("node_name", "namespace", "name"), title="where the pod is bound"),
+    ListColumn(
+        "claims", "Claims", ("claim_count", "namespace", "name"),
+        title="the ResourceClaims the pod uses (sorted: by how many)",
+    ),
+    ListColumn(
+        "extended", "Extended resources",
+        title="extended resources DRA serves the pod (the scheduler's extended-resource claim)",
+    ),
+    # Youngest first when sorted up, as on Claims and Devices.
+    ListColumn("age", "Age", ("-created", "namespace", "name"), title="since the pod was created"),
+)  # fmt: skip
+
+
+def list_ordering(columns: tuple[ListColumn, ...], sort: str) -> tuple[str, ...]:
+    """The ORDER BY of ?sort=KEY or ?sort=-KEY ("" = the first column); an unknown key is a ValueError
+    naming the ones there are."""
+    key, descending = sort.removeprefix("-"), sort.startswith("-")
+    order = next((c.sort for c in columns if c.name == (key or columns[0].name) and c.sort), None)
+    if order is None:
+        keys = ", ".join(c.name for c in columns if c.sort)
+        raise ValueError(f"must be one of {keys}, or one of them after - (descending); got {sort[:40]!r}")
+    return tuple(_directed(name, descending) for name in order)
+
+
+#: kubectl STATUS words that mean a pod is broken (a container crashing, an image that cannot be pulled, …)
+BAD_POD_STATUSES = frozenset(
+    {"Failed", "Error", "Unknown", "Evicted", "OOMKilled", "ErrImagePull", "InvalidImageName", "ContainerStatusUnknown",
+     "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "NodeLost"}
+)  # fmt: skip
+
+
+def pod_status_tone(status: str, phase: str) -> str:
+    """The badge class of a pod's STATUS: ok (running, done), bad (failed or crashing), warn (on its way)."""
+    word = status.removeprefix("Init:")
+    if (
+        phase == "Failed"
+        or word in BAD_POD_STATUSES
+        or word.endswith("BackOff")
+        or word.startswith(("ExitCode:", "Signal:"))
+    ):
+        return "bad"
+    if status in ("Running", "Completed", "Succeeded") and phase in ("Running", "Succeeded"):
+        return "ok"
+    return "warn"

@@ -21,6 +21,7 @@ urlpatterns = [
     path("taint-rules/<str:name>/", views.taint_rule_detail, name="taint-rule-detail"),
     path("nodes/", views.nodes, name="nodes"),
     path("nodes/<str:name>/", views.node_detail, name="node-detail"),
+    path("pods/", views.pods, name="pods"),
     path("pods/<str:namespace>/<str:name>/", views.pod_detail, name="pod-detail"),
     path("search/", views.search, name="search"),
     path("objects/<str:kind>/<str:uid>/yaml/", views.object_yaml, name="object-yaml"),

@@ -25,8 +25,8 @@ from dradash.csvexport import csv_lines
 from dradash.search import clean_query, search_groups
 from dradash.search import kinds as search_kinds
 from inventory import tables
-from inventory.filters import ClaimFilterSet, DeviceFilterSet
-from inventory.models import Claim, Device, KubeObject
+from inventory.filters import ClaimFilterSet, DeviceFilterSet, PodFilterSet
+from inventory.models import Claim, Device, KubeObject, Pod
 from inventory.selectors import claims as claim_queries
 from inventory.selectors import devices as device_queries
 from inventory.selectors import nodes as node_queries
@@ -468,6 +468,40 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 # ---- pods ----
+
+PODS_PER_PAGE = 100
+
+
+@login_required
+@require_safe
+def pods(request: HttpRequest) -> HttpResponse:
+    filterset = PodFilterSet(request.GET, queryset=Pod.objects.all())
+    sort = request.GET.get("sort", "")
+    errors = _filter_errors(request, filterset)
+    try:
+        ordering = tables.list_ordering(tables.POD_COLUMNS, sort)
+    except ValueError as exc:
+        errors["sort"] = [str(exc)]
+    qs = Pod.objects.none() if errors else filterset.qs.order_by(*ordering)
+    page = Paginator(qs, PODS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    for key in ("page", "fragment", "live"):
+        query.pop(key, None)
+    values = {k: request.GET.get(k, "") for k in filterset.filters}
+    context = {
+        "filter": filterset,
+        "page": page,
+        "query": query.urlencode(),
+        "values": values,
+        "filtered": any(values.values()),
+        "columns": tables.POD_COLUMNS,
+        "namespaces": pod_queries.pod_namespaces(),
+        "counts": pod_queries.pod_counts(),
+        "fragment_url": _fragment_url(request, "table"),
+        "sort": "" if "sort" in errors else sort,
+        "errors": errors,
+    }
+    return _page(request, "inventory/pods.html", context, {"table": "inventory/partials/pods_table.html"})
 
 
 @login_required

@@ -7,7 +7,7 @@ classes.py   per DeviceClass: devices, allocated, tainted, free and headroom (th
 claims.py    ResourceClaims and one claim's results
 rules.py     DeviceTaintRules and the devices they select
 nodes.py     nodes: the list's counts per driver, one node's devices per NUMA node with partitions nested
-pods.py      one pod: its claims, their devices and the taints it tolerates
+pods.py      the Pods list (filters, counts), one pod: its claims, their devices and the taints it tolerates
 search.py    the search box's providers for devices, pods, claims, nodes and DeviceTaintRules
 objects.py   any mirrored object (YAML), watch health, the live version token
 overview.py  the Overview's totals and what the cluster serves

@@ -1,10 +1,12 @@
-"""One pod: its node, owner, ResourceClaims, the devices they hold and how the pod stands with each
-device's effective taints — "which pod is on which GPU", answered from the pod.
+"""Pods: the list (the mirror's Pod rows, filtered and counted), and one pod: its node, owner,
+ResourceClaims, the devices they hold and how the pod stands with each device's effective taints —
+"which pod is on which GPU", answered from the pod.
 
 A pod's claims are its `spec.resourceClaims` (a claim by name, or one made from a template whose name
 the kubelet reads from `status.resourceClaimStatuses`) and the scheduler's extended-resource claim
-(`status.extendedResourceClaimStatus`). Each allocated device is checked against the tolerations its
-allocation result carries (the request's, copied by the scheduler) with `dra.taints`.
+(`status.extendedResourceClaimStatus`), as `dra.pods.pod_claims` reads them. Each allocated device is
+checked against the tolerations its allocation result carries (the request's, copied by the scheduler)
+with `dra.taints`.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Count, Q
+
+from dra.pods import POD_PHASES, pod_claims, pod_phase
 from dra.taints import NO_EXECUTE, NO_SCHEDULE, effective_effect, parse_taint, parse_toleration
-from inventory.models import Claim, Device, KubeObject
+from inventory.models import Claim, Device, KubeObject, Pod
 from inventory.selectors.common import CLAIMS, JSON, PODS, clip
 
 
@@ -169,23 +174,11 @@ def pod_detail(*, namespace: str, name: str) -> PodDetail:
     """The pod and its claims; raises KubeObject.DoesNotExist when the mirror has no such pod."""
     obj = KubeObject.objects.get(kind=PODS, namespace=namespace, name=name)
     raw: dict[str, Any] = obj.raw
-    spec, status = raw.get("spec") or {}, raw.get("status") or {}
-    generated = {
-        str(s.get("name")): str(s.get("resourceClaimName") or "")
-        for s in status.get("resourceClaimStatuses") or []
-    }
-    claims: list[PodClaim] = []
-    for ref in spec.get("resourceClaims") or []:
-        pod_claim = str(ref.get("name", ""))
-        if ref.get("resourceClaimName"):
-            claims.append(PodClaim(pod_claim=pod_claim, name=str(ref["resourceClaimName"]), source="claim"))
-        else:
-            template = str(ref.get("resourceClaimTemplateName") or "")
-            made = generated.get(pod_claim, "")
-            claims.append(PodClaim(pod_claim=pod_claim, name=made, source="template", template=template))
-    extended = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
-    if extended:
-        claims.append(PodClaim(pod_claim="", name=str(extended), source="extended"))
+    spec = raw.get("spec") or {}
+    claims = [
+        PodClaim(pod_claim=r.pod_claim, name=r.name, source=r.source, template=r.template)
+        for r in pod_claims(raw)
+    ]
     names = [c.name for c in claims if c.name]
     objects = {o.name: o for o in KubeObject.objects.filter(kind=CLAIMS, namespace=namespace, name__in=names)}
     rows = {c.name: c for c in Claim.objects.filter(namespace=namespace, name__in=names)}
@@ -203,7 +196,7 @@ def pod_detail(*, namespace: str, name: str) -> PodDetail:
     node = str(spec.get("nodeName") or "")
     return PodDetail(
         obj=obj,
-        phase=clip(status.get("phase") or "Unknown", 32),
+        phase=clip(pod_phase(raw), 32),
         node=node,
         created=obj.creation_timestamp,
         owner=_owner(raw),
@@ -219,3 +212,31 @@ def pods_on_node(*, node: str) -> list[KubeObject]:
         .only("namespace", "name", "uid", "raw")
         .order_by("namespace", "name")
     )
+
+
+@dataclass(frozen=True)
+class PodCounts:
+    total: int
+    #: phase → pods in it (every phase of dra.pods.POD_PHASES, zeros included)
+    phases: dict[str, int]
+    #: pods that use a ResourceClaim
+    with_claims: int
+
+
+def pod_counts() -> PodCounts:
+    """How many pods there are, per phase, and how many use a ResourceClaim (two indexed aggregates)."""
+    phases = dict.fromkeys(POD_PHASES, 0)
+    for phase, n in Pod.objects.order_by().values_list("phase").annotate(n=Count("id")):
+        phases[phase if phase in phases else "Unknown"] += n
+    with_claims = Pod.objects.aggregate(n=Count("id", filter=Q(claim_count__gt=0)))["n"]
+    return PodCounts(total=sum(phases.values()), phases=phases, with_claims=with_claims)
+
+
+#: at most this many namespaces are offered as the namespace filter's suggestions
+NAMESPACES_SUGGESTED = 200
+
+
+def pod_namespaces() -> list[str]:
+    """The namespaces that have pods, for the filter's suggestions (an indexed DISTINCT, bounded)."""
+    rows = Pod.objects.order_by("namespace").values_list("namespace", flat=True).distinct()
+    return list(rows[:NAMESPACES_SUGGESTED])

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from dra.objects import LIST_ATTRIBUTE_TYPES, attribute_text
 from dra.taints import effective_effect
+from inventory.tables import pod_status_tone
 
 register = template.Library()
 
@@ -104,3 +105,9 @@ def short_time(value: Any) -> str:
 def first_label(name: Any) -> str:
     """ "gpu.example.com" → "gpu": a short tag for dense layouts (the full name is in the title)."""
     return cap(str(name or "").split(".", 1)[0], 24)
+
+
+@register.filter
+def pod_tone(status: Any, phase: Any) -> str:
+    """The badge class of a pod's kubectl STATUS (ok, warn, bad), with its phase."""
+    return pod_status_tone(str(status or ""), str(phase or ""))

@@ -19,7 +19,7 @@ STYLE_ATTR = re.compile(r"<[a-z][^>]*\sstyle\s*=", re.IGNORECASE | re.DOTALL)
 STYLE_ELEMENT = re.compile(r"<style[\s>]", re.IGNORECASE)
 JS_URL = re.compile(r"""(?:href|src|action)\s*=\s*["']?\s*javascript:""", re.IGNORECASE)
 MAIN_PAGES = [
-    "/", "/devices/", "/claims/", "/classes/", "/taint-rules/", "/nodes/", "/whatif/", "/maintenance/",
+    "/", "/devices/", "/claims/", "/pods/", "/classes/", "/taint-rules/", "/nodes/", "/whatif/", "/maintenance/",
     "/maintenance/new/", "/maintenance/audit/", "/migration/upgrade/", "/accounts/tokens/",
 ]  # fmt: skip
 

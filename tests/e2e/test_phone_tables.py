@@ -69,7 +69,7 @@ def node_name(mirror: MirrorHandle) -> str:
 def test_no_word_breaks_inside_and_no_table_is_clipped(
     node_name: str, viewer: Any, asgi_server: str, browser: Any
 ) -> None:
-    pages = ["/", "/classes/", "/nodes/", f"/nodes/{node_name}/", "/claims/", "/taint-rules/"]
+    pages = ["/", "/classes/", "/nodes/", f"/nodes/{node_name}/", "/claims/", "/pods/", "/taint-rules/"]
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     log_in(page, asgi_server, viewer.username, start="/")
     broken: list[str] = []

@@ -11,6 +11,7 @@ MAIN_PAGES = [
     ("/", "overview"),
     ("/devices/", "devices"),
     ("/claims/", "claims"),
+    ("/pods/", "pods"),
     ("/classes/", "classes"),
     ("/nodes/", "nodes"),
     ("/taint-rules/", "taint-rules"),

@@ -1,0 +1,56 @@
+"""The Pods list in a real browser against simcluster: the nav leads to it, the namespace filter narrows it
+(in the URL), a pod the cluster starts appears without a reload, and a claim link opens the claim's page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from inventory.mirror.runner import MirrorHandle
+from tests.e2e.browser_helpers import log_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_an_operator_filters_the_pods_by_namespace_and_follows_a_claim(
+    mirror: MirrorHandle, simcluster: Any, viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    page.locator("#main-nav a", has_text="Pods").click()
+    page.wait_for_url(f"{asgi_server}/pods/")
+    rows = page.locator("#pods-list tbody tr[data-pod]")
+    expect(rows.first).to_be_visible()
+    namespaces = set(
+        page.eval_on_selector_all(
+            "#pods-list tbody tr[data-pod]", "rs => rs.map(r => r.dataset.pod.split('/')[0])"
+        )
+    )
+    assert {"ml", "default", "research"} <= namespaces
+
+    page.fill("form.filters input[name=namespace]", "ml")
+    page.locator("form.filters button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/pods/\?.*namespace=ml"))
+    shown = page.eval_on_selector_all("#pods-list tbody tr[data-pod]", "rs => rs.map(r => r.dataset.pod)")
+    assert shown and all(p.startswith("ml/") for p in shown), shown
+    expect(page.locator("form.filters input[name=namespace]")).to_have_value("ml")
+
+    # The cluster starts another pod in ml: the filtered list shows it without a reload.
+    simcluster.store.create(
+        "pods",
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late-arrival", "namespace": "ml"},
+         "spec": {"containers": [{"name": "main", "image": "registry.example.com/idle:1"}]}},
+        namespace="ml",
+    )  # fmt: skip
+    expect(page.locator('#pods-list tr[data-pod="ml/late-arrival"]')).to_be_visible(timeout=20_000)
+    assert "namespace=ml" in page.url
+
+    link = page.locator("#pods-list tr[data-pod^='ml/trainer-'] a.claim-link").first
+    claim = link.inner_text()
+    link.click()
+    page.wait_for_url(re.compile(rf"/claims/ml/{re.escape(claim)}/$"))
+    expect(page.locator("h1")).to_contain_text(claim)
