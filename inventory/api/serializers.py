@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from inventory import tables
-from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+from inventory.models import Claim, Device, KubeObject, Pod, Pool, WatchState
 from inventory.redaction import reveal_or_redact
 
 
@@ -82,6 +82,54 @@ class ClaimDetailSerializer(ClaimSerializer):
 
     def get_object(self, claim: Claim) -> dict[str, Any]:
         return reveal_or_redact(self.context["detail"].obj.raw, reveal=self.context.get("reveal", False))
+
+
+class PodClaimSerializer(serializers.Serializer[Any]):
+    podClaim = serializers.CharField(
+        help_text='the pod\'s name for it (spec.resourceClaims[].name); "" for the extended-resource claim'
+    )
+    name = serializers.CharField(
+        help_text="the ResourceClaim in the pod's namespace; \"\" while a template's claim is not made yet"
+    )
+    source = serializers.ChoiceField(choices=["claim", "template", "extended"])
+    template = serializers.CharField(help_text="the ResourceClaimTemplate it is made from, if any")
+
+
+class PodExtendedResourceSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(help_text="the extended resource name, e.g. example.com/gpu")
+    count = serializers.IntegerField(help_text="how many the pod asks for")
+
+
+class PodSerializer(serializers.ModelSerializer[Pod]):
+    """A pod as the Pods list shows it: kubectl's READY, STATUS and RESTARTS, its node, the ResourceClaims it
+    uses and the extended resources DRA serves it. The whole object: /api/objects/?kind=pods&name=…"""
+
+    status = serializers.CharField(
+        help_text="kubectl get pods' STATUS (CrashLoopBackOff, Init:0/1, Terminating, …)"
+    )
+    ready = serializers.CharField(help_text='kubectl get pods\' READY: "ready/total" containers')
+    claims = PodClaimSerializer(many=True, help_text="the ResourceClaims the pod uses")
+    extended_resources = PodExtendedResourceSerializer(
+        many=True, help_text="extended resources DRA serves the pod (the scheduler's extended-resource claim)"
+    )
+
+    class Meta:
+        model = Pod
+        fields = [
+            "id",
+            "uid",
+            "namespace",
+            "name",
+            "node_name",
+            "phase",
+            "status",
+            "ready",
+            "restarts",
+            "claims",
+            "claim_count",
+            "extended_resources",
+            "created",
+        ]
 
 
 class WatchStateSerializer(serializers.ModelSerializer[WatchState]):

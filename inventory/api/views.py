@@ -19,8 +19,14 @@ from dradash.search import SearchResults, clean_query
 from dradash.search import kinds as search_kinds
 from inventory import tables
 from inventory.api import serializers as s
-from inventory.filters import ClaimFilterSet, DeviceFilterSet, KubeObjectFilterSet, PoolFilterSet
-from inventory.models import Claim, Device, KubeObject, Pool, WatchState
+from inventory.filters import (
+    ClaimFilterSet,
+    DeviceFilterSet,
+    KubeObjectFilterSet,
+    PodFilterSet,
+    PoolFilterSet,
+)
+from inventory.models import Claim, Device, KubeObject, Pod, Pool, WatchState
 from inventory.selectors.claims import claim_detail
 from inventory.selectors.classes import class_overview
 from inventory.selectors.nodes import node_list, node_summaries
@@ -130,6 +136,15 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
         detail = claim_detail(namespace=claim.namespace, name=claim.name)
         context = {"detail": detail, "request": request, "reveal": user_is_admin(request.user)}
         return Response(s.ClaimDetailSerializer(claim, context=context).data)
+
+
+class PodViewSet(viewsets.ReadOnlyModelViewSet[Pod]):
+    """Pods: kubectl's status, the node, the ResourceClaims they use and the extended resources DRA serves
+    them; filtered as on the Pods page (namespace, node, phase, uses_claims, q)."""
+
+    serializer_class = s.PodSerializer
+    filterset_class = PodFilterSet
+    queryset = Pod.objects.all().order_by("namespace", "name")
 
 
 class WatchStateViewSet(viewsets.ReadOnlyModelViewSet[WatchState]):

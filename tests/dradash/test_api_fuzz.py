@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import (
 
 from allocation.services import whatif_run_create
 from dradash.tokens import api_token_create
-from inventory.models import Claim, Device, KubeObject, Pool
+from inventory.models import Claim, Device, KubeObject, Pod, Pool
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
 from tests.inventory import factories as f
@@ -83,9 +83,12 @@ def known_objects(operator: User) -> dict[str, dict[str, Any]]:
     claim = Claim.objects.order_by("id").first()
     pool = Pool.objects.order_by("id").first()
     pod = KubeObject.objects.filter(kind="pods").order_by("id").first()
+    pod_row = Pod.objects.order_by("id").first()
     node = KubeObject.objects.filter(kind="nodes").order_by("id").first()
     klass = KubeObject.objects.filter(kind="deviceclasses").order_by("id").first()
-    assert device and claim and pool and pod and node and klass, "the tiny topology has lost its objects"
+    assert device and claim and pool and pod and pod_row and node and klass, (
+        "the tiny topology has lost its objects"
+    )
     draft = Draft(
         title="fuzz", reason="fuzz", ticket="", key="example.com/fuzz", value="", effect="NoSchedule",
         devices=[DeviceRef(device.driver, device.pool, device.name)], filters={},
@@ -102,6 +105,7 @@ def known_objects(operator: User) -> dict[str, dict[str, Any]]:
         "/api/devices/by-name/": {"driver": device.driver, "pool": device.pool, "device": device.name},
         "/api/nodes/{id}/": {"id": node.name},
         "/api/objects/{uid}/": {"uid": pod.uid},
+        "/api/pods/{id}/": {"id": pod_row.pk},
         "/api/pools/{id}/": {"id": pool.pk},
         "/api/taint-rules/{id}/": {"id": "fuzz-rule"},
         "/api/watch-health/{kind}/": {"kind": "pods"},

@@ -17,6 +17,7 @@ LISTS = [
     "/api/devices/",
     "/api/pools/",
     "/api/claims/",
+    "/api/pods/",
     "/api/classes/",
     "/api/taint-rules/",
     "/api/nodes/",
