@@ -370,7 +370,9 @@ def observe_driver_taints(changes: list[dict[str, Any]]) -> int:
     drivers, names = {p[0] for p in pools}, {p[1] for p in pools}
     now: dict[tuple[str, str, str, str, str], tuple[str, str, str]] = {}
     # Only devices whose slice taints them (most have none: not read, not decoded); no ordering needed.
-    with_taints = Device.objects.filter(driver__in=drivers, pool__in=names).exclude(slice_taints=[]).order_by()
+    with_taints = (
+        Device.objects.filter(driver__in=drivers, pool__in=names).exclude(slice_taints=[]).order_by()
+    )
     for driver, pool, device, node, slice_uid, taints in with_taints.values_list(
         "driver", "pool", "name", "node_name", "slice_uid", "slice_taints"
     ):
