@@ -36,15 +36,14 @@ from .celpy_syntax import (
     Select,
     unsupported_error,
 )
+from .device_types import DEVICE_FIELDS
 from .errors import CelError
-from .rewrite import DEVICE_FIELDS
 
 DYN, KUBE, DEVICE = "dyn", "kube", "device"
 ANY = frozenset({"*"})
 _NUMBERS = frozenset({"int", "uint", "double"})
-# Upstream types these fields (string, maps, bool); engine.py declares `device` as map<string, dyn>, so
-# misuse such as `device.driver < 1` is a runtime error there. They are dyn here too, so that both
-# backends give the same answers.
+# engine.py declares `device` as map<string, dyn>, so its fields are dyn here too; upstream's types for
+# them (device_types.py) are checked before this checker runs, on both backends alike.
 _DEVICE_FIELD_TYPES = dict.fromkeys(DEVICE_FIELDS, DYN)
 _ORDERED = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"})
 _KUBE_HINT = "(Quantity, Semver, IP, CIDR); use {}"
@@ -181,13 +180,8 @@ class _Checker:
 
     def _select(self, expr: Select, scope: dict[str, str]) -> str:
         operand = self.type_of(expr.operand, scope)
-        if operand == DEVICE:
-            if expr.field not in DEVICE_FIELDS:
-                self.problems.append(
-                    f"undefined field '{expr.field}' (device has {', '.join(DEVICE_FIELDS)})"
-                )
-                return DYN
-            return "bool" if expr.test_only else _DEVICE_FIELD_TYPES[expr.field]
+        if operand == DEVICE:  # an unknown field was refused by device_types.py
+            return "bool" if expr.test_only else _DEVICE_FIELD_TYPES.get(expr.field, DYN)
         if operand not in ("map", DYN):
             self.problems.append(f"type '{type_label(operand)}' does not support field selection")
         return "bool" if expr.test_only else DYN

@@ -19,19 +19,33 @@ def cost_node(expr: Expr) -> Node:
     return _CostTree().node(expr, frozenset())
 
 
+def written_node(expr: Expr) -> Node:
+    """The tree as written, shaped as cel-cpp's checked AST before any rewrite (for device_types.py)."""
+    return _CostTree(as_written=True).node(expr, frozenset())
+
+
 class _CostTree:
+    def __init__(self, *, as_written: bool = False) -> None:
+        self.as_written = as_written
+
     def node(self, expr: Expr, aliases: frozenset[str]) -> Node:
+        built = self._node(expr, aliases)
+        if built.offset < 0:
+            built.offset = expr.offset
+        return built
+
+    def _node(self, expr: Expr, aliases: frozenset[str]) -> Node:
         if isinstance(expr, Const):
-            return Node("const", value=expr.value)
+            return Node("const", name=expr.kind, value=expr.value)
         if isinstance(expr, Ident):
             return Node("ident", name=expr.name)
         if isinstance(expr, Select):
             operand = self.node(expr.operand, aliases)
             if not expr.test_only and self._domain_map(expr.operand, aliases):
-                return self._or_empty(operand, Node("const", value=expr.field))
+                return self._or_empty(operand, Node("const", name="string", value=expr.field))
             return Node("select", name=expr.field, children=[operand], test_only=expr.test_only)
         if isinstance(expr, Call):
-            if expr.tree is not None and expr.tree.data == "constant":
+            if not self.as_written and expr.tree is not None and expr.tree.data == "constant":
                 return Node("const", value=expr.tree.children[0])  # folded, as in engine.py's rewrite
             if expr.function == "_[_]" and self._domain_map(expr.args[0], aliases):
                 return self._or_empty(self.node(expr.args[0], aliases), self.node(expr.args[1], aliases))
@@ -44,6 +58,8 @@ class _CostTree:
         return self._comprehension(expr, aliases)
 
     def _domain_map(self, expr: Expr, aliases: frozenset[str]) -> bool:
+        if self.as_written:
+            return False
         if isinstance(expr, Ident):
             return expr.name in aliases
         return (
@@ -71,16 +87,18 @@ class _CostTree:
                 "comprehension",
                 name="#unused",
                 value=expr.variables[0],
-                iter_range=Node("list"),
+                iter_range=Node("list", offset=expr.offset),
                 accu_init=self.node(init, aliases),
-                loop_condition=Node("const", value=False),
-                loop_step=Node("ident", name=expr.variables[0]),
+                loop_condition=Node("const", name="bool", value=False, offset=expr.offset),
+                loop_step=Node("ident", name=expr.variables[0], offset=expr.offset),
                 result=self.node(body, bound),
             )
         assert expr.target is not None
-        accu = Node("ident", name="@result")
+        accu = Node("ident", name="@result", offset=expr.offset)
         parts = [self.node(a, inner) for a in expr.args]
-        step, start, condition, result = _macro_shape(expr.macro, parts, expr.variables[-1], accu)
+        step, start, condition, result = _macro_shape(
+            expr.macro, parts, expr.variables[-1], accu, expr.offset
+        )
         return Node(
             "comprehension",
             name=expr.variables[0],
@@ -90,27 +108,35 @@ class _CostTree:
             loop_condition=condition,
             loop_step=step,
             result=result,
+            iter_var2=expr.variables[1] if len(expr.variables) > 1 else "",
         )
 
 
-def _macro_shape(macro: str, parts: list[Node], value_var: str, accu: Node) -> tuple[Node, Node, Node, Node]:
-    """(loop step, accumulator init, loop condition, result) as cel-cpp expands each macro."""
-    true, false = Node("const", value=True), Node("const", value=False)
+def _macro_shape(
+    macro: str, parts: list[Node], value_var: str, accu: Node, offset: int
+) -> tuple[Node, Node, Node, Node]:
+    """(loop step, accumulator init, loop condition, result) as cel-cpp expands each macro; the nodes a
+    macro adds sit where the macro's call does, as in cel-go."""
+    true = Node("const", name="bool", value=True, offset=offset)
+    false = Node("const", name="bool", value=False, offset=offset)
 
     def call(name: str, *children: Node) -> Node:
-        return Node("call", name=name, children=list(children))
+        return Node("call", name=name, children=list(children), offset=offset)
 
     if macro == "all":
         return call("_&&_", accu, parts[-1]), true, call("@not_strictly_false", accu), accu
     if macro == "exists":
         return call("_||_", accu, parts[-1]), false, call("@not_strictly_false", call("!_", accu)), accu
     if macro in ("exists_one", "existsOne"):
-        step = call("_?_:_", parts[-1], call("_+_", accu, Node("const", value=1)), accu)
-        return step, Node("const", value=0), true, call("_==_", accu, Node("const", value=1))
+        one = Node("const", name="int", value=1, offset=offset)
+        step = call("_?_:_", parts[-1], call("_+_", accu, one), accu)
+        return step, Node("const", name="int", value=0, offset=offset), true, call("_==_", accu, one)
+    empty = Node("list", offset=offset)
     if macro == "filter":
-        appended = call("_+_", accu, Node("list", children=[Node("ident", name=value_var)]))
-        return call("_?_:_", parts[0], appended, accu), Node("list"), true, accu
+        element = Node("ident", name=value_var, offset=offset)
+        appended = call("_+_", accu, Node("list", children=[element], offset=offset))
+        return call("_?_:_", parts[0], appended, accu), empty, true, accu
     # map, transformList, transformMap…: append the transform, behind the filter if there is one
-    appended = call("_+_", accu, Node("list", children=[parts[-1]]))
+    appended = call("_+_", accu, Node("list", children=[parts[-1]], offset=offset))
     step = call("_?_:_", parts[0], appended, accu) if len(parts) == 2 else appended
-    return step, Node("list"), true, accu
+    return step, empty, true, accu

@@ -7,6 +7,7 @@ is "no such key"), the same error class and the same static cost estimate and li
 tree :func:`.celpy_cost.cost_node` builds in cel-cpp's shapes).
 
 The pipeline: :func:`.celpy_syntax.parse` (celpy's lark parser; refuses what it cannot run), then
+:func:`.device_types.device_type_problem` (upstream's types for ``device``, as engine.py), then
 :func:`.celpy_check.check` (compile-time errors cel-cpp's checker would give), then constant folding and
 the cost estimate (:func:`.celpy_cost.cost_node`); :class:`.celpy_runtime.Program` evaluates on celpy's interpreter.
 
@@ -38,12 +39,12 @@ from __future__ import annotations
 from . import celpy_functions, celpy_runtime, celpy_values
 from .cache import DEFAULT_CACHE_SIZE, CachingCompiler, CompileCache
 from .celpy_check import check
-from .celpy_cost import cost_node
+from .celpy_cost import cost_node, written_node
 from .celpy_syntax import UNSUPPORTED, parse
 from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput
+from .device_types import device_type_problem
 from .errors import CelError
-from .result_type import non_bool_result
 from .type_names import cel_type_name
 
 BACKEND = "cel-python"
@@ -100,12 +101,15 @@ class CelPythonEngine(CachingCompiler[CelPythonSelector]):
     def _compile_checked(self, expression: str, *, require_bool: bool) -> CelPythonSelector:
         try:
             parsed = parse(expression)
+            if "device" in expression:  # upstream's types for `device` first, as engine.py
+                problem = device_type_problem(
+                    expression, written_node(parsed.root), require_bool=require_bool
+                )
+                if problem is not None:
+                    raise CelError(problem)
             check(expression, parsed.root, require_bool=require_bool)
             celpy_runtime.fold_constants(parsed.root)
-            costed = cost_node(parsed.root)
-            if require_bool and (kind := non_bool_result(costed)):
-                raise CelError(f"compilation failed: must evaluate to bool or the unknown type, not {kind}")
-            cost = estimate_cost(costed)
+            cost = estimate_cost(cost_node(parsed.root))
             tree = celpy_runtime.prepare(parsed.tree)
         except RecursionError as exc:
             raise CelError("compilation failed: the expression nests too deeply") from exc

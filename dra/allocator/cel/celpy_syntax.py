@@ -57,15 +57,22 @@ MACROS: dict[str, dict[int, int]] = {
 }
 
 
+# Every node has the offset where cel-go places it (code points into the expression): a literal or name
+# where it starts, an operator at its symbol, a call at its "(", a selection at its "." and an index at
+# its "[", so that errors point where upstream's do.
+
+
 @dataclass(frozen=True, eq=False)
 class Const:
     value: object  # celpy value (IntType, StringType, …) or None for null
     kind: str  # int | uint | double | string | bytes | bool | null
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
 class Ident:
     name: str
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +80,7 @@ class Select:
     operand: Expr
     field: str
     test_only: bool = False  # has(operand.field)
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,16 +91,19 @@ class Call:
     args: tuple[Expr, ...]
     target: Expr | None = None
     tree: ParseTree | None = field(default=None, repr=False)  # the parse node the runtime may edit
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
 class ListLit:
     items: tuple[Expr, ...]
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
 class MapLit:
     entries: tuple[tuple[Expr, Expr], ...]
+    offset: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +114,7 @@ class Comprehension:
     target: Expr | None
     variables: tuple[str, ...]
     args: tuple[Expr, ...]
+    offset: int = -1
 
 
 Expr = Const | Ident | Select | Call | ListLit | MapLit | Comprehension
@@ -229,18 +241,30 @@ _parser_lock = threading.Lock()
 _parser: CELParser | None = None
 
 
+class _PositionedParser(CELParser):
+    """celpy's parser, except that ``true`` and ``false`` keep their place in the text (celpy's lexer
+    callback makes them new tokens without one), so that errors after them point at the right column.
+    The grammar is built once per process by the first parser made; this module makes the first."""
+
+    @staticmethod
+    def ambiguous_literals(t: lark.Token) -> lark.Token:
+        if t.value in ("true", "false"):
+            return lark.Token.new_borrow_pos("BOOL_LIT", t.value, t)
+        return t
+
+
 def parse(expression: str) -> Parsed:
     """Parse and lower ``expression``; CelError for syntax errors and what this backend cannot run."""
     global _parser
     source = prepare_source(expression)
     with _parser_lock:  # one lark parser per process; parsing is not the hot path
         if _parser is None:
-            _parser = CELParser()
+            _parser = _PositionedParser()
         try:
             tree = _parser.parse(source)
         except CELParseError as exc:
             raise CelError(f"compilation failed: Syntax error: {exc}") from exc
-    return Parsed(tree, _Lowering(expression).expr(tree, frozenset()))
+    return Parsed(tree, _Lowering(source).expr(tree, frozenset()))
 
 
 def _token(node: ParseTree | lark.Token) -> str:
@@ -253,6 +277,40 @@ def _tree(node: ParseTree | lark.Token) -> ParseTree:
     return node
 
 
+def _end(node: ParseTree | lark.Token) -> int:
+    if isinstance(node, lark.Token):
+        return node.end_pos or 0
+    end = getattr(node.meta, "end_pos", None)
+    if end is None:  # lark leaves a tree without positions when its tokens came from a callback
+        tokens = list(node.scan_values(lambda v: isinstance(v, lark.Token)))
+        return max((t.end_pos or 0 for t in tokens), default=0)
+    return int(end)
+
+
+def _start(node: ParseTree | lark.Token) -> int:
+    if isinstance(node, lark.Token):
+        return node.start_pos or 0
+    start = getattr(node.meta, "start_pos", None)
+    if start is None:
+        tokens = list(node.scan_values(lambda v: isinstance(v, lark.Token)))
+        return min((t.start_pos or 0 for t in tokens), default=-1)
+    return int(start)
+
+
+_SYMBOLS = {
+    "relation_lt": "<",
+    "relation_le": "<=",
+    "relation_gt": ">",
+    "relation_ge": ">=",
+    "relation_eq": "==",
+    "relation_ne": "!=",
+    "relation_in": "in",
+    "addition_add": "+",
+    "addition_sub": "-",
+    "multiplication_mul": "*",
+    "multiplication_div": "/",
+    "multiplication_mod": "%",
+}
 _BINARY = {
     "relation_lt": "_<_",
     "relation_le": "_<=_",
@@ -272,8 +330,21 @@ _BINARY = {
 class _Lowering:
     """lark tree -> AST, marking macro and qualified-function nodes for the runtime on the way."""
 
-    def __init__(self, expression: str) -> None:
-        self.expression = expression
+    def __init__(self, source: str) -> None:
+        self.source = source  # the text the parser read
+
+    def after(self, node: ParseTree | lark.Token) -> int:
+        """Where the next token after ``node`` starts (past blanks and comments): an operator's place."""
+        text, i = self.source, _end(node)
+        while i < len(text):
+            if text[i].isspace():
+                i += 1
+            elif text.startswith("//", i):
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end
+            else:
+                break
+        return i
 
     def expr(self, node: ParseTree, scope: frozenset[str]) -> Expr:
         kind = node.data
@@ -282,46 +353,52 @@ class _Lowering:
             if len(children) == 1:
                 return self.expr(_tree(children[0]), scope)
             parts = tuple(self.expr(_tree(c), scope) for c in children)
-            return Call("_?_:_", parts)
+            return Call("_?_:_", parts, offset=self.after(children[0]))
         if kind in ("conditionalor", "conditionaland"):
             if len(children) == 1:
                 return self.expr(_tree(children[0]), scope)
             name = "_||_" if kind == "conditionalor" else "_&&_"
-            return Call(name, (self.expr(_tree(children[0]), scope), self.expr(_tree(children[1]), scope)))
+            operands = (self.expr(_tree(children[0]), scope), self.expr(_tree(children[1]), scope))
+            return Call(name, operands, offset=self.after(children[0]))
         if kind in ("relation", "addition", "multiplication"):
             if len(children) == 1:
                 return self.expr(_tree(children[0]), scope)
             operator, right = _tree(children[0]), _tree(children[1])
             left = self.expr(_tree(operator.children[0]), scope)
             # == and != keep their node: the checker marks the ones cel-go decides statically
-            return Call(_BINARY[str(operator.data)], (left, self.expr(right, scope)), tree=operator)
+            offset = _end(operator) - len(_SYMBOLS[str(operator.data)])
+            return Call(
+                _BINARY[str(operator.data)], (left, self.expr(right, scope)), tree=operator, offset=offset
+            )
         if kind == "unary":
             if len(children) == 1:
                 return self.expr(_tree(children[0]), scope)
             name = "!_" if _tree(children[0]).data == "unary_not" else "-_"
-            return Call(name, (self.expr(_tree(children[1]), scope),))
+            return Call(name, (self.expr(_tree(children[1]), scope),), offset=_start(children[0]))
         if kind == "primary" and _tree(children[0]).data == "ident_arg":
             return self._function_call(node, _tree(children[0]), scope)
         if kind in ("member", "primary", "paren_expr"):
             return self.expr(_tree(children[0]), scope)
         if kind == "member_dot":
-            return Select(self.expr(_tree(children[0]), scope), _token(children[1]))
+            return Select(
+                self.expr(_tree(children[0]), scope), _token(children[1]), offset=self.after(children[0])
+            )
         if kind == "member_index":
             operand, key = (self.expr(_tree(c), scope) for c in children)
-            return Call("_[_]", (operand, key))
+            return Call("_[_]", (operand, key), offset=self.after(children[0]))
         if kind == "member_dot_arg":
             return self._member_call(node, scope)
         if kind == "member_object":
             raise CelError("compilation failed: message construction (Type{field: value}) is not supported")
         if kind in ("ident", "dot_ident"):
-            return Ident(_token(children[0]))
+            return Ident(_token(children[0]), offset=_start(children[0]))
         if kind == "dot_ident_arg":
             raise CelError("compilation failed: a function call with a leading dot (.f()) is not supported")
         if kind == "list_lit":
-            return ListLit(self._args(children, scope))
+            return ListLit(self._args(children, scope), offset=_start(node))
         if kind == "map_lit":
             items = [self.expr(_tree(c), scope) for c in (_tree(children[0]).children if children else [])]
-            return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)))
+            return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)), offset=_start(node))
         if kind == "literal":
             return literal(children[0])
         raise CelError(f"compilation failed: unexpected syntax {kind!r}")
@@ -329,11 +406,12 @@ class _Lowering:
     def _function_call(self, primary: ParseTree, call: ParseTree, scope: frozenset[str]) -> Expr:
         name = _token(call.children[0])
         args = self._args(call.children[1:], scope)
+        offset = self.after(call.children[0])
         if name == "has":
             if len(args) != 1 or not isinstance(args[0], Select):
                 raise CelError("compilation failed: invalid argument to has() macro")
-            return Select(args[0].operand, args[0].field, test_only=True)
-        return Call(name, args, tree=primary)
+            return Select(args[0].operand, args[0].field, test_only=True, offset=offset)
+        return Call(name, args, tree=primary, offset=offset)
 
     def _args(self, nodes: list[ParseTree | lark.Token], scope: frozenset[str]) -> tuple[Expr, ...]:
         if not nodes:
@@ -343,6 +421,7 @@ class _Lowering:
 
     def _member_call(self, node: ParseTree, scope: frozenset[str]) -> Expr:
         target_tree, name = _tree(node.children[0]), _token(node.children[1])
+        offset = self.after(node.children[1])
         arg_trees = [_tree(c) for c in _tree(node.children[2]).children] if len(node.children) > 2 else []
         namespace = bare_ident(target_tree)
         if namespace is not None and namespace not in scope and namespace != "device":
@@ -355,8 +434,8 @@ class _Lowering:
                 variable = self._variable(arg_trees[0])
                 init = self.expr(arg_trees[1], scope)
                 body = self.expr(arg_trees[2], scope | {variable})
-                return Comprehension("cel.bind", None, (variable,), (init, body))
-            return Call(qualified, tuple(self.expr(a, scope) for a in arg_trees), tree=node)
+                return Comprehension("cel.bind", None, (variable,), (init, body), offset=offset)
+            return Call(qualified, tuple(self.expr(a, scope) for a in arg_trees), tree=node, offset=offset)
         counts = MACROS.get(name)
         if counts is not None and len(arg_trees) in counts:
             variables = tuple(self._variable(a) for a in arg_trees[: counts[len(arg_trees)]])
@@ -364,9 +443,9 @@ class _Lowering:
             target = self.expr(target_tree, scope)
             inner = scope | set(variables)
             bodies = tuple(self.expr(a, inner) for a in arg_trees[len(variables) :])
-            return Comprehension(name, target, variables, bodies)
+            return Comprehension(name, target, variables, bodies, offset=offset)
         target = self.expr(target_tree, scope)
-        return Call(name, tuple(self.expr(a, scope) for a in arg_trees), target=target)
+        return Call(name, tuple(self.expr(a, scope) for a in arg_trees), target=target, offset=offset)
 
     def _variable(self, node: ParseTree) -> str:
         name = bare_ident(node)
@@ -396,19 +475,20 @@ def literal(token: ParseTree | lark.Token) -> Const:
     assert isinstance(token, lark.Token)
     text = str(token.value)
     kind = str(token.type)
+    offset = token.start_pos or 0
     try:
         if kind == "FLOAT_LIT":
-            return Const(ct.DoubleType(text), "double")
+            return Const(ct.DoubleType(text), "double", offset)
         if kind == "INT_LIT":
-            return Const(ct.IntType(text), "int")
+            return Const(ct.IntType(text), "int", offset)
         if kind == "UINT_LIT":
-            return Const(ct.UintType(text[:-1]), "uint")
+            return Const(ct.UintType(text[:-1]), "uint", offset)
         if kind in ("MLSTRING_LIT", "STRING_LIT"):
-            return Const(celstr(token), "string")
+            return Const(celstr(token), "string", offset)
         if kind == "BYTES_LIT":
-            return Const(celbytes(token), "bytes")
+            return Const(celbytes(token), "bytes", offset)
         if kind == "BOOL_LIT":
-            return Const(ct.BoolType(text == "true"), "bool")
+            return Const(ct.BoolType(text == "true"), "bool", offset)
     except ValueError as exc:
         raise CelError(f"compilation failed: invalid literal {text}: {exc}") from exc
-    return Const(None, "null")
+    return Const(None, "null", offset)

@@ -18,6 +18,8 @@ ID, CONST, IDENT, SELECT, CALL, LIST, STRUCT, COMPREHENSION = 2, 3, 4, 5, 6, 7, 
 REFERENCE_MAP, TYPE_MAP, EXPR = 2, 3, 4
 # cel.expr.ParsedExpr field number of its expression
 PARSED_EXPR = 2
+# source info (node id -> offset) in a CheckedExpr and in a ParsedExpr
+SOURCE_INFO, PARSED_SOURCE_INFO = 5, 3
 
 DYN_TYPE = w.encode(w.Message([w.length_field(1, b"")]))
 STRING_TYPE = w.encode(w.Message([w.varint_field(3, 5)]))
@@ -33,7 +35,7 @@ class Node:
     """A read-only view of one CEL expression node (enough for cost estimation)."""
 
     kind: str  # const | ident | select | call | list | map | comprehension
-    name: str = ""  # ident name, select field, call function, comprehension iter var
+    name: str = ""  # ident name, select field, call function, comprehension iter var, constant's type
     value: object = None  # constant value
     children: list[Node] = field(default_factory=list)  # call: [target?] + args; list/map: items
     has_target: bool = False
@@ -44,6 +46,16 @@ class Node:
     loop_condition: Node | None = None
     loop_step: Node | None = None
     result: Node | None = None
+    iter_var2: str = ""  # a two-variable comprehension's second variable
+    offset: int = -1  # where cel-go places the node in the expression (code points), when known
+
+
+_CONST_KINDS = {1: "null", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}
+
+
+def const_kind(message: w.Message) -> str:
+    f = message.fields[0] if message.fields else None
+    return _CONST_KINDS.get(f.number, "") if f is not None else "null"
 
 
 def const_value(message: w.Message) -> object:
@@ -66,18 +78,26 @@ def const_value(message: w.Message) -> object:
     return f.value
 
 
-def _optional_node(body: w.Message, number: int) -> Node | None:
+def _optional_node(body: w.Message, number: int, positions: dict[int, int] | None) -> Node | None:
     sub = body.message_of(number)
-    return to_node(sub) if sub is not None else None
+    return to_node(sub, positions) if sub is not None else None
 
 
-def to_node(expr: w.Message) -> Node:
+def to_node(expr: w.Message, positions: dict[int, int] | None = None) -> Node:
+    """The view of an expression; ``positions`` (source info: node id to offset) fills in ``offset``."""
+    node = _to_node(expr, positions)
+    if positions is not None:
+        node.offset = positions.get(expr.int_of(ID) or 0, -1)
+    return node
+
+
+def _to_node(expr: w.Message, positions: dict[int, int] | None) -> Node:
     for f in expr.fields:
         if f.number == ID or not isinstance(f.value, bytes):
             continue
         body = w.decode(f.value)
         if f.number == CONST:
-            return Node("const", value=const_value(body))
+            return Node("const", name=const_kind(body), value=const_value(body))
         if f.number == IDENT:
             return Node("ident", name=body.string_of(1) or "")
         if f.number == SELECT:
@@ -85,20 +105,26 @@ def to_node(expr: w.Message) -> Node:
             return Node(
                 "select",
                 name=body.string_of(2) or "",
-                children=[to_node(operand)] if operand is not None else [],
+                children=[to_node(operand, positions)] if operand is not None else [],
                 test_only=bool(body.int_of(3)),
             )
         if f.number == CALL:
             target = body.message_of(1)
-            children = [to_node(target)] if target is not None else []
-            children += [to_node(w.decode(a.value)) for a in body.get_all(3) if isinstance(a.value, bytes)]
+            children = [to_node(target, positions)] if target is not None else []
+            children += [
+                to_node(w.decode(a.value), positions) for a in body.get_all(3) if isinstance(a.value, bytes)
+            ]
             return Node(
                 "call", name=body.string_of(2) or "", children=children, has_target=target is not None
             )
         if f.number == LIST:
             return Node(
                 "list",
-                children=[to_node(w.decode(e.value)) for e in body.get_all(1) if isinstance(e.value, bytes)],
+                children=[
+                    to_node(w.decode(e.value), positions)
+                    for e in body.get_all(1)
+                    if isinstance(e.value, bytes)
+                ],
             )
         if f.number == STRUCT:
             items: list[Node] = []
@@ -107,18 +133,19 @@ def to_node(expr: w.Message) -> Node:
                 entry = w.decode(entry_field.value)
                 for entry_part in (entry.message_of(3), entry.message_of(4)):
                     if entry_part is not None:
-                        items.append(to_node(entry_part))
+                        items.append(to_node(entry_part, positions))
             return Node("map", name=body.string_of(1) or "", children=items)
         if f.number == COMPREHENSION:
             return Node(
                 "comprehension",
                 name=body.string_of(1) or "",
                 value=body.string_of(3) or "@result",
-                iter_range=_optional_node(body, 2),
-                accu_init=_optional_node(body, 4),
-                loop_condition=_optional_node(body, 5),
-                loop_step=_optional_node(body, 6),
-                result=_optional_node(body, 7),
+                iter_range=_optional_node(body, 2, positions),
+                accu_init=_optional_node(body, 4, positions),
+                loop_condition=_optional_node(body, 5, positions),
+                loop_step=_optional_node(body, 6, positions),
+                result=_optional_node(body, 7, positions),
+                iter_var2=body.string_of(8) or "",
             )
     return Node("const", value=None)
 
@@ -207,3 +234,20 @@ def contains_optional(serialized: bytes) -> bool:
             entry = w.decode(f.value)
             return any(contains_optional(part) for part in (entry.bytes_of(1), entry.bytes_of(2)) if part)
     return False
+
+
+def written_tree(serialized: bytes) -> Node:
+    """The expression of a serialized ``CheckedExpr`` or ``ParsedExpr`` as written (before any rewrite),
+    each node with its offset in the source."""
+    any_message = w.decode(serialized)
+    checked_form = (any_message.string_of(1) or "").endswith("CheckedExpr")
+    container = w.decode(any_message.bytes_of(2) or b"")
+    source_info = container.message_of(SOURCE_INFO if checked_form else PARSED_SOURCE_INFO)
+    positions: dict[int, int] = {}
+    if source_info is not None:
+        for f in source_info.get_all(4):
+            if isinstance(f.value, bytes):
+                entry = w.decode(f.value)
+                positions[entry.int_of(1) or 0] = entry.int_of(2) or 0
+    expr = container.message_of(EXPR if checked_form else PARSED_EXPR) or w.Message()
+    return to_node(expr, positions)

@@ -1,7 +1,8 @@
 """The selector engine backed by cel-expr-python 0.1.3 (Google's cel-cpp).
 
 Environment: one variable ``device`` (``map<string, dyn>`` with ``driver``, ``attributes``,
-``capacity``, ``allowMultipleAllocations``), the cel-cpp extensions strings, optional types, bindings,
+``capacity``, ``allowMultipleAllocations``; upstream's types for those are checked on the checked or parsed
+AST by :mod:`.device_types`, before cel-cpp's own errors), the cel-cpp extensions strings, optional types, bindings,
 sets and two-variable comprehensions, plus the Kubernetes quantity, semver, lists, regex and DRA
 ``includes`` functions from :mod:`.library`, IP and CIDR from :mod:`.library_net`. Quantity, Semver, IP
 and CIDR values are tagged bytes (:mod:`.tagged`).
@@ -48,10 +49,11 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from . import library
 from .cache import DEFAULT_CACHE_SIZE, CachingCompiler, CompileCache
+from .checked_ast import written_tree
 from .cost import COST_LIMIT, estimate_cost
 from .device import DeviceInput, from_cel_value
+from .device_types import device_type_problem
 from .errors import CelError
-from .result_type import non_bool_result
 from .rewrite import rewrite_checked_expr
 from .type_names import cel_type_name_of_kind
 
@@ -199,24 +201,40 @@ class CelExprEngine(CachingCompiler[CelExprSelector]):
             checked = self._env.compile(expression)
         except RuntimeError as exc:
             message = _compile_message(str(exc))
+            try:
+                unchecked = self._env.compile(expression, disable_check=True)
+            except RuntimeError:
+                raise CelError(f"compilation failed: {message}") from exc  # a syntax error
+            # The checker saw `device` as map<string, dyn>; upstream's types may explain the error first
+            # (`device.driver + 1 == "a"` is `_+_` on (string, int), not `_==_` on (int, string)).
+            self._check_device_types(expression, unchecked.serialize(), require_bool=require_bool)
             if not _only_cross_type_numeric_errors(message):
                 raise CelError(f"compilation failed: {message}") from exc
             # cel-cpp's checker lacks Kubernetes' CrossTypeNumericComparisons (`1 < 2.0`), but its runtime
             # compares mixed numbers; such expressions run unchecked (result type checked at runtime).
-            checked = self._env.compile(expression, disable_check=True)
+            checked = unchecked
+            serialized = checked.serialize()
         else:
+            serialized = checked.serialize()
+            self._check_device_types(expression, serialized, require_bool=require_bool)
             output = checked.return_type()
             if require_bool and output != cel.Type.BOOL and output != cel.Type.DYN:
                 raise CelError(f"must evaluate to bool or the unknown type, not {output.name().lower()}")
-        serialized = checked.serialize()
         rewritten = rewrite_checked_expr(serialized, self._python_functions)
         problems = rewritten.problems + [p for p in map(self._literal_problem, rewritten.literals) if p]
         if problems:
             raise CelError("compilation failed: " + "; ".join(dict.fromkeys(problems)))
-        if require_bool and (kind := non_bool_result(rewritten.root)):
-            raise CelError(f"must evaluate to bool or the unknown type, not {kind}")
         program = self._env.deserialize(rewritten.serialized) if rewritten.serialized is not None else checked
         return CelExprSelector(expression, program, estimate_cost(rewritten.root), self)
+
+    @staticmethod
+    def _check_device_types(expression: str, serialized: bytes, *, require_bool: bool) -> None:
+        """Refuse what upstream's checker refuses for the types of `device` (see device_types.py)."""
+        if "device" not in expression:
+            return
+        problem = device_type_problem(expression, written_tree(serialized), require_bool=require_bool)
+        if problem is not None:
+            raise CelError(problem)
 
     def diagnosis_program(self, expression: str) -> cel.Expression:
         """The expression again with every comprehension range guarded (see ``_runtime_error``)."""

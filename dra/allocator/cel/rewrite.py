@@ -58,7 +58,6 @@ from .tagged import (
 )
 
 _DOMAIN_MAPS = ("attributes", "capacity")
-DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 _DEVICE_SHADOWED = "#device"  # in aliases: a comprehension variable named `device` hides the real one
 _OPTIONAL_CONSTRUCTS = frozenset(
     {
@@ -119,7 +118,6 @@ class _Rewriter:
         """Rewrite children first, then this node."""
         expr_id = message.int_of(ID) or 0
         self._check_ordering(expr_id, message)
-        self._check_device_field(message)
         self._check_optional_flow(expr_id, message)
         self._check_homogeneous_literal(message)
         self._collect_literal(message)
@@ -196,22 +194,6 @@ class _Rewriter:
                     "e.g. x[?key].orValue(default)"
                 )
                 return
-
-    def _check_device_field(self, message: w.Message) -> None:
-        """`device` is an object type upstream (kubernetes.DRADevice): unknown fields fail to compile."""
-        select = message.message_of(SELECT)
-        operand = select.message_of(1) if select is not None else None
-        ident = operand.message_of(IDENT) if operand is not None else None
-        if (
-            select is None
-            or ident is None
-            or ident.string_of(1) != "device"
-            or _DEVICE_SHADOWED in self.aliases
-        ):
-            return
-        name = select.string_of(2) or ""
-        if name not in DEVICE_FIELDS:
-            self.problems.append(f"undefined field '{name}' (device has {', '.join(DEVICE_FIELDS)})")
 
     def _check_ordering(self, expr_id: int, message: w.Message) -> None:
         """Kubernetes values travel as bytes, so `<` or `+` would silently work on them; upstream refuses."""
