@@ -12,11 +12,21 @@ import pytest
 from kubernetes import client, config
 
 from dra.allocator.features import parse_feature_list
-from simcluster.testing import run_simcluster
+from simcluster.testing import SimCluster, run_simcluster
 from simcluster.validation import validate
 from simcluster.validation.cel import _calls, _cel_engine, cel_syntax_problem
+from tests.simcluster.conftest import Kubectl
 from tests.simcluster.upstream_validation import answer
-from tests.simcluster.validation_samples import CLAIM, CLASS, Obj, a_claim, a_class, requests
+from tests.simcluster.validation_samples import (
+    CLAIM,
+    CLASS,
+    TEMPLATE,
+    Obj,
+    a_claim,
+    a_class,
+    a_template,
+    requests,
+)
 
 
 @pytest.mark.parametrize(
@@ -131,3 +141,59 @@ def test_it_keeps_a_stored_includes_selector_working_with_the_gate_off() -> None
 )
 def test_it_finds_calls_outside_strings_and_comments(expression: str, calls: list[tuple[str, int]]) -> None:
     assert _calls(expression) == calls
+
+
+# upstream declares `device` with types (driver a string, allowMultipleAllocations a bool, capacity values
+# Quantities): kube-apiserver refuses their misuse when the object is written, in cel-go's checker words
+DRIVER_MISUSE = "device.driver < 1"
+CAPACITY_MISUSE = 'device.capacity["gpu.example.com"].memory == 3'
+MISUSED = {
+    DRIVER_MISUSE: "ERROR: <input>:1:15: found no matching overload for '_<_' applied to '(string, int)'\n"
+    " | device.driver < 1\n"
+    " | ..............^",
+    CAPACITY_MISUSE: "ERROR: <input>:1:43: found no matching overload for '_==_' applied to "
+    "'(kubernetes.Quantity, int)'\n"
+    f" | {CAPACITY_MISUSE}\n"
+    f" | {'.' * 42}^",
+}
+
+
+def _invalid(expression: str) -> str:
+    return f"Invalid value: {json.dumps(expression)}: compilation failed: {MISUSED[expression]}"
+
+
+@pytest.mark.parametrize("expression", list(MISUSED))
+def test_it_refuses_selectors_that_misuse_the_types_of_device_fields(
+    shared_api: client.ApiClient, expression: str
+) -> None:
+    device_class = a_class()
+    device_class["spec"]["selectors"][0]["cel"]["expression"] = expression
+    assert answer(shared_api, CLASS, device_class) == [
+        ("spec.selectors[0].cel.expression", "FieldValueInvalid", _invalid(expression))
+    ]
+    claim = a_claim()
+    requests(claim)[1]["exactly"]["selectors"] = [{"cel": {"expression": expression}}]
+    field = "spec.devices.requests[1].exactly.selectors[0].cel.expression"
+    assert answer(shared_api, CLAIM, claim) == [(field, "FieldValueInvalid", _invalid(expression))]
+    template = a_template()
+    template["spec"]["spec"]["devices"]["requests"][1]["exactly"]["selectors"] = [
+        {"cel": {"expression": expression}}
+    ]
+    assert answer(shared_api, TEMPLATE, template) == [
+        (f"spec.{field}", "FieldValueInvalid", _invalid(expression))
+    ]
+
+
+@pytest.mark.kubectl
+def test_it_shows_kubectl_the_checker_error_for_a_device_class_that_misuses_device_driver(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    device_class = a_class()
+    device_class["spec"]["selectors"][0]["cel"]["expression"] = DRIVER_MISUSE
+    created = kubectl("create", "-f", "-", input_text=json.dumps(device_class))
+    assert created.returncode == 1
+    assert created.stderr == (
+        f'The DeviceClass "gpu.example.com" is invalid: spec.selectors[0].cel.expression: '
+        f"{_invalid(DRIVER_MISUSE)}\n"
+    )
+    assert cluster.store.list("deviceclasses") == []
