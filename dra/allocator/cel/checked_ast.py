@@ -95,7 +95,7 @@ def _to_node(expr: w.Message, positions: dict[int, int] | None) -> Node:
     for f in expr.fields:
         if f.number == ID or not isinstance(f.value, bytes):
             continue
-        body = w.decode(f.value)
+        body = w.decode_shared(f.value)
         if f.number == CONST:
             return Node("const", name=const_kind(body), value=const_value(body))
         if f.number == IDENT:
@@ -112,7 +112,9 @@ def _to_node(expr: w.Message, positions: dict[int, int] | None) -> Node:
             target = body.message_of(1)
             children = [to_node(target, positions)] if target is not None else []
             children += [
-                to_node(w.decode(a.value), positions) for a in body.get_all(3) if isinstance(a.value, bytes)
+                to_node(w.decode_shared(a.value), positions)
+                for a in body.get_all(3)
+                if isinstance(a.value, bytes)
             ]
             return Node(
                 "call", name=body.string_of(2) or "", children=children, has_target=target is not None
@@ -121,7 +123,7 @@ def _to_node(expr: w.Message, positions: dict[int, int] | None) -> Node:
             return Node(
                 "list",
                 children=[
-                    to_node(w.decode(e.value), positions)
+                    to_node(w.decode_shared(e.value), positions)
                     for e in body.get_all(1)
                     if isinstance(e.value, bytes)
                 ],
@@ -130,7 +132,7 @@ def _to_node(expr: w.Message, positions: dict[int, int] | None) -> Node:
             items: list[Node] = []
             for entry_field in body.get_all(2):
                 assert isinstance(entry_field.value, bytes)
-                entry = w.decode(entry_field.value)
+                entry = w.decode_shared(entry_field.value)
                 for entry_part in (entry.message_of(3), entry.message_of(4)):
                     if entry_part is not None:
                         items.append(to_node(entry_part, positions))
@@ -247,7 +249,18 @@ def written_tree(serialized: bytes) -> Node:
     if source_info is not None:
         for f in source_info.get_all(4):
             if isinstance(f.value, bytes):
-                entry = w.decode(f.value)
-                positions[entry.int_of(1) or 0] = entry.int_of(2) or 0
+                node_id, offset = _varint_pair(f.value)
+                positions[node_id] = offset
     expr = container.message_of(EXPR if checked_form else PARSED_EXPR) or w.Message()
     return to_node(expr, positions)
+
+
+def _varint_pair(entry: bytes) -> tuple[int, int]:
+    """A map entry ``{1: key, 2: value}`` of two varints (read without building a message: there is one
+    per node)."""
+    values = {1: 0, 2: 0}
+    pos = 0
+    while pos < len(entry):
+        key, pos = w.read_varint(entry, pos)
+        values[key >> 3], pos = w.read_varint(entry, pos)
+    return values[1], values[2]

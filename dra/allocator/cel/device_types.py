@@ -297,12 +297,11 @@ class _Checker:
                 if upstream and not _assignable(BOOL, kind, {}):
                     self.report(child, f"expected type 'bool' but found '{kind}'")
             return BOOL, False
-        group = self.functions.get(name)
-        upstream = any(flag for _, flag in args)
-        if group is None:
+        if name not in self.functions:
             return DYN, False
-        kinds = [kind for kind, _ in args]
-        results = [result for o in group if (result := _resolve(o, member, kinds)) is not None]
+        upstream = any(flag for _, flag in args)
+        kinds = tuple(kind for kind, _ in args)
+        results = _results(name, member, kinds)
         if not results:
             if upstream:
                 shown = [str(_substitute(k, {})) for k in kinds]
@@ -350,7 +349,14 @@ class _Checker:
 _PARAMS_NAMES = frozenset(p.name for p in _PARAMS)
 
 
-def _resolve(overload: Overload, member: bool, kinds: list[CelType]) -> CelType | None:
+@functools.lru_cache(maxsize=4096)
+def _results(name: str, member: bool, kinds: tuple[CelType, ...]) -> tuple[CelType, ...]:
+    """The result of each of the function's overloads that takes these arguments (the same calls recur
+    in every selector: a cache)."""
+    return tuple(result for o in overloads()[name] if (result := _resolve(o, member, kinds)) is not None)
+
+
+def _resolve(overload: Overload, member: bool, kinds: tuple[CelType, ...]) -> CelType | None:
     """The overload's result for these arguments, or None when it does not take them."""
     if overload.member != member or len(overload.params) != len(kinds):
         return None

@@ -124,7 +124,8 @@ class _Rewriter:
         out = w.Message()
         for f in message.fields:
             if f.number in (SELECT, CALL, LIST, STRUCT, COMPREHENSION) and isinstance(f.value, bytes):
-                out.fields.append(w.length_field(f.number, self._body(f.number, w.decode(f.value))))
+                # read-only: shared with the written tree device_types.py read before
+                out.fields.append(w.length_field(f.number, self._body(f.number, w.decode_shared(f.value))))
             else:
                 out.fields.append(f)
         self._route_tagged_string(expr_id, out)
@@ -315,19 +316,19 @@ class _Rewriter:
             if f.number in nested and isinstance(f.value, bytes):
                 if kind == COMPREHENSION and f.number in (5, 6, 7):
                     outer, self.aliases = self.aliases, inner_aliases
-                    out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
+                    out.fields.append(w.length_field(f.number, self.expr(w.decode_shared(f.value))))
                     self.aliases = outer
                 elif kind == COMPREHENSION and f.number == 2 and self.guard_ranges:
                     out.fields.append(
-                        w.length_field(f.number, self._guard_range(self.expr(w.decode(f.value))))
+                        w.length_field(f.number, self._guard_range(self.expr(w.decode_shared(f.value))))
                     )
                 else:
-                    out.fields.append(w.length_field(f.number, self.expr(w.decode(f.value))))
+                    out.fields.append(w.length_field(f.number, self.expr(w.decode_shared(f.value))))
             elif kind == STRUCT and f.number == 2 and isinstance(f.value, bytes):
-                entry = w.decode(f.value)
+                entry = w.decode_shared(f.value)
                 new_entry = w.Message(
                     [
-                        w.length_field(e.number, self.expr(w.decode(e.value)))
+                        w.length_field(e.number, self.expr(w.decode_shared(e.value)))
                         if e.number in (3, 4) and isinstance(e.value, bytes)
                         else e
                         for e in entry.fields
