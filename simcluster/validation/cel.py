@@ -4,7 +4,8 @@ Compilation uses the allocator's engine, so the pretend cluster refuses what the
 without it only a light syntax check is made. The engine declares everything the scheduler's environment
 has ("StoredExpressions"); a new expression is checked in the narrower environment of the gates that are
 on ("NewExpressions"): with DRAListTypeAttributes off (alpha, the 1.37 default) ``includes`` is an
-undeclared reference, while expressions already stored keep working.
+undeclared reference, with DRAConsumableCapacity off ``device.allowMultipleAllocations`` an undefined field,
+while expressions already stored keep working.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ def cel_problem(expression: str, *, value: bool = False) -> str | None:
 
 #: functions a new expression may only call with their feature gate on (cel-go's VersionedOptions.FeatureEnabled)
 GATED_FUNCTIONS: Final = {"includes": "ListTypeAttributes"}
+#: fields of ``device`` a new expression may only read with their feature gate on (compile.go declares a
+#: device type per gate combination for new expressions)
+GATED_FIELDS: Final = {"allowMultipleAllocations": "ConsumableCapacity"}
 
 #: an identifier, or a number (which may run into letters: 1e3, 0xff, 1u)
 _WORD = re.compile(r"[_a-zA-Z0-9]+")
@@ -103,36 +107,69 @@ _STRING_START = re.compile(r"([rR][bB]?|[bB][rR]?|)(\'\'\'|\"\"\"|'|\")")
 
 def gated_problem(expression: str) -> str | None:
     """Why a new expression that compiles in the scheduler's environment does not compile in the API
-    server's environment for new expressions (a gated function called with its gate off), in cel-go's words."""
+    server's environment for new expressions (a gated function called, or a gated field of ``device``
+    read, with its gate off), in cel-go's words, in order of place."""
     errors = [
-        _compile_error(expression, offset, f"undeclared reference to '{name}' (in container '')")
+        (offset, f"undeclared reference to '{name}' (in container '')")
         for name, offset in _calls(expression)
         if name in GATED_FUNCTIONS and not gate_on(GATED_FUNCTIONS[name])
+    ] + [
+        (offset, f"undefined field '{name}'")
+        for name, offset in _device_fields(expression)
+        if name in GATED_FIELDS and not gate_on(GATED_FIELDS[name])
     ]
-    return "compilation failed: " + "\n".join(errors) if errors else None
+    shown = [_compile_error(expression, offset, message) for offset, message in sorted(errors)]
+    return "compilation failed: " + "\n".join(shown) if shown else None
 
 
-def _calls(expression: str) -> list[tuple[str, int]]:
-    """Each function call's name and the offset of its ``(`` (where cel-go places a call), skipping
-    string literals, comments and numbers."""
-    calls: list[tuple[str, int]] = []
+def _tokens(expression: str) -> list[tuple[str, int]]:
+    """Words (names, numbers) and other characters with their offsets, skipping blanks, string literals
+    and comments."""
+    tokens: list[tuple[str, int]] = []
     index = 0
     while index < len(expression):
         if string := _STRING_START.match(expression, index):
+            tokens.append(('""', index))
             index = _string_end(expression, string)
         elif expression.startswith("//", index):
             end = expression.find("\n", index)
             index = len(expression) if end < 0 else end
         elif word := _WORD.match(expression, index):
-            after = word.end()
-            while after < len(expression) and expression[after].isspace():
-                after += 1
-            if after < len(expression) and expression[after] == "(" and not word.group()[0].isdigit():
-                calls.append((word.group(), after))
+            tokens.append((word.group(), index))
             index = word.end()
         else:
+            if not expression[index].isspace():
+                tokens.append((expression[index], index))
             index += 1
-    return calls
+    return tokens
+
+
+def _calls(expression: str) -> list[tuple[str, int]]:
+    """Each function call's name and the offset of its ``(`` (where cel-go places a call)."""
+    tokens = _tokens(expression)
+    return [
+        (name, tokens[i + 1][1])
+        for i, (name, _) in enumerate(tokens[:-1])
+        if tokens[i + 1][0] == "(" and _is_name(name)
+    ]
+
+
+def _device_fields(expression: str) -> list[tuple[str, int]]:
+    """Each field read from ``device`` (``device.x``, not ``y.device.x``) and the offset of its ``.``
+    (where cel-go places a selection)."""
+    tokens = _tokens(expression)
+    return [
+        (tokens[i + 2][0], tokens[i + 1][1])
+        for i, (name, _) in enumerate(tokens[:-2])
+        if name == "device"
+        and tokens[i + 1][0] == "."
+        and _is_name(tokens[i + 2][0])
+        and (i == 0 or tokens[i - 1][0] != ".")
+    ]
+
+
+def _is_name(word: str) -> bool:
+    return bool(_WORD.fullmatch(word)) and not word[0].isdigit()
 
 
 def _string_end(expression: str, start: re.Match[str]) -> int:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
-from dra.allocator.features import parse_feature_list
+from dra.allocator.features import DEFAULT_FEATURES, parse_feature_list
 from simcluster.testing import SimCluster, run_simcluster
 from simcluster.validation import validate
 from simcluster.validation.cel import _calls, _cel_engine, cel_syntax_problem
+from simcluster.validation.shared import FEATURES
 from tests.simcluster.conftest import Kubectl
 from tests.simcluster.upstream_validation import answer
 from tests.simcluster.validation_samples import (
@@ -197,3 +198,50 @@ def test_it_shows_kubectl_the_checker_error_for_a_device_class_that_misuses_devi
         f"{_invalid(DRIVER_MISUSE)}\n"
     )
     assert cluster.store.list("deviceclasses") == []
+
+
+# upstream's allow_multiple_allocations_disabled (compile_test.go): new expressions get a `device` without
+# allowMultipleAllocations while DRAConsumableCapacity (beta, on in 1.37) is off
+MULTIPLE = "device.allowMultipleAllocations"
+MULTIPLE_UNDEFINED = (
+    f"Invalid value: {json.dumps(MULTIPLE)}: compilation failed: ERROR: <input>:1:7: "
+    f"undefined field 'allowMultipleAllocations'\n | {MULTIPLE}\n | ......^"
+)
+
+
+def _class_selecting(expression: str) -> Obj:
+    device_class = a_class()
+    device_class["spec"]["selectors"][0]["cel"]["expression"] = expression
+    return device_class
+
+
+def test_it_refuses_allow_multiple_allocations_in_new_selectors_while_consumable_capacity_is_off(
+    tmp_path: Path,
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    features = DEFAULT_FEATURES - {"ConsumableCapacity"}
+    with (
+        run_simcluster(topology=None, kubeconfig_path=kubeconfig, controllers=False, features=features),
+        config.new_client_from_config(str(kubeconfig)) as api,
+    ):
+        assert answer(api, CLASS, _class_selecting(MULTIPLE)) == [
+            ("spec.selectors[0].cel.expression", "FieldValueInvalid", MULTIPLE_UNDEFINED)
+        ]
+        # a name of its own, or a field of something else, is not the device's field
+        other = "[1].exists(x, {'device': 1}.device == 1) && {'allowMultipleAllocations': true}.allowMultipleAllocations"
+        assert answer(api, CLASS, _class_selecting(other)) == []
+        # stored selectors keep working (an update that leaves them as they are)
+        stored = _class_selecting(MULTIPLE)
+        updated = copy.deepcopy(stored)
+        updated["metadata"]["labels"] = {"team": "gpu"}
+        token = FEATURES.set(features)
+        try:
+            assert validate(CLASS, updated, stored)[0] == []
+        finally:
+            FEATURES.reset(token)
+
+
+def test_it_accepts_allow_multiple_allocations_with_consumable_capacity_on(
+    shared_api: client.ApiClient,
+) -> None:
+    assert answer(shared_api, CLASS, _class_selecting(MULTIPLE)) == []
