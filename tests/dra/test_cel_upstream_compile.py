@@ -6,7 +6,9 @@ expects in the error (cel-go's wording, which both engines give). The scheduler 
 in upstream's StoredExpressions environment (every 1.37 declaration, feature gates ignored), which is
 the environment here; upstream's cases for the NewExpressions environment with a gate off
 (``includes-function-compilation-error``, ``allow_multiple_allocations_disabled``) are the API
-server's admission check and have no counterpart in the allocator. Upstream's expected cost is its
+server's admission check, ported in tests/simcluster/test_validation_cel.py. Upstream's only other
+compile error about types, ``type-error``, is here; what its checker refuses for the types of ``device``
+is in test_cel_device_types.py. Upstream's expected cost is its
 checker's exact estimate; ours is the static estimate of :mod:`dra.allocator.cel.cost`, held to
 0.5-2x of it for the cases whose estimate is not tiny (tests/dra/test_cel_cost.py has the rest).
 """
