@@ -96,6 +96,10 @@ REFUSED = dict(
             TWO, _overload(TWO, "<", "_<_", "(string, int)"), _overload(TWO, "==", "_==_", "(bool, int)")
         ),
         _case('device.driver == "a" &&\n  device.driver < 1', "<", "_<_", "(string, int)"),
+        # the same place on both backends whatever the spelling around it
+        _case("1.includes(1) && [1, 2,].size() == 2 && device.driver < 1", "<", "_<_", "(string, int)"),
+        _case("(device . driver) // a comment\n  <  1", "<", "_<_", "(string, int)"),
+        _case("1.5 > 1.0 && true ? device.driver : 1", "?", "_?_:_", "(bool, string, int)"),
     ]
 )
 

@@ -11,6 +11,7 @@ The AST (:data:`Expr`) is what the checker (``celpy_check``) and the cost tree (
 
 from __future__ import annotations
 
+import bisect
 import threading
 from dataclasses import dataclass, field
 
@@ -187,6 +188,20 @@ def prepare_source(expression: str) -> str:
     return "".join(text)
 
 
+def _inserted(expression: str) -> tuple[str, list[int]]:
+    """:func:`prepare_source`'s text, and where in it the spaces it inserted are (sorted)."""
+    source = prepare_source(expression)
+    if len(source) == len(expression):
+        return source, []
+    inserted, j = [], 0
+    for c in expression:
+        if source[j] != c and source[j] == " " and source[j + 1] == c and c != " ":
+            inserted.append(j)
+            j += 1
+        j += 1
+    return source, inserted
+
+
 def _starts_string(text: str, i: int) -> bool:
     j = i
     while j < len(text) and text[j] in "rRbB" and j - i < 2:
@@ -256,7 +271,7 @@ class _PositionedParser(CELParser):
 def parse(expression: str) -> Parsed:
     """Parse and lower ``expression``; CelError for syntax errors and what this backend cannot run."""
     global _parser
-    source = prepare_source(expression)
+    source, inserted = _inserted(expression)
     with _parser_lock:  # one lark parser per process; parsing is not the hot path
         if _parser is None:
             _parser = _PositionedParser()
@@ -264,7 +279,7 @@ def parse(expression: str) -> Parsed:
             tree = _parser.parse(source)
         except CELParseError as exc:
             raise CelError(f"compilation failed: Syntax error: {exc}") from exc
-    return Parsed(tree, _Lowering(source).expr(tree, frozenset()))
+    return Parsed(tree, _Lowering(source, inserted).expr(tree, frozenset()))
 
 
 def _token(node: ParseTree | lark.Token) -> str:
@@ -330,8 +345,13 @@ _BINARY = {
 class _Lowering:
     """lark tree -> AST, marking macro and qualified-function nodes for the runtime on the way."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, inserted: list[int]) -> None:
         self.source = source  # the text the parser read
+        self.inserted = inserted  # where it has a space the expression has not (prepare_source)
+
+    def at(self, offset: int) -> int:
+        """The offset in the expression of an offset in the text the parser read."""
+        return offset - bisect.bisect_left(self.inserted, offset) if self.inserted else offset
 
     def after(self, node: ParseTree | lark.Token) -> int:
         """Where the next token after ``node`` starts (past blanks and comments): an operator's place."""
@@ -344,7 +364,7 @@ class _Lowering:
                 i = len(text) if end < 0 else end
             else:
                 break
-        return i
+        return self.at(i)
 
     def expr(self, node: ParseTree, scope: frozenset[str]) -> Expr:
         kind = node.data
@@ -366,7 +386,7 @@ class _Lowering:
             operator, right = _tree(children[0]), _tree(children[1])
             left = self.expr(_tree(operator.children[0]), scope)
             # == and != keep their node: the checker marks the ones cel-go decides statically
-            offset = _end(operator) - len(_SYMBOLS[str(operator.data)])
+            offset = self.at(_end(operator) - len(_SYMBOLS[str(operator.data)]))
             return Call(
                 _BINARY[str(operator.data)], (left, self.expr(right, scope)), tree=operator, offset=offset
             )
@@ -374,7 +394,7 @@ class _Lowering:
             if len(children) == 1:
                 return self.expr(_tree(children[0]), scope)
             name = "!_" if _tree(children[0]).data == "unary_not" else "-_"
-            return Call(name, (self.expr(_tree(children[1]), scope),), offset=_start(children[0]))
+            return Call(name, (self.expr(_tree(children[1]), scope),), offset=self.at(_start(children[0])))
         if kind == "primary" and _tree(children[0]).data == "ident_arg":
             return self._function_call(node, _tree(children[0]), scope)
         if kind in ("member", "primary", "paren_expr"):
@@ -391,16 +411,17 @@ class _Lowering:
         if kind == "member_object":
             raise CelError("compilation failed: message construction (Type{field: value}) is not supported")
         if kind in ("ident", "dot_ident"):
-            return Ident(_token(children[0]), offset=_start(children[0]))
+            return Ident(_token(children[0]), offset=self.at(_start(children[0])))
         if kind == "dot_ident_arg":
             raise CelError("compilation failed: a function call with a leading dot (.f()) is not supported")
         if kind == "list_lit":
-            return ListLit(self._args(children, scope), offset=_start(node))
+            return ListLit(self._args(children, scope), offset=self.at(_start(node)))
         if kind == "map_lit":
             items = [self.expr(_tree(c), scope) for c in (_tree(children[0]).children if children else [])]
-            return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)), offset=_start(node))
+            return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)), offset=self.at(_start(node)))
         if kind == "literal":
-            return literal(children[0])
+            constant = literal(children[0])
+            return Const(constant.value, constant.kind, self.at(constant.offset))
         raise CelError(f"compilation failed: unexpected syntax {kind!r}")
 
     def _function_call(self, primary: ParseTree, call: ParseTree, scope: frozenset[str]) -> Expr:
