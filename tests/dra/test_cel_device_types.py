@@ -7,11 +7,13 @@ and failed on every device."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from dra.allocator.cel import BACKEND_NAMES, CelError, device_input_from_api, new_engine
+from tests.dra import test_cel_robustness as generated
 
 A = 'device.attributes["gpu.example.com"]'
 C = 'device.capacity["gpu.example.com"]'
@@ -182,3 +184,26 @@ def test_it_leaves_the_misuse_of_an_attribute_to_evaluation_as_upstream(engine: 
     selector = engine.compile(f"{A}.model < 1")  # an attribute is dyn: any type, known per device
     with pytest.raises(CelError, match="overload"):  # each engine words runtime errors its own way
         selector.matches(_gpu())
+
+
+def test_it_words_every_device_type_error_alike_on_both_backends_on_generated_expressions() -> None:
+    """Generated expressions (test_cel_robustness's generator: device fields, operators, library calls);
+    wherever cel-python refuses one for upstream's types of `device` (its own checker never prints
+    cel-go's ``ERROR: <input>`` form), cel-expr-python refuses it in the same words."""
+    expr_engine, celpy_engine = new_engine("cel-expr-python"), new_engine("cel-python")
+    rng = random.Random(20261203)
+    compared, disagreements = 0, []
+    for expression in (generated.generate(rng, 3) for _ in range(1500)):
+        outcomes = []
+        for engine in (expr_engine, celpy_engine):
+            try:
+                engine.compile(expression)
+                outcomes.append("compiled")
+            except CelError as exc:
+                outcomes.append(str(exc))
+        if outcomes[1].startswith("compilation failed: ERROR: <input>"):
+            compared += 1
+            if outcomes[0] != outcomes[1]:
+                disagreements.append((expression, *outcomes))
+    assert compared > 100
+    assert disagreements == []

@@ -376,8 +376,7 @@ def _assignable(param: CelType, arg: CelType, bindings: dict[str, CelType]) -> b
             return True
         if not _compatible(bound, arg):
             return False
-        if _more_specific(arg, bound):
-            bindings[param.name] = arg
+        bindings[param.name] = _most_general(bound, arg)
         return True
     if param == DYN or arg in (DYN, NULL):
         return True
@@ -410,9 +409,29 @@ def _substitute(kind: CelType, bindings: dict[str, CelType]) -> CelType:
     return CelType(kind.name, tuple(_substitute(p, bindings) for p in kind.params))
 
 
+def _most_general(left: CelType, right: CelType) -> CelType:
+    """Of two compatible types the less specific, where ``dyn`` anywhere wins (cel-go's mostGeneral)."""
+    if DYN in (left, right):
+        return DYN
+    if NULL in (left, right):
+        return right if left == NULL else left
+    return CelType(
+        left.name, tuple(_most_general(a, b) for a, b in zip(left.params, right.params, strict=True))
+    )
+
+
 def _common(kinds: Iterable[CelType]) -> CelType:
-    known = {k for k in kinds if k != DYN}
-    return known.pop() if len(known) == 1 else DYN
+    """The element type of a list or map literal: the elements' types joined as cel-go joins them;
+    ``dyn`` for mixed ones (cel-go refuses those, and so do both engines)."""
+    joined: CelType | None = None
+    for kind in kinds:
+        if joined is None:
+            joined = kind
+        elif _compatible(joined, kind):
+            joined = _most_general(joined, kind)
+        else:
+            return DYN
+    return DYN if joined is None else joined
 
 
 # ------------------------------------------------------------------------------------------ reporting
