@@ -157,6 +157,8 @@ ACCEPTED = {
     'device.driver.startsWith("gpu.") && size(device.driver) > 3 && device.driver in ["gpu.example.com"]': True,
     "device.allowMultipleAllocations == false && !device.allowMultipleAllocations": True,
     "dyn(device.driver) != 1": True,
+    # a string joined with a dyn is dyn, as cel-go joins types
+    "(true ? device.driver : dyn(1)) != 1 && [device.driver, dyn(1)].exists(x, x != 2)": True,
     'cel.bind(c, device.capacity, c["gpu.example.com"].memory.asInteger() > 0)': True,
     '[1].all(device, device > 0) && has(device.driver) && device.driver != ""': True,
 }
