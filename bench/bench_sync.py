@@ -182,7 +182,7 @@ def worker(args: argparse.Namespace) -> None:
 
 #: the tables the sync fills besides the objects' rows (KubeObject, which anchor F writes)
 DERIVED_TABLES = ("inventory_device", "inventory_deviceattribute", "inventory_pool", "inventory_claim",
-                  "inventory_allocation", "inventory_classavailability")  # fmt: skip
+                  "inventory_allocation", "inventory_classavailability", "inventory_pod")  # fmt: skip
 
 
 def derived_rows_floor() -> tuple[float, int]:
