@@ -19,21 +19,14 @@ from typing import Any
 from django.db import connection
 
 from inventory.mirror.derive.common import chunks
+from inventory.models import FREE, DeviceCount
 
 #: below this many device rows the triggers count as they go (a watch event's slice)
 RECOUNT_MIN_ROWS = 64
 
-GROUP = [
-    "driver",
-    "class_index",
-    "allocation_state",
-    "tainted",
-    "taint_none",
-    "taint_no_schedule",
-    "taint_no_execute",
-    "blocked",
-    "pool_complete",
-]
+#: the Device columns a DeviceCount row counts by: every column of that table but its key and its count
+GROUP = [f.column for f in DeviceCount._meta.concrete_fields if f.name not in ("id", "n")]
+_DRIVER, _STATE, _TAINTED = (GROUP.index(c) for c in ("driver", "allocation_state", "tainted"))
 _COLS = ", ".join(GROUP)
 _TALLY = (
     f"SELECT {_COLS}, node_name, COUNT(*) FROM inventory_device WHERE {{where}} GROUP BY {_COLS}, node_name"
@@ -83,11 +76,11 @@ def _apply(cursor: Any, after: Tally, before: Tally) -> None:
         for key, n in tally.items():
             *group, node = key
             groups[tuple(group)] += sign * n
-            allocated = int(group[2] != "free")
-            counts = nodes.setdefault((node, group[0]), [0, 0, 0])
+            allocated = int(group[_STATE] != FREE)
+            counts = nodes.setdefault((node, group[_DRIVER]), [0, 0, 0])
             counts[0] += sign * n
             counts[1] += sign * n * allocated
-            counts[2] += sign * n * int(bool(group[3]))
+            counts[2] += sign * n * int(bool(group[_TAINTED]))
     changed = [(*group, n) for group, n in groups.items() if n]
     if changed:
         cursor.executemany(
