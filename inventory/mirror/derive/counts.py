@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from inventory.mirror.derive.common import chunks
 from inventory.models import FREE, DeviceCount
@@ -43,13 +43,14 @@ def recounted(touched: Sequence[int], rows: int) -> Iterator[None]:
     if connection.vendor != "sqlite" or rows < RECOUNT_MIN_ROWS or not connection.in_atomic_block:
         yield
         return
-    with connection.cursor() as cursor:
+    # A savepoint: should the writes fail and the caller carry on in its transaction, they, the pause
+    # and the recount are undone together (never a pause left in place, never counters half applied).
+    with transaction.atomic(), connection.cursor() as cursor:
         before = _tally(cursor, touched)
         cursor.execute("SELECT COALESCE(MAX(id), 0) FROM inventory_device")
         top = cursor.fetchone()[0]
         cursor.execute("INSERT INTO inventory_devicecountpause (id) VALUES (1)")
-    yield
-    with connection.cursor() as cursor:
+        yield
         cursor.execute("DELETE FROM inventory_devicecountpause")
         after = _tally(cursor, touched)
         cursor.execute(_TALLY.format(where="id > %s"), [top])  # the rows inserted meanwhile
