@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from allocation.services import whatif_run_create
 from dradash.tokens import api_token_create
-from inventory.models import Claim, Device, KubeObject, Pool
+from inventory.models import Claim, Device, KubeObject, Pod, Pool
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
 from tests.inventory import factories as f
@@ -70,7 +70,9 @@ def values(operator: User) -> dict[str, Any]:
         ("resourceslices", f.resource_slice("s", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])),
         ("devicetaintrules", f.taint_rule("r1", selector={"pool": "node-0"})),
         ("resourceclaims", f.claim("c1", results=[f.result("gpu-0")])),
-    )
+        ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": f.meta("p1", namespace="default"),
+                  "spec": {"nodeName": "node-0", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}}),
+    )  # fmt: skip
     device = Device.objects.get(name="gpu-0")
     draft = Draft(
         title="t", reason="r", ticket="", key="example.com/m", value="", effect="NoSchedule",
@@ -98,6 +100,7 @@ def test_it_answers_every_method_on_every_route_without_a_server_error(
         "api/^claims/": Claim.objects.get().pk, "api/^pools/": Pool.objects.get().pk,
         "api/^devices/": Device.objects.get(name="gpu-0").pk, "^api/whatif/": values["run_id"],
         "api/^classes/": "gpu.example.com", "api/^taint-rules/": "r1", "api/^nodes/": "node-0",
+        "api/^pods/": Pod.objects.get().pk,
     }  # fmt: skip
     problems = []
     for route in all_routes:
