@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 
 from inventory.mirror.derive.common import chunks
 from inventory.models import FREE, DeviceCount
@@ -43,19 +43,25 @@ def recounted(touched: Sequence[int], rows: int) -> Iterator[None]:
     if connection.vendor != "sqlite" or rows < RECOUNT_MIN_ROWS or not connection.in_atomic_block:
         yield
         return
-    # A savepoint: should the writes fail and the caller carry on in its transaction, they, the pause
-    # and the recount are undone together (never a pause left in place, never counters half applied).
-    with transaction.atomic(), connection.cursor() as cursor:
+    # No savepoint here, on purpose: inside one, SQLite's in-memory statement journal keeps every page the
+    # savepoint changes and truncates that list by walking it after each row's statement (the device
+    # table has triggers, so each row is a statement with its own journal): 10,000 device rows in pages of
+    # 2,500 took 1.66 s instead of 0.39 s. Instead the recount runs whatever happens: should the writes
+    # fail and the caller carry on in its transaction, the counters follow the rows that were written and
+    # no pause is left behind; should the caller roll back, the pause and the counts go with the rows.
+    with connection.cursor() as cursor:
         before = _tally(cursor, touched)
         cursor.execute("SELECT COALESCE(MAX(id), 0) FROM inventory_device")
         top = cursor.fetchone()[0]
         cursor.execute("INSERT INTO inventory_devicecountpause (id) VALUES (1)")
-        yield
-        cursor.execute("DELETE FROM inventory_devicecountpause")
-        after = _tally(cursor, touched)
-        cursor.execute(_TALLY.format(where="id > %s"), [top])  # the rows inserted meanwhile
-        after.update(_rows(cursor))
-        _apply(cursor, after, before)
+        try:
+            yield
+        finally:
+            cursor.execute("DELETE FROM inventory_devicecountpause")
+            after = _tally(cursor, touched)
+            cursor.execute(_TALLY.format(where="id > %s"), [top])  # the rows inserted meanwhile
+            after.update(_rows(cursor))
+            _apply(cursor, after, before)
 
 
 def _tally(cursor: Any, ids: Sequence[int]) -> Tally:
