@@ -650,6 +650,8 @@ class Store:
             meta["namespace"] = namespace or body_ns or "default"
         else:
             meta.pop("namespace", None)
+        # admission errors name the request's object as it came: a generated name does not exist yet there
+        requested_name = str(meta.get("name") or meta.get("generateName") or "")
         if not meta.get("name"):
             if meta.get("generateName"):
                 meta["name"] = str(meta["generateName"]) + "".join(_RANDOM.choices(_NAME_ALPHABET, k=5))
@@ -682,6 +684,8 @@ class Store:
         canonical_quantities(resource.group, resource.version, resource.kind, new)
         defaulting.normalize_times(new)
         defaulting.apply_defaults(plural, new, None, now)
+        if plural == "pods":
+            self._check_service_account(resource, new, requested_name)
         warnings = self._validate(resource, new, None, None, field_validation)
         # Validation saw what the request decoded to; what is stored and returned went through encoding.
         drop_empty_collections(resource.group, resource.version, resource.kind, new)
@@ -705,6 +709,26 @@ class Store:
             if plural == "namespaces":
                 self._create_default_service_account(name)
         return decode(entry.raw), warnings
+
+    def _check_service_account(self, resource: ResourceDef, pod: Obj, name: str) -> None:
+        """kube-apiserver's ServiceAccount admission plugin (mutating, so before validation): a new pod's
+        account must exist in its namespace. A pod in a namespace that does not exist is left to the
+        namespace's 404 (NamespaceLifecycle comes first); a kubelet's mirror pod names no account."""
+        namespace = str(pod["metadata"].get("namespace", ""))
+        account = (pod.get("spec") or {}).get("serviceAccountName")
+        if not account or not isinstance(account, str):
+            return
+        with self._lock:
+            if ("", namespace) not in self._table("namespaces"):
+                return
+            if (namespace, account) in self._table("serviceaccounts"):
+                return
+        raise ApiError(
+            403, "Forbidden",
+            f'{resource.group_resource} "{name}" is forbidden: error looking up service account '
+            f'{namespace}/{account}: serviceaccount "{account}" not found',
+            {"name": name, "kind": resource.plural},
+        )  # fmt: skip
 
     def _create_default_service_account(self, namespace: str) -> None:
         """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once) and, with a

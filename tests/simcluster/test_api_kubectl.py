@@ -467,6 +467,32 @@ def test_it_admits_pods_as_the_default_admission_plugins_do(kubectl: Kubectl, cl
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
 
 
+def test_it_refuses_a_pod_whose_service_account_does_not_exist_as_the_admission_plugin_does(
+    kubectl: Kubectl,
+) -> None:
+    named = kubectl("run", "x", "--image=y", '--overrides={"spec":{"serviceAccountName":"nope"}}')
+    assert (named.returncode, named.stderr) == (
+        1,
+        'Error from server (Forbidden): pods "x" is forbidden: error looking up service account '
+        'default/nope: serviceaccount "nope" not found\n',
+    )
+    # admission sees the request's generateName (the name is generated later), and runs before validation
+    generated = kubectl("create", "-f", "-", input_text=(
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: gen-}\n"
+        "spec: {serviceAccountName: nope, containers: [{name: c, image: x, ports: [{containerPort: -1}]}]}\n"
+    ))  # fmt: skip
+    assert generated.returncode == 1
+    assert 'pods "gen-" is forbidden: error looking up service account default/nope' in generated.stderr
+    # a namespace that does not exist is its own 404, first
+    missing = kubectl(
+        "run", "y", "--image=y", "-n", "nosuch", '--overrides={"spec":{"serviceAccountName":"nope"}}'
+    )
+    assert missing.stderr == 'Error from server (NotFound): namespaces "nosuch" not found\n'
+    assert kubectl("get", "pods", "x").returncode == 1
+    _ok(kubectl("create", "serviceaccount", "nope"))
+    _ok(kubectl("run", "x", "--image=y", '--overrides={"spec":{"serviceAccountName":"nope"}}'))
+
+
 def test_it_sets_generation_only_where_the_registry_does(kubectl: Kubectl, cluster: SimCluster) -> None:
     _ok(kubectl("create", "configmap", "settings", "--from-literal=mode=fast"))
     _ok(kubectl("create", "namespace", "team"))
