@@ -13,6 +13,9 @@ ResourceClaims and DRA-served extended resources it uses.
   extended-resource claim (`status.extendedResourceClaimStatus`).
 * `dra_extended_resources` — the extended resources DRA serves the pod: the resource names of the
   scheduler's request mappings, with the pod's count of each.
+* `pod_waiting` — why a pod that is not running yet waits, as `kubectl describe pod` tells it: the
+  scheduler's `PodScheduled=False` condition (Unschedulable and its message), the scheduling gates it waits
+  for, the template claims not created yet, or a waiting container's message.
 
 simcluster's `kubectl get pods` table and dradash's Pods list use `pod_status`, so they read the same.
 """
@@ -32,6 +35,12 @@ POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 TERMINAL = frozenset({"Succeeded", "Failed"})
 #: the node lifecycle controller's `status.reason` for a pod whose node stopped answering
 NODE_LOST = "NodeLost"
+#: the longest waiting reason and message `pod_waiting` gives (the cluster's text is untrusted and unbounded)
+WAITING_REASON_MAX = 128
+WAITING_MESSAGE_MAX = 1000
+#: `pod_waiting`'s reason for a pod held only by template claims not created yet (upstream's scheduler says
+#: nothing then: its DynamicResources PreEnqueue keeps the pod out of the queue without a condition)
+WAITING_FOR_CLAIM = "WaitingForResourceClaim"
 
 
 @dataclass(frozen=True)
@@ -206,3 +215,84 @@ def dra_extended_resources(pod: Mapping[str, Any]) -> dict[str, int]:
     )
     counts = pod_extended_counts(pod)
     return {name: counts.get(name, 0) for name in names}
+
+
+@dataclass(frozen=True)
+class PodWaiting:
+    #: a word: the condition's reason (Unschedulable, SchedulingGated), WaitingForResourceClaim, or a
+    #: waiting container's reason (ContainerCreating, ImagePullBackOff, CrashLoopBackOff …)
+    reason: str
+    #: what the cluster says about it ("" when it says nothing), at most WAITING_MESSAGE_MAX characters
+    message: str
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _template_claims_not_created(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+    """The pod's template claims with no entry in `status.resourceClaimStatuses` yet: no ResourceClaim is
+    made for them. An entry without a name means none was needed, so it does not wait."""
+    listed = {str(s.get("name")) for s in _list(status.get("resourceClaimStatuses"))}
+    return [
+        f"{e.get('name')} (template {e.get('resourceClaimTemplateName')})"
+        for e in _list(spec.get("resourceClaims"))
+        if not e.get("resourceClaimName")
+        and e.get("resourceClaimTemplateName")
+        and str(e.get("name")) not in listed
+    ]
+
+
+def _container_waiting(status: Mapping[str, Any]) -> PodWaiting | None:
+    """The first init container, then container, that waits with a message (its reason alone is already
+    kubectl's STATUS)."""
+    for container in [*_list(status.get("initContainerStatuses")), *_list(status.get("containerStatuses"))]:
+        waiting = _dict(_dict(container.get("state")).get("waiting"))
+        message = str(waiting.get("message") or "").strip()
+        if message:
+            reason = str(waiting.get("reason") or "") or "Waiting"
+            return PodWaiting(reason, f"container {container.get('name')}: {message}")
+    return None
+
+
+def pod_waiting(pod: Mapping[str, Any]) -> PodWaiting | None:
+    """Why the pod is not running yet, as `kubectl describe pod` shows it, or None when nothing holds it.
+
+    A pod that has finished (Succeeded, Failed) or runs ready waits for nothing; a Running pod that is not
+    ready only for a container waiting with a message. Otherwise, in the order the pod meets them: its
+    scheduling gates (which ones), the scheduler's `PodScheduled=False` condition (reason and message:
+    "0/3 nodes are available: 3 cannot allocate all claims. …"), the template claims not created yet
+    while it is not bound, and last a container waiting with a message (`state.waiting.message`). Reason and
+    message are capped (WAITING_REASON_MAX, WAITING_MESSAGE_MAX)."""
+    spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
+    phase = str(status.get("phase") or "")
+    if phase in TERMINAL:
+        return None
+    if phase == "Running":
+        if _has_ready_condition(status):
+            return None
+        found = _container_waiting(status)
+    else:
+        reason, parts = "", []
+        scheduled = next(
+            (c for c in _list(status.get("conditions")) if c.get("type") == "PodScheduled"), None
+        )
+        gates = [str(g.get("name")) for g in _list(spec.get("schedulingGates")) if g.get("name")]
+        if scheduled is not None and scheduled.get("status") == "False":
+            reason = str(scheduled.get("reason") or "") or "Unschedulable"
+            message = str(scheduled.get("message") or "").strip()
+            # The gated condition's message only says there are gates: the gates below say which.
+            if message and not (gates and reason == "SchedulingGated"):
+                parts.append(message)
+        if gates:
+            reason = "SchedulingGated"
+            parts.append(f"waiting for scheduling gates to be removed: {', '.join(gates)}")
+        if not spec.get("nodeName"):
+            pending = _template_claims_not_created(spec, status)
+            if pending:
+                reason = reason or WAITING_FOR_CLAIM
+                parts.append(f"ResourceClaim not created yet for {', '.join(pending)}")
+        found = PodWaiting(reason, "; ".join(parts)) if reason else _container_waiting(status)
+    if found is None:
+        return None
+    return PodWaiting(_capped(found.reason, WAITING_REASON_MAX), _capped(found.message, WAITING_MESSAGE_MAX))

@@ -212,11 +212,19 @@ class PodFilterSet(django_filters.FilterSet):
     node = django_filters.CharFilter(field_name="node_name", label="Node")
     phase = django_filters.ChoiceFilter(choices=[(p, p) for p in POD_PHASES], field_name="phase")
     uses_claims = StrictBooleanFilter(method="filter_uses_claims", label="Uses DRA claims")
+    waiting = StrictBooleanFilter(method="filter_waiting", label="Waiting")
     q = django_filters.CharFilter(method="filter_search", label="Search")
 
     class Meta:
         model = Pod
         fields: list[str] = []
+
+    def filter_waiting(self, queryset: QuerySet[Pod], name: str, value: bool | None) -> QuerySet[Pod]:
+        """Pods that say why they wait (unschedulable, gated, a claim not created, a container's message),
+        or, with false, those that do not."""
+        if value is None:
+            return queryset
+        return queryset.exclude(waiting_reason="") if value else queryset.filter(waiting_reason="")
 
     def filter_uses_claims(self, queryset: QuerySet[Pod], name: str, value: bool | None) -> QuerySet[Pod]:
         """Pods that use a ResourceClaim (their own, from a template, or the scheduler's extended-resource

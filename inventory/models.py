@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from dra.pods import WAITING_MESSAGE_MAX, WAITING_REASON_MAX
+
 # Allocation states of a device (Device.allocation_state).
 FREE = "free"
 ALLOCATED = "allocated"
@@ -268,7 +270,8 @@ class Claim(models.Model):
 
 class Pod(models.Model):
     """Derived summary of one Pod, for the Pods list and its filters (`inventory.mirror.derive.pods`):
-    what kubectl would print for it (`dra.pods.pod_status`) and the DRA it uses, without decoding pods."""
+    what kubectl would print for it (`dra.pods.pod_status`), why it waits, and the DRA it uses, without
+    decoding pods."""
 
     uid = models.CharField(max_length=64, unique=True)
     namespace = models.CharField(max_length=63)
@@ -285,6 +288,10 @@ class Pod(models.Model):
     # Extended resources DRA serves it (`dra.pods.dra_extended_resources`): [{name, count}] by name.
     extended_resources = models.JSONField(default=list, blank=True)
     created = models.CharField(max_length=40, blank=True, default="")  # RFC 3339 in UTC: sorts as text
+    # Why it waits (`dra.pods.pod_waiting`): Unschedulable, SchedulingGated, WaitingForResourceClaim or a
+    # waiting container's reason, and the cluster's message; "" when nothing holds it.
+    waiting_reason = models.CharField(max_length=WAITING_REASON_MAX, blank=True, default="")
+    waiting_message = models.CharField(max_length=WAITING_MESSAGE_MAX, blank=True, default="")
 
     class Meta:
         indexes = [

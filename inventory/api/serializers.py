@@ -101,8 +101,9 @@ class PodExtendedResourceSerializer(serializers.Serializer[Any]):
 
 
 class PodSerializer(serializers.ModelSerializer[Pod]):
-    """A pod as the Pods list shows it: kubectl's READY, STATUS and RESTARTS, its node, the ResourceClaims it
-    uses and the extended resources DRA serves it. The whole object: /api/objects/?kind=pods&name=…"""
+    """A pod as the Pods list shows it: kubectl's READY, STATUS and RESTARTS, why it waits, its node, the
+    ResourceClaims it uses and the extended resources DRA serves it. The whole object:
+    /api/objects/?kind=pods&name=…"""
 
     status = serializers.CharField(
         help_text="kubectl get pods' STATUS (CrashLoopBackOff, Init:0/1, Terminating, …)"
@@ -111,6 +112,15 @@ class PodSerializer(serializers.ModelSerializer[Pod]):
     claims = PodClaimSerializer(many=True, help_text="the ResourceClaims the pod uses")
     extended_resources = PodExtendedResourceSerializer(
         many=True, help_text="extended resources DRA serves the pod (the scheduler's extended-resource claim)"
+    )
+    waiting_reason = serializers.CharField(
+        help_text="why the pod waits, as kubectl describe pod shows it: the scheduler's PodScheduled=False "
+        "reason (Unschedulable, SchedulingGated), WaitingForResourceClaim (a template's claim is not created "
+        'yet), or a waiting container\'s reason when it has a message; "" when nothing holds it'
+    )
+    waiting_message = serializers.CharField(
+        help_text='what the cluster says about it (at most 1,000 characters): "0/3 nodes are available: 3 '
+        'cannot allocate all claims. …", the scheduling gates, the claims not created yet; "" for none'
     )
 
     class Meta:
@@ -129,6 +139,8 @@ class PodSerializer(serializers.ModelSerializer[Pod]):
             "claim_count",
             "extended_resources",
             "created",
+            "waiting_reason",
+            "waiting_message",
         ]
 
 

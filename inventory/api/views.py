@@ -139,8 +139,8 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
 
 
 class PodViewSet(viewsets.ReadOnlyModelViewSet[Pod]):
-    """Pods: kubectl's status, the node, the ResourceClaims they use and the extended resources DRA serves
-    them; filtered as on the Pods page (namespace, node, phase, uses_claims, q)."""
+    """Pods: kubectl's status, why they wait, the node, the ResourceClaims they use and the extended resources
+    DRA serves them; filtered as on the Pods page (namespace, node, phase, uses_claims, waiting, q)."""
 
     serializer_class = s.PodSerializer
     filterset_class = PodFilterSet

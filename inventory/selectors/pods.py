@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from dra.pods import POD_PHASES, pod_claims, pod_phase
+from dra.pods import POD_PHASES, PodWaiting, pod_claims, pod_phase, pod_waiting
 from dra.taints import NO_EXECUTE, NO_SCHEDULE, effective_effect, parse_taint, parse_toleration
 from inventory.models import Claim, Device, KubeObject, Pod
 from inventory.selectors.common import CLAIMS, JSON, PODS, clip
@@ -70,6 +70,8 @@ class PodDetail:
     owner: JSON | None  # {kind, name} of the controller
     claims: list[PodClaim]
     node_exists: bool
+    #: why it waits (`dra.pods.pod_waiting`), None when nothing holds it
+    waiting: PodWaiting | None = None
 
     @property
     def tolerated(self) -> list[tuple[PodDevice, DeviceTaintView]]:
@@ -202,6 +204,7 @@ def pod_detail(*, namespace: str, name: str) -> PodDetail:
         owner=_owner(raw),
         claims=claims,
         node_exists=bool(node) and KubeObject.objects.filter(kind="nodes", name=node).exists(),
+        waiting=pod_waiting(raw),
     )
 
 
@@ -221,15 +224,25 @@ class PodCounts:
     phases: dict[str, int]
     #: pods that use a ResourceClaim
     with_claims: int
+    #: pods that say why they wait (Pod.waiting_reason)
+    waiting: int
 
 
 def pod_counts() -> PodCounts:
-    """How many pods there are, per phase, and how many use a ResourceClaim (two indexed aggregates)."""
+    """How many pods there are, per phase, how many use a ResourceClaim and how many wait (two aggregates)."""
     phases = dict.fromkeys(POD_PHASES, 0)
     for phase, n in Pod.objects.order_by().values_list("phase").annotate(n=Count("id")):
         phases[phase if phase in phases else "Unknown"] += n
-    with_claims = Pod.objects.aggregate(n=Count("id", filter=Q(claim_count__gt=0)))["n"]
-    return PodCounts(total=sum(phases.values()), phases=phases, with_claims=with_claims)
+    counts = Pod.objects.aggregate(
+        with_claims=Count("id", filter=Q(claim_count__gt=0)),
+        waiting=Count("id", filter=~Q(waiting_reason="")),
+    )
+    return PodCounts(
+        total=sum(phases.values()),
+        phases=phases,
+        with_claims=counts["with_claims"],
+        waiting=counts["waiting"],
+    )
 
 
 #: at most this many namespaces are offered as the namespace filter's suggestions

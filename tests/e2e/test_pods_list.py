@@ -54,3 +54,40 @@ def test_an_operator_filters_the_pods_by_namespace_and_follows_a_claim(
     link.click()
     page.wait_for_url(re.compile(rf"/claims/ml/{re.escape(claim)}/$"))
     expect(page.locator("h1")).to_contain_text(claim)
+
+
+def test_a_pending_pod_says_why_it_waits_at_desktop_and_phone_width(
+    mirror: MirrorHandle, simcluster: Any, viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    """tiny's too-big asks for 8 GPUs on one node: the scheduler's words are under its status, three lines at
+    most on a desktop and no wider than the status column was (all of them in the title), on screen in the
+    phone's card."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/pods/?waiting=true")
+    why = page.locator('#pods-list tr[data-pod="research/too-big"] td[data-phase] .pod-waiting')
+    expect(why).to_contain_text("Unschedulable: 0/3 nodes are available: 3 cannot allocate all claims.")
+    # The message widens nothing: the status column is as wide as its badge and READY make it.
+    cell = page.locator('#pods-list tr[data-pod="research/too-big"] td[data-phase]')
+    widths = cell.evaluate(
+        """td => { const w = td.getBoundingClientRect().width; const why = td.querySelector('.pod-waiting');
+                   why.style.display = "none"; const without = td.getBoundingClientRect().width;
+                   why.style.display = "";
+                   return [w, without]; }"""
+    )
+    assert abs(widths[0] - widths[1]) < 1, widths
+    title = why.get_attribute("title") or ""
+    assert title.startswith("Unschedulable: 0/3 nodes are available") and title.endswith("for scheduling.")
+    line = float(why.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 18"))
+    box = why.bounding_box()
+    assert box and box["height"] <= 3 * line + 1, (box, line)
+    assert why.evaluate("e => e.scrollHeight > e.clientHeight"), "the rest is cut, not spilled"
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    expect(why).to_contain_text("Preemption is not helpful for scheduling.")
+    assert not why.evaluate("e => e.scrollHeight > e.clientHeight"), "the card shows all of it"
+    box = why.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0

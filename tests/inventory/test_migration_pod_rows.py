@@ -43,3 +43,43 @@ def test_the_pods_already_mirrored_get_their_rows() -> None:
         ]  # fmt: skip
     finally:
         call_command("migrate", verbosity=0)
+
+
+def test_the_pods_already_mirrored_get_why_they_wait() -> None:
+    """Migration 0023: the rows 0022 made (or the mirror wrote) before Pod had a waiting reason get one."""
+    before, after = ("inventory", "0022_pod"), ("inventory", "0023_pod_waiting")
+    call_command("migrate", *before, verbosity=0)
+    try:
+        old = MigrationExecutor(connection).loader.project_state(before).apps
+        kube_object = old.get_model("inventory", "KubeObject")
+        message = "0/3 nodes are available: 3 cannot allocate all claims."
+        pending = {
+            "metadata": {"name": "too-big", "namespace": "research", "uid": "u-1"},
+            "spec": {"containers": [{"name": "main"}]},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]},
+        }  # fmt: skip
+        running = {
+            "metadata": {"name": "web", "namespace": "default", "uid": "u-2"},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "main"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        for uid, raw in (("u-1", pending), ("u-2", running)):
+            meta = raw["metadata"]
+            kube_object.objects.create(
+                kind="pods", uid=uid, name=meta["name"], namespace=meta["namespace"], raw=raw
+            )
+            # the row the mirror wrote then, without a waiting reason
+            old.get_model("inventory", "Pod").objects.create(
+                uid=uid, name=meta["name"], namespace=meta["namespace"], phase=raw["status"]["phase"]
+            )
+
+        call_command("migrate", *after, verbosity=0)
+        new = MigrationExecutor(connection).loader.project_state(after).apps
+        rows = new.get_model("inventory", "Pod").objects.order_by("uid")
+        assert list(rows.values_list("name", "waiting_reason", "waiting_message")) == [
+            ("too-big", "Unschedulable", message),
+            ("web", "", ""),
+        ]
+    finally:
+        call_command("migrate", verbosity=0)

@@ -1,11 +1,12 @@
-"""Pod rows from Pods: what the Pods list shows and filters by (kubectl's STATUS, the claims it uses)."""
+"""Pod rows from Pods: what the Pods list shows and filters by (kubectl's STATUS, why it waits, the claims it
+uses)."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any
 
-from dra.pods import dra_extended_resources, pod_claims, pod_phase, pod_status
+from dra.pods import dra_extended_resources, pod_claims, pod_phase, pod_status, pod_waiting
 from inventory.mirror import sql
 from inventory.mirror.derive.common import JSON, chunks
 from inventory.models import Pod
@@ -24,6 +25,8 @@ POD_FIELDS = [
     "claim_count",
     "extended_resources",
     "created",
+    "waiting_reason",
+    "waiting_message",
 ]
 
 
@@ -32,6 +35,7 @@ def pod_values(pod: JSON) -> dict[str, Any]:
     text, and an over-long value must not fail the mirror's transaction on PostgreSQL)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     summary = pod_status(pod)
+    waiting = pod_waiting(pod)
     claims = [
         {"podClaim": ref.pod_claim, "name": ref.name, "source": ref.source, "template": ref.template}
         for ref in pod_claims(pod)
@@ -49,6 +53,8 @@ def pod_values(pod: JSON) -> dict[str, Any]:
         "claim_count": len(claims),
         "extended_resources": [{"name": n, "count": c} for n, c in dra_extended_resources(pod).items()],
         "created": str(meta.get("creationTimestamp", "") or "")[:40],
+        "waiting_reason": waiting.reason if waiting else "",
+        "waiting_message": waiting.message if waiting else "",
     }
 
 

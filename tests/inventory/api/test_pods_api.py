@@ -14,6 +14,9 @@ from tests.inventory.pages.test_pods_list import pod
 
 pytestmark = pytest.mark.django_db
 
+NO_FIT = "0/3 nodes are available: 3 cannot allocate all claims."
+UNSCHEDULABLE = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": NO_FIT}
+
 
 @pytest.fixture
 def api() -> APIClient:
@@ -31,7 +34,7 @@ def pods() -> None:
             containers=[{"name": "main", "resources": {"limits": {"example.com/gpu": "1"}}}],
             extended={"resourceClaimName": "legacy-gpu-er", "requestMappings": [
                 {"containerName": "main", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}]}),
-        pod("web", namespace="default", phase="Pending"),
+        pod("web", namespace="default", phase="Pending", conditions=[UNSCHEDULABLE]),
     )  # fmt: skip
 
 
@@ -55,6 +58,8 @@ def test_it_lists_pods_with_status_node_claims_and_extended_resources(api: APICl
     assert legacy["extended_resources"] == [{"name": "example.com/gpu", "count": 1}]
     assert legacy["claims"][0]["source"] == "extended" and legacy["claim_count"] == 1
     assert web["claims"] == [] and web["node_name"] == "" and web["created"] == "2026-11-01T10:00:00Z"
+    assert (web["waiting_reason"], web["waiting_message"]) == ("Unschedulable", NO_FIT)
+    assert (trainer["waiting_reason"], trainer["waiting_message"]) == ("", "")
     assert api.get(f"/api/pods/{trainer['id']}/").json()["uid"] == trainer["uid"]
 
 
@@ -65,12 +70,14 @@ def test_it_filters_as_the_page_does(api: APIClient, pods: None) -> None:
     assert names(api, {"uses_claims": "true"}) == ["legacy-gpu", "trainer-0"]
     assert names(api, {"uses_claims": "0"}) == ["web"]
     assert names(api, {"q": "GPU"}) == ["legacy-gpu"]
+    assert names(api, {"waiting": "true"}) == ["web"]
+    assert names(api, {"waiting": "false"}) == ["legacy-gpu", "trainer-0"]
 
 
 @pytest.mark.parametrize(
     ("query", "field"),
     [({"phase": "Sleeping"}, "phase"), ({"uses_claims": "maybe"}, "uses_claims"), ({"nod": "node-1"}, "nod"),
-     ({"limit": "0"}, "limit")],
+     ({"limit": "0"}, "limit"), ({"waiting": "maybe"}, "waiting")],
 )  # fmt: skip
 def test_it_answers_400_naming_a_refused_parameter(
     api: APIClient, pods: None, query: dict[str, str], field: str
@@ -99,4 +106,8 @@ def test_it_is_in_the_api_root_and_the_openapi_schema(api: APIClient) -> None:
     paths = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()["paths"]
     assert {"/api/pods/", "/api/pods/{id}/"} <= set(paths)
     parameters = {p["name"] for p in paths["/api/pods/"]["get"]["parameters"]}
-    assert {"namespace", "node", "phase", "uses_claims", "q", "limit", "offset"} <= parameters
+    assert {"namespace", "node", "phase", "uses_claims", "waiting", "q", "limit", "offset"} <= parameters
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    pod = schema["components"]["schemas"]["Pod"]
+    assert {"waiting_reason", "waiting_message"} <= set(pod["required"])
+    assert "Unschedulable" in pod["properties"]["waiting_reason"]["description"]

@@ -90,3 +90,22 @@ def test_a_pod_with_an_overlong_status_reason_is_cut_not_refused() -> None:
     f.write(("pods", odd))
     row = Pod.objects.get(name="odd")
     assert row.status == "R" * 128 and len(row.phase) == 16
+
+
+def test_it_writes_why_a_pending_pod_waits_and_forgets_it_once_the_pod_runs() -> None:
+    message = "0/3 nodes are available: 3 cannot allocate all claims. " + "x" * 5_000
+    waiting = pod("too-big", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}])  # fmt: skip
+    f.write(("pods", waiting))
+    row = Pod.objects.get(name="too-big")
+    assert row.waiting_reason == "Unschedulable"
+    assert row.waiting_message.startswith("0/3 nodes are available: 3 cannot allocate all claims. xxx")
+    assert len(row.waiting_message) == 1000 and row.waiting_message.endswith("…")
+
+    placed = copy.deepcopy(waiting)
+    placed["metadata"]["resourceVersion"] = "2"
+    placed["spec"]["nodeName"] = "node-1"
+    placed["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    BatchWriter().apply([Event("pods", "MODIFIED", placed, "2")])
+    row = Pod.objects.get(name="too-big")
+    assert (row.status, row.waiting_reason, row.waiting_message) == ("Running", "", "")

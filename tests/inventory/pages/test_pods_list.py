@@ -34,13 +34,19 @@ def pod(
     extended: JSON | None = None,
     containers: list[JSON] | None = None,
     statuses: list[JSON] | None = None,
+    conditions: list[JSON] | None = None,
+    gates: list[str] | None = None,
 ) -> tuple[str, JSON]:
     spec: JSON = {"containers": containers or [{"name": "main"}]}
     if node:
         spec["nodeName"] = node
     if claims:
         spec["resourceClaims"] = claims
+    if gates:
+        spec["schedulingGates"] = [{"name": g} for g in gates]
     status: JSON = {"phase": phase}
+    if conditions:
+        status["conditions"] = conditions
     if generated:
         status["resourceClaimStatuses"] = generated
     if extended:
