@@ -132,11 +132,25 @@ def worker(args: argparse.Namespace) -> None:
                 yield page
 
         began, cpu = time.perf_counter(), time.thread_time()
+        kind_profiler = None
+        if kind == args.profile_kind:
+            import cProfile
+
+            kind_profiler = cProfile.Profile()
+            kind_profiler.enable()
         try:
             return list_into(kind, waited())
         finally:
             spent["wall_s"] += time.perf_counter() - began
             spent["cpu_s"] += time.thread_time() - cpu
+            if kind_profiler is not None:
+                import io
+                import pstats
+
+                kind_profiler.disable()
+                out = io.StringIO()
+                pstats.Stats(kind_profiler, stream=out).sort_stats("cumulative").print_stats(40)
+                sys.stderr.write(f"== the list of {kind} only\n" + out.getvalue())
 
     mirror._list_into_database = timed_list  # type: ignore[method-assign]
     report["kinds"] = kinds
@@ -256,11 +270,12 @@ def run_size(nodes: int, args: argparse.Namespace) -> list[dict[str, Any]]:
                 kubectl_all, throttled = kubectl_timed(kubeconfig, "resourceslices,resourceclaims,pods", dump)
                 proc = subprocess.run(
                     [sys.executable, __file__, "--worker", "--kubeconfig", kubeconfig, "--dump", dump,
-                     "--database-url", url, "--profile", str(args.profile), "--sql-time", str(args.sql_time)]
+                     "--database-url", url, "--profile", str(args.profile), "--sql-time", str(args.sql_time),
+                     "--profile-kind", args.profile_kind]
                     + (["--tracemalloc"] if args.tracemalloc else []),
                     capture_output=True, text=True, cwd=ROOT,
                 )  # fmt: skip
-                if args.profile or args.tracemalloc or args.sql_time:
+                if args.profile or args.profile_kind or args.tracemalloc or args.sql_time:
                     print(proc.stderr[-60000:], flush=True)
                 lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
                 if not lines:
@@ -349,6 +364,11 @@ def main() -> None:
     )
     parser.add_argument("--database-url", action="append", dest="database_urls")
     parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N (slows the sync)")
+    parser.add_argument(
+        "--profile-kind",
+        default="",
+        help="cProfile only while this kind lists (top N: --profile, default 40)",
+    )
     parser.add_argument("--tracemalloc", action="store_true", help="report tracemalloc's peak (slow)")
     parser.add_argument("--sql-time", type=int, default=0, help="print the top N SQL statements by wall time")
     parser.add_argument("--no-append", action="store_true")
