@@ -715,9 +715,10 @@ class Store:
         account must exist in its namespace. A pod in a namespace that does not exist is left to the
         namespace's 404 (NamespaceLifecycle comes first); a kubelet's mirror pod names no account."""
         namespace = str(pod["metadata"].get("namespace", ""))
-        account = (pod.get("spec") or {}).get("serviceAccountName")
+        spec = pod.get("spec")
+        account = spec.get("serviceAccountName") if isinstance(spec, dict) else None
         if not account or not isinstance(account, str):
-            return
+            return  # a malformed spec is validation's to refuse
         with self._lock:
             if ("", namespace) not in self._table("namespaces"):
                 return
