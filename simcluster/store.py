@@ -260,9 +260,17 @@ def _first_admin(items: Any, path: str, holder: Callable[[Obj], Any]) -> str | N
     return None
 
 
+#: Status fields without `omitempty`: a status that lacks them reads their zero value (clients require them).
+_STATUS_ZEROES: dict[tuple[str, str], Obj] = {("apps", "replicasets"): {"replicas": 0}}
+
+
 def _struct_status(resource: ResourceDef, obj: Obj) -> None:
     if (resource.group, resource.plural) in _STRUCT_STATUS and obj.get("status") is None:
         obj["status"] = {}
+    zeroes = _STATUS_ZEROES.get((resource.group, resource.plural))
+    if zeroes and isinstance(obj.get("status"), dict):
+        for field, zero in zeroes.items():
+            obj["status"].setdefault(field, zero)
 
 
 def _reorder(obj: Obj) -> Obj:
