@@ -29,7 +29,7 @@ from simcluster.rbac import Authorizer, forbidden
 from simcluster.requestinfo import request_attributes
 from simcluster.resources import ResourceDef, lookup
 from simcluster.selectors import Matcher, SelectorError, combine, field_matcher, label_matcher
-from simcluster.store import CREATE_ON_UPDATE, Store, entry_key
+from simcluster.store import CREATE_ON_UPDATE, PROPAGATION_POLICIES, Store, entry_key
 from simcluster.watch import WatchStream, parse_watch_params
 
 log = logging.getLogger(__name__)
@@ -61,12 +61,28 @@ def _json_response(body: Any, status: int = 200, *, content_type: str = JSON_TYP
     return web.Response(body=raw, status=status, headers={"Content-Type": content_type})
 
 
-def _orphans(request: web.Request, body: Obj) -> bool:
-    """DeleteOptions asks to orphan the dependents: propagationPolicy=Orphan, or the deprecated orphanDependents."""
+def _propagation_policy(request: web.Request, body: Obj) -> str | None:
+    """DeleteOptions' propagationPolicy (None: the kind's default); the deprecated orphanDependents says
+    Orphan or Background. 422 for both at once or an unknown policy, as ValidateDeleteOptions words it."""
     policy = body.get("propagationPolicy", request.query.get("propagationPolicy"))
-    if policy is not None:
-        return bool(policy == "Orphan")
-    return body.get("orphanDependents", request.query.get("orphanDependents")) in (True, "true")
+    orphan = body.get("orphanDependents", request.query.get("orphanDependents"))
+    causes: list[Obj] = []
+    if orphan is not None and policy is not None:
+        causes.append({"reason": "FieldValueInvalid", "field": "propagationPolicy",
+                       "message": f"Invalid value: {json.dumps(policy)}: orphanDependents and deletionPropagation "
+                                  "cannot be both set"})  # fmt: skip
+    if policy is not None and policy not in PROPAGATION_POLICIES:
+        causes.append({"reason": "FieldValueNotSupported", "field": "propagationPolicy",
+                       "message": f"Unsupported value: {json.dumps(policy)}: supported values: "
+                                  + ", ".join(json.dumps(p) for p in (*PROPAGATION_POLICIES, "nil"))})  # fmt: skip
+    if causes:
+        parts = [f"{c['field']}: {c['message']}" for c in causes]
+        summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        raise ApiError(422, "Invalid", f'DeleteOptions.meta.k8s.io "" is invalid: {summary}',
+                       {"group": "meta.k8s.io", "kind": "DeleteOptions", "causes": causes})  # fmt: skip
+    if orphan is not None:
+        return "Orphan" if orphan in (True, "true") else "Background"
+    return str(policy) if policy is not None else None
 
 
 def _error_response(error: ApiError) -> web.Response:
@@ -766,7 +782,7 @@ class SimServer:
             resource_version=preconditions.get("resourceVersion"),
             dry_run=self._dry_run(request, body),
             grace_period_seconds=grace_seconds,
-            orphan=_orphans(request, body),
+            propagation_policy=_propagation_policy(request, body),
         )
         meta = obj.get("metadata") or {}
         if (resource.group, resource.plural) in _DELETE_ANSWERS_STATUS and not meta.get("deletionTimestamp"):
@@ -791,7 +807,11 @@ class SimServer:
         body = await self._read_body(request) or {}
         matcher = self._matcher(request, resource)
         deleted = self.store.delete_collection(
-            resource.plural, namespace=namespace, match=matcher, dry_run=self._dry_run(request, body)
+            resource.plural,
+            namespace=namespace,
+            match=matcher,
+            dry_run=self._dry_run(request, body),
+            propagation_policy=_propagation_policy(request, body),
         )
         return _json_response(
             {

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from sortedcontainers import SortedDict
 
 from dra.allocator.features import DEFAULT_FEATURES
+from dra.taints import parse_time
 from simcluster import defaulting, patching, validation
 from simcluster.errors import (
     ApiError,
@@ -42,7 +43,18 @@ from simcluster.jsondata import clone, decode, dumps
 from simcluster.resources import ResourceDef, resource_for
 from simcluster.schema import canonical_quantities, drop_empty_collections
 
-__all__ = ["CREATE_ON_UPDATE", "Admission", "ApiError", "Entry", "Page", "Store", "WatchEvent"]
+__all__ = [
+    "CREATE_ON_UPDATE",
+    "FOREGROUND_FINALIZER",
+    "ORPHAN_FINALIZER",
+    "PROPAGATION_POLICIES",
+    "Admission",
+    "ApiError",
+    "Entry",
+    "Page",
+    "Store",
+    "WatchEvent",
+]
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +121,17 @@ _WITHOUT_GENERATION = frozenset({
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 })  # fmt: skip
+#: The garbage collector's finalizers: a DELETE with propagationPolicy Orphan or Foreground leaves one.
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+#: Kinds whose registry never leaves a garbage-collection finalizer (DefaultGarbageCollectionPolicy
+#: Unsupported: Events; Namespaces are emptied by their own deletion, here at once).
+_WITHOUT_GARBAGE_COLLECTION = frozenset({("", "events"), ("", "namespaces")})
+#: Kinds whose registry orphans the dependents of a DELETE that names no policy: batch/v1 Jobs keep the
+#: behaviour of their first version (DefaultGarbageCollectionPolicy OrphanDependents), which is why
+#: kubectl always sends propagationPolicy.
+_ORPHANS_BY_DEFAULT = frozenset({("batch", "jobs")})
 #: Kinds whose registry strategy refuses a PUT without metadata.resourceVersion (AllowUnconditionalUpdate
 #: false: DeviceTaintRule from v1 on, Lease).
 _CONDITIONAL_UPDATES_ONLY = frozenset(
@@ -260,9 +283,37 @@ def _first_admin(items: Any, path: str, holder: Callable[[Obj], Any]) -> str | N
     return None
 
 
+#: Status fields without `omitempty`: a status that lacks them reads their zero value (clients require them).
+_STATUS_ZEROES: dict[tuple[str, str], Obj] = {("apps", "replicasets"): {"replicas": 0}}
+
+
 def _struct_status(resource: ResourceDef, obj: Obj) -> None:
     if (resource.group, resource.plural) in _STRUCT_STATUS and obj.get("status") is None:
         obj["status"] = {}
+    zeroes = _STATUS_ZEROES.get((resource.group, resource.plural))
+    if zeroes and isinstance(obj.get("status"), dict):
+        for field, zero in zeroes.items():
+            obj["status"].setdefault(field, zero)
+
+
+def _deletion_finalizers(
+    resource: ResourceDef, finalizers: builtins.list[str], policy: str | None
+) -> builtins.list[str]:
+    """`finalizers` with the garbage collector's as a DELETE's propagationPolicy asks (upstream's
+    deletionFinalizersForGarbageCollection): Orphan adds `orphan`, Foreground `foregroundDeletion`,
+    Background neither; without a policy a finalizer already there decides, else the kind's default."""
+    if (resource.group, resource.plural) in _WITHOUT_GARBAGE_COLLECTION:
+        return finalizers
+    if policy is None:
+        if ORPHAN_FINALIZER in finalizers or FOREGROUND_FINALIZER in finalizers:
+            return finalizers
+        policy = "Orphan" if (resource.group, resource.plural) in _ORPHANS_BY_DEFAULT else "Background"
+    wanted = [f for f in finalizers if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if policy == "Orphan":
+        wanted.append(ORPHAN_FINALIZER)
+    elif policy == "Foreground":
+        wanted.append(FOREGROUND_FINALIZER)
+    return finalizers if set(wanted) == set(finalizers) else wanted
 
 
 def _reorder(obj: Obj) -> Obj:
@@ -904,7 +955,11 @@ class Store:
             new = _record_manager(resource, old, new, field_manager, subresource)
         if dry_run:
             return _reorder(new), warnings
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if (
+            new["metadata"].get("deletionTimestamp")
+            and not new["metadata"].get("finalizers")
+            and not old["metadata"].get("deletionGracePeriodSeconds")
+        ):  # the last finalizer gone, and no grace period still running (upstream's ShouldDeleteDuringUpdate)
             entry = self._commit("DELETED", resource, key, new, current)
         else:
             entry = self._commit("MODIFIED", resource, key, new, current)
@@ -1038,9 +1093,13 @@ class Store:
         resource_version: str | None = None,
         dry_run: bool = False,
         grace_period_seconds: int | None = None,
-        orphan: bool = False,
+        propagation_policy: str | None = None,
     ) -> dict[str, Any]:
-        """Delete (or, with finalizers or a grace period, mark deleted). `orphan`: propagationPolicy=Orphan."""
+        """Delete, or mark deleted while finalizers or a grace period hold the object (it is returned).
+
+        `propagation_policy` (Orphan, Background, Foreground; None: the kind's default) leaves the
+        garbage collector's finalizer, `orphan` or `foregroundDeletion`, as upstream's registry does: the
+        object stays, marked, until the collector has orphaned or deleted its dependents."""
         resource = self._resource(plural)
         with self._lock:
             key = self._key(resource, name, namespace)
@@ -1071,47 +1130,57 @@ class Store:
                     )  # fmt: skip
                 if not dry_run:
                     self._purge_namespace(name)
-            graceful = self._graceful_seconds(resource, current.obj, grace_period_seconds)
-            if meta.get("finalizers") or graceful:
-                if meta.get("deletionTimestamp"):
-                    return decode(current.raw)
-                new = clone(current.obj)
-                new["metadata"]["deletionTimestamp"] = format_time(
-                    self._clock() + timedelta(seconds=graceful)
-                )
-                new["metadata"]["deletionGracePeriodSeconds"] = graceful
-                if "generation" in new["metadata"]:
-                    new["metadata"]["generation"] = int(new["metadata"]["generation"]) + 1
+            marked = self._marked_for_deletion(
+                resource, current.obj, grace_period_seconds, propagation_policy
+            )
+            if marked is current.obj:  # a graceful deletion already pending: nothing a DELETE says changes it
+                return decode(current.raw)
+            if marked is not None:
                 if dry_run:
-                    return _reorder(new)
-                return decode(self._commit("MODIFIED", resource, key, new, current).raw)
+                    return _reorder(marked)
+                if _reorder(marked) == current.obj:
+                    return decode(current.raw)  # no-op: no new resourceVersion, no event
+                return decode(self._commit("MODIFIED", resource, key, marked, current).raw)
             if dry_run:
                 return decode(current.raw)
-            if orphan:
-                self._orphan_dependents(str(meta.get("uid", "")), key[0] if resource.namespaced else None)
             final = clone(current.obj)
             return decode(self._commit("DELETED", resource, key, final, current).raw)
 
-    def _orphan_dependents(self, owner_uid: str, namespace: str | None) -> None:
-        """The garbage collector's orphan step, done at once: dependents lose their reference to the owner
-        (a namespaced owner's dependents share its namespace). Lock held."""
-        for plural, table in self._objects.items():
-            dependent_resource = resource_for(plural)
-            if dependent_resource is None:
-                continue
-            for dependent_key, entry in list(table.items()):
-                if namespace is not None and dependent_key[0] != namespace:
-                    continue
-                refs = entry.obj["metadata"].get("ownerReferences") or []
-                kept = [r for r in refs if not (isinstance(r, dict) and r.get("uid") == owner_uid)]
-                if len(kept) == len(refs):
-                    continue
-                orphaned = clone(entry.obj)
-                if kept:
-                    orphaned["metadata"]["ownerReferences"] = kept
-                else:
-                    orphaned["metadata"].pop("ownerReferences", None)
-                self._commit("MODIFIED", dependent_resource, dependent_key, orphaned, entry)
+    def _marked_for_deletion(
+        self, resource: ResourceDef, obj: Obj, requested: int | None, policy: str | None
+    ) -> Obj | None:
+        """What a DELETE leaves of `obj` when it does not remove it (upstream's BeforeDelete and
+        updateForGracefulDeletionAndFinalizers): a copy marked deleted (deletionTimestamp, grace period,
+        the garbage collector's finalizers); `obj` itself while its graceful deletion is pending; None
+        when the object goes now."""
+        meta = obj["metadata"]
+        period = int(meta.get("deletionGracePeriodSeconds") or 0)
+        started = parse_time(meta.get("deletionTimestamp"))
+        shorter = None if requested is None else (1 if requested < 0 else requested)
+        if started is not None and period and (shorter is None or shorter >= period):
+            return obj  # a graceful deletion is pending: only a shorter grace period may be asked for
+        marked: Obj = clone(obj)
+        new_meta = marked["metadata"]
+        if started is None:
+            graceful = self._graceful_seconds(resource, obj, requested)
+            new_meta["deletionTimestamp"] = format_time(self._clock() + timedelta(seconds=graceful))
+            new_meta["deletionGracePeriodSeconds"] = graceful
+            if "generation" in new_meta:
+                new_meta["generation"] = int(new_meta["generation"]) + 1
+        elif period and shorter is not None:
+            new_meta["deletionTimestamp"] = format_time(started - timedelta(seconds=period - shorter))
+            graceful = new_meta["deletionGracePeriodSeconds"] = shorter
+        else:
+            graceful = 0  # held by finalizers once its grace period ended
+        finalizers = builtins.list(meta.get("finalizers") or [])
+        wanted = _deletion_finalizers(resource, finalizers, policy)
+        if not wanted and not graceful:
+            return None
+        if wanted != finalizers:
+            new_meta["finalizers"] = wanted
+            if not wanted:
+                new_meta.pop("finalizers")
+        return marked
 
     def _graceful_seconds(self, resource: ResourceDef, obj: Obj, requested: int | None) -> int:
         """Seconds of graceful termination a pod gets, or 0 when it is removed at once."""
@@ -1142,6 +1211,7 @@ class Store:
         namespace: str | None = None,
         match: Callable[[Obj], bool] | None = None,
         dry_run: bool = False,
+        propagation_policy: str | None = None,
     ) -> builtins.list[Obj]:
         _, entries = self.snapshot(plural, namespace=namespace)
         deleted: builtins.list[Obj] = []
@@ -1151,7 +1221,13 @@ class Store:
             meta = entry.obj["metadata"]
             try:
                 deleted.append(
-                    self.delete(plural, meta["name"], namespace=meta.get("namespace"), dry_run=dry_run)
+                    self.delete(
+                        plural,
+                        meta["name"],
+                        namespace=meta.get("namespace"),
+                        dry_run=dry_run,
+                        propagation_policy=propagation_policy,
+                    )
                 )
             except ApiError as error:
                 if error.status != 404:

@@ -1,6 +1,6 @@
 """Simulated controllers that run beside the API server: the DRA driver, the scheduler, the device-taint
-eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle and the
-ResourcePoolStatusRequest controller.
+eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle, the
+ResourcePoolStatusRequest controller and the garbage collector.
 
 `start_all(store, topology, options)` publishes the topology's slices and starts every controller in its
 own thread. Controllers subscribe to the store (the callback only pokes their loop) and run level-triggered
@@ -10,7 +10,7 @@ Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status
 DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
-deployments, disruption),
+deployments, disruption, garbage),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
 `pace` (every controller but the scheduler also waits that many times its last pass's duration, default 10),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
@@ -34,6 +34,7 @@ from simcluster.controllers.disruption import DisruptionController
 from simcluster.controllers.driver import Driver
 from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
 from simcluster.controllers.eviction import EvictionController
+from simcluster.controllers.garbage import GarbageCollector
 from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
 from simcluster.controllers.owners import OwnerController
 from simcluster.controllers.pods import WATCHES as POD_WATCHES
@@ -62,6 +63,7 @@ class Controllers:
     pool_status: PoolStatusController
     deployments: DeploymentController
     disruption: DisruptionController
+    garbage: GarbageCollector
     loops: dict[str, Loop] = field(default_factory=dict)
     _unsubscribe: Callable[[], None] | None = None
 
@@ -123,6 +125,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     pool_status = PoolStatusController(store, clock=clock)
     deployments = DeploymentController(store, clock=clock)
     disruption = DisruptionController(store, clock=clock)
+    garbage = GarbageCollector(store)
     controllers = Controllers(
         store=store,
         clock=clock,
@@ -135,6 +138,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         pool_status=pool_status,
         deployments=deployments,
         disruption=disruption,
+        garbage=garbage,
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
@@ -164,6 +168,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
             Loop("disruption", disruption.reconcile, batch_delay=batch, pace=pace),
             DISRUPTION_WATCHES,
         ),
+        ("garbage", Loop("garbage", garbage.reconcile, batch_delay=batch, pace=pace), frozenset()),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:
@@ -173,13 +178,21 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         for plural in watches:
             routes.setdefault(plural, []).append(loop)
 
+    collector = controllers.loops.get("garbage")
+
     def on_change(event_type: str, plural: str, obj: dict[str, Any]) -> None:
         for loop in routes.get(plural, ()):
             loop.poke()
+        # every kind may own or be owned: the collector keeps its graph from every change
+        if collector is not None and garbage.observe(event_type, plural, obj):
+            collector.poke()
 
     if "driver" not in disabled:
         driver.publish_all()
-    controllers._unsubscribe = store.subscribe(on_change)
+    with store.lock:  # the collector's graph starts from what is stored, then follows every change
+        if collector is not None:
+            garbage.sync()
+        controllers._unsubscribe = store.subscribe(on_change)
     clock.on_change(controllers.poke)
     for loop in controllers.loops.values():
         loop.start()

@@ -4,8 +4,8 @@ The new ReplicaSet is `<deployment>-<pod-template-hash>` (the hash of the templa
 selector) with the revision annotations; a RollingUpdate grows it within `replicas + maxSurge` and shrinks
 the old ones while `replicas - maxUnavailable` pods stay available (Recreate: old ones to zero first).
 Old ReplicaSets beyond `revisionHistoryLimit` are deleted. Status and the Available/Progressing conditions
-follow the ReplicaSets. Deleting a Deployment deletes its ReplicaSets, and a deleted ReplicaSet's pods go
-too (the garbage collector's background propagation), for owners this controller has seen.
+follow the ReplicaSets. A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
+deletes its ReplicaSets, and their pods, through their ownerReferences.
 """
 
 from __future__ import annotations
@@ -60,19 +60,12 @@ class DeploymentController:
     def __init__(self, store: Store, *, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._seen_deployments: set[str] = set()
-        self._seen_replicasets: set[str] = set()
 
     def reconcile(self) -> float | None:
         deployments = read_all(self.store, "deployments")
         # copies: a sync updates its ReplicaSets in place as it scales them
         replicasets = [copy.deepcopy(rs) for rs in read_all(self.store, "replicasets")]
         retry = False
-        try:
-            self._collect_garbage(deployments, replicasets)
-        except ApiError as error:
-            if error.status not in (404, 409):
-                raise
         owned: dict[str, list[JSON]] = {}
         for rs in replicasets:
             ref = controller_of(rs)
@@ -90,29 +83,6 @@ class DeploymentController:
             except SyncError:
                 continue
         return 0.05 if retry else None
-
-    def _collect_garbage(self, deployments: list[JSON], replicasets: list[JSON]) -> None:
-        live_deployments = {uid_of(d) for d in deployments}
-        live_replicasets = {uid_of(r) for r in replicasets}
-        gone_deployments = self._seen_deployments - live_deployments
-        gone_replicasets = self._seen_replicasets - live_replicasets
-        self._seen_deployments = live_deployments
-        self._seen_replicasets = live_replicasets
-        for rs in replicasets:
-            ref = controller_of(rs)
-            if ref and ref.get("kind") == "Deployment" and str(ref.get("uid")) in gone_deployments:
-                self.store.delete("replicasets", name_of(rs), namespace=namespace_of(rs), uid=uid_of(rs))
-        if not gone_replicasets:
-            return
-        for pod in read_all(self.store, "pods"):
-            ref = controller_of(pod)
-            if (
-                ref
-                and ref.get("kind") == "ReplicaSet"
-                and str(ref.get("uid")) in gone_replicasets
-                and not is_deleting(pod)
-            ):
-                self.store.delete("pods", name_of(pod), namespace=namespace_of(pod), uid=uid_of(pod))
 
     def _sync(self, deployment: JSON, owned: list[JSON]) -> None:
         spec = deployment.get("spec") or {}

@@ -1,8 +1,11 @@
 """Pod lifecycle, the kubelet's part: finish graceful deletions and start pods bound by someone else.
 
 With graceful pod deletion a DELETE only sets `deletionTimestamp`; the simulated kubelet stops the pod at
-once and removes it (a delete with grace period 0). Pods created with `spec.nodeName` already set and no
-claims to wait for are marked Running.
+once and removes it (a delete with grace period 0). A pod that finalizers hold (the garbage collector's
+`foregroundDeletion` while its claims go, say) is stopped as a kubelet stops it: its phase becomes terminal,
+which lets the claim controller release its claims, and the grace period ends; the API server removes it
+once the last finalizer goes. Pods created with `spec.nodeName` already set and no claims to wait for are
+marked Running.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ class PodLifecycle:
         for pod in read_all(self.store, "pods"):
             try:
                 if is_deleting(pod):
-                    if not meta(pod).get("finalizers"):
+                    held = bool(meta(pod).get("finalizers"))
+                    if held and (pod.get("spec") or {}).get("nodeName") and not is_terminal(pod):
+                        self._stop(pod)
+                    if not held or meta(pod).get("deletionGracePeriodSeconds"):
                         self.store.delete(
                             "pods",
                             name_of(pod),
@@ -63,6 +69,11 @@ class PodLifecycle:
                 if error.status not in (404, 409):
                     raise
         return None
+
+    def _stop(self, pod: dict[str, object]) -> None:
+        """Stop a deleted pod's containers: a pod the kubelet killed for its deletion ends Failed (its
+        containers were terminated by the system)."""
+        self.complete(namespace_of(pod), name_of(pod), phase="Failed")
 
     def complete(self, namespace: str, name: str, *, phase: str = "Succeeded") -> None:
         """Finish a pod (Succeeded or Failed): pods never end by themselves in the simulation."""
