@@ -8,6 +8,7 @@ their phase). Both write a small `status` and label the pods as upstream does.
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timedelta
 from typing import Any
 
 from simcluster.controllers.base import Clock, format_time
@@ -19,6 +20,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     owner_reference,
+    post_event,
     read_all,
     set_condition,
     uid_of,
@@ -28,6 +30,9 @@ from simcluster.store import Store
 
 JSON = dict[str, Any]
 WATCHES = frozenset({"pods", "replicasets", "jobs"})
+#: seconds to wait after the API server refused an owner's pod, doubled per refusal up to the second
+#: figure (upstream's workqueue backs off from 5 ms to 1,000 s; each try is a FailedCreate event)
+CREATE_BACKOFF = (1.0, 300.0)
 
 
 class OwnerController:
@@ -35,6 +40,8 @@ class OwnerController:
         self.store = store
         self.clock = clock
         self.created = 0
+        #: owner uid → (not before, the next wait) after its pod was refused
+        self._backoff: dict[str, tuple[datetime, float]] = {}
 
     def reconcile(self) -> float | None:
         owned: dict[str, list[JSON]] = {}
@@ -42,18 +49,27 @@ class OwnerController:
             ref = controller_of(pod)
             if ref:
                 owned.setdefault(str(ref.get("uid")), []).append(pod)
-        retry = False
+        conflict = False
+        now = self.clock.now()
+        live: set[str] = set()
         for plural, sync in (("replicasets", self._sync_replicaset), ("jobs", self._sync_job)):
             for owner in read_all(self.store, plural):
-                if is_deleting(owner):
+                live.add(uid_of(owner))
+                waiting = self._backoff.get(uid_of(owner))
+                if is_deleting(owner) or (waiting is not None and waiting[0] > now):
                     continue
                 try:
                     sync(owner, owned.get(uid_of(owner), []))
                 except ApiError as error:
                     if error.status not in (404, 409):
                         raise
-                    retry = error.status == 409
-        return 0.05 if retry else None
+                    conflict = conflict or error.status == 409
+        for uid in set(self._backoff) - live:
+            del self._backoff[uid]
+        waits = [(until - now).total_seconds() for until, _next in self._backoff.values()]
+        if conflict:
+            waits.append(0.05)
+        return max(0.0, min(waits)) if waits else None
 
     # --- ReplicaSet ------------------------------------------------------------------------------------
 
@@ -64,8 +80,11 @@ class OwnerController:
             for p in pods
             if not is_deleting(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
         ]
+        refused = None
         for _ in range(wanted - len(active)):
-            self._create_pod(rs, {})
+            refused = self._create_pod(rs, {})
+            if refused is not None:
+                break
         if len(active) > wanted:
             # Upstream deletes unscheduled pods first, then the newest.
             surplus = sorted(
@@ -78,6 +97,17 @@ class OwnerController:
         count = min(len(active), wanted) if len(active) > wanted else len(active)
         # replicas is always written; the other counts are omitempty, so a zero one is left out (and removed).
         counts = {"fullyLabeledReplicas": count, "readyReplicas": ready, "availableReplicas": ready}
+        # ReplicaFailure (calculateStatus): set when a pod was refused and none is set, removed once the
+        # replicas are managed without an error
+        conditions = list((rs.get("status") or {}).get("conditions") or [])
+        failure = [c for c in conditions if c.get("type") == "ReplicaFailure"]
+        if refused is not None and not failure:
+            conditions.append({
+                "type": "ReplicaFailure", "status": "True", "lastTransitionTime": format_time(self.clock.now()),
+                "reason": "FailedCreate", "message": refused.message,
+            })  # fmt: skip
+        elif refused is None and failure:
+            conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
         self._write_status(
             "replicasets",
             rs,
@@ -85,8 +115,10 @@ class OwnerController:
                 "replicas": count,
                 **{key: value or None for key, value in counts.items()},
                 "observedGeneration": int(meta(rs).get("generation", 1)),
+                "conditions": conditions or None,
             },
         )
+        self._after_creates(rs, refused, "replicaset-controller")
 
     # --- Job -------------------------------------------------------------------------------------------
 
@@ -112,12 +144,18 @@ class OwnerController:
             "controller-uid": uid_of(job),
             "job-name": name_of(job),
         }
+        refused = None
+        created = 0
         for _ in range(wanted - len(active)):
-            self._create_pod(job, labels)
+            refused = self._create_pod(job, labels)
+            if refused is not None:
+                break
+            created += 1
+        self._after_creates(job, refused, "job-controller")
         # active, succeeded and failed are omitempty counts (a zero is left out, None removes it); ready is
         # a pointer the controller always sets
         status: JSON = {
-            "active": len(active) + max(0, wanted - len(active)) or None,
+            "active": len(active) + created or None,
             "ready": sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running"),
             "succeeded": succeeded or None,
             "failed": failed or None,
@@ -145,7 +183,22 @@ class OwnerController:
 
     # --- shared ----------------------------------------------------------------------------------------
 
-    def _create_pod(self, owner: JSON, extra_labels: dict[str, str]) -> None:
+    def _after_creates(self, owner: JSON, refused: ApiError | None, component: str) -> None:
+        """A refused pod: the controller's FailedCreate event, and the owner waits before it tries again."""
+        uid = uid_of(owner)
+        if refused is None:
+            self._backoff.pop(uid, None)
+            return
+        post_event(
+            self.store, self.clock, owner, reason="FailedCreate", message=f"Error creating: {refused.message}",
+            component=component, event_type="Warning",
+        )  # fmt: skip
+        wait = self._backoff[uid][1] if uid in self._backoff else CREATE_BACKOFF[0]
+        self._backoff[uid] = (self.clock.now() + timedelta(seconds=wait), min(wait * 2, CREATE_BACKOFF[1]))
+
+    def _create_pod(self, owner: JSON, extra_labels: dict[str, str]) -> ApiError | None:
+        """Create one pod of the owner's template; the API server's refusal (admission, validation) is
+        returned, not raised: the owner records it and backs off."""
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
         template_meta = template.get("metadata") or {}
         labels = {**(template_meta.get("labels") or {}), **extra_labels}
@@ -157,11 +210,17 @@ class OwnerController:
         }
         if template_meta.get("annotations"):
             pod_meta["annotations"] = dict(template_meta["annotations"])
-        self.store.create(
-            "pods",
-            {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
-        )
+        try:
+            self.store.create(
+                "pods",
+                {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
+            )
+        except ApiError as error:
+            if error.status in (404, 409):
+                raise
+            return error
         self.created += 1
+        return None
 
     def _write_status(self, plural: str, owner: JSON, status: JSON) -> None:
         """Merge `status` in; a None value removes that field."""
