@@ -112,11 +112,14 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
             # wal_autocheckpoint=10000 pages (40 MB of WAL, not 4 MB): an index page the mirror's pages of
             # a list all touch is copied back to the database once per checkpoint, and with the default
             # that was once per commit: 30,000 device rows in 60 commits 5.7 → 3.6–4.2 s.
+            # cache_size=-65536 (64 MiB of pages, allocated as used; the default is 2 MiB): at 100,000
+            # devices the indexes' pages no longer fit the default, and every insert read them back from
+            # the WAL or the file: the initial sync 46.5 → 38.8 s (claims 5.7 → 4.6 s); no change at 10,000.
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; "
-                "PRAGMA wal_autocheckpoint=10000;",
+                "PRAGMA wal_autocheckpoint=10000; PRAGMA cache_size=-65536;",
             },
         }
     if parsed.scheme in ("postgres", "postgresql"):

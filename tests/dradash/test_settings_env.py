@@ -98,7 +98,7 @@ def test_it_applies_the_cel_backend_setting_when_the_app_starts() -> None:
     assert _start_django("cel-python").stdout.split() == ["cel-python"]
 
 
-def test_a_sqlite_connection_keeps_statement_journals_in_memory_and_checkpoints_every_40_mb(
+def test_a_sqlite_connection_keeps_statement_journals_in_memory_checkpoints_every_40_mb_and_caches_64_mb(
     tmp_path: Path,
 ) -> None:
     """What the mirror's bulk writes rely on (dradash.env): measured in bench/RESULTS.md."""
@@ -107,6 +107,8 @@ def test_a_sqlite_connection_keeps_statement_journals_in_memory_and_checkpoints_
     options = database_from_url(f"sqlite:///{tmp_path}/db.sqlite3", base_dir=tmp_path)["OPTIONS"]
     connection = sqlite3.connect(str(tmp_path / "db.sqlite3"))
     connection.executescript(options["init_command"])
-    names = ("journal_mode", "synchronous", "temp_store", "wal_autocheckpoint")
+    names = ("journal_mode", "synchronous", "temp_store", "wal_autocheckpoint", "cache_size")
     pragmas = {name: connection.execute(f"PRAGMA {name}").fetchone()[0] for name in names}
-    assert pragmas == {"journal_mode": "wal", "synchronous": 1, "temp_store": 2, "wal_autocheckpoint": 10000}
+    assert pragmas == {
+        "journal_mode": "wal", "synchronous": 1, "temp_store": 2, "wal_autocheckpoint": 10000, "cache_size": -65536,
+    }  # fmt: skip
