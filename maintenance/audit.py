@@ -98,6 +98,8 @@ def observe_batch(changes: list[dict[str, Any]], *, baseline: bool = False) -> N
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for change in changes:
         by_kind[str(change.get("kind"))].append(change)
+    if not any(by_kind.get(kind) for kind in ("devicetaintrules", "pods", "resourceslices")):
+        return  # a batch of claims, nodes, classes…: nothing to audit, no transaction to open
     touched: set[str] = set()
     wrote = False
     with transaction.atomic():
