@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -107,9 +109,28 @@ def post_event(
     component: str,
     event_type: str = "Normal",
 ) -> None:
-    """Record a core/v1 Event about an object; best effort, as event recording is upstream."""
+    """Record a core/v1 Event about an object; best effort, as event recording is upstream.
+
+    The same event again (same object, type, reason, message and component) updates the first one's
+    `count` and `lastTimestamp` instead of adding an object, as client-go's event correlator does, so
+    `kubectl describe` reads `(x3 over 5s)`."""
     now = format_time(clock.now())
     namespace = namespace_of(involved) or "default"
+    key = (namespace, str(involved.get("kind", "Pod")), name_of(involved), uid_of(involved), event_type, reason,
+           message, component)  # fmt: skip
+    with _EVENTS_LOCK:
+        seen = _EVENTS.setdefault(store, {})
+        earlier = seen.get(key)
+    if earlier is not None:
+        try:
+            current = store.get("events", earlier, namespace=namespace)
+            store.patch(
+                "events", earlier, {"count": int(current.get("count") or 1) + 1, "lastTimestamp": now},
+                namespace=namespace,
+            )  # fmt: skip
+            return
+        except ApiError:
+            pass  # gone (expired, deleted): record it anew
     event = {
         "apiVersion": "v1",
         "kind": "Event",
@@ -132,7 +153,17 @@ def post_event(
         "count": 1,
     }
     with contextlib.suppress(ApiError):  # events are best effort (e.g. the namespace is going away)
-        store.create("events", event)
+        created = store.create("events", event)
+        with _EVENTS_LOCK:
+            if len(seen) >= _EVENTS_KEPT:  # client-go keeps an LRU of 4,096 entries
+                seen.pop(next(iter(seen)))
+            seen[key] = name_of(created)
+
+
+#: per store: the name of the event recorded for each (object, type, reason, message, component)
+_EVENTS: weakref.WeakKeyDictionary[Store, dict[tuple[str, ...], str]] = weakref.WeakKeyDictionary()
+_EVENTS_LOCK = threading.Lock()
+_EVENTS_KEPT = 4096
 
 
 def bind_pod(store: Store, pod: Mapping[str, Any], node: str) -> JSON:
