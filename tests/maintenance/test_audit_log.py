@@ -52,7 +52,9 @@ def test_it_filters_by_actor_action_rule_and_time(operator_client: Client) -> No
 
 
 @pytest.mark.parametrize(("query", "field"), [("since=yesterday", "since"), ("action=nuke", "action"),
-                                              ("actr=olivia", "actr"), ("source=kubectl", "source")])  # fmt: skip
+                                              ("actr=olivia", "actr"), ("source=kubectl", "source"),
+                                              ("until=2026-99-99", "until"),  # well-formed, no such date
+                                              ("since=2026-11-29T25:00:00Z", "since")])  # fmt: skip
 def test_it_refuses_filters_it_does_not_understand(operator_client: Client, query: str, field: str) -> None:
     response = operator_client.get(f"/api/maintenance/audit/?{query}")
     assert response.status_code == 400
