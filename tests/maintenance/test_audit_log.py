@@ -118,3 +118,11 @@ async def test_it_tells_the_live_audit_page_about_new_entries(django_user_model:
     changed = await communicator.receive_json_from(timeout=5)
     assert changed == {"type": "changed", "kinds": ["audit"], "version": str(pk)}
     await communicator.disconnect()
+
+
+def test_it_counts_one_matching_entry_in_english(operator_client: Client) -> None:
+    entry(rule_name="only-one")
+    entry(rule_name="another")
+    page = operator_client.get("/maintenance/audit/?rule=only-one").content.decode()
+    assert "1 entry matches · newest first" in page
+    assert "2 entries · newest first" in operator_client.get("/maintenance/audit/").content.decode()
