@@ -29,7 +29,7 @@ urlpatterns = [
         auth_views.LoginView.as_view(http_method_names=["get", "head", "post"]),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", views.LogoutView.as_view(), name="logout"),
     path("accounts/tokens/", views.tokens, name="tokens"),
     path("accounts/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     path("accounts/tokens/legacy/revoke/", views.legacy_token_revoke_view, name="legacy-token-revoke"),

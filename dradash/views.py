@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -60,3 +62,12 @@ def legacy_token_revoke_view(request: HttpRequest) -> HttpResponse:
     if not legacy_token_revoke(user=request.user):
         return _page(request, status=404, revoke_error="you have no legacy token (revoked already?)")
     return redirect("tokens")
+
+
+class LogoutView(auth_views.LogoutView):
+    """Logs out and says so on the login page it lands on: a bare login form reads like an expired session."""
+
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = super().post(request, *args, **kwargs)
+        messages.info(request, "You are logged out.")
+        return response

@@ -119,9 +119,12 @@ def whatif_prefill(*, run_id: str) -> dict[str, Any] | None:
 
 
 def _moment(value: str, *, end: bool) -> datetime | None:
-    parsed = parse_datetime(value)
+    try:
+        parsed = parse_datetime(value)
+        day = parse_date(value) if parsed is None else None
+    except ValueError:  # well-formed but no such moment (2026-99-99, 25:00): Django raises, not None
+        return None
     if parsed is None:
-        day = parse_date(value)
         if day is None:
             return None
         parsed = datetime.combine(day, time.max if end else time.min)

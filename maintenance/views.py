@@ -135,7 +135,7 @@ def new(request: HttpRequest) -> HttpResponse:
             "ticked": len(context["ticked"]),
             "rest": matching["count"] - len(context["ticked"]),
         }
-    errors: list[FieldError] = list(filter_errors)
+    errors: list[FieldError] = []  # refused filters have their own panel above the form: not named twice
     expected: int | None = None
     if form.get("select_all") == "yes":
         refs = [] if filter_errors else selectors.device_refs(filters=filters)
@@ -146,7 +146,7 @@ def new(request: HttpRequest) -> HttpResponse:
     else:
         refs, malformed = selectors.parse_device_refs(form.getlist("device"))
         errors.extend(malformed)
-    if errors:
+    if errors or filter_errors:
         context["errors"] = errors
         return render(request, "maintenance/new.html", context, status=400)
     draft = Draft(

@@ -273,7 +273,7 @@
       ajaxResponse: function (url, params, response) {
         if (count) { count.classList.remove("loading", "bad-text"); }
         if (count) {
-          count.textContent = response.last_row + " device" + (response.last_row === 1 ? "" : "s") + " match";
+          count.textContent = response.last_row + (response.last_row === 1 ? " device matches" : " devices match");
           if (response.last_row === 0 && new URLSearchParams(location.search).get("attribute")) {
             count.textContent += " (an attribute's value is matched exactly, case included)";
           }

@@ -89,7 +89,8 @@
       const p = text("p", "");
       p.append(text("code", rule.name), text("span", rule.present ? " effect " + rule.effect : " (not in the cluster)"));
       for (const cond of rule.conditions) {
-        p.append(text("span", " · " + cond.type + "=" + cond.status + " " + (cond.reason || "") + ": " + (cond.message || ""), "cond"));
+        const reason = cond.reason ? " " + cond.reason : "";
+        p.append(text("span", " · " + cond.type + "=" + cond.status + reason + (cond.message ? ": " + cond.message : ""), "cond"));
       }
       rulesBox.append(p);
     }

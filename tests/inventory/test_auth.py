@@ -50,8 +50,10 @@ def test_it_logs_a_user_in_and_out(client: Client) -> None:
     ok = client.post(reverse("login"), {"username": "ada", "password": "correct-horse-1"})
     assert ok.status_code == 302
     assert client.get(reverse("inventory:overview")).status_code == 200
-    client.post(reverse("logout"))
+    out = client.post(reverse("logout"), follow=True)
+    assert out.redirect_chain == [(reverse("login"), 302)] and b"You are logged out." in out.content
     assert client.get(reverse("inventory:overview")).status_code == 302
+    assert b"You are logged out." not in client.get(reverse("login")).content  # said once
 
 
 @pytest.mark.django_db

@@ -52,7 +52,9 @@ def test_it_filters_by_actor_action_rule_and_time(operator_client: Client) -> No
 
 
 @pytest.mark.parametrize(("query", "field"), [("since=yesterday", "since"), ("action=nuke", "action"),
-                                              ("actr=olivia", "actr"), ("source=kubectl", "source")])  # fmt: skip
+                                              ("actr=olivia", "actr"), ("source=kubectl", "source"),
+                                              ("until=2026-99-99", "until"),  # well-formed, no such date
+                                              ("since=2026-11-29T25:00:00Z", "since")])  # fmt: skip
 def test_it_refuses_filters_it_does_not_understand(operator_client: Client, query: str, field: str) -> None:
     response = operator_client.get(f"/api/maintenance/audit/?{query}")
     assert response.status_code == 400
@@ -116,3 +118,11 @@ async def test_it_tells_the_live_audit_page_about_new_entries(django_user_model:
     changed = await communicator.receive_json_from(timeout=5)
     assert changed == {"type": "changed", "kinds": ["audit"], "version": str(pk)}
     await communicator.disconnect()
+
+
+def test_it_counts_one_matching_entry_in_english(operator_client: Client) -> None:
+    entry(rule_name="only-one")
+    entry(rule_name="another")
+    page = operator_client.get("/maintenance/audit/?rule=only-one").content.decode()
+    assert "1 entry matches · newest first" in page
+    assert "2 entries · newest first" in operator_client.get("/maintenance/audit/").content.decode()

@@ -217,3 +217,21 @@ def test_it_refuses_a_nul_character_in_a_draft(
         response.content.decode()
     )
     assert not Maintenance.objects.exists()
+
+
+def test_it_names_a_refused_filter_once_when_the_form_is_sent(mirrored: Any, operator_client: Client) -> None:
+    response = operator_client.post("/maintenance/new/?state=unallocated", TAINT)
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert page.count("unallocated is not one of the available choices") == 1
+    assert 'id="filter-errors"' in page and 'id="form-errors"' not in page
+    assert not Maintenance.objects.exists()
+
+
+def test_it_counts_one_matching_device_in_english(mirrored: Any, operator_client: Client) -> None:
+    device = Device.objects.order_by("driver", "pool", "name").first()
+    assert device is not None
+    uuid = next(iter(device.attributes["uuid"].values()))
+    page = operator_client.get("/maintenance/new/", {"attribute": f"uuid={uuid}"}).content.decode()
+    assert "<strong>1</strong> device matches." in page
+    assert "<strong>1</strong> device match." not in page
