@@ -90,7 +90,7 @@ def pool_status_spec(
     errors: list[tuple[str, str]] = []
     spec: JSON = {}
     if not isinstance(driver, str) or not driver.strip():
-        errors.append(("driver", "is required: the driver whose pools to summarize"))
+        errors.append(("driver", "is required — the driver whose pools to summarize"))
     elif problems := dns1123_subdomain_errors(driver.strip()):
         errors.append(("driver", problems[0]))
     else:

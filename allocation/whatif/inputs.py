@@ -140,7 +140,7 @@ def _quantity(value: object, field: str) -> Quantity:
 def check_cel(expression: object, field: str) -> None:
     """Compile with the allocator's CEL engine (what the worker will run), cost estimate included."""
     if not isinstance(expression, str) or not expression.strip():
-        raise WhatIfInputError(field, "is required: a CEL expression")
+        raise WhatIfInputError(field, "is required — a CEL expression")
     if len(expression.encode()) > MAX_EXPRESSION_BYTES:
         raise WhatIfInputError(field, f"must be at most {MAX_EXPRESSION_BYTES} bytes")
     try:
@@ -325,7 +325,7 @@ def check_pod(pod: Obj, field: str, lookup: Lookup) -> None:
     namespace = str(_mapping(pod.get("metadata"), f"{field}.metadata").get("namespace") or "default")
     containers = _list(spec.get("containers"), f"{field}.spec.containers", limit=1000)
     if not containers:
-        raise WhatIfInputError(f"{field}.spec.containers", "is required: at least one container")
+        raise WhatIfInputError(f"{field}.spec.containers", "is required — at least one container")
     for group in ("initContainers", "containers"):
         for i, container in enumerate(_list(spec.get(group), f"{field}.spec.{group}", limit=1000)):
             where = f"{field}.spec.{group}[{i}]"
@@ -450,7 +450,7 @@ def subject_input(
     if source == "yaml":
         yaml_text = data.get("yaml")
         if not isinstance(yaml_text, str) or not yaml_text.strip():
-            raise WhatIfInputError("input.yaml", "is required: a claim, template or pod as YAML")
+            raise WhatIfInputError("input.yaml", "is required — a claim, template or pod as YAML")
         obj = parse_yaml_subject(yaml_text, allowed=allowed)
         check_subject(obj, "input.yaml", lookup)
         return {"source": "yaml", "yaml": yaml_text}
@@ -458,7 +458,7 @@ def subject_input(
         if not data.get("kind") and not data.get("name"):
             raise WhatIfInputError(
                 "input.name",
-                f"is required: choose the {' or '.join(_WORDS.get(k, k) for k in allowed)} to ask about",
+                f"is required — choose the {' or '.join(_WORDS.get(k, k) for k in allowed)} to ask about",
             )
         picked = text(data, "kind", "input.kind", max_len=64)
         if picked not in allowed:

@@ -108,7 +108,7 @@ def test_an_empty_feasibility_form_asks_for_the_object_to_ask_about(client_in: C
     assert response.status_code == 400
     html = response.content.decode()
     assert (
-        "<strong>Claim, template or pod</strong> (<code>input.name</code>): is required: choose the claim"
+        "<strong>Claim, template or pod</strong> (<code>input.name</code>): is required — choose the claim"
         in html
     )
     assert "input.kind" not in html

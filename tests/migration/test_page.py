@@ -37,6 +37,8 @@ def test_it_shows_each_converted_document_side_by_side(viewer_client: Client) ->
     assert "changed" in kinds and "added" in kinds
     assert ("changed", "2", "apiVersion: resource.k8s.io/v1beta1") in rows  # line 1 is its `---`
     assert "deviceClassName moved under exactly" in html
+    # the summary reads "N documents: 1 converted" (the colon with its count, not a flex item of its own)
+    assert re.search(r"<strong>\d+ documents:</strong>\s*<span class=\"badge ok\">1 converted</span>", html)
     assert re.search(r'<span class="badge">1 · Namespace ml</span>', html)
     link = re.search(
         r'id="download" download="manifests.v1.yaml" href="data:application/yaml;charset=utf-8,([^"]*)"', html

@@ -572,10 +572,10 @@ def normalize_taint_input(raw: Mapping[str, Any]) -> dict[str, Any]:
     elif "selector" in raw:
         selectors = [_selector(raw["selector"], "input.selector")]
     else:
-        raise WhatIfInputError("input.selector", "is required: an object with driver, pool and/or device")
+        raise WhatIfInputError("input.selector", "is required — an object with driver, pool and/or device")
     taint = raw.get("taint")
     if not isinstance(taint, Mapping):
-        raise WhatIfInputError("input.taint", "is required: an object with key, value and effect")
+        raise WhatIfInputError("input.taint", "is required — an object with key, value and effect")
     key = text(taint, "key", "input.taint.key", max_len=317)  # a 253-byte prefix, '/', a 63-byte name
     check_format(key, "input.taint.key", names.qualified_name_errors)
     value = text(taint, "value", "input.taint.value", required=False, max_len=63)
