@@ -172,3 +172,29 @@ def test_it_keeps_the_version_and_the_preview_when_the_what_if_limit_refuses_a_p
     assert m.version == version and m.preview_run_id == str(first.pk)
     latest = latest_preview(m)
     assert latest is not None and latest.run_id == str(first.pk) and m.previews.count() == 1
+
+
+def test_a_drafts_kubectl_command_warns_that_applying_it_by_hand_skips_the_preview(
+    mirrored: Any, operator: Any
+) -> None:
+    evicting = create(operator)  # NoExecute
+    html = logged_in(operator).get(f"/maintenance/{evicting.id}/").content.decode()
+    warning = html.index('id="kubectl-warning"')
+    assert warning < html.index('id="kubectl-command"')
+    assert "evicts the pods that use them" in html[warning:] and "Enforce from this page instead" in html
+
+    blocking = create(operator, effect="NoSchedule", title="Cordon")
+    html = logged_in(operator).get(f"/maintenance/{blocking.id}/").content.decode()
+    assert "out of new allocations at once" in html and "evicts the pods" not in html
+
+    harmless = create(operator, effect="None", title="Watch only")
+    assert (
+        'id="kubectl-warning"' not in logged_in(operator).get(f"/maintenance/{harmless.id}/").content.decode()
+    )
+    # rules applied with effect None first: enforcing NoExecute is still ahead, so is the warning
+    maintenance_apply(maintenance=evicting, user=operator, effect="None", confirmed=False)
+    assert 'id="kubectl-warning"' in logged_in(operator).get(f"/maintenance/{evicting.id}/").content.decode()
+    maintenance_undo(maintenance=evicting, user=operator, mode="delete")
+    assert (
+        'id="kubectl-warning"' not in logged_in(operator).get(f"/maintenance/{evicting.id}/").content.decode()
+    )
