@@ -14,6 +14,7 @@ from dra.kinds import KINDS, RESOURCE_GROUP, Kind
 __all__ = [
     "RESOURCES",
     "RESOURCE_GROUP",
+    "RETURNS_DELETED_OBJECT",
     "ResourceDef",
     "Subresource",
     "lookup",
@@ -35,6 +36,23 @@ STANDARD_VERBS: tuple[str, ...] = (
 NAMESPACE_VERBS: tuple[str, ...] = tuple(v for v in STANDARD_VERBS if v != "deletecollection")
 STATUS_VERBS: tuple[str, ...] = ("get", "patch", "update")
 REVIEW_VERBS: tuple[str, ...] = ("create",)
+
+#: Resources whose registry sets `ReturnDeletedObject: true` (pkg/registry/<group>/<resource>/storage/storage.go):
+#: a DELETE that removes the object answers the object. Every other generic store answers a Status naming
+#: it (finalizeDelete), DeviceTaintRule included from resource.k8s.io/v1 on (NewRESTv1).
+RETURNS_DELETED_OBJECT: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("", "namespaces"),
+        ("", "pods"),
+        ("", "serviceaccounts"),
+        ("", "services"),
+        (RESOURCE_GROUP, "deviceclasses"),
+        (RESOURCE_GROUP, "resourceclaims"),
+        (RESOURCE_GROUP, "resourceclaimtemplates"),
+        (RESOURCE_GROUP, "resourceslices"),
+        (RESOURCE_GROUP, "resourcepoolstatusrequests"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +83,8 @@ class ResourceDef(Kind):
     """A `dra.kinds.Kind` as simcluster serves it."""
 
     verbs: tuple[str, ...] = STANDARD_VERBS
+    #: A DELETE that removes the object answers it (upstream's ReturnDeletedObject), else a Status.
+    returns_deleted_object: bool = False
 
     @classmethod
     def serving(cls, kind: Kind) -> ResourceDef:
@@ -75,7 +95,8 @@ class ResourceDef(Kind):
             verbs = NAMESPACE_VERBS
         else:
             verbs = STANDARD_VERBS
-        return cls(**values, verbs=verbs)
+        returns = (kind.group, kind.plural) in RETURNS_DELETED_OBJECT
+        return cls(**values, verbs=verbs, returns_deleted_object=returns)
 
     def subresource_specs(self) -> tuple[Subresource, ...]:
         return tuple(subresource(self, name) for name in self.subresources)

@@ -36,9 +36,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 JSON_TYPE = "application/json"
-#: Kinds whose registry answers a DELETE that removed the object with a Status naming it, not the object
-#: (ReturnDeletedObject unset: DeviceTaintRule from v1 on; the other DRA kinds return the deleted object).
-_DELETE_ANSWERS_STATUS = frozenset({("resource.k8s.io", "devicetaintrules")})
 USER_KEY = web.RequestKey("user", UserInfo)
 _TOO_OLD_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
@@ -83,6 +80,19 @@ def _propagation_policy(request: web.Request, body: Obj) -> str | None:
     if orphan is not None:
         return "Orphan" if orphan in (True, "true") else "Background"
     return str(policy) if policy is not None else None
+
+
+def _deleted_status(resource: ResourceDef, obj: Obj) -> Obj:
+    """What a registry without ReturnDeletedObject answers for an object it removed (finalizeDelete):
+    a Status naming it, its kind field holding the resource; no code, and no group for the core group."""
+    meta = obj.get("metadata") or {}
+    details: Obj = {"name": meta.get("name", "")}
+    if resource.group:
+        details["group"] = resource.group
+    details["kind"] = resource.plural
+    if meta.get("uid"):
+        details["uid"] = meta["uid"]
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 def _error_response(error: ApiError) -> web.Response:
@@ -774,7 +784,8 @@ class SimServer:
         except (TypeError, ValueError) as error:
             raise bad_request(f"gracePeriodSeconds: must be an integer, got {grace!r}") from error
         preconditions = preconditions if isinstance(preconditions, dict) else {}
-        obj = self.store.delete(
+        policy = _propagation_policy(request, body)
+        deletion = self.store.deletion(
             resource.plural,
             name,
             namespace=namespace,
@@ -782,31 +793,23 @@ class SimServer:
             resource_version=preconditions.get("resourceVersion"),
             dry_run=self._dry_run(request, body),
             grace_period_seconds=grace_seconds,
-            propagation_policy=_propagation_policy(request, body),
+            propagation_policy=policy,
         )
-        meta = obj.get("metadata") or {}
-        if (resource.group, resource.plural) in _DELETE_ANSWERS_STATUS and not meta.get("deletionTimestamp"):
-            details = {
-                "name": name,
-                "group": resource.group,
-                "kind": resource.plural,
-                "uid": meta.get("uid", ""),
-            }
-            obj = {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Success",
-                "details": details,
-            }
-        return _json_response(obj)
+        if not deletion.removed:
+            # kept, marked (finalizers, a grace period): the object, 202 only when the deprecated
+            # orphanDependents said false (the handler's one case for Accepted), else 200
+            orphan = body.get("orphanDependents", request.query.get("orphanDependents"))
+            return _json_response(deletion.obj, 202 if orphan in (False, "false") else 200)
+        if resource.returns_deleted_object:
+            return _json_response(deletion.obj)
+        return _json_response(_deleted_status(resource, deletion.obj))
 
     async def _delete_collection(
         self, request: web.Request, resource: ResourceDef, namespace: str | None
     ) -> web.Response:
         body = await self._read_body(request) or {}
         matcher = self._matcher(request, resource)
-        deleted = self.store.delete_collection(
+        rv, listed = self.store.delete_collection(
             resource.plural,
             namespace=namespace,
             match=matcher,
@@ -817,8 +820,8 @@ class SimServer:
             {
                 "kind": resource.list_kind,
                 "apiVersion": resource.api_version,
-                "metadata": {"resourceVersion": str(self.store.resource_version)},
-                "items": deleted,
+                "metadata": {"resourceVersion": str(rv)},
+                "items": listed,
             }  # fmt: skip
         )
 

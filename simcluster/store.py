@@ -166,6 +166,14 @@ def format_time(moment: datetime) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Deletion:
+    """What a DELETE did: the object (as removed, or as marked and kept) and whether it went at once."""
+
+    obj: Obj
+    removed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     """A committed object: the dict must never be mutated; `raw` is its JSON."""
 
@@ -1100,6 +1108,31 @@ class Store:
         `propagation_policy` (Orphan, Background, Foreground; None: the kind's default) leaves the
         garbage collector's finalizer, `orphan` or `foregroundDeletion`, as upstream's registry does: the
         object stays, marked, until the collector has orphaned or deleted its dependents."""
+        return self.deletion(
+            plural,
+            name,
+            namespace=namespace,
+            uid=uid,
+            resource_version=resource_version,
+            dry_run=dry_run,
+            grace_period_seconds=grace_period_seconds,
+            propagation_policy=propagation_policy,
+        ).obj
+
+    def deletion(
+        self,
+        plural: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+    ) -> Deletion:
+        """`delete`, saying also whether the object went (or, dry run, would go) at once: the API answers
+        such a DELETE as the kind's registry says (the object, or a Status naming it)."""
         resource = self._resource(plural)
         with self._lock:
             key = self._key(resource, name, namespace)
@@ -1134,17 +1167,21 @@ class Store:
                 resource, current.obj, grace_period_seconds, propagation_policy
             )
             if marked is current.obj:  # a graceful deletion already pending: nothing a DELETE says changes it
-                return decode(current.raw)
+                return Deletion(decode(current.raw), removed=False)
             if marked is not None:
                 if dry_run:
-                    return _reorder(marked)
+                    return Deletion(_reorder(marked), removed=False)
                 if _reorder(marked) == current.obj:
-                    return decode(current.raw)  # no-op: no new resourceVersion, no event
-                return decode(self._commit("MODIFIED", resource, key, marked, current).raw)
+                    return Deletion(
+                        decode(current.raw), removed=False
+                    )  # no-op: no new resourceVersion, no event
+                return Deletion(
+                    decode(self._commit("MODIFIED", resource, key, marked, current).raw), removed=False
+                )
             if dry_run:
-                return decode(current.raw)
+                return Deletion(decode(current.raw), removed=True)
             final = clone(current.obj)
-            return decode(self._commit("DELETED", resource, key, final, current).raw)
+            return Deletion(decode(self._commit("DELETED", resource, key, final, current).raw), removed=True)
 
     def _marked_for_deletion(
         self, resource: ResourceDef, obj: Obj, requested: int | None, policy: str | None
@@ -1212,27 +1249,28 @@ class Store:
         match: Callable[[Obj], bool] | None = None,
         dry_run: bool = False,
         propagation_policy: str | None = None,
-    ) -> builtins.list[Obj]:
-        _, entries = self.snapshot(plural, namespace=namespace)
-        deleted: builtins.list[Obj] = []
+    ) -> tuple[int, builtins.list[Obj]]:
+        """Delete every object the list matches; (the list's resourceVersion, its items as listed), what
+        upstream's DeleteCollection answers (the list it deleted from, not each DELETE's answer)."""
+        rv, entries = self.snapshot(plural, namespace=namespace)
+        listed: builtins.list[Obj] = []
         for entry in entries:
             if match is not None and not match(entry.obj):
                 continue
+            listed.append(decode(entry.raw))
             meta = entry.obj["metadata"]
             try:
-                deleted.append(
-                    self.delete(
-                        plural,
-                        meta["name"],
-                        namespace=meta.get("namespace"),
-                        dry_run=dry_run,
-                        propagation_policy=propagation_policy,
-                    )
+                self.delete(
+                    plural,
+                    meta["name"],
+                    namespace=meta.get("namespace"),
+                    dry_run=dry_run,
+                    propagation_policy=propagation_policy,
                 )
             except ApiError as error:
                 if error.status != 404:
                     raise
-        return deleted
+        return rv, listed
 
     # ------------------------------------------------------------------ helpers for the server
 

@@ -1,0 +1,160 @@
+"""What a DELETE answers, kind by kind, as kube-apiserver's generic registry does.
+
+A registry with `ReturnDeletedObject: true` answers the object it removed; the others answer a Status naming
+it (`finalizeDelete`). An object only marked (finalizers, a grace period) comes back itself, 202 when the
+deprecated orphanDependents said false. A DeleteCollection answers the list it deleted from, as listed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from simcluster.resources import BY_PLURAL
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import Http, Kubectl
+from tests.simcluster.samples import ALL_PLURALS, collection_path, object_path, sample
+
+#: upstream's ReturnDeletedObject, from pkg/registry/<group>/<resource>/storage/storage.go (v1.37)
+UPSTREAM_RETURNS_OBJECT = {
+    "namespaces": True,
+    "pods": True,
+    "deviceclasses": True,
+    "resourceclaims": True,
+    "resourceclaimtemplates": True,
+    "resourceslices": True,
+    "resourcepoolstatusrequests": True,
+    "nodes": False,
+    "events": False,
+    "poddisruptionbudgets": False,
+    "replicasets": False,
+    "jobs": False,
+    "devicetaintrules": False,  # NewRESTv1; only the v1alpha3/v1beta2 storages return the object
+}
+
+CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"a": "1"}}
+ROLE = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "Role",
+    "metadata": {"name": "reader"},
+    "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+}
+CONFIG_MAPS = "/api/v1/namespaces/default/configmaps"
+
+
+def _status(name: str, kind: str, uid: str, group: str | None = None) -> dict[str, object]:
+    details: dict[str, object] = {"name": name, "kind": kind, "uid": uid}
+    if group:
+        details["group"] = group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+@pytest.mark.parametrize("plural", ALL_PLURALS)
+def test_it_answers_a_delete_with_the_object_or_a_status_as_the_kinds_registry_does(
+    http: Http, plural: str
+) -> None:
+    resource = BY_PLURAL[plural]
+    obj = sample(plural)
+    name = obj["metadata"]["name"]
+    status, _, created = http.request("POST", collection_path(resource), obj)
+    assert status == 201, created
+    options = {"propagationPolicy": "Background"} if plural == "jobs" else None
+    status, _, body = http.request("DELETE", object_path(resource, name), options)
+    assert status == 200, body
+    if UPSTREAM_RETURNS_OBJECT[plural]:
+        assert (body["kind"], body["metadata"]["uid"]) == (resource.kind, created["metadata"]["uid"])
+    else:
+        assert body == _status(name, plural, created["metadata"]["uid"], resource.group)
+
+
+def test_it_answers_a_config_map_delete_with_a_status_and_a_pod_delete_with_the_pod(http: Http) -> None:
+    status, _, created = http.request("POST", CONFIG_MAPS, CONFIG_MAP)
+    assert status == 201, created
+    status, _, body = http.request("DELETE", f"{CONFIG_MAPS}/settings")
+    # the core group is no group: StatusDetails.group is omitempty
+    assert (status, body) == (200, _status("settings", "configmaps", created["metadata"]["uid"]))
+    status, _, role = http.request(
+        "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", ROLE
+    )
+    assert status == 201, role
+    status, _, body = http.request(
+        "DELETE", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/reader"
+    )
+    assert (status, body) == (
+        200,
+        _status("reader", "roles", role["metadata"]["uid"], "rbac.authorization.k8s.io"),
+    )
+    pods = BY_PLURAL["pods"]
+    status, _, pod = http.request("POST", collection_path(pods), sample("pods"))
+    assert status == 201, pod
+    status, _, body = http.request("DELETE", object_path(pods, "web"))
+    assert (status, body["kind"], body["metadata"]["name"]) == (200, "Pod", "web")
+
+
+def test_the_official_client_gets_a_status_for_a_config_map_and_the_pod_for_a_pod(
+    api: client.ApiClient,
+) -> None:
+    core = client.CoreV1Api(api)
+    created = core.create_namespaced_config_map("default", CONFIG_MAP)
+    # kubernetes 37 types this answer "object" (the OpenAPI's Status is not its model): it hands the dict back
+    answer = core.delete_namespaced_config_map("settings", "default")
+    assert answer == _status("settings", "configmaps", created.metadata.uid)
+    core.create_namespaced_pod("default", sample("pods"))
+    pod = core.delete_namespaced_pod("web", "default")
+    assert isinstance(pod, client.V1Pod)
+    assert pod.metadata.name == "web"
+
+
+def test_it_answers_the_object_it_only_marked_and_202_when_orphan_dependents_is_false(
+    http: Http, cluster: SimCluster
+) -> None:
+    held = {**CONFIG_MAP, "metadata": {"name": "settings", "finalizers": ["example.com/hold"]}}
+    status, _, created = http.request("POST", CONFIG_MAPS, held)
+    assert status == 201, created
+    status, _, body = http.request("DELETE", f"{CONFIG_MAPS}/settings")
+    assert (status, body["kind"]) == (200, "ConfigMap")
+    assert body["metadata"]["deletionTimestamp"]
+    status, _, body = http.request("DELETE", f"{CONFIG_MAPS}/settings", {"orphanDependents": False})
+    assert (status, body["kind"]) == (202, "ConfigMap")
+    cluster.store.patch(
+        "configmaps", "settings", {"metadata": {"finalizers": None}}, namespace="default",
+        content_type="application/merge-patch+json",
+    )  # fmt: skip
+    assert http.get(f"{CONFIG_MAPS}/settings")[0] == 404
+
+
+def test_a_delete_collection_answers_the_list_it_deleted_from_as_listed(
+    http: Http, cluster: SimCluster
+) -> None:
+    labels = {"set": "x"}
+    plain = cluster.store.create(
+        "configmaps", {**CONFIG_MAP, "metadata": {"name": "a", "labels": labels}}, namespace="default"
+    )
+    held = cluster.store.create(
+        "configmaps",
+        {**CONFIG_MAP, "metadata": {"name": "b", "labels": labels, "finalizers": ["example.com/hold"]}},
+        namespace="default",
+    )
+    listed_rv = cluster.store.resource_version
+    status, _, body = http.request("DELETE", f"{CONFIG_MAPS}?labelSelector=set%3Dx")
+    assert status == 200, body
+    assert (body["kind"], body["apiVersion"]) == ("ConfigMapList", "v1")
+    assert body["metadata"]["resourceVersion"] == str(listed_rv)
+    assert [item["metadata"] for item in body["items"]] == [plain["metadata"], held["metadata"]]
+    left = cluster.store.list("configmaps", namespace="default")
+    assert [c["metadata"]["name"] for c in left] == ["b", "kube-root-ca.crt"]
+    assert left[0]["metadata"]["deletionTimestamp"]
+
+
+def test_kubectl_says_deleted_for_either_answer(kubectl: Kubectl, http: Http) -> None:
+    assert http.request("POST", CONFIG_MAPS, CONFIG_MAP)[0] == 201
+    assert http.request("POST", collection_path(BY_PLURAL["pods"]), sample("pods"))[0] == 201
+    deleted = kubectl("delete", "configmap", "settings")
+    assert (deleted.returncode, deleted.stdout) == (
+        0,
+        'configmap "settings" deleted from default namespace\n',
+    ), deleted.stderr
+    deleted = kubectl("delete", "pod", "web")
+    assert (deleted.returncode, deleted.stdout) == (0, 'pod "web" deleted from default namespace\n'), (
+        deleted.stderr
+    )
