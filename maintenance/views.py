@@ -107,6 +107,10 @@ def new(request: HttpRequest) -> HttpResponse:
         "every_device_phrase": EVERY_DEVICE_PHRASE,
         "max_devices": settings.DRADASH_MAINTENANCE_MAX_DEVICES,
         "partial": None,
+        # the browser stops at the lengths the server would refuse past (the model's, declared once)
+        "max_length": {
+            name: Maintenance._meta.get_field(name).max_length for name in ("title", "reason", "ticket")
+        },
     }
     if not filter_errors:
         devices = selectors.matching_devices(filters=filters)

@@ -235,3 +235,13 @@ def test_it_counts_one_matching_device_in_english(mirrored: Any, operator_client
     page = operator_client.get("/maintenance/new/", {"attribute": f"uuid={uuid}"}).content.decode()
     assert "<strong>1</strong> device matches." in page
     assert "<strong>1</strong> device match." not in page
+
+
+def test_the_browser_stops_title_reason_and_ticket_at_the_lengths_the_server_refuses_past(
+    mirrored: Any, operator_client: Client
+) -> None:
+    page = operator_client.get("/maintenance/new/").content.decode()
+    for name, limit in (("title", 200), ("reason", 500), ("ticket", 100)):
+        field = re.search(rf'<input name="{name}"[^>]*>', page)
+        assert field is not None and f'maxlength="{limit}"' in field.group(0), name
+        assert Maintenance._meta.get_field(name).max_length == limit
