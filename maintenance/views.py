@@ -418,9 +418,11 @@ def audit(request: HttpRequest) -> HttpResponse:
         + (query.urlencode() + "&" if query else "")
         + f"page={page.number}&fragment=table",
     }
+    # a refused filter is the request's error (400, as the Devices and Pods pages answer), named on the page
+    status = 400 if problems else 200
     if request.GET.get("fragment") == "table":
-        return render(request, "maintenance/_audit_table.html", context)
-    return render(request, "maintenance/audit.html", context)
+        return render(request, "maintenance/_audit_table.html", context, status=status)
+    return render(request, "maintenance/audit.html", context, status=status)
 
 
 @login_required

@@ -60,7 +60,9 @@ def test_it_refuses_filters_it_does_not_understand(operator_client: Client, quer
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == field
     page = operator_client.get(f"/maintenance/audit/?{query}")
+    assert page.status_code == 400  # as the Devices and Pods pages answer a refused filter
     assert field in page.content.decode() and "No entries." in page.content.decode()
+    assert operator_client.get(f"/maintenance/audit/?{query}&fragment=table").status_code == 400
 
 
 def test_it_paginates_the_api(operator_client: Client) -> None:
