@@ -273,6 +273,7 @@ def run_one(url: str, args: argparse.Namespace, kubectl: str) -> dict[str, Any]:
         kubeconfig_path=Path(kubeconfig),
         controllers=True,
         disable=args.disable,
+        freeze_world=not args.no_freeze,  # as `python -m simcluster` runs it
     )
     procs: list[subprocess.Popen[str]] = []
     observers: list[Observer] = []
@@ -481,6 +482,11 @@ def main() -> None:
         help="simcluster controllers not to start, comma-separated (a diagnostic: the headline runs them all)",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="give up on the burst after this long")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave simcluster's loaded world in the garbage collector's reach (before 2026-12-03)",
+    )
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--note", default="", help="a line appended under the table")
     parser.add_argument("--mirror-worker", action="store_true", help=argparse.SUPPRESS)

@@ -89,6 +89,7 @@ def _burst(nodes: int, pods: int, *, sampled: bool) -> dict[str, Any]:
         topology=f"scale:{nodes}",
         kubeconfig_path=Path(tempfile.mkdtemp(prefix="bench-sched-")) / "kubeconfig",
         controllers=False,
+        freeze_world=True,  # as `python -m simcluster` runs it
     )
     try:
         store = cluster.store

@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             rule_status_period=args.rule_status_period,
             pki_dir=args.pki_dir,
             insecure_http=args.insecure_http,
+            freeze_world=True,
             **extra,
         )
     except OSError as error:
