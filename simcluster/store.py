@@ -967,10 +967,14 @@ class Store:
             new["metadata"].get("deletionTimestamp")
             and not new["metadata"].get("finalizers")
             and not old["metadata"].get("deletionGracePeriodSeconds")
-        ):  # the last finalizer gone, and no grace period still running (upstream's ShouldDeleteDuringUpdate)
-            entry = self._commit("DELETED", resource, key, new, current)
-        else:
-            entry = self._commit("MODIFIED", resource, key, new, current)
+        ):
+            # The last finalizer gone, and no grace period still running (upstream's ShouldDeleteDuringUpdate):
+            # the update is not written, the stored object is deleted (deleteWithoutFinalizers). Watchers get the
+            # last stored state at the deletion's resourceVersion; the writer gets its own object back, at the
+            # resourceVersion it had.
+            self._commit("DELETED", resource, key, clone(old), current)
+            return decode(dumps(_reorder(new))), warnings
+        entry = self._commit("MODIFIED", resource, key, new, current)
         return decode(entry.raw), warnings
 
     # ------------------------------------------------------------------ patch
