@@ -41,7 +41,15 @@ from simcluster.errors import (
     resource_version_required,
 )
 from simcluster.jsondata import clone, decode, dumps
-from simcluster.namespaces import KUBERNETES_FINALIZER, TERMINATING, is_terminating, spec_finalizers
+from simcluster.namespaces import (
+    KUBERNETES_FINALIZER,
+    ROOT_CA_CONFIG_MAP,
+    TERMINATING,
+    is_terminating,
+    root_ca_config_map,
+    root_ca_repaired,
+    spec_finalizers,
+)
 from simcluster.resources import ResourceDef, resource_for
 from simcluster.schema import canonical_quantities, drop_empty_collections
 
@@ -111,11 +119,6 @@ _IMMUTABLE_SPEC_CAUSE = {
     "message": 'Invalid value: "object": field is immutable',
     "field": "spec",
 }
-_ROOT_CA_DESCRIPTION = (
-    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as "
-    "the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
-    "Kubernetes clusters."
-)
 #: Kinds whose registry strategy never sets metadata.generation (kube-apiserver leaves it out).
 _WITHOUT_GENERATION = frozenset({
     ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
@@ -607,7 +610,8 @@ class Store:
             return self._rv
 
     def _commit(self, event_type: str, resource: ResourceDef, key: Key, obj: Obj, old: Entry | None) -> Entry:
-        """Assign the next resourceVersion, store (or remove), record history, notify. Lock held."""
+        """Assign the next resourceVersion, store (or remove), record history, notify; the root CA's
+        ConfigMap changed, let the root-ca-cert-publisher answer. Lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         obj = _reorder(obj)
@@ -635,6 +639,8 @@ class Store:
                 subscriber(event_type, resource.plural, entry.obj)
             except Exception:
                 log.exception("store subscriber failed")
+        if resource.plural == "configmaps" and key[1] == ROOT_CA_CONFIG_MAP:
+            self._keep_root_ca(event)
         return entry
 
     # ------------------------------------------------------------------ validation hooks
@@ -849,8 +855,7 @@ class Store:
         }
         with contextlib.suppress(ApiError):
             self.create("serviceaccounts", account)
-        if self.root_ca_pem is not None:
-            self._publish_root_ca(namespace)
+        self._publish_root_ca(namespace)
 
     def publish_root_ca(self, pem: str) -> None:
         """Give every namespace, now and later, the `kube-root-ca.crt` ConfigMap holding this CA."""
@@ -860,18 +865,23 @@ class Store:
                 self._publish_root_ca(namespace)
 
     def _publish_root_ca(self, namespace: str) -> None:
-        config_map = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": "kube-root-ca.crt",
-                "namespace": namespace,
-                "annotations": {"kubernetes.io/description": _ROOT_CA_DESCRIPTION},
-            },
-            "data": {"ca.crt": self.root_ca_pem},
-        }
-        with contextlib.suppress(ApiError):
-            self.create("configmaps", config_map)
+        if self.root_ca_pem is None:
+            return
+        with contextlib.suppress(ApiError):  # refused in a namespace being terminated: left out, as upstream
+            self.create("configmaps", root_ca_config_map(namespace, self.root_ca_pem))
+
+    def _keep_root_ca(self, event: WatchEvent) -> None:
+        """The root-ca-cert-publisher, at once: `kube-root-ca.crt` deleted (by a DELETE, a collection's, an
+        update that dropped its last finalizer) is created again, and edited data is put back. Lock held."""
+        if self.root_ca_pem is None:
+            return
+        if event.type == "DELETED":
+            self._publish_root_ca(event.key[0])
+        elif event.type == "MODIFIED":
+            repaired = root_ca_repaired(event.entry.obj, self.root_ca_pem)
+            if repaired is not None:
+                with contextlib.suppress(ApiError):  # changed again meanwhile: that change comes here too
+                    self.update("configmaps", repaired)
 
     def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
         plural = resource.plural
