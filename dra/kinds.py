@@ -125,7 +125,8 @@ _CORE_FIELD_LABEL_ERROR = "field label not supported: {label}"
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",), status=True,
-       field_selectors=("status.phase",), field_label_error=_CORE_FIELD_LABEL_ERROR),
+       field_selectors=("status.phase",), extra_subresources=("finalize",),
+       field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), status=True,
        field_selectors=("spec.unschedulable",), field_label_error=_CORE_FIELD_LABEL_ERROR),
     _k("", "v1", "pods", "Pod", namespaced=True, short_names=("po",), status=True, categories=("all",),

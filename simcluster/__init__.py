@@ -4,8 +4,9 @@ Entry points:
 
 * ``python -m simcluster --topology demo --listen 127.0.0.1:PORT --kubeconfig PATH [--pki-dir DIR]``
   serves in the foreground (``--topology none`` for an empty cluster, ``--no-controllers`` for a static
-  world). It serves HTTPS with a CA it makes (or reuses from ``--pki-dir``), authenticates (client
-  certificates, the admin token, ServiceAccount tokens) and authorizes with RBAC like a real cluster;
+  world, where a deleted namespace stays Terminating: no namespace controller empties it). It serves HTTPS
+  with a CA it makes (or reuses from ``--pki-dir``), authenticates (client certificates, the admin token,
+  ServiceAccount tokens) and authorizes with RBAC like a real cluster;
   ``--insecure-http`` turns all of that off for debugging.
 * ``simcluster.testing.run_simcluster(topology, kubeconfig_path, **options)``: a context manager that
   runs the server on a free loopback port in a background thread; the handle has ``url``, ``port``,

@@ -75,6 +75,36 @@ def namespace_not_found(namespace: str) -> ApiError:
     )
 
 
+#: The StatusCause type NamespaceLifecycle adds when it refuses new content in a terminating namespace.
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+
+
+def namespace_terminating(resource: ResourceDef, name: str, namespace: str) -> ApiError:
+    """NamespaceLifecycle's refusal of a create in a namespace being deleted (admission.NewForbidden, plus
+    the cause controllers look for to give up quietly)."""
+    details = _details(resource, name)
+    details["causes"] = [
+        {
+            "reason": NAMESPACE_TERMINATING_CAUSE,
+            "message": f"namespace {namespace} is being terminated",
+            "field": "metadata.namespace",
+        }
+    ]
+    return ApiError(
+        403,
+        "Forbidden",
+        f'{resource.group_resource} "{name}" is forbidden: unable to create new content in namespace '
+        f"{namespace} because it is being terminated",
+        details,
+    )
+
+
+def is_namespace_terminating(error: ApiError) -> bool:
+    """True for a refusal because the namespace is being deleted (apierrors.HasStatusCause)."""
+    causes = (error.details or {}).get("causes") or []
+    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes if isinstance(c, dict))
+
+
 def already_exists(resource: ResourceDef, name: str) -> ApiError:
     return ApiError(
         409, "AlreadyExists", f'{resource.group_resource} "{name}" already exists', _details(resource, name)

@@ -445,6 +445,8 @@ class SimServer:
             raise method_not_allowed()
         if resource.namespaced and namespace is None:
             raise resource_not_found()
+        if sub == "finalize" and method != "PUT":
+            raise method_not_allowed()  # namespaces/finalize serves update alone
         if method == "GET":
             if sub is None and _flag(request.query.get("watch")):  # the deprecated single-object watch
                 return await self._watch(request, resource, namespace, name=name)
@@ -785,6 +787,9 @@ class SimServer:
             raise bad_request(f"gracePeriodSeconds: must be an integer, got {grace!r}") from error
         preconditions = preconditions if isinstance(preconditions, dict) else {}
         policy = _propagation_policy(request, body)
+        orphan = body.get("orphanDependents", request.query.get("orphanDependents"))
+        if resource.plural == "namespaces" and orphan in (False, "false"):
+            policy = "Foreground"  # the namespace registry reads it as "delete the dependents first"
         deletion = self.store.deletion(
             resource.plural,
             name,
@@ -798,7 +803,6 @@ class SimServer:
         if not deletion.removed:
             # kept, marked (finalizers, a grace period): the object, 202 only when the deprecated
             # orphanDependents said false (the handler's one case for Accepted), else 200
-            orphan = body.get("orphanDependents", request.query.get("orphanDependents"))
             return _json_response(deletion.obj, 202 if orphan in (False, "false") else 200)
         if resource.returns_deleted_object:
             return _json_response(deletion.obj)

@@ -35,11 +35,21 @@ from simcluster.errors import (
     expired,
     invalid,
     namespace_not_found,
+    namespace_terminating,
     not_found,
     resource_not_found,
     resource_version_required,
 )
 from simcluster.jsondata import clone, decode, dumps
+from simcluster.namespaces import (
+    KUBERNETES_FINALIZER,
+    ROOT_CA_CONFIG_MAP,
+    TERMINATING,
+    is_terminating,
+    root_ca_config_map,
+    root_ca_repaired,
+    spec_finalizers,
+)
 from simcluster.resources import ResourceDef, resource_for
 from simcluster.schema import canonical_quantities, drop_empty_collections
 
@@ -109,11 +119,6 @@ _IMMUTABLE_SPEC_CAUSE = {
     "message": 'Invalid value: "object": field is immutable',
     "field": "spec",
 }
-_ROOT_CA_DESCRIPTION = (
-    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as "
-    "the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
-    "Kubernetes clusters."
-)
 #: Kinds whose registry strategy never sets metadata.generation (kube-apiserver leaves it out).
 _WITHOUT_GENERATION = frozenset({
     ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
@@ -126,8 +131,8 @@ ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
 #: Kinds whose registry never leaves a garbage-collection finalizer (DefaultGarbageCollectionPolicy
-#: Unsupported: Events; Namespaces are emptied by their own deletion, here at once).
-_WITHOUT_GARBAGE_COLLECTION = frozenset({("", "events"), ("", "namespaces")})
+#: Unsupported: Events).
+_WITHOUT_GARBAGE_COLLECTION = frozenset({("", "events")})
 #: Kinds whose registry orphans the dependents of a DELETE that names no policy: batch/v1 Jobs keep the
 #: behaviour of their first version (DefaultGarbageCollectionPolicy OrphanDependents), which is why
 #: kubectl always sends propagationPolicy.
@@ -322,6 +327,41 @@ def _deletion_finalizers(
     elif policy == "Foreground":
         wanted.append(FOREGROUND_FINALIZER)
     return finalizers if set(wanted) == set(finalizers) else wanted
+
+
+def _marked_terminating(namespace: Obj, now: str, policy: str | None) -> Obj:
+    """A namespace after its first DELETE (the namespace registry's update; no content goes yet): a copy with
+    `deletionTimestamp`, phase Terminating, and the garbage collector's finalizers as the propagation policy
+    says (Orphan `orphan`, Foreground `foregroundDeletion`, Background neither; none: as they were)."""
+    marked: Obj = clone(namespace)
+    meta = marked["metadata"]
+    meta["deletionTimestamp"] = now
+    status = marked.get("status")
+    if not isinstance(status, dict):
+        status = marked["status"] = {}
+    status["phase"] = TERMINATING
+    finalizers = builtins.list(meta.get("finalizers") or [])
+    if policy is not None:
+        wanted = [f for f in finalizers if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+        if policy in ("Orphan", "Foreground"):
+            wanted.append(ORPHAN_FINALIZER if policy == "Orphan" else FOREGROUND_FINALIZER)
+        if set(wanted) != set(finalizers):
+            meta["finalizers"] = wanted
+            if not wanted:
+                del meta["finalizers"]
+    return marked
+
+
+def _keep_namespace_finalizers(new: Obj, old: Obj) -> None:
+    """A namespace update keeps the stored spec.finalizers (the namespace strategy's PrepareForUpdate)."""
+    spec = new.get("spec")
+    if not isinstance(spec, dict):
+        spec = new["spec"] = {}
+    finalizers = spec_finalizers(old)
+    if finalizers:
+        spec["finalizers"] = finalizers
+    else:
+        spec.pop("finalizers", None)
 
 
 def _reorder(obj: Obj) -> Obj:
@@ -570,7 +610,8 @@ class Store:
             return self._rv
 
     def _commit(self, event_type: str, resource: ResourceDef, key: Key, obj: Obj, old: Entry | None) -> Entry:
-        """Assign the next resourceVersion, store (or remove), record history, notify. Lock held."""
+        """Assign the next resourceVersion, store (or remove), record history, notify; the root CA's
+        ConfigMap changed, let the root-ca-cert-publisher answer. Lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         obj = _reorder(obj)
@@ -598,6 +639,8 @@ class Store:
                 subscriber(event_type, resource.plural, entry.obj)
             except Exception:
                 log.exception("store subscriber failed")
+        if resource.plural == "configmaps" and key[1] == ROOT_CA_CONFIG_MAP:
+            self._keep_root_ca(event)
         return entry
 
     # ------------------------------------------------------------------ validation hooks
@@ -711,6 +754,8 @@ class Store:
             meta.pop("namespace", None)
         # admission errors name the request's object as it came: a generated name does not exist yet there
         requested_name = str(meta.get("name") or meta.get("generateName") or "")
+        if resource.namespaced:
+            self._admit_into_namespace(resource, str(meta["namespace"]), requested_name)
         if not meta.get("name"):
             if meta.get("generateName"):
                 meta["name"] = str(meta["generateName"]) + "".join(_RANDOM.choices(_NAME_ALPHABET, k=5))
@@ -769,6 +814,16 @@ class Store:
                 self._create_default_service_account(name)
         return decode(entry.raw), warnings
 
+    def _admit_into_namespace(self, resource: ResourceDef, namespace: str, name: str) -> None:
+        """kube-apiserver's NamespaceLifecycle admission plugin, the first to see a create (before defaulting
+        and validation): 404 in a namespace that does not exist, 403 in one being terminated."""
+        with self._lock:
+            entry = self._table("namespaces").get(("", namespace))
+        if entry is None:
+            raise namespace_not_found(namespace)
+        if is_terminating(entry.obj):
+            raise namespace_terminating(resource, name or "Unknown", namespace)
+
     def _check_service_account(self, resource: ResourceDef, pod: Obj, name: str) -> None:
         """kube-apiserver's ServiceAccount admission plugin (mutating, so before validation): a new pod's
         account must exist in its namespace. A pod in a namespace that does not exist is left to the
@@ -800,8 +855,7 @@ class Store:
         }
         with contextlib.suppress(ApiError):
             self.create("serviceaccounts", account)
-        if self.root_ca_pem is not None:
-            self._publish_root_ca(namespace)
+        self._publish_root_ca(namespace)
 
     def publish_root_ca(self, pem: str) -> None:
         """Give every namespace, now and later, the `kube-root-ca.crt` ConfigMap holding this CA."""
@@ -811,18 +865,23 @@ class Store:
                 self._publish_root_ca(namespace)
 
     def _publish_root_ca(self, namespace: str) -> None:
-        config_map = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": "kube-root-ca.crt",
-                "namespace": namespace,
-                "annotations": {"kubernetes.io/description": _ROOT_CA_DESCRIPTION},
-            },
-            "data": {"ca.crt": self.root_ca_pem},
-        }
-        with contextlib.suppress(ApiError):
-            self.create("configmaps", config_map)
+        if self.root_ca_pem is None:
+            return
+        with contextlib.suppress(ApiError):  # refused in a namespace being terminated: left out, as upstream
+            self.create("configmaps", root_ca_config_map(namespace, self.root_ca_pem))
+
+    def _keep_root_ca(self, event: WatchEvent) -> None:
+        """The root-ca-cert-publisher, at once: `kube-root-ca.crt` deleted (by a DELETE, a collection's, an
+        update that dropped its last finalizer) is created again, and edited data is put back. Lock held."""
+        if self.root_ca_pem is None:
+            return
+        if event.type == "DELETED":
+            self._publish_root_ca(event.key[0])
+        elif event.type == "MODIFIED":
+            repaired = root_ca_repaired(event.entry.obj, self.root_ca_pem)
+            if repaired is not None:
+                with contextlib.suppress(ApiError):  # changed again meanwhile: that change comes here too
+                    self.update("configmaps", repaired)
 
     def _prepare_create(self, resource: ResourceDef, obj: Obj) -> None:
         plural = resource.plural
@@ -834,7 +893,15 @@ class Store:
             name = obj["metadata"]["name"]
             labels = obj["metadata"].setdefault("labels", {})
             labels["kubernetes.io/metadata.name"] = name
-            obj["spec"] = {"finalizers": ["kubernetes"]}
+            # the strategy's PrepareForCreate: the namespace controller's finalizer after any asked for
+            spec = obj.get("spec")
+            if not isinstance(spec, dict):
+                spec = obj["spec"] = {}
+            finalizers = spec.get("finalizers")
+            finalizers = builtins.list(finalizers) if isinstance(finalizers, list) else []
+            if KUBERNETES_FINALIZER not in finalizers:
+                finalizers.append(KUBERNETES_FINALIZER)
+            spec["finalizers"] = finalizers
             obj["status"] = {"phase": "Active"}
 
     # ------------------------------------------------------------------ update
@@ -943,6 +1010,8 @@ class Store:
                     new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
+            if resource.plural == "namespaces" and subresource is None:
+                _keep_namespace_finalizers(new, old)  # only the finalize subresource changes them
             defaulting.normalize_times(new, old)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -967,10 +1036,15 @@ class Store:
             new["metadata"].get("deletionTimestamp")
             and not new["metadata"].get("finalizers")
             and not old["metadata"].get("deletionGracePeriodSeconds")
-        ):  # the last finalizer gone, and no grace period still running (upstream's ShouldDeleteDuringUpdate)
-            entry = self._commit("DELETED", resource, key, new, current)
-        else:
-            entry = self._commit("MODIFIED", resource, key, new, current)
+            and not (resource.plural == "namespaces" and spec_finalizers(new))
+        ):
+            # The last finalizer gone, and no grace period still running (upstream's ShouldDeleteDuringUpdate,
+            # for a namespace its spec.finalizers too): the update is not written, the stored object is deleted
+            # (deleteWithoutFinalizers). Watchers get the last stored state at the deletion's resourceVersion;
+            # the writer gets its own object back, at the resourceVersion it had.
+            self._commit("DELETED", resource, key, clone(old), current)
+            return decode(dumps(_reorder(new))), warnings
+        entry = self._commit("MODIFIED", resource, key, new, current)
         return decode(entry.raw), warnings
 
     # ------------------------------------------------------------------ patch
@@ -1161,8 +1235,15 @@ class Store:
                         403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                         {"name": name, "kind": "namespaces"},
                     )  # fmt: skip
-                if not dry_run:
-                    self._purge_namespace(name)
+                if not meta.get("deletionTimestamp"):
+                    # The namespace registry's first DELETE only marks it; the namespace controller empties it.
+                    terminating = _marked_terminating(current.obj, self.now(), propagation_policy)
+                    if dry_run:
+                        return Deletion(_reorder(terminating), removed=False)
+                    entry = self._commit("MODIFIED", resource, key, terminating, current)
+                    return Deletion(decode(entry.raw), removed=False)
+                if spec_finalizers(current.obj):
+                    return Deletion(decode(current.raw), removed=False)  # still being emptied: as it is
             marked = self._marked_for_deletion(
                 resource, current.obj, grace_period_seconds, propagation_policy
             )
@@ -1230,16 +1311,6 @@ class Store:
         if requested is not None:
             return max(requested, 1)
         return int((obj.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 1)
-
-    def _purge_namespace(self, namespace: str) -> None:
-        """Delete everything in a namespace at once (the namespace controller, simplified). Lock held."""
-        for plural, table in self._objects.items():
-            resource = resource_for(plural)
-            if resource is None or not resource.namespaced:
-                continue
-            for key in [k for k in table if k[0] == namespace]:
-                current = table[key]
-                self._commit("DELETED", resource, key, clone(current.obj), current)
 
     def delete_collection(
         self,

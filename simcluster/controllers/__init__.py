@@ -1,6 +1,6 @@
 """Simulated controllers that run beside the API server: the DRA driver, the scheduler, the device-taint
 eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle, the
-ResourcePoolStatusRequest controller and the garbage collector.
+ResourcePoolStatusRequest controller, the garbage collector and the namespace controller.
 
 `start_all(store, topology, options)` publishes the topology's slices and starts every controller in its
 own thread. Controllers subscribe to the store (the callback only pokes their loop) and run level-triggered
@@ -10,7 +10,7 @@ Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status
 DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
-deployments, disruption, garbage),
+deployments, disruption, garbage, namespaces),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
 `pace` (every controller but the scheduler also waits that many times its last pass's duration, default 10),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
@@ -35,6 +35,7 @@ from simcluster.controllers.driver import Driver
 from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
 from simcluster.controllers.eviction import EvictionController
 from simcluster.controllers.garbage import GarbageCollector
+from simcluster.controllers.namespaces import NamespaceController
 from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
 from simcluster.controllers.owners import OwnerController
 from simcluster.controllers.pods import WATCHES as POD_WATCHES
@@ -64,6 +65,7 @@ class Controllers:
     deployments: DeploymentController
     disruption: DisruptionController
     garbage: GarbageCollector
+    namespaces: NamespaceController
     loops: dict[str, Loop] = field(default_factory=dict)
     _unsubscribe: Callable[[], None] | None = None
 
@@ -126,6 +128,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     deployments = DeploymentController(store, clock=clock)
     disruption = DisruptionController(store, clock=clock)
     garbage = GarbageCollector(store)
+    namespaces = NamespaceController(store, clock=clock)
     controllers = Controllers(
         store=store,
         clock=clock,
@@ -139,6 +142,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         deployments=deployments,
         disruption=disruption,
         garbage=garbage,
+        namespaces=namespaces,
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
@@ -169,6 +173,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
             DISRUPTION_WATCHES,
         ),
         ("garbage", Loop("garbage", garbage.reconcile, batch_delay=batch, pace=pace), frozenset()),
+        ("namespaces", Loop("namespaces", namespaces.reconcile, batch_delay=batch, pace=pace), frozenset()),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:
@@ -179,6 +184,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
             routes.setdefault(plural, []).append(loop)
 
     collector = controllers.loops.get("garbage")
+    emptier = controllers.loops.get("namespaces")
 
     def on_change(event_type: str, plural: str, obj: dict[str, Any]) -> None:
         for loop in routes.get(plural, ()):
@@ -186,12 +192,17 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         # every kind may own or be owned: the collector keeps its graph from every change
         if collector is not None and garbage.observe(event_type, plural, obj):
             collector.poke()
+        # any change inside a namespace being deleted may let it go
+        if emptier is not None and namespaces.observe(event_type, plural, obj):
+            emptier.poke()
 
     if "driver" not in disabled:
         driver.publish_all()
     with store.lock:  # the collector's graph starts from what is stored, then follows every change
         if collector is not None:
             garbage.sync()
+        if emptier is not None:
+            namespaces.sync()
         controllers._unsubscribe = store.subscribe(on_change)
     clock.on_change(controllers.poke)
     for loop in controllers.loops.values():

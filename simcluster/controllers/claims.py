@@ -24,7 +24,7 @@ from simcluster.controllers.common import (
     read_all,
     uid_of,
 )
-from simcluster.errors import ApiError
+from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
@@ -49,7 +49,7 @@ class ClaimController:
             try:
                 self._release(claim, live)
             except ApiError as error:
-                if error.status not in (404, 409):
+                if error.status not in (404, 409) and not is_namespace_terminating(error):
                     raise
                 retry = error.status == 409
         return 0.05 if retry else None

@@ -28,7 +28,7 @@ from simcluster.controllers.common import (
     uid_of,
 )
 from simcluster.controllers.disruption import SyncError
-from simcluster.errors import ApiError
+from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
@@ -77,7 +77,7 @@ class DeploymentController:
             try:
                 self._sync(deployment, owned.get(uid_of(deployment), []))
             except ApiError as error:
-                if error.status not in (404, 409, 422):
+                if error.status not in (404, 409, 422) and not is_namespace_terminating(error):
                     raise
                 retry = retry or error.status == 409
             except SyncError:

@@ -25,7 +25,7 @@ from simcluster.controllers.common import (
     set_condition,
     uid_of,
 )
-from simcluster.errors import ApiError
+from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
@@ -61,7 +61,7 @@ class OwnerController:
                 try:
                     sync(owner, owned.get(uid_of(owner), []))
                 except ApiError as error:
-                    if error.status not in (404, 409):
+                    if error.status not in (404, 409) and not is_namespace_terminating(error):
                         raise
                     conflict = conflict or error.status == 409
         for uid in set(self._backoff) - live:
@@ -216,8 +216,8 @@ class OwnerController:
                 {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
             )
         except ApiError as error:
-            if error.status in (404, 409):
-                raise
+            if error.status in (404, 409) or is_namespace_terminating(error):
+                raise  # gone, changed, or every create fails there now: nothing to record or back off from
             return error
         self.created += 1
         return None

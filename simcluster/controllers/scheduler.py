@@ -85,7 +85,7 @@ from simcluster.controllers.scoring import (
     preferred_terms,
     untolerated_preferences,
 )
-from simcluster.errors import ApiError
+from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.jsondata import clone
 from simcluster.store import Store
 
@@ -338,7 +338,7 @@ class Scheduler:
             try:
                 self._schedule(clone(pod), world)
             except ApiError as error:
-                if error.status not in (404, 409):
+                if error.status not in (404, 409) and not is_namespace_terminating(error):
                     raise
                 retry = True  # something changed under us; the next pass sees the new state
         return 0.05 if retry else None

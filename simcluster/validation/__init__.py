@@ -16,7 +16,7 @@ from dra.allocator.features import DEFAULT_FEATURES
 from simcluster.schema import Causes, ResourceDef, schema_causes
 from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
 from simcluster.validation.claims import check_resource_claim, check_resource_claim_template
-from simcluster.validation.core import check_node, check_pdb, check_pod
+from simcluster.validation.core import check_namespace, check_node, check_pdb, check_pod
 from simcluster.validation.metadata import check_metadata
 from simcluster.validation.shared import FEATURES
 from simcluster.validation.slices import check_resource_slice
@@ -93,6 +93,8 @@ def _check_kind(
         return check_pod(causes, obj, old, subresource)
     if key == ("", "Node"):
         return check_node(causes, obj)
+    if key == ("", "Namespace"):
+        return check_namespace(causes, obj, old, subresource)
     if key == ("policy", "PodDisruptionBudget"):
         return check_pdb(causes, obj)
     bindings = (

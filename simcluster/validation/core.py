@@ -1,5 +1,5 @@
 """Rules of the core/v1 and policy/v1 kinds simcluster serves beyond the schema: Pod (resource claims,
-containers, tolerations, what an update may change), Node taints, PodDisruptionBudget."""
+containers, tolerations, what an update may change), Node taints, Namespace finalizers, PodDisruptionBudget."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from typing import Any, Final
 from simcluster.schema import Causes, child
 from simcluster.validation.names import dns_label, dns_subdomain, label_value, qualified_name
 from simcluster.validation.shared import as_list, as_map, check_node_selector, hashable
+
+#: Finalizer names that need no domain (core/v1 helper.IsStandardFinalizerName).
+_STANDARD_FINALIZERS: Final = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
 
 # Pod spec fields an update may change (kube's ValidatePodUpdate, simplified).
 _POD_MUTABLE: Final = {
@@ -135,4 +138,21 @@ def check_pdb(causes: Causes, obj: dict[str, Any]) -> list[str]:
     spec = as_map(obj.get("spec"))
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         causes.invalid("spec", "object", "minAvailable and maxUnavailable cannot be both set")
+    return []
+
+
+def check_namespace(
+    causes: Causes, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None
+) -> list[str]:
+    """spec.finalizers (ValidateNamespace on create, ValidateNamespaceFinalizeUpdate through `finalize`;
+    other updates keep the stored ones): qualified names, and a name without a domain a standard one."""
+    if old is not None and subresource != "finalize":
+        return []
+    for index, finalizer in enumerate(as_list(as_map(obj.get("spec")).get("finalizers"))):
+        path = "spec.finalizers" if old is None else f"spec.finalizers[{index}]"
+        qualified_name(causes, path, finalizer)
+        if isinstance(finalizer, str) and "/" not in finalizer and finalizer not in _STANDARD_FINALIZERS:
+            causes.invalid(
+                path, finalizer, "name is neither a standard finalizer name nor is it fully qualified"
+            )
     return []

@@ -56,6 +56,10 @@ def test_it_creates_reads_updates_patches_and_deletes_every_kind(http: Http, plu
     status, _, _ = http.request("DELETE", object_path(resource, name), options)
     assert status == 200
     status, _, missing = http.get(object_path(resource, name))
+    if plural == "namespaces":
+        # emptied and let go by the namespace controller, which this cluster does not run
+        assert (status, missing["status"]["phase"]) == (200, "Terminating")
+        return
     assert status == 404
     assert missing["reason"] == "NotFound"
 
@@ -209,15 +213,6 @@ def test_it_stores_nothing_on_dry_run(http: Http, cluster: SimCluster) -> None:
     assert body["spec"]["taint"]["timeAdded"]
     assert http.get(object_path(resource, "drain-node-a"))[0] == 404
     assert cluster.store.resource_version == before
-
-
-def test_it_deletes_the_objects_of_a_deleted_namespace(http: Http) -> None:
-    http.request("POST", "/api/v1/namespaces", sample("namespaces"))
-    claims = BY_PLURAL["resourceclaims"]
-    http.request("POST", collection_path(claims, "team-a"), sample("resourceclaims"))
-    assert http.request("DELETE", "/api/v1/namespaces/team-a")[0] == 200
-    assert http.get(object_path(claims, "gpu-claim", "team-a"))[0] == 404
-    assert http.get("/api/v1/namespaces/team-a")[0] == 404
 
 
 def test_it_defaults_taint_time_added_and_restarts_it_when_the_effect_changes(cluster: SimCluster) -> None:

@@ -7,6 +7,9 @@ deprecated orphanDependents said false. A DeleteCollection answers the list it d
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from kubernetes import client
 
@@ -158,3 +161,47 @@ def test_kubectl_says_deleted_for_either_answer(kubectl: Kubectl, http: Http) ->
     assert (deleted.returncode, deleted.stdout) == (0, 'pod "web" deleted from default namespace\n'), (
         deleted.stderr
     )
+
+
+def _watched(http: Http, path: str, since: str) -> list[tuple[str, dict[str, Any]]]:
+    lines = http.lines(f"{path}?watch=true&resourceVersion={since}&timeoutSeconds=1")
+    return [(event["type"], event["object"]) for event in map(json.loads, filter(None, lines))]
+
+
+def test_a_removed_objects_answer_and_deleted_event_carry_the_deletions_resource_version(http: Http) -> None:
+    # etcd3's store decodes the last stored state with the delete transaction's revision (conditionalDelete),
+    # and its watcher sends that state with the same revision
+    pods = BY_PLURAL["pods"]
+    _, _, created = http.request("POST", collection_path(pods), sample("pods"))
+    stored = created["metadata"]["resourceVersion"]
+    _, _, answer = http.request("DELETE", object_path(pods, "web"))
+
+    [(kind, event)] = _watched(http, collection_path(pods), stored)
+    assert kind == "DELETED"
+    assert int(answer["metadata"]["resourceVersion"]) > int(stored)
+    assert answer == event
+
+
+def test_an_update_that_drops_the_last_finalizer_answers_its_object_and_watchers_get_the_stored_one(
+    http: Http,
+) -> None:
+    # the registry does not write that update: it deletes what is stored (deleteWithoutFinalizers) and
+    # answers the request's object, at the resourceVersion it was written against
+    held = {**CONFIG_MAP, "metadata": {"name": "settings", "finalizers": ["example.com/hold"]}}
+    http.request("POST", CONFIG_MAPS, held)
+    _, _, marked = http.request("DELETE", f"{CONFIG_MAPS}/settings")
+    stored = marked["metadata"]["resourceVersion"]
+
+    status, _, answer = http.request(
+        "PATCH", f"{CONFIG_MAPS}/settings", {"metadata": {"finalizers": None}},
+        content_type="application/merge-patch+json",
+    )  # fmt: skip
+
+    assert status == 200
+    assert "finalizers" not in answer["metadata"]
+    assert answer["metadata"]["resourceVersion"] == stored
+    [(kind, event)] = _watched(http, CONFIG_MAPS, stored)
+    assert kind == "DELETED"
+    assert event["metadata"]["finalizers"] == ["example.com/hold"]
+    assert int(event["metadata"]["resourceVersion"]) > int(stored)
+    assert http.get(f"{CONFIG_MAPS}/settings")[0] == 404
