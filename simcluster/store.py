@@ -641,6 +641,8 @@ class Store:
                 log.exception("store subscriber failed")
         if resource.plural == "configmaps" and key[1] == ROOT_CA_CONFIG_MAP:
             self._keep_root_ca(event)
+        elif resource.plural == "serviceaccounts" and key[1] == "default" and event.type == "DELETED":
+            self._create_default_account(key[0])  # the serviceaccounts controller puts it back
         return entry
 
     # ------------------------------------------------------------------ validation hooks
@@ -848,6 +850,13 @@ class Store:
     def _create_default_service_account(self, namespace: str) -> None:
         """Every namespace gets ServiceAccount `default` (the serviceaccounts controller, at once) and, with a
         CA, ConfigMap `kube-root-ca.crt` (the root-ca-cert-publisher). Lock held."""
+        self._create_default_account(namespace)
+        self._publish_root_ca(namespace)
+
+    def _create_default_account(self, namespace: str) -> None:
+        """ServiceAccount `default`, when the namespace has none: at its creation, and again when it is deleted
+        (upstream's serviceaccounts controller). Refused in a namespace being terminated or gone: left out,
+        as upstream. Lock held."""
         account = {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
@@ -855,7 +864,6 @@ class Store:
         }
         with contextlib.suppress(ApiError):
             self.create("serviceaccounts", account)
-        self._publish_root_ca(namespace)
 
     def publish_root_ca(self, pem: str) -> None:
         """Give every namespace, now and later, the `kube-root-ca.crt` ConfigMap holding this CA."""
