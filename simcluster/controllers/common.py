@@ -109,23 +109,38 @@ def post_event(
     component: str,
     event_type: str = "Normal",
 ) -> None:
-    """Record a core/v1 Event about an object; best effort, as event recording is upstream.
+    """Record a core/v1 Event about an object; best effort, as event recording is upstream. Through
+    client-go's correlator, as every controller records them:
 
-    The same event again (same object, type, reason, message and component) updates the first one's
-    `count` and `lastTimestamp` instead of adding an object, as client-go's event correlator does, so
-    `kubectl describe` reads `(x3 over 5s)`."""
-    now = format_time(clock.now())
+    - the spam filter: a component records at most 25 events about one object, then one every 5 minutes
+      (a 1,500-replica ReplicaSet shows 25 of its SuccessfulCreate events, not 1,500);
+    - the aggregator: from the 10th different message of one reason about one object within 10 minutes,
+      they are recorded as one event, its message "(combined from similar events): " + the newest;
+    - the logger: the same event again updates the first one's `count`, `lastTimestamp` (and message)
+      instead of adding an object, so `kubectl describe` reads `(x3 over 5s)`."""
+    moment = clock.now()
+    now, seconds = format_time(moment), moment.timestamp()
     namespace = namespace_of(involved) or "default"
-    key = (namespace, str(involved.get("kind", "Pod")), name_of(involved), uid_of(involved), event_type, reason,
-           message, component)  # fmt: skip
-    with _EVENTS_LOCK:
-        seen = _EVENTS.setdefault(store, {})
-        earlier = seen.get(key)
+    kind, name, uid = str(involved.get("kind", "Pod")), name_of(involved), uid_of(involved)
+    api_version = str(involved.get("apiVersion", "v1"))
+    source = (component, kind, namespace, name, uid, api_version)
+    correlator = _correlator(store)
+    with correlator.lock:
+        if not correlator.accept(source, seconds):
+            return
+        aggregate_key = (*source, event_type, reason)
+        if correlator.aggregate(aggregate_key, message, seconds):
+            key: tuple[str, ...] = aggregate_key
+            message = COMBINED_PREFIX + message
+        else:
+            key = (*aggregate_key, message)
+        earlier = correlator.recorded.get(key)
     if earlier is not None:
         try:
             current = store.get("events", earlier, namespace=namespace)
             store.patch(
-                "events", earlier, {"count": int(current.get("count") or 1) + 1, "lastTimestamp": now},
+                "events", earlier,
+                {"count": int(current.get("count") or 1) + 1, "lastTimestamp": now, "message": message},
                 namespace=namespace,
             )  # fmt: skip
             return
@@ -134,13 +149,13 @@ def post_event(
     event = {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"generateName": f"{name_of(involved)}.", "namespace": namespace},
+        "metadata": {"generateName": f"{name}.", "namespace": namespace},
         "involvedObject": {
-            "apiVersion": involved.get("apiVersion", "v1"),
-            "kind": involved.get("kind", "Pod"),
-            "name": name_of(involved),
+            "apiVersion": api_version,
+            "kind": kind,
+            "name": name,
             "namespace": namespace,
-            "uid": uid_of(involved),
+            "uid": uid,
         },
         "reason": reason,
         "message": message,
@@ -154,16 +169,68 @@ def post_event(
     }
     with contextlib.suppress(ApiError):  # events are best effort (e.g. the namespace is going away)
         created = store.create("events", event)
-        with _EVENTS_LOCK:
-            if len(seen) >= _EVENTS_KEPT:  # client-go keeps an LRU of 4,096 entries
-                seen.pop(next(iter(seen)))
-            seen[key] = name_of(created)
+        with correlator.lock:
+            _remember(correlator.recorded, key, name_of(created))
 
 
-#: per store: the name of the event recorded for each (object, type, reason, message, component)
-_EVENTS: weakref.WeakKeyDictionary[Store, dict[tuple[str, ...], str]] = weakref.WeakKeyDictionary()
-_EVENTS_LOCK = threading.Lock()
-_EVENTS_KEPT = 4096
+# client-go's event correlator (tools/record/events_cache.go), its defaults: a source may record 25 events about
+# one object, then one every 5 minutes (the spam filter); from the 10th different message with the same reason
+# within 10 minutes on, events of that reason are recorded as one "(combined from similar events)" event.
+SPAM_BURST = 25
+SPAM_REFILL_SECONDS = 300.0
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL_SECONDS = 600.0
+COMBINED_PREFIX = "(combined from similar events): "
+_KEPT = 4096  # each of client-go's caches is an LRU of 4,096 entries
+
+
+class _Correlator:
+    """One store's correlator state: per key, LRU-bounded as client-go's."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spam: dict[tuple[str, ...], tuple[float, float]] = {}  # → (tokens, at)
+        self.aggregates: dict[tuple[str, ...], tuple[set[str], float]] = {}  # → (messages, last at)
+        self.recorded: dict[tuple[str, ...], str] = {}  # event key → the name of the event recorded
+
+    def accept(self, spam_key: tuple[str, ...], now: float) -> bool:
+        """The spam filter's token bucket (25 events, refilled one per 5 minutes): False drops the event."""
+        tokens, at = self.spam.pop(spam_key, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + max(0.0, now - at) / SPAM_REFILL_SECONDS)
+        accepted = tokens >= 1.0
+        _remember(self.spam, spam_key, (tokens - 1.0 if accepted else tokens, now))
+        return accepted
+
+    def aggregate(self, aggregate_key: tuple[str, ...], message: str, now: float) -> bool:
+        """True when this event is to be recorded as the combined event of its reason (client-go's
+        EventAggregate: the message joins the reason's set; at 10 different messages it is combined)."""
+        messages, last = self.aggregates.pop(aggregate_key, (set(), now))
+        if now - last > AGGREGATE_INTERVAL_SECONDS:
+            messages = set()
+        messages.add(message)
+        combined = len(messages) >= AGGREGATE_MAX_EVENTS
+        if combined:
+            messages.pop()  # the set never grows past the threshold
+        _remember(self.aggregates, aggregate_key, (messages, now))
+        return combined
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    if len(cache) > _KEPT:
+        cache.pop(next(iter(cache)))
+
+
+_CORRELATORS: weakref.WeakKeyDictionary[Store, _Correlator] = weakref.WeakKeyDictionary()
+_CORRELATORS_LOCK = threading.Lock()
+
+
+def _correlator(store: Store) -> _Correlator:
+    with _CORRELATORS_LOCK:
+        found = _CORRELATORS.get(store)
+        if found is None:
+            found = _CORRELATORS[store] = _Correlator()
+        return found
 
 
 def bind_pod(store: Store, pod: Mapping[str, Any], node: str) -> JSON:
