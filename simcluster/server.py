@@ -517,7 +517,8 @@ class SimServer:
     async def _action(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str, sub: str
     ) -> web.Response:
-        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment `scale` subresources."""
+        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment and ReplicaSet `scale`
+        subresources."""
         method = request.method
         if sub == "scale":
             return await self._scale(request, resource, namespace, name)
@@ -563,7 +564,7 @@ class SimServer:
     async def _scale(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str
     ) -> web.Response:
-        """autoscaling/v1 Scale of a Deployment: read it, or set `spec.replicas` through it."""
+        """autoscaling/v1 Scale of a Deployment or ReplicaSet: read it, or set `spec.replicas` through it."""
         method = request.method
         if method in ("PUT", "PATCH"):
             body = await self._read_body(request) if method == "PUT" else None
