@@ -3,8 +3,10 @@
 The new ReplicaSet is `<deployment>-<pod-template-hash>` (the hash of the template, added to its labels and
 selector) with the revision annotations; a RollingUpdate grows it within `replicas + maxSurge` and shrinks
 the old ones while `replicas - maxUnavailable` pods stay available (Recreate: old ones to zero first).
-Old ReplicaSets beyond `revisionHistoryLimit` are deleted. Status and the Available/Progressing conditions
-follow the ReplicaSets. A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
+Old ReplicaSets beyond `revisionHistoryLimit` are deleted. A rollback finds the old ReplicaSet of its
+template, which takes the next revision. A paused Deployment creates no ReplicaSet and rolls nothing, but
+follows `spec.replicas` and is observed (Progressing Unknown, DeploymentPaused). Status and the
+Available/Progressing conditions follow the ReplicaSets. A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
 deletes its ReplicaSets, and their pods, through their ownerReferences.
 """
 
@@ -37,6 +39,8 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+_MAX_REVISION_HISTORY = 2000
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -102,20 +106,62 @@ class DeploymentController:
                 unavailable = 1
         old_total = sum(_spec_replicas(rs) for rs in olds)
         paused = bool(spec.get("paused"))
-        if new_rs is None:
-            if paused:
-                return
+        if new_rs is not None:
+            self._sync_revision(new_rs, olds)
+        if paused:
+            self._scale_paused(new_rs, olds, replicas, surge)
+        elif new_rs is None:
             if rolling:
                 start = min(replicas, max(0, replicas + surge - old_total))
             else:
                 start = replicas if old_total == 0 and not any(_status(rs, "replicas") for rs in olds) else 0
             new_rs = self._create_replicaset(deployment, template, digest, start, olds, replicas + surge)
             owned = [*owned, new_rs]
-        elif not paused:
+        else:
             self._scale_new(deployment, new_rs, olds, replicas, surge, rolling)
             self._scale_olds(olds, new_rs, replicas, unavailable, rolling)
         self._prune_history(deployment, olds)
-        self._write_status(deployment, new_rs, owned, replicas, unavailable)
+        self._write_status(deployment, new_rs, owned, replicas, unavailable, paused=paused)
+
+    def _sync_revision(self, new_rs: JSON, olds: list[JSON]) -> None:
+        """The ReplicaSet of the current template takes the next revision when an older one is newer than it
+        (a rollback to it, `kubectl rollout undo`); the revisions it had are kept in revision-history, as
+        upstream's SetNewReplicaSetAnnotations keeps them (at most 2,000 characters, oldest dropped)."""
+        revision = max([_revision(rs) for rs in olds] + [0]) + 1
+        current = _revision(new_rs)
+        if current >= revision:
+            return
+        annotations = {REVISION: str(revision)}
+        had = (meta(new_rs).get("annotations") or {}).get(REVISION)
+        if had is not None:
+            history = [
+                r
+                for r in str((meta(new_rs).get("annotations") or {}).get(REVISION_HISTORY, "")).split(",")
+                if r
+            ]
+            total = len(",".join(history)) + len(had) + 1 if history else len(had)
+            while history and total > _MAX_REVISION_HISTORY:
+                total -= len(history.pop(0)) + 1
+            if total <= _MAX_REVISION_HISTORY:
+                annotations[REVISION_HISTORY] = ",".join([*history, had])
+        updated = self.store.patch("replicasets", name_of(new_rs), {"metadata": {"annotations": annotations}},
+                                   namespace=namespace_of(new_rs))  # fmt: skip
+        new_rs.clear()
+        new_rs.update(updated)
+
+    def _scale_paused(self, new_rs: JSON | None, olds: list[JSON], replicas: int, surge: int) -> None:
+        """A paused Deployment still follows `spec.replicas` where one ReplicaSet holds its pods (or none
+        does: then the newest), as upstream's `scale` does before any proportional scaling, which this
+        simulation leaves out."""
+        every = ([new_rs] if new_rs is not None else []) + olds
+        active = [rs for rs in every if _spec_replicas(rs) > 0]
+        if len(active) == 1:
+            target = active[0]
+        elif not active and every:
+            target = new_rs if new_rs is not None else max(olds, key=creation_time)
+        else:
+            return
+        self._set_replicas(target, replicas, {DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge)})
 
     def _scale_new(
         self, deployment: JSON, new_rs: JSON, olds: list[JSON], replicas: int, surge: int, rolling: bool
@@ -211,13 +257,20 @@ class DeploymentController:
             self.store.delete("replicasets", name_of(rs), namespace=namespace_of(rs), uid=uid_of(rs))
 
     def _write_status(
-        self, deployment: JSON, new_rs: JSON, owned: list[JSON], replicas: int, unavailable: int
+        self,
+        deployment: JSON,
+        new_rs: JSON | None,
+        owned: list[JSON],
+        replicas: int,
+        unavailable: int,
+        *,
+        paused: bool,
     ) -> None:
         now = format_time(self.clock.now())
         current = deployment.get("status") or {}
         total = sum(_status(rs, "replicas") for rs in owned)
         available = sum(_status(rs, "availableReplicas") for rs in owned)
-        updated = _status(new_rs, "replicas")
+        updated = _status(new_rs, "replicas") if new_rs is not None else 0
         status: JSON = {
             "observedGeneration": int(meta(deployment).get("generation", 1)),
             "replicas": total,
@@ -234,9 +287,11 @@ class DeploymentController:
             avail = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
         else:
             avail = ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
-        rs_name = name_of(new_rs)
+        rs_name = name_of(new_rs) if new_rs is not None else ""
         complete = updated == replicas and total == replicas and available >= replicas
-        if complete:
+        if paused:  # checkPausedConditions; a resumed rollout reports its progress again at once
+            progress = ("Unknown", "DeploymentPaused", "Deployment is paused")
+        elif complete:
             progress = (
                 "True",
                 "NewReplicaSetAvailable",
@@ -248,8 +303,8 @@ class DeploymentController:
             _condition(conditions.get("Available"), "Available", avail, now),
             _condition(conditions.get("Progressing"), "Progressing", progress, now),
         ]
-        revision = str(_revision(new_rs))
-        if (meta(deployment).get("annotations") or {}).get(REVISION) != revision:
+        revision = str(_revision(new_rs)) if new_rs is not None else None
+        if revision is not None and (meta(deployment).get("annotations") or {}).get(REVISION) != revision:
             self.store.patch("deployments", name_of(deployment), {"metadata": {"annotations": {REVISION: revision}}},
                              namespace=namespace_of(deployment))  # fmt: skip
         if _same_status(current, status):
