@@ -6,7 +6,8 @@ the old ones while `replicas - maxUnavailable` pods stay available (Recreate: ol
 Old ReplicaSets beyond `revisionHistoryLimit` are deleted. A rollback finds the old ReplicaSet of its
 template, which takes the next revision. A paused Deployment creates no ReplicaSet and rolls nothing, but
 follows `spec.replicas` and is observed (Progressing Unknown, DeploymentPaused). Status and the
-Available/Progressing conditions follow the ReplicaSets. A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
+Available/Progressing conditions follow the ReplicaSets; each change of a ReplicaSet's size is a
+ScalingReplicaSet event on the Deployment (`Scaled up replica set <rs> from 0 to 2`). A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
 deletes its ReplicaSets, and their pods, through their ownerReferences.
 """
 
@@ -26,6 +27,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     owner_reference,
+    post_event,
     read_all,
     uid_of,
 )
@@ -109,7 +111,7 @@ class DeploymentController:
         if new_rs is not None:
             self._sync_revision(new_rs, olds)
         if paused:
-            self._scale_paused(new_rs, olds, replicas, surge)
+            self._scale_paused(deployment, new_rs, olds, replicas, surge)
         elif new_rs is None:
             if rolling:
                 start = min(replicas, max(0, replicas + surge - old_total))
@@ -119,7 +121,7 @@ class DeploymentController:
             owned = [*owned, new_rs]
         else:
             self._scale_new(deployment, new_rs, olds, replicas, surge, rolling)
-            self._scale_olds(olds, new_rs, replicas, unavailable, rolling)
+            self._scale_olds(deployment, olds, new_rs, replicas, unavailable, rolling)
         self._prune_history(deployment, olds)
         self._write_status(deployment, new_rs, owned, replicas, unavailable, paused=paused)
 
@@ -149,7 +151,9 @@ class DeploymentController:
         new_rs.clear()
         new_rs.update(updated)
 
-    def _scale_paused(self, new_rs: JSON | None, olds: list[JSON], replicas: int, surge: int) -> None:
+    def _scale_paused(
+        self, deployment: JSON, new_rs: JSON | None, olds: list[JSON], replicas: int, surge: int
+    ) -> None:
         """A paused Deployment still follows `spec.replicas` where one ReplicaSet holds its pods (or none
         does: then the newest), as upstream's `scale` does before any proportional scaling, which this
         simulation leaves out."""
@@ -161,7 +165,9 @@ class DeploymentController:
             target = new_rs if new_rs is not None else max(olds, key=creation_time)
         else:
             return
-        self._set_replicas(target, replicas, {DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge)})
+        self._set_replicas(
+            deployment, target, replicas, {DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge)}
+        )
 
     def _scale_new(
         self, deployment: JSON, new_rs: JSON, olds: list[JSON], replicas: int, surge: int, rolling: bool
@@ -181,14 +187,14 @@ class DeploymentController:
             MAX_REPLICAS: str(replicas + surge),
             REVISION: str(_revision(new_rs)),
         }
-        self._set_replicas(new_rs, target, annotations)
+        self._set_replicas(deployment, new_rs, target, annotations)
 
     def _scale_olds(
-        self, olds: list[JSON], new_rs: JSON, replicas: int, unavailable: int, rolling: bool
+        self, deployment: JSON, olds: list[JSON], new_rs: JSON, replicas: int, unavailable: int, rolling: bool
     ) -> None:
         if not rolling:
             for rs in olds:
-                self._set_replicas(rs, 0, None)
+                self._set_replicas(deployment, rs, 0, None)
             return
         all_pods = _spec_replicas(new_rs) + sum(_spec_replicas(rs) for rs in olds)
         new_unavailable = max(0, _spec_replicas(new_rs) - _status(new_rs, "availableReplicas"))
@@ -197,7 +203,7 @@ class DeploymentController:
             unhealthy = max(0, _spec_replicas(rs) - _status(rs, "availableReplicas"))
             if unhealthy and budget > 0:
                 cut = min(unhealthy, budget)
-                self._set_replicas(rs, _spec_replicas(rs) - cut, None)
+                self._set_replicas(deployment, rs, _spec_replicas(rs) - cut, None)
                 budget -= cut
         for rs in olds:
             if budget <= 0:
@@ -205,7 +211,7 @@ class DeploymentController:
             left = _spec_replicas(rs)
             cut = min(left, budget)
             if cut > 0:
-                self._set_replicas(rs, left - cut, None)
+                self._set_replicas(deployment, rs, left - cut, None)
                 budget -= cut
 
     def _create_replicaset(self, deployment: JSON, template: JSON, digest: str, replicas: int, olds: list[JSON],
@@ -230,9 +236,14 @@ class DeploymentController:
             "spec": {"replicas": replicas, "minReadySeconds": int((deployment.get("spec") or {}).get("minReadySeconds", 0)),
                      "selector": selector, "template": template},
         }  # fmt: skip
-        return self.store.create("replicasets", rs)
+        created = self.store.create("replicasets", rs)
+        if replicas > 0:
+            self._scaled(deployment, created, 0, replicas)
+        return created
 
-    def _set_replicas(self, rs: JSON, replicas: int, annotations: dict[str, str] | None) -> None:
+    def _set_replicas(
+        self, deployment: JSON, rs: JSON, replicas: int, annotations: dict[str, str] | None
+    ) -> None:
         current = meta(rs).get("annotations") or {}
         changes_annotations = annotations is not None and any(
             current.get(k) != v for k, v in annotations.items()
@@ -243,8 +254,18 @@ class DeploymentController:
         if annotations is not None and changes_annotations:
             patch["metadata"] = {"annotations": annotations}
         updated = self.store.patch("replicasets", name_of(rs), patch, namespace=namespace_of(rs))
+        before = _spec_replicas(rs)
         rs.clear()
         rs.update(updated)
+        if before != replicas:
+            self._scaled(deployment, rs, before, replicas)
+
+    def _scaled(self, deployment: JSON, rs: JSON, before: int, after: int) -> None:
+        """The deployment controller's ScalingReplicaSet event, as `kubectl describe deployment` lists it."""
+        way = "up" if after > before else "down"
+        post_event(self.store, self.clock, deployment, reason="ScalingReplicaSet",
+                   message=f"Scaled {way} replica set {name_of(rs)} from {before} to {after}",
+                   component="deployment-controller")  # fmt: skip
 
     def _prune_history(self, deployment: JSON, olds: list[JSON]) -> None:
         limit = int((deployment.get("spec") or {}).get("revisionHistoryLimit", 10))

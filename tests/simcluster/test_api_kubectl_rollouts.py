@@ -105,3 +105,41 @@ def test_it_observes_and_scales_a_paused_deployment(live: SimCluster, tmp_path: 
     progressing = condition(deployment, "Progressing")
     assert progressing is not None and progressing["reason"] == "NewReplicaSetAvailable"
     assert deployment["status"]["updatedReplicas"] == 3
+
+
+def test_it_records_what_the_controllers_did_for_kubectl_describe_and_events(
+    live: SimCluster, tmp_path: Path
+) -> None:
+    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+    _rolled_out(live, tmp_path)
+    _run(tmp_path, "scale", "deployment/web", "--replicas=1")
+    _rolled_out(live, tmp_path)
+    (rs,) = live.store.list("replicasets", namespace="default")
+    rs_name = rs["metadata"]["name"]
+    described = _run(tmp_path, "describe", "deployment", "web").split("Events:", 1)[1].splitlines()
+    rows = [line.split(None, 4) for line in described[3:]]  # type, reason, age, from, message
+    # kubectl sorts them by lastTimestamp, in seconds: events of one second come in any order
+    assert sorted((row[1], row[3], row[4]) for row in rows) == [
+        ("ScalingReplicaSet", "deployment-controller", f"Scaled down replica set {rs_name} from 2 to 1"),
+        ("ScalingReplicaSet", "deployment-controller", f"Scaled up replica set {rs_name} from 0 to 2"),
+    ]
+    pods = {
+        name
+        for p in live.store.list("pods", namespace="default")
+        if (name := p["metadata"]["name"]).startswith(rs_name)
+    }
+    events = _run(tmp_path, "events", "--for", f"replicaset/{rs_name}").splitlines()[1:]
+    rows = [line.split(None, 4)[2:] for line in events]
+    assert sorted(reason for reason, _, _ in rows) == [
+        "SuccessfulCreate",
+        "SuccessfulCreate",
+        "SuccessfulDelete",
+    ]
+    created = [
+        message.removeprefix("Created pod: ") for reason, _, message in rows if reason == "SuccessfulCreate"
+    ]
+    (deleted,) = [
+        message.removeprefix("Deleted pod: ") for reason, _, message in rows if reason == "SuccessfulDelete"
+    ]
+    assert set(created) - {deleted} == pods and deleted not in pods
+    assert {obj for _, obj, _ in rows} == {f"ReplicaSet/{rs_name}"}
