@@ -112,6 +112,13 @@ def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp
         "Complete",
         "1/1",
     ]
+    events = [
+        line.split(None, 4)[2:] for line in _run(tmp_path, "events", "--for", "job/burn-in").splitlines()[1:]
+    ]
+    assert sorted((reason, message) for reason, _, message in events) == [
+        ("Completed", "Job completed"),
+        ("SuccessfulCreate", f"Created pod: {pod['metadata']['name']}"),
+    ]
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
