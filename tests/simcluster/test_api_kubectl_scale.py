@@ -44,3 +44,10 @@ def test_it_lists_the_scale_subresource_of_replica_sets_in_discovery(kubectl: Ku
         "autoscaling", "v1", "Scale", ["get", "patch", "update"],
     )  # fmt: skip
     assert kubectl("auth", "can-i", "patch", "replicasets", "--subresource=scale").stdout == "yes\n"
+
+
+def test_it_lets_the_view_role_read_the_scale_of_replica_sets(kubectl: Kubectl) -> None:
+    assert kubectl("create", "rolebinding", "viewer", "--clusterrole=view", "--user=jane").returncode == 0
+    for verb, answer in (("get", "yes\n"), ("patch", "no\n")):
+        asked = kubectl("auth", "can-i", verb, "replicasets", "--subresource=scale", "--as=jane")
+        assert asked.stdout == answer
