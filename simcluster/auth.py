@@ -95,6 +95,11 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
+def _compact(part: Mapping[str, Any]) -> bytes:
+    """A JWT part as go-jose writes it: JSON without spaces."""
+    return json.dumps(part, separators=(",", ":")).encode()
+
+
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
@@ -132,7 +137,7 @@ def issue_token(
         "sub": f"{SA_PREFIX}{meta['namespace']}:{meta['name']}",
     }
     header = {"alg": "ES256", "kid": pki.signing_key_id}
-    signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
+    signing_input = f"{_b64(_compact(header))}.{_b64(_compact(claims))}"
     der = pki.signing_key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
     r, s = decode_dss_signature(der)
     signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")

@@ -127,6 +127,14 @@ def _default_pod(obj: Obj, *, template: bool = False) -> None:
         spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)
+    for volume in spec.get("volumes") or []:
+        if not isinstance(volume, dict):
+            continue
+        if isinstance(volume.get("hostPath"), dict):  # a *HostPathType defaulted to the empty type
+            volume["hostPath"].setdefault("type", "")
+        for source in ("secret", "configMap"):
+            if isinstance(volume.get(source), dict):
+                volume[source].setdefault("defaultMode", 0o644)
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             if not isinstance(container, dict):

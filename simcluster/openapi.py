@@ -1,8 +1,8 @@
 """OpenAPI v3 documents per group-version, built from the v1.37 schemas `kubernetes-validate` ships.
 
 kubectl reads them to decide that the server validates fields itself (`fieldValidation` on PATCH), for
-`kubectl explain`, and for client-side apply. /openapi/v2 is served as JSON only; kubectl asks for
-protobuf there and only when v3 is missing, which never happens here.
+`kubectl explain`, and for client-side apply. /openapi/v2 holds no definitions, in JSON or, as kubectl
+asks for it when it validates a `kind: List` itself, in gnostic's protobuf.
 """
 
 from __future__ import annotations
@@ -252,3 +252,40 @@ def openapi_v2() -> Doc:
         "paths": {},
         "definitions": {},
     }
+
+
+#: gnostic's OpenAPIv2 Document in protobuf, as kube-openapi names it in its answer; kubectl asks for it
+#: by the older name (`…spec.v2@v1.0+protobuf`), which Go's mime parser would refuse in a Content-Type.
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+OPENAPI_V2_PROTOBUF_ASKED = (
+    "com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    "com.github.proto-openapi.spec.v2.v1.0+protobuf",
+)
+
+
+def openapi_v2_protobuf() -> bytes:
+    """`openapi_v2()` as gnostic's openapi_v2.Document message: swagger (1), info (2: title 1, version 2),
+    paths (8) and definitions (9), both empty.
+
+    kubectl reads it to validate a `kind: List` on the client (the v3 documents cannot answer for a List):
+    with no definitions it finds no schema for the items and leaves them to the server's own validation."""
+    doc = openapi_v2()
+    info = _pb_string(1, doc["info"]["title"]) + _pb_string(2, doc["info"]["version"])
+    return _pb_string(1, doc["swagger"]) + _pb_bytes(2, info) + _pb_bytes(8, b"") + _pb_bytes(9, b"")
+
+
+def _pb_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _pb_bytes(number: int, payload: bytes) -> bytes:
+    return _pb_varint(number << 3 | 2) + _pb_varint(len(payload)) + payload
+
+
+def _pb_string(number: int, text: str) -> bytes:
+    return _pb_bytes(number, text.encode())

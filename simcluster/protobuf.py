@@ -4,7 +4,7 @@ kubectl's typed clients send protobuf for the built-in kinds they create themsel
 reviews of `kubectl auth can-i`, the SelfSubjectReview of `auth whoami`, the TokenRequest of `create
 token`, the Eviction and DeleteOptions of `drain`, and the objects of `kubectl create namespace |
 serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | service | secret |
-configmap | poddisruptionbudget`. Those messages are described here by their field numbers (from k8s.io/api's
+configmap | poddisruptionbudget`, and the Pod of `kubectl debug node/<name>`. Those messages are described here by their field numbers (from k8s.io/api's
 generated.proto); the envelope is the `k8s\\0` magic followed by a runtime.Unknown. Answers are always
 JSON, which every client accepts. Other kinds answer 415 as before.
 """
@@ -92,18 +92,54 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "DeploymentStrategy": {1: _f("type"), 2: _f("rollingUpdate", "RollingUpdateDeployment")},
     "RollingUpdateDeployment": {1: _f("maxUnavailable", "intstr"), 2: _f("maxSurge", "intstr")},
     "PodTemplateSpec": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodSpec")},
-    "PodSpec": {2: _f("containers", "Container", True), 3: _f("restartPolicy"),
-                4: _f("terminationGracePeriodSeconds", "int?"), 6: _f("dnsPolicy"), 7: _f("nodeSelector", "map"),
-                8: _f("serviceAccountName"), 10: _f("nodeName"), 19: _f("schedulerName"),
-                20: _f("initContainers", "Container", True)},
+    # kubectl debug node/<name> (and --copy-to) creates a Pod: its spec as far as a debugging pod uses it
+    "Pod": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodSpec")},
+    "PodSpec": {1: _f("volumes", "Volume", True), 2: _f("containers", "Container", True), 3: _f("restartPolicy"),
+                4: _f("terminationGracePeriodSeconds", "int?"), 5: _f("activeDeadlineSeconds", "int?"),
+                6: _f("dnsPolicy"), 7: _f("nodeSelector", "map"), 8: _f("serviceAccountName"),
+                10: _f("nodeName"), 11: _f("hostNetwork", "bool"), 12: _f("hostPID", "bool"),
+                13: _f("hostIPC", "bool"), 14: _f("securityContext", "PodSecurityContext"),
+                15: _f("imagePullSecrets", "LocalObjectReference", True), 16: _f("hostname"), 17: _f("subdomain"),
+                19: _f("schedulerName"), 20: _f("initContainers", "Container", True),
+                21: _f("automountServiceAccountToken", "bool?"), 22: _f("tolerations", "Toleration", True),
+                24: _f("priorityClassName"), 25: _f("priority", "int?"), 27: _f("shareProcessNamespace", "bool?"),
+                30: _f("enableServiceLinks", "bool?"), 31: _f("preemptionPolicy"),
+                38: _f("schedulingGates", "PodSchedulingGate", True),
+                39: _f("resourceClaims", "PodResourceClaim", True)},
     "Container": {1: _f("name"), 2: _f("image"), 3: _f("command", "string", True), 4: _f("args", "string", True),
                   5: _f("workingDir"), 6: _f("ports", "ContainerPort", True), 7: _f("env", "EnvVar", True),
-                  8: _f("resources", "ResourceRequirements"), 13: _f("terminationMessagePath"),
-                  14: _f("imagePullPolicy"), 20: _f("terminationMessagePolicy")},
+                  8: _f("resources", "ResourceRequirements"), 9: _f("volumeMounts", "VolumeMount", True),
+                  13: _f("terminationMessagePath"), 14: _f("imagePullPolicy"),
+                  15: _f("securityContext", "SecurityContext"), 16: _f("stdin", "bool"), 17: _f("stdinOnce", "bool"),
+                  18: _f("tty", "bool"), 20: _f("terminationMessagePolicy"), 24: _f("restartPolicy")},
     "ContainerPort": {1: _f("name"), 2: _f("hostPort", "int"), 3: _f("containerPort", "int"), 4: _f("protocol"),
                       5: _f("hostIP")},
-    "EnvVar": {1: _f("name"), 2: _f("value")},
-    "ResourceRequirements": {1: _f("limits", "qmap"), 2: _f("requests", "qmap")},
+    "EnvVar": {1: _f("name"), 2: _f("value"), 3: _f("valueFrom", "EnvVarSource")},
+    "EnvVarSource": {1: _f("fieldRef", "ObjectFieldSelector")},
+    "ObjectFieldSelector": {1: _f("apiVersion"), 2: _f("fieldPath")},
+    "ResourceRequirements": {1: _f("limits", "qmap"), 2: _f("requests", "qmap"), 3: _f("claims", "ResourceClaim", True)},
+    "ResourceClaim": {1: _f("name"), 2: _f("request")},
+    "PodResourceClaim": {1: _f("name"), 3: _f("resourceClaimName"), 4: _f("resourceClaimTemplateName")},
+    "PodSchedulingGate": {1: _f("name")},
+    # a Volume's source is inline in its JSON (no "volumeSource" key), as are a ConfigMap source's name
+    "Volume": {1: _f("name"), 2: _f("", "VolumeSource")},
+    "VolumeSource": {1: _f("hostPath", "HostPathVolumeSource"), 2: _f("emptyDir", "EmptyDirVolumeSource"),
+                     6: _f("secret", "SecretVolumeSource"), 19: _f("configMap", "ConfigMapVolumeSource")},
+    "HostPathVolumeSource": {1: _f("path"), 2: _f("type")},
+    "EmptyDirVolumeSource": {1: _f("medium")},
+    "SecretVolumeSource": {1: _f("secretName"), 3: _f("defaultMode", "int?"), 4: _f("optional", "bool?")},
+    "ConfigMapVolumeSource": {1: _f("", "LocalObjectReference"), 3: _f("defaultMode", "int?"),
+                              4: _f("optional", "bool?")},
+    "VolumeMount": {1: _f("name"), 2: _f("readOnly", "bool"), 3: _f("mountPath"), 4: _f("subPath"),
+                    5: _f("mountPropagation"), 6: _f("subPathExpr"), 7: _f("recursiveReadOnly")},
+    "Toleration": {1: _f("key"), 2: _f("operator"), 3: _f("value"), 4: _f("effect"), 5: _f("tolerationSeconds", "int?")},
+    "Capabilities": {1: _f("add", "string", True), 2: _f("drop", "string", True)},
+    "SecurityContext": {1: _f("capabilities", "Capabilities"), 2: _f("privileged", "bool?"), 4: _f("runAsUser", "int?"),
+                        5: _f("runAsNonRoot", "bool?"), 6: _f("readOnlyRootFilesystem", "bool?"),
+                        7: _f("allowPrivilegeEscalation", "bool?"), 8: _f("runAsGroup", "int?"), 9: _f("procMount")},
+    "PodSecurityContext": {2: _f("runAsUser", "int?"), 3: _f("runAsNonRoot", "bool?"),
+                           4: _f("supplementalGroups", "int?", True), 5: _f("fsGroup", "int?"),
+                           6: _f("runAsGroup", "int?")},
     "Secret": {1: _f("metadata", "ObjectMeta"), 2: _f("data", "bytesmap"), 3: _f("type"), 4: _f("stringData", "map"),
                5: _f("immutable", "bool?")},
     "ConfigMap": {1: _f("metadata", "ObjectMeta"), 2: _f("data", "map"), 3: _f("binaryData", "bytesmap"),
@@ -129,7 +165,7 @@ KINDS = frozenset({
     "DeleteOptions", "Eviction", "SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
     "SelfSubjectRulesReview", "SelfSubjectReview", "TokenReview", "TokenRequest", "Namespace", "ServiceAccount",
     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Deployment", "Secret", "ConfigMap",
-    "PodDisruptionBudget", "Job", "Service",
+    "PodDisruptionBudget", "Job", "Service", "Pod",
 })  # fmt: skip
 _ALIASES = {"LocalSubjectAccessReview": "SubjectAccessReview"}
 
@@ -236,8 +272,17 @@ def decode_message(name: str, data: bytes) -> dict[str, Any]:
                 items = [bytes(v).decode("utf-8") for n, _, v in _fields(entry.get(2, b"")) if n == 1]
                 out.setdefault(key, {})[map_key] = items
             continue
+        if kind in ("int", "int?") and repeated and wire == 2:  # a packed list of varints
+            packed, pos = bytes(value), 0
+            while pos < len(packed):
+                item, pos = _varint(packed, pos)
+                out.setdefault(key, []).append(_signed(item))
+            continue
         decoded = _scalar(kind, wire, value, repeated=repeated)
         if decoded is None:
+            continue
+        if not key:  # an inline member (a Volume's source): its fields are the parent's
+            out.update(decoded)
             continue
         if repeated:
             out.setdefault(key, []).append(decoded)

@@ -75,6 +75,7 @@ _OTHER_KIND_SUBRESOURCES: dict[tuple[str, str], Subresource] = {
         "token", "authentication.k8s.io", "v1", "TokenRequest", ("create",)
     ),
     ("deployments", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    ("replicasets", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
     # the namespace controller's way to take its finalizer off: an update only (FinalizeREST has no Get)
     ("namespaces", "finalize"): Subresource("finalize", "", "v1", "Namespace", ("update",)),
 }

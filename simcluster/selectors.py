@@ -104,14 +104,31 @@ def _pod_ip(obj: dict[str, Any]) -> str:
     return str(ips[0].get("ip", "")) if ips and isinstance(ips[0], dict) else ""
 
 
-#: Pod fields whose selectable value is not the field's own text: the registry's set has the first pod IP,
-#: hostNetwork as "false" when unset, and nothing for status.podIPs (its conversion takes it, the set lacks it);
-#: spec.host is the old name of spec.nodeName.
-_POD_FIELDS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "status.podIP": _pod_ip,
-    "status.podIPs": lambda obj: "",
-    "spec.hostNetwork": lambda obj: "true" if (obj.get("spec") or {}).get("hostNetwork") is True else "false",
-    "spec.host": lambda obj: field_value(obj, "spec.nodeName"),
+def _flag(obj: dict[str, Any], section: str, name: str) -> str:
+    """A Go bool as strconv.FormatBool writes it: an unset field is "false"."""
+    return "true" if (obj.get(section) or {}).get(name) is True else "false"
+
+
+def _count(obj: dict[str, Any], name: str) -> str:
+    """A Go int32 as strconv.Itoa writes it: an unset count is "0"."""
+    value = (obj.get("status") or {}).get(name)
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "0"
+
+
+#: Fields whose selectable value is not the field's own text, per (group, plural). Pods: the registry's set
+#: has the first pod IP, hostNetwork as "false" when unset, and nothing for status.podIPs (its conversion
+#: takes it, the set lacks it); spec.host is the old name of spec.nodeName. Nodes: an uncordoned node (no
+#: spec.unschedulable) selects as "false". Jobs: status.successful is the count of succeeded pods, "0" when
+#: none.
+_DERIVED_FIELDS: dict[tuple[str, str], dict[str, Callable[[dict[str, Any]], str]]] = {
+    ("", "pods"): {
+        "status.podIP": _pod_ip,
+        "status.podIPs": lambda obj: "",
+        "spec.hostNetwork": lambda obj: _flag(obj, "spec", "hostNetwork"),
+        "spec.host": lambda obj: field_value(obj, "spec.nodeName"),
+    },
+    ("", "nodes"): {"spec.unschedulable": lambda obj: _flag(obj, "spec", "unschedulable")},
+    ("batch", "jobs"): {"status.successful": lambda obj: _count(obj, "succeeded")},
 }
 
 
@@ -121,7 +138,7 @@ def field_matcher(text: str | None, resource: ResourceDef) -> Matcher | None:
     terms = parse_field_selector(text, resource)
     if not terms:
         return None
-    derived = _POD_FIELDS if (resource.group, resource.plural) == ("", "pods") else {}
+    derived = _DERIVED_FIELDS.get((resource.group, resource.plural), {})
 
     def match(obj: dict[str, Any]) -> bool:
         for label, op, value in terms:

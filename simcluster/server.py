@@ -23,7 +23,14 @@ from simcluster.impersonation import impersonate, requested
 from simcluster.jsondata import dumps
 from simcluster.nodeauthz import NodeAuthorizer
 from simcluster.noderestriction import NodeRestriction
-from simcluster.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from simcluster.openapi import (
+    OPENAPI_V2_PROTOBUF,
+    OPENAPI_V2_PROTOBUF_ASKED,
+    openapi_v2,
+    openapi_v2_protobuf,
+    openapi_v3_document,
+    openapi_v3_index,
+)
 from simcluster.pki import Pki
 from simcluster.rbac import Authorizer, forbidden
 from simcluster.requestinfo import request_attributes
@@ -343,6 +350,8 @@ class SimServer:
 
     def _openapi(self, request: web.Request, segs: list[str]) -> web.Response:
         if segs == ["v2"]:
+            if any(asked in request.headers.get("Accept", "") for asked in OPENAPI_V2_PROTOBUF_ASKED):
+                return web.Response(body=openapi_v2_protobuf(), headers={"Content-Type": OPENAPI_V2_PROTOBUF})
             return _json_response(openapi_v2())
         if segs == ["v3"]:
             return _json_response(openapi_v3_index())
@@ -517,7 +526,8 @@ class SimServer:
     async def _action(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str, sub: str
     ) -> web.Response:
-        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment `scale` subresources."""
+        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment and ReplicaSet `scale`
+        subresources."""
         method = request.method
         if sub == "scale":
             return await self._scale(request, resource, namespace, name)
@@ -563,7 +573,7 @@ class SimServer:
     async def _scale(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str
     ) -> web.Response:
-        """autoscaling/v1 Scale of a Deployment: read it, or set `spec.replicas` through it."""
+        """autoscaling/v1 Scale of a Deployment or ReplicaSet: read it, or set `spec.replicas` through it."""
         method = request.method
         if method in ("PUT", "PATCH"):
             body = await self._read_body(request) if method == "PUT" else None

@@ -3,8 +3,11 @@
 The new ReplicaSet is `<deployment>-<pod-template-hash>` (the hash of the template, added to its labels and
 selector) with the revision annotations; a RollingUpdate grows it within `replicas + maxSurge` and shrinks
 the old ones while `replicas - maxUnavailable` pods stay available (Recreate: old ones to zero first).
-Old ReplicaSets beyond `revisionHistoryLimit` are deleted. Status and the Available/Progressing conditions
-follow the ReplicaSets. A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
+Old ReplicaSets beyond `revisionHistoryLimit` are deleted. A rollback finds the old ReplicaSet of its
+template, which takes the next revision. A paused Deployment creates no ReplicaSet and rolls nothing, but
+follows `spec.replicas` and is observed (Progressing Unknown, DeploymentPaused). Status and the
+Available/Progressing conditions follow the ReplicaSets; each change of a ReplicaSet's size is a
+ScalingReplicaSet event on the Deployment (`Scaled up replica set <rs> from 0 to 2`). A Deployment being deleted is left alone: the garbage collector (`garbage.py`)
 deletes its ReplicaSets, and their pods, through their ownerReferences.
 """
 
@@ -24,6 +27,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     owner_reference,
+    post_event,
     read_all,
     uid_of,
 )
@@ -37,6 +41,8 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+_MAX_REVISION_HISTORY = 2000
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -102,20 +108,66 @@ class DeploymentController:
                 unavailable = 1
         old_total = sum(_spec_replicas(rs) for rs in olds)
         paused = bool(spec.get("paused"))
-        if new_rs is None:
-            if paused:
-                return
+        if new_rs is not None:
+            self._sync_revision(new_rs, olds)
+        if paused:
+            self._scale_paused(deployment, new_rs, olds, replicas, surge)
+        elif new_rs is None:
             if rolling:
                 start = min(replicas, max(0, replicas + surge - old_total))
             else:
                 start = replicas if old_total == 0 and not any(_status(rs, "replicas") for rs in olds) else 0
             new_rs = self._create_replicaset(deployment, template, digest, start, olds, replicas + surge)
             owned = [*owned, new_rs]
-        elif not paused:
+        else:
             self._scale_new(deployment, new_rs, olds, replicas, surge, rolling)
-            self._scale_olds(olds, new_rs, replicas, unavailable, rolling)
+            self._scale_olds(deployment, olds, new_rs, replicas, unavailable, rolling)
         self._prune_history(deployment, olds)
-        self._write_status(deployment, new_rs, owned, replicas, unavailable)
+        self._write_status(deployment, new_rs, owned, replicas, unavailable, paused=paused)
+
+    def _sync_revision(self, new_rs: JSON, olds: list[JSON]) -> None:
+        """The ReplicaSet of the current template takes the next revision when an older one is newer than it
+        (a rollback to it, `kubectl rollout undo`); the revisions it had are kept in revision-history, as
+        upstream's SetNewReplicaSetAnnotations keeps them (at most 2,000 characters, oldest dropped)."""
+        revision = max([_revision(rs) for rs in olds] + [0]) + 1
+        current = _revision(new_rs)
+        if current >= revision:
+            return
+        annotations = {REVISION: str(revision)}
+        had = (meta(new_rs).get("annotations") or {}).get(REVISION)
+        if had is not None:
+            history = [
+                r
+                for r in str((meta(new_rs).get("annotations") or {}).get(REVISION_HISTORY, "")).split(",")
+                if r
+            ]
+            total = len(",".join(history)) + len(had) + 1 if history else len(had)
+            while history and total > _MAX_REVISION_HISTORY:
+                total -= len(history.pop(0)) + 1
+            if total <= _MAX_REVISION_HISTORY:
+                annotations[REVISION_HISTORY] = ",".join([*history, had])
+        updated = self.store.patch("replicasets", name_of(new_rs), {"metadata": {"annotations": annotations}},
+                                   namespace=namespace_of(new_rs))  # fmt: skip
+        new_rs.clear()
+        new_rs.update(updated)
+
+    def _scale_paused(
+        self, deployment: JSON, new_rs: JSON | None, olds: list[JSON], replicas: int, surge: int
+    ) -> None:
+        """A paused Deployment still follows `spec.replicas` where one ReplicaSet holds its pods (or none
+        does: then the newest), as upstream's `scale` does before any proportional scaling, which this
+        simulation leaves out."""
+        every = ([new_rs] if new_rs is not None else []) + olds
+        active = [rs for rs in every if _spec_replicas(rs) > 0]
+        if len(active) == 1:
+            target = active[0]
+        elif not active and every:
+            target = new_rs if new_rs is not None else max(olds, key=creation_time)
+        else:
+            return
+        self._set_replicas(
+            deployment, target, replicas, {DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge)}
+        )
 
     def _scale_new(
         self, deployment: JSON, new_rs: JSON, olds: list[JSON], replicas: int, surge: int, rolling: bool
@@ -135,14 +187,14 @@ class DeploymentController:
             MAX_REPLICAS: str(replicas + surge),
             REVISION: str(_revision(new_rs)),
         }
-        self._set_replicas(new_rs, target, annotations)
+        self._set_replicas(deployment, new_rs, target, annotations)
 
     def _scale_olds(
-        self, olds: list[JSON], new_rs: JSON, replicas: int, unavailable: int, rolling: bool
+        self, deployment: JSON, olds: list[JSON], new_rs: JSON, replicas: int, unavailable: int, rolling: bool
     ) -> None:
         if not rolling:
             for rs in olds:
-                self._set_replicas(rs, 0, None)
+                self._set_replicas(deployment, rs, 0, None)
             return
         all_pods = _spec_replicas(new_rs) + sum(_spec_replicas(rs) for rs in olds)
         new_unavailable = max(0, _spec_replicas(new_rs) - _status(new_rs, "availableReplicas"))
@@ -151,7 +203,7 @@ class DeploymentController:
             unhealthy = max(0, _spec_replicas(rs) - _status(rs, "availableReplicas"))
             if unhealthy and budget > 0:
                 cut = min(unhealthy, budget)
-                self._set_replicas(rs, _spec_replicas(rs) - cut, None)
+                self._set_replicas(deployment, rs, _spec_replicas(rs) - cut, None)
                 budget -= cut
         for rs in olds:
             if budget <= 0:
@@ -159,7 +211,7 @@ class DeploymentController:
             left = _spec_replicas(rs)
             cut = min(left, budget)
             if cut > 0:
-                self._set_replicas(rs, left - cut, None)
+                self._set_replicas(deployment, rs, left - cut, None)
                 budget -= cut
 
     def _create_replicaset(self, deployment: JSON, template: JSON, digest: str, replicas: int, olds: list[JSON],
@@ -184,9 +236,14 @@ class DeploymentController:
             "spec": {"replicas": replicas, "minReadySeconds": int((deployment.get("spec") or {}).get("minReadySeconds", 0)),
                      "selector": selector, "template": template},
         }  # fmt: skip
-        return self.store.create("replicasets", rs)
+        created = self.store.create("replicasets", rs)
+        if replicas > 0:
+            self._scaled(deployment, created, 0, replicas)
+        return created
 
-    def _set_replicas(self, rs: JSON, replicas: int, annotations: dict[str, str] | None) -> None:
+    def _set_replicas(
+        self, deployment: JSON, rs: JSON, replicas: int, annotations: dict[str, str] | None
+    ) -> None:
         current = meta(rs).get("annotations") or {}
         changes_annotations = annotations is not None and any(
             current.get(k) != v for k, v in annotations.items()
@@ -197,8 +254,18 @@ class DeploymentController:
         if annotations is not None and changes_annotations:
             patch["metadata"] = {"annotations": annotations}
         updated = self.store.patch("replicasets", name_of(rs), patch, namespace=namespace_of(rs))
+        before = _spec_replicas(rs)
         rs.clear()
         rs.update(updated)
+        if before != replicas:
+            self._scaled(deployment, rs, before, replicas)
+
+    def _scaled(self, deployment: JSON, rs: JSON, before: int, after: int) -> None:
+        """The deployment controller's ScalingReplicaSet event, as `kubectl describe deployment` lists it."""
+        way = "up" if after > before else "down"
+        post_event(self.store, self.clock, deployment, reason="ScalingReplicaSet",
+                   message=f"Scaled {way} replica set {name_of(rs)} from {before} to {after}",
+                   component="deployment-controller")  # fmt: skip
 
     def _prune_history(self, deployment: JSON, olds: list[JSON]) -> None:
         limit = int((deployment.get("spec") or {}).get("revisionHistoryLimit", 10))
@@ -211,13 +278,20 @@ class DeploymentController:
             self.store.delete("replicasets", name_of(rs), namespace=namespace_of(rs), uid=uid_of(rs))
 
     def _write_status(
-        self, deployment: JSON, new_rs: JSON, owned: list[JSON], replicas: int, unavailable: int
+        self,
+        deployment: JSON,
+        new_rs: JSON | None,
+        owned: list[JSON],
+        replicas: int,
+        unavailable: int,
+        *,
+        paused: bool,
     ) -> None:
         now = format_time(self.clock.now())
         current = deployment.get("status") or {}
         total = sum(_status(rs, "replicas") for rs in owned)
         available = sum(_status(rs, "availableReplicas") for rs in owned)
-        updated = _status(new_rs, "replicas")
+        updated = _status(new_rs, "replicas") if new_rs is not None else 0
         status: JSON = {
             "observedGeneration": int(meta(deployment).get("generation", 1)),
             "replicas": total,
@@ -234,9 +308,11 @@ class DeploymentController:
             avail = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
         else:
             avail = ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
-        rs_name = name_of(new_rs)
+        rs_name = name_of(new_rs) if new_rs is not None else ""
         complete = updated == replicas and total == replicas and available >= replicas
-        if complete:
+        if paused:  # checkPausedConditions; a resumed rollout reports its progress again at once
+            progress = ("Unknown", "DeploymentPaused", "Deployment is paused")
+        elif complete:
             progress = (
                 "True",
                 "NewReplicaSetAvailable",
@@ -248,8 +324,8 @@ class DeploymentController:
             _condition(conditions.get("Available"), "Available", avail, now),
             _condition(conditions.get("Progressing"), "Progressing", progress, now),
         ]
-        revision = str(_revision(new_rs))
-        if (meta(deployment).get("annotations") or {}).get(REVISION) != revision:
+        revision = str(_revision(new_rs)) if new_rs is not None else None
+        if revision is not None and (meta(deployment).get("annotations") or {}).get(REVISION) != revision:
             self.store.patch("deployments", name_of(deployment), {"metadata": {"annotations": {REVISION: revision}}},
                              namespace=namespace_of(deployment))  # fmt: skip
         if _same_status(current, status):

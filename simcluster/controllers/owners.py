@@ -2,7 +2,8 @@
 
 A ReplicaSet keeps `spec.replicas` live pods (generateName `<rs>-`); a Job keeps `spec.parallelism` pods
 running until `spec.completions` have succeeded (pods never complete in the simulation unless a test sets
-their phase). Both write a small `status` and label the pods as upstream does.
+their phase). Both write a small `status` and label the pods as upstream does, and record what they did as
+upstream's do: SuccessfulCreate and SuccessfulDelete (`Created pod: <name>`), a Job's Completed.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ WATCHES = frozenset({"pods", "replicasets", "jobs"})
 #: seconds to wait after the API server refused an owner's pod, doubled per refusal up to the second
 #: figure (upstream's workqueue backs off from 5 ms to 1,000 s; each try is a FailedCreate event)
 CREATE_BACKOFF = (1.0, 300.0)
+RS_COMPONENT = "replicaset-controller"
+JOB_COMPONENT = "job-controller"
 
 
 class OwnerController:
@@ -82,7 +85,7 @@ class OwnerController:
         ]
         refused = None
         for _ in range(wanted - len(active)):
-            refused = self._create_pod(rs, {})
+            refused = self._create_pod(rs, {}, RS_COMPONENT)
             if refused is not None:
                 break
         if len(active) > wanted:
@@ -93,6 +96,8 @@ class OwnerController:
             )[: len(active) - wanted]
             for pod in surplus:
                 self.store.delete("pods", name_of(pod), namespace=namespace_of(pod), uid=uid_of(pod))
+                post_event(self.store, self.clock, rs, reason="SuccessfulDelete", message=f"Deleted pod: {name_of(pod)}",
+                           component=RS_COMPONENT)  # fmt: skip
         ready = sum(1 for p in active if (p.get("status") or {}).get("phase") == "Running")
         count = min(len(active), wanted) if len(active) > wanted else len(active)
         # replicas is always written; the other counts are omitempty, so a zero one is left out (and removed).
@@ -118,7 +123,7 @@ class OwnerController:
                 "conditions": conditions or None,
             },
         )
-        self._after_creates(rs, refused, "replicaset-controller")
+        self._after_creates(rs, refused, RS_COMPONENT)
 
     # --- Job -------------------------------------------------------------------------------------------
 
@@ -147,11 +152,11 @@ class OwnerController:
         refused = None
         created = 0
         for _ in range(wanted - len(active)):
-            refused = self._create_pod(job, labels)
+            refused = self._create_pod(job, labels, JOB_COMPONENT)
             if refused is not None:
                 break
             created += 1
-        self._after_creates(job, refused, "job-controller")
+        self._after_creates(job, refused, JOB_COMPONENT)
         # active, succeeded and failed are omitempty counts (a zero is left out, None removes it); ready is
         # a pointer the controller always sets
         status: JSON = {
@@ -169,6 +174,9 @@ class OwnerController:
             # the job controller (1.31+) marks SuccessCriteriaMet, then Complete: `kubectl wait
             # --for=condition=complete` and the STATUS column read these, not the counts
             conditions = (job.get("status") or {}).get("conditions") or []
+            if not any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
+                post_event(self.store, self.clock, job, reason="Completed", message="Job completed",
+                           component=JOB_COMPONENT)  # fmt: skip
             now = format_time(self.clock.now())
             for kind in ("SuccessCriteriaMet", "Complete"):
                 if not any(c.get("type") == kind and c.get("status") == "True" for c in conditions):
@@ -196,9 +204,9 @@ class OwnerController:
         wait = self._backoff[uid][1] if uid in self._backoff else CREATE_BACKOFF[0]
         self._backoff[uid] = (self.clock.now() + timedelta(seconds=wait), min(wait * 2, CREATE_BACKOFF[1]))
 
-    def _create_pod(self, owner: JSON, extra_labels: dict[str, str]) -> ApiError | None:
-        """Create one pod of the owner's template; the API server's refusal (admission, validation) is
-        returned, not raised: the owner records it and backs off."""
+    def _create_pod(self, owner: JSON, extra_labels: dict[str, str], component: str) -> ApiError | None:
+        """Create one pod of the owner's template (the controller's SuccessfulCreate event); the API server's
+        refusal (admission, validation) is returned, not raised: the owner records it and backs off."""
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
         template_meta = template.get("metadata") or {}
         labels = {**(template_meta.get("labels") or {}), **extra_labels}
@@ -211,7 +219,7 @@ class OwnerController:
         if template_meta.get("annotations"):
             pod_meta["annotations"] = dict(template_meta["annotations"])
         try:
-            self.store.create(
+            pod = self.store.create(
                 "pods",
                 {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
             )
@@ -220,6 +228,8 @@ class OwnerController:
                 raise  # gone, changed, or every create fails there now: nothing to record or back off from
             return error
         self.created += 1
+        post_event(self.store, self.clock, owner, reason="SuccessfulCreate", message=f"Created pod: {name_of(pod)}",
+                   component=component)  # fmt: skip
         return None
 
     def _write_status(self, plural: str, owner: JSON, status: JSON) -> None:

@@ -3,9 +3,9 @@
 ``validate`` answers as kube-apiserver does in its 422 ``Status``: a list of causes (reason, message,
 field) plus warnings for ``Warning`` headers.  The server owns defaulting and the spec/status split; this
 package only judges the object it is given (and the stored one, on update). One module per subject:
-`metadata`, `core` (Pod, Node, PodDisruptionBudget), `slices`, `claims`, `admin` (DeviceClass,
-DeviceTaintRule, ResourcePoolStatusRequest), and the parts they share (`names`, `capacity`, `cel`,
-`shared`).
+`metadata`, `core` (Pod, Node, PodDisruptionBudget), `apps` (Deployment, ReplicaSet), `slices`, `claims`,
+`admin` (DeviceClass, DeviceTaintRule, ResourcePoolStatusRequest), and the parts they share (`names`,
+`capacity`, `cel`, `shared`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from dra.allocator.features import DEFAULT_FEATURES
 from simcluster.schema import Causes, ResourceDef, schema_causes
 from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
+from simcluster.validation.apps import check_deployment, check_replica_set
 from simcluster.validation.claims import check_resource_claim, check_resource_claim_template
 from simcluster.validation.core import check_namespace, check_node, check_pdb, check_pod
 from simcluster.validation.metadata import check_metadata
@@ -95,6 +96,10 @@ def _check_kind(
         return check_node(causes, obj)
     if key == ("", "Namespace"):
         return check_namespace(causes, obj, old, subresource)
+    if key == ("apps", "Deployment"):
+        return check_deployment(causes, obj, old, subresource)
+    if key == ("apps", "ReplicaSet"):
+        return check_replica_set(causes, obj, old, subresource)
     if key == ("policy", "PodDisruptionBudget"):
         return check_pdb(causes, obj)
     bindings = (

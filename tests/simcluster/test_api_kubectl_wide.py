@@ -68,7 +68,8 @@ def test_it_shows_containers_images_and_selector_of_replicasets_and_jobs(
     cluster.store.create(
         "replicasets",
         {"metadata": {"name": "serving", "namespace": "default"},
-         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "burn-in"}}, "template": template}},
+         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "burn-in"}},
+                  "template": {**template, "spec": {**template["spec"], "restartPolicy": "Always"}}}},
     )  # fmt: skip
     cluster.store.create(
         "jobs",

@@ -1,5 +1,6 @@
 """kubectl 1.37.1's typed-client commands (protobuf bodies) against simcluster: `create deployment | secret |
-configmap | poddisruptionbudget`, `scale`, `rollout status`, `wait` for a job, and `explain` of the new kinds."""
+configmap | poddisruptionbudget`, `debug node`, `scale`, `rollout status`, `wait` for a job, and `explain` of the
+new kinds."""
 
 from __future__ import annotations
 
@@ -110,6 +111,13 @@ def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp
         "burn-in",
         "Complete",
         "1/1",
+    ]
+    events = [
+        line.split(None, 4)[2:] for line in _run(tmp_path, "events", "--for", "job/burn-in").splitlines()[1:]
+    ]
+    assert sorted((reason, message) for reason, _, message in events) == [
+        ("Completed", "Job completed"),
+        ("SuccessfulCreate", f"Created pod: {pod['metadata']['name']}"),
     ]
 
 
@@ -240,3 +248,26 @@ def test_it_leaves_the_zero_counts_out_of_a_scaled_down_replica_sets_status(
     settle(live)
     (rs,) = live.store.list("replicasets", namespace="default")
     assert rs["status"] == {"replicas": 0, "observedGeneration": rs["metadata"]["generation"]}
+
+
+def test_it_creates_the_debugging_pod_of_kubectl_debug_node(live: SimCluster, tmp_path: Path) -> None:
+    node = live.store.list("nodes")[0]["metadata"]["name"]
+    out = _run(tmp_path, "debug", f"node/{node}", "--image=busybox:1.37", "--", "sleep", "60")
+    (pod,) = [
+        p
+        for p in live.store.list("pods", namespace="default")
+        if p["metadata"]["name"].startswith("node-debugger-")
+    ]
+    name = pod["metadata"]["name"]
+    assert out == f"Creating debugging pod {name} with container debugger on node {node}.\n"
+    assert pod["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kubectl-debug"}
+    spec = pod["spec"]
+    assert (spec["nodeName"], spec["restartPolicy"], spec["hostNetwork"], spec["hostPID"], spec["hostIPC"]) == (
+        node, "Never", True, True, True,
+    )  # fmt: skip
+    assert spec["volumes"][0] == {"name": "host-root", "hostPath": {"path": "/", "type": ""}}
+    (container,) = spec["containers"]
+    assert (container["image"], container["command"], container["volumeMounts"][0]) == (
+        "busybox:1.37", ["sleep", "60"], {"name": "host-root", "mountPath": "/host"},
+    )  # fmt: skip
+    assert {"operator": "Exists"} in spec["tolerations"]

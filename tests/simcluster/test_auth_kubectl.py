@@ -66,7 +66,10 @@ def test_it_issues_tokens_that_kubectl_then_uses(
         kubectl("create", "rolebinding", "robot-view", "--clusterrole=view", "--serviceaccount=default:robot")
     )
     token = _out(kubectl("create", "token", "robot", "--duration=15m")).strip()
-    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    header, payload = (base64.urlsafe_b64decode(part + "==") for part in token.split(".")[:2])
+    assert header.startswith(b'{"alg":"ES256","kid":"')  # compact JSON, as go-jose writes a JWT
+    claims = json.loads(payload)
+    assert b" " not in payload
     assert claims["sub"] == "system:serviceaccount:default:robot"
     assert claims["exp"] - claims["iat"] == 900
     robot = cluster.user_kubeconfig(tmp_path / "robot-kubeconfig", token=token)

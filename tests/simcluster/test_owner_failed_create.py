@@ -29,9 +29,9 @@ def live(tmp_path: Path) -> Iterator[tuple[SimCluster, FakeClock, client.ApiClie
             api.close()
 
 
-def _template(name: str) -> JSON:
+def _template(name: str, restart_policy: str = "Never") -> JSON:
     return {"metadata": {"labels": {"app": name}},
-            "spec": {"serviceAccountName": "builder", "restartPolicy": "Never",
+            "spec": {"serviceAccountName": "builder", "restartPolicy": restart_policy,
                      "containers": [{"name": "c", "image": "registry.example.com/build:1"}]}}  # fmt: skip
 
 
@@ -51,7 +51,7 @@ def test_a_replicaset_whose_pod_is_refused_records_why_waits_and_recovers(
     apps = client.AppsV1Api(api)
     apps.create_namespaced_replica_set("default", {
         "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "build"},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "build"}}, "template": _template("build")},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "build"}}, "template": _template("build", "Always")},
     })  # fmt: skip
     settle(cluster)
     (event,) = _events(api, "build")
