@@ -53,7 +53,9 @@ def test_another_object_and_another_component_have_their_own_allowance() -> None
     _created(store, clock, 30)
 
     _created(store, clock, 3, involved=OTHER)
-    post_event(store, clock, RS, reason="ScalingReplicaSet", message="Scaled up", component="deployment-controller")
+    post_event(
+        store, clock, RS, reason="ScalingReplicaSet", message="Scaled up", component="deployment-controller"
+    )
 
     assert sum(e["count"] for e in _events(store, "api")) == 3
     assert [e["reason"] for e in _events(store) if e["source"]["component"] == "deployment-controller"] == [
@@ -73,18 +75,24 @@ def test_the_allowance_refills_one_event_every_five_minutes() -> None:
 
     clock.advance(1)
     post_event(store, clock, RS, reason="FailedCreate", message="quota", component="replicaset-controller")
-    assert [(e["message"], e["count"]) for e in _events(store) if e["reason"] == "FailedCreate"] == [("quota", 1)]
+    assert [(e["message"], e["count"]) for e in _events(store) if e["reason"] == "FailedCreate"] == [
+        ("quota", 1)
+    ]
 
 
 def test_the_same_event_again_is_counted_on_the_first_and_a_few_different_ones_stay_apart() -> None:
     store, clock = Store(), FakeClock()
     for _ in range(3):
-        post_event(store, clock, RS, reason="FailedCreate", message="quota", component="replicaset-controller")
+        post_event(
+            store, clock, RS, reason="FailedCreate", message="quota", component="replicaset-controller"
+        )
         clock.advance(1)
     _created(store, clock, 5)
 
     events = _events(store)
-    assert [(e["reason"], e["count"]) for e in events if e["reason"] == "FailedCreate"] == [("FailedCreate", 3)]
+    assert [(e["reason"], e["count"]) for e in events if e["reason"] == "FailedCreate"] == [
+        ("FailedCreate", 3)
+    ]
     assert len([e for e in events if e["reason"] == "SuccessfulCreate"]) == 5
 
 
