@@ -22,7 +22,13 @@ from dra.extended import (
     pod_extended_counts,
     served_by_device_plugin,
 )
-from dra.selection import node_selector_matches
+from dra.nodefit import (
+    UNSCHEDULABLE_TAINT_KEY,
+    affinity_refuses,
+    unschedulable_refuses,
+    untolerated_node_taints,
+)
+from dra.selection import SelectorError, node_selector_matches
 
 
 @dataclass
@@ -56,10 +62,21 @@ class Subject:
         node_name = meta(node).get("name")
         if spec.get("nodeName") and spec["nodeName"] != node_name and not ignore_bound_node:
             return f"pod is bound to node {spec['nodeName']}"
+        # kube-scheduler's node filters, in its order (`dra.nodefit`, simcluster's scheduler's rule too)
+        if unschedulable_refuses(self.pod, node):
+            return f"node is cordoned and the pod does not tolerate {UNSCHEDULABLE_TAINT_KEY}:NoSchedule"
+        for taint in untolerated_node_taints(self.pod, node)[:1]:
+            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+            return f"pod does not tolerate the node's taint {shown}:{taint.effect}"
         labels = meta(node).get("labels") or {}
         for k, v in (spec.get("nodeSelector") or {}).items():
             if labels.get(k) != v:
                 return f"pod nodeSelector {k}={v} does not match"
+        try:
+            if affinity_refuses(self.pod, node):
+                return "pod's required node affinity does not match"
+        except SelectorError as error:
+            return f"pod's required node affinity matches no node: {error}"
         for claim in self.fixed:
             selector = ((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector")
             if selector and not node_selector_matches(selector, node):

@@ -1,6 +1,7 @@
 """Simulated controllers that run beside the API server: the DRA driver, the scheduler, the device-taint
 eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle, the
-ResourcePoolStatusRequest controller, the garbage collector and the namespace controller.
+ResourcePoolStatusRequest controller, the garbage collector, the namespace controller and the node lifecycle
+controller (the unschedulable taint of a cordoned node).
 
 `start_all(store, topology, options)` publishes the topology's slices and starts every controller in its
 own thread. Controllers subscribe to the store (the callback only pokes their loop) and run level-triggered
@@ -10,7 +11,7 @@ Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status
 DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
-deployments, disruption, garbage, namespaces),
+deployments, disruption, garbage, namespaces, nodelifecycle),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
 `pace` (every controller but the scheduler also waits that many times its last pass's duration, default 10),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
@@ -36,6 +37,7 @@ from simcluster.controllers.eviction import WATCHES as EVICTION_WATCHES
 from simcluster.controllers.eviction import EvictionController
 from simcluster.controllers.garbage import GarbageCollector
 from simcluster.controllers.namespaces import NamespaceController
+from simcluster.controllers.nodes import NodeLifecycle
 from simcluster.controllers.owners import WATCHES as OWNER_WATCHES
 from simcluster.controllers.owners import OwnerController
 from simcluster.controllers.pods import WATCHES as POD_WATCHES
@@ -66,6 +68,7 @@ class Controllers:
     disruption: DisruptionController
     garbage: GarbageCollector
     namespaces: NamespaceController
+    node_lifecycle: NodeLifecycle
     loops: dict[str, Loop] = field(default_factory=dict)
     _unsubscribe: Callable[[], None] | None = None
 
@@ -129,6 +132,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     disruption = DisruptionController(store, clock=clock)
     garbage = GarbageCollector(store)
     namespaces = NamespaceController(store, clock=clock)
+    node_lifecycle = NodeLifecycle(store, clock=clock)
     controllers = Controllers(
         store=store,
         clock=clock,
@@ -143,6 +147,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         disruption=disruption,
         garbage=garbage,
         namespaces=namespaces,
+        node_lifecycle=node_lifecycle,
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
@@ -174,6 +179,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         ),
         ("garbage", Loop("garbage", garbage.reconcile, batch_delay=batch, pace=pace), frozenset()),
         ("namespaces", Loop("namespaces", namespaces.reconcile, batch_delay=batch, pace=pace), frozenset()),
+        ("nodelifecycle", Loop("nodelifecycle", node_lifecycle.reconcile, batch_delay=batch), frozenset()),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:
@@ -185,6 +191,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
 
     collector = controllers.loops.get("garbage")
     emptier = controllers.loops.get("namespaces")
+    tainter = controllers.loops.get("nodelifecycle")
 
     def on_change(event_type: str, plural: str, obj: dict[str, Any]) -> None:
         for loop in routes.get(plural, ()):
@@ -195,6 +202,9 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         # any change inside a namespace being deleted may let it go
         if emptier is not None and namespaces.observe(event_type, plural, obj):
             emptier.poke()
+        # a node cordoned or uncordoned: its unschedulable taint follows
+        if tainter is not None and node_lifecycle.observe(event_type, plural, obj):
+            tainter.poke()
 
     if "driver" not in disabled:
         driver.publish_all()
@@ -203,6 +213,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
             garbage.sync()
         if emptier is not None:
             namespaces.sync()
+        if tainter is not None:
+            node_lifecycle.sync()
         controllers._unsubscribe = store.subscribe(on_change)
     clock.on_change(controllers.poke)
     for loop in controllers.loops.values():

@@ -47,6 +47,7 @@ from dra.extended import (
     served_by_device_plugin,
 )
 from dra.node_allocatable import claim_statuses
+from dra.nodefit import UNTOLERATED_TAINT, node_refusal
 from dra.objects import is_extended_resource_claim
 from dra.selection import SelectorError, node_selector_matches
 from dra.taints import RuleIndex
@@ -70,7 +71,7 @@ from simcluster.controllers.common import (
     uid_of,
 )
 from simcluster.controllers.eviction import evicting_now, published_devices
-from simcluster.controllers.nodes import node_ready, tolerates_node_taints
+from simcluster.controllers.nodes import node_ready
 from simcluster.controllers.scoring import (
     WEIGHT_FIT,
     WEIGHT_NODE_AFFINITY,
@@ -865,24 +866,17 @@ class Scheduler:
     @staticmethod
     def _node_unfit(pod: JSON, node: JSON, world: _World) -> str | None:
         """The first node filter that refuses the pod, in the default profile's order (NodeUnschedulable,
-        TaintToleration, NodeAffinity, NodeResourcesFit's pod count), in its words."""
-        if (node.get("spec") or {}).get("unschedulable"):
-            return "node(s) were unschedulable"
-        # a NotReady node carries the node lifecycle controller's node.kubernetes.io/not-ready taint
-        if not node_ready(node) or not tolerates_node_taints(pod, node):
-            return "node(s) had untolerated taint(s)"
-        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-        labels = meta(node).get("labels") or {}
-        if any(labels.get(k) != v for k, v in selector.items()):
-            return "node(s) didn't match Pod's node affinity/selector"
-        affinity = (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
+        TaintToleration, NodeAffinity — `dra.nodefit`, the what-if's rule too — then NodeResourcesFit's pod
+        count), in its words."""
         try:
-            if affinity and not node_selector_matches(affinity, node):
-                return "node(s) didn't match Pod's node affinity/selector"
+            refusal = node_refusal(pod, node)
         except SelectorError as error:  # no node can match it; the pod waits until it is replaced
             raise Unschedulable(f"invalid required node affinity: {error}") from None
+        if refusal == UNTOLERATED_TAINT or (refusal is None and not node_ready(node)):
+            # a NotReady node carries the node lifecycle controller's node.kubernetes.io/not-ready taint
+            return UNTOLERATED_TAINT
+        if refusal is not None:
+            return refusal
         capacity = count_of(((node.get("status") or {}).get("allocatable") or {}).get("pods", "110"))
         if world.pods_per_node[name_of(node)] >= capacity:
             return TOO_MANY_PODS

@@ -187,6 +187,61 @@ def test_it_resolves_a_picked_pod_with_a_template_claim_and_honours_its_node_sel
     assert result["subject"]["claims"][0]["source"] == "pod claim gpu from template one-gpu"
 
 
+def test_a_pod_is_not_placed_on_a_cordoned_node_unless_it_tolerates_the_cordon() -> None:
+    objs = o.small_cluster()
+    objs["node-b"]["spec"] = {
+        "unschedulable": True
+    }  # cordoned: kube-scheduler's NodeUnschedulable refuses it
+    waiting = o.pod("waiting", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    daemon = o.pod("daemon", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    daemon["spec"]["tolerations"] = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]
+    o.store(*objs.values(), waiting, daemon)
+
+    result = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "waiting"})
+    assert list(devices_by_node(result)) == ["node-a"]
+    assert result["infeasible_nodes"] == [
+        {
+            "node": "node-b",
+            "reason": "node is cordoned and the pod does not tolerate node.kubernetes.io/unschedulable:NoSchedule",
+            "claims": [],
+        }
+    ]
+    tolerant = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "daemon"})
+    assert list(devices_by_node(tolerant)) == ["node-a", "node-b"]
+
+
+def test_a_pod_is_not_placed_on_a_node_whose_taint_it_does_not_tolerate_nor_outside_its_affinity() -> None:
+    objs = o.small_cluster()
+    objs["node-a"]["spec"] = {"taints": [{"key": "maintenance", "value": "gpu", "effect": "NoExecute"}]}
+    objs["node-b"]["spec"] = {"taints": [{"key": "spot", "effect": "PreferNoSchedule"}]}  # only scores
+    elsewhere = o.pod("elsewhere", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    elsewhere["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
+                ]
+            }
+        }
+    }
+    plain = o.pod("plain", claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    o.store(*objs.values(), elsewhere, plain)
+
+    result = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "plain"})
+    assert list(devices_by_node(result)) == ["node-b"]
+    assert (
+        result["infeasible_nodes"][0]["reason"]
+        == "pod does not tolerate the node's taint maintenance=gpu:NoExecute"
+    )
+    # zone z1 is node-a, whose taint it does not tolerate; node-b is outside its required affinity
+    nowhere = ask({"source": "pick", "kind": "Pod", "namespace": "default", "name": "elsewhere"})
+    assert devices_by_node(nowhere) == {}
+    assert {n["node"]: n["reason"] for n in nowhere["infeasible_nodes"]} == {
+        "node-a": "pod does not tolerate the node's taint maintenance=gpu:NoExecute",
+        "node-b": "pod's required node affinity does not match",
+    }
+
+
 def test_it_answers_for_a_picked_allocated_claim_as_if_it_were_pending() -> None:
     o.store(*o.small_cluster().values())
     result = ask({"source": "pick", "kind": "ResourceClaim", "namespace": "default", "name": "train-0"})

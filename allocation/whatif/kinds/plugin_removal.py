@@ -37,7 +37,6 @@ from dra.extended import (
     is_dra_extended_resource_name,
     pod_extended_counts,
 )
-from dra.taints import BLOCKING_EFFECTS, parse_taint, untolerated
 
 MAX_NODES = 1000
 #: the creationTimestamp the changed class gets: newer than any real one, so it wins the name
@@ -110,17 +109,8 @@ def _served_by_dra(pod: Obj, resource: str) -> bool:
 
 
 def _node_refuses(subject: Subject, node: Obj) -> str | None:
-    why = subject.node_allows(node, ignore_bound_node=True)
-    if why:
-        return why
-    spec = node.get("spec") or {}
-    if spec.get("unschedulable"):
-        return "node is unschedulable"
-    taints = [parse_taint(t) for t in spec.get("taints") or () if isinstance(t, Mapping)]
-    tolerations = [t for t in ((subject.pod or {}).get("spec") or {}).get("tolerations") or ()]
-    if untolerated(taints, tolerations, effects=BLOCKING_EFFECTS):
-        return "untolerated node taint"
-    return None
+    # node_allows applies kube-scheduler's node filters (cordon, taints, affinity) to the pod
+    return subject.node_allows(node, ignore_bound_node=True)
 
 
 def plugin_removal(
