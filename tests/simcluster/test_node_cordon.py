@@ -36,19 +36,22 @@ def _node(cluster: SimCluster) -> str:
     )
 
 
+def _cordon(cluster: SimCluster, api: client.ApiClient, node: str, unschedulable: bool | None = True) -> None:
+    """Set the node's spec.unschedulable, as `kubectl cordon` (None: uncordon), and let the controllers settle."""
+    client.CoreV1Api(api).patch_node(node, {"spec": {"unschedulable": unschedulable}})
+    assert cluster.controllers is not None
+    cluster.controllers.wait_idle(30)
+
+
 def test_cordon_taints_the_node_and_uncordon_takes_the_taint_off(
     cluster: SimCluster, api: client.ApiClient
 ) -> None:
-    live, node = cluster, _node(cluster)
-    core = client.CoreV1Api(api)
+    node = _node(cluster)
 
-    core.patch_node(node, {"spec": {"unschedulable": True}})
-    assert live.controllers is not None
-    live.controllers.wait_idle(30)
+    _cordon(cluster, api, node)
     assert _taints(api, node) == [(TAINT, "NoSchedule", True)]
 
-    core.patch_node(node, {"spec": {"unschedulable": None}})
-    live.controllers.wait_idle(30)
+    _cordon(cluster, api, node, None)
     assert _taints(api, node) == []
 
 
@@ -63,16 +66,15 @@ def _pod(name: str, node: str, **spec: Any) -> dict[str, Any]:
 def test_a_pod_tolerating_the_cordon_is_scheduled_on_a_cordoned_node_and_others_wait(
     cluster: SimCluster, api: client.ApiClient
 ) -> None:
-    live, node = cluster, _node(cluster)
+    node = _node(cluster)
     core = client.CoreV1Api(api)
-    core.patch_node(node, {"spec": {"unschedulable": True}})
-    assert live.controllers is not None
-    live.controllers.wait_idle(30)
+    _cordon(cluster, api, node)
 
     core.create_namespaced_pod("default", _pod("plain", node))
     tolerant = [{"key": TAINT, "operator": "Exists", "effect": "NoSchedule"}]
     core.create_namespaced_pod("default", _pod("daemon", node, tolerations=tolerant))
-    live.controllers.wait_idle(30)
+    assert cluster.controllers is not None
+    cluster.controllers.wait_idle(30)
 
     assert core.read_namespaced_pod("daemon", "default").spec.node_name == node
     plain = core.read_namespaced_pod("plain", "default")
