@@ -48,6 +48,40 @@ STATE_CHOICES = [(v, "unallocated" if v == FREE else label) for v, label in ALLO
 ALLOCATABLE_CHOICES = [("yes", "allocatable now"), ("no", "not allocatable"), *BLOCK_REASONS.items()]
 
 
+#: The label of each filter on its page's form (the pages render these): an error about a filter names it by
+#: what the user sees, then by its parameter (dradash.fieldnames). New maintenance uses the Devices labels.
+DEVICE_FILTER_LABELS = {
+    "q": "Search",
+    "driver": "Driver",
+    "pool": "Pool",
+    "node": "Node",
+    "device_class": "Class",
+    "attribute": "Attribute",
+    "taint": "Taint",
+    "state": "Allocation",
+    "allocatable": "Allocatable",
+    "health": "Health",
+    "claim": "Claim",
+}
+CLAIM_FILTER_LABELS = {
+    "q": "Search",
+    "namespace": "Namespace",
+    "state": "State",
+    "device_class": "Class",
+    "extended_resource": "Extended resource",
+}
+POD_FILTER_LABELS = {
+    "q": "Search",
+    "namespace": "Namespace",
+    "node": "Node",
+    "phase": "Phase",
+    "uses_claims": "Uses DRA claims",
+    "waiting": "Waiting",
+}
+#: the Nodes page's one filter: part of a node's name
+NODE_FILTER_LABELS = {"q": "Node"}
+
+
 #: what a yes/no filter takes, in any case (the pages send true/false); anything else is refused, not read as
 #: "any" (django-filter's NullBooleanField would ignore `?complete=maybe` and answer every row)
 BOOLEAN_SPELLINGS = {"true": True, "false": False, "1": True, "0": False}

@@ -8,6 +8,8 @@
 - ``{% when value %}``: a ``<time>`` whose text is relative ("3 min ago") with the absolute UTC time in its
   title and datetime attribute; static/dradash/time.js keeps the text current. ``{% when value "absolute" %}``
   shows the absolute time as text. Accepts datetimes and RFC 3339 strings from the cluster.
+- ``{% field_name e %}``: the field an error is about, as the form labels it, then as the server names it:
+  ``<strong>Allocation</strong> (<code>state</code>)`` (see dradash/fieldnames.py).
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ def delay(seconds: Any) -> str:
             parts.append(f"{left // size} {unit}")
             left %= size
     return "after " + " ".join(parts[:2])
+
+
+@register.simple_tag
+def field_name(error: Any) -> SafeString:
+    """<strong>label</strong> (<code>field</code>), or <code>field</code> when the page has no label for it."""
+    label, field = getattr(error, "label", ""), getattr(error, "field", "")
+    if label:
+        return format_html("<strong>{}</strong> (<code>{}</code>)", label, _capped(field, 100))
+    return format_html("<code>{}</code>", _capped(field, 100))
 
 
 @register.simple_tag

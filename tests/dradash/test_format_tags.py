@@ -1,4 +1,5 @@
-"""The one way to show cluster strings ({{ v|k8s }}) and times ({% when t %}) on every page."""
+"""The one way to show cluster strings ({{ v|k8s }}), times ({% when t %}) and the field an error is about
+({% field_name e %}) on every page."""
 
 from __future__ import annotations
 
@@ -65,3 +66,22 @@ def test_delay_says_how_long_after_not_when() -> None:
         "at once", "at once", "after 1 s", "after 45 s", "after 5 min", "after 1 min 30 s", "after 1 h 30 min",
         "after 1 d 1 h", "—",
     ]  # fmt: skip
+
+
+def test_it_names_an_errors_field_by_its_label_then_its_path_escaped() -> None:
+    from dradash.fieldnames import shown_errors
+
+    labels = {"filters": "Find devices", "filters.state": "Allocation", "devices": "Devices"}
+    errors = shown_errors(
+        {"filters.state": ["bad", "choice"], "devices[2].pool": ["x"], "<b>": ["y"]}, labels
+    )
+    assert [(e.label, e.field, e.message) for e in errors] == [
+        ("Allocation", "filters.state", "bad choice"),
+        ("Devices", "devices[2].pool", "x"),
+        ("", "<b>", "y"),
+    ]
+    html = render("{% for e in errors %}{% field_name e %};{% endfor %}", errors=errors)
+    assert html == (
+        "<strong>Allocation</strong> (<code>filters.state</code>);"
+        "<strong>Devices</strong> (<code>devices[2].pool</code>);<code>&lt;b&gt;</code>;"
+    )

@@ -172,10 +172,22 @@ def test_it_sorts_every_page_on_the_server_by_the_column_asked_for(client_in: Cl
 @pytest.mark.parametrize(
     ("params", "field", "message"),
     [
-        ({"phase": "Sleeping"}, "phase", "Select a valid choice"),
-        ({"uses_claims": "maybe"}, "uses_claims", "must be true or false"),
-        ({"sort": "colour"}, "sort", "must be one of namespace, name, status, node, claims, age"),
-        ({"namespac": "ml"}, "namespac", "not a filter of this page; its filters are namespace, node, phase"),
+        ({"phase": "Sleeping"}, "<strong>Phase</strong> (<code>phase</code>)", "Select a valid choice"),
+        (
+            {"uses_claims": "maybe"},
+            "<strong>Uses DRA claims</strong> (<code>uses_claims</code>)",
+            "must be true or false",
+        ),
+        (
+            {"sort": "colour"},
+            "<code>sort</code>",
+            "must be one of namespace, name, status, node, claims, age",
+        ),
+        (
+            {"namespac": "ml"},
+            "<code>namespac</code>",
+            "not a filter of this page; its filters are namespace, node, phase",
+        ),
     ],
 )
 def test_it_refuses_a_bad_query_with_a_400_naming_the_parameter_and_lists_nothing(
@@ -184,9 +196,9 @@ def test_it_refuses_a_bad_query_with_a_400_naming_the_parameter_and_lists_nothin
     response = client_in.get(PODS, params)
     assert response.status_code == 400
     html = response.content.decode()
-    assert re.search(rf"<li>{field}: [^<]*{re.escape(message)}", html), html[html.find("query-errors") :][
-        :300
-    ]
+    assert re.search(rf"<li>{re.escape(field)}: [^<]*{re.escape(message)}", html), html[
+        html.find("query-errors") :
+    ][:300]
     assert names(html) == [] and "Nothing is listed while the query above is refused." in html
     fragment = client_in.get(PODS, {**params, "fragment": "table"})
     assert fragment.status_code == 400 and names(fragment.content.decode()) == []
