@@ -365,11 +365,14 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
         == detail.obj.name
         for m in p.raw["status"]["extendedResourceClaimStatus"].get("requestMappings") or []
     ]
+    spec = (raw.get("spec") or {}).get("devices") or {}
+    allocation = status.get("allocation") or {}
     context = {
         "claim": detail.claim,
         "obj": detail.obj,
-        "spec": (raw.get("spec") or {}).get("devices") or {},
-        "allocation": status.get("allocation") or {},
+        "spec": spec,
+        "node_selector": claim_queries.node_selector_view(allocation.get("nodeSelector")),
+        "constraints": claim_queries.constraints_view(spec.get("constraints")),
         "reserved": reserved,
         "results": results,
         "extended_mappings": mappings,
