@@ -25,6 +25,7 @@ from inventory.models import (
     Pool,
 )
 from inventory.selectors.common import device_text_contains
+from inventory.tables import HEALTH_UNREPORTED
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -37,7 +38,7 @@ HEALTH_CHOICES = [
     ("Healthy", "Healthy"),
     ("Unhealthy", "Unhealthy"),
     ("Unknown", "Unknown"),
-    ("unreported", "unreported"),
+    ("unreported", HEALTH_UNREPORTED),
 ]
 
 # Device.allocation_state, as the pages name it: the value stays "free" (API, exports), the label says

@@ -280,6 +280,25 @@ def tabulator_columns() -> list[dict[str, Any]]:
 #: The labels devices.js shows for Device.blocked reasons.
 BLOCK_LABELS = dict(BLOCK_REASONS)
 
+#: A device whose driver reports no health (Device.health ""), in the same words everywhere: the Devices
+#: table (devices.js gets it in the table's spec), a device's page (`|health_label`) and the Health filter's
+#: choice (whose value stays "unreported").
+HEALTH_UNREPORTED = "not reported"
+
+
+def health_label(health: str) -> str:
+    """How a page shows a device's health: as the driver reported it, or HEALTH_UNREPORTED."""
+    return health or HEALTH_UNREPORTED
+
+
+def table_spec() -> dict[str, Any]:
+    """What devices.js draws the table from: the columns, and the words of values it shows as labels."""
+    return {
+        "columns": tabulator_columns(),
+        "blockLabels": BLOCK_LABELS,
+        "healthUnreported": health_label(""),
+    }
+
 
 # ---- server-rendered list tables (the Pods list) ----
 

@@ -195,7 +195,7 @@ def devices(request: HttpRequest) -> HttpResponse:
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         # The filters alone (no paging, sorting or live parameters): what a new maintenance starts from.
         "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
-        "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
+        "table": tables.table_spec(),
     }
     status = 400 if context["errors"] else 200
     return render(

@@ -60,18 +60,20 @@
       v === "free" ? "no claim holds it; the Allocatable column says whether a claim could be given it now" : "");
   }
   // Whether a one-device claim of the device's class could be given it now, and if not, why.
-  function allocatable(cell, column, labels) {
+  function allocatable(cell, column, spec) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
+    const labels = spec.blockLabels || {};
     if (v === "yes") return el("span", "badge ok", "yes", "a claim for one device of its class could be given it now");
     // An allocated device is simply in use; the reason matters for unallocated devices.
     const cls = d.state === "free" ? "badge warn" : "muted";
     const badge = el("span", cls, labels[v] || v, d.why || "");
     return column.filter ? filterLink(column.filter, v, badge) : badge;
   }
-  function health(cell) {
+  // No health reported: the words the server gives (inventory.tables.health_label), as on a device's page.
+  function health(cell, column, spec) {
     const v = cell.getValue();
-    if (!v) return el("span", "muted", "—");
+    if (!v) return el("span", "muted", spec.healthUnreported);
     return el("span", v === "Healthy" ? "badge ok" : "badge bad", v);
   }
   // The slice's creationTimestamp as the other pages' Age columns show one: "3 d ago", the UTC time in
@@ -159,7 +161,7 @@
     return spec.columns.map(function (c) {
       const render = FORMATTERS[c.formatter] || plain;
       const def = Object.assign({}, c, {
-        formatter: function (cell) { return render(cell, c, spec.blockLabels || {}); },
+        formatter: function (cell) { return render(cell, c, spec); },
       });
       delete def.filter;
       return def;
