@@ -212,11 +212,11 @@ def test_the_taint_impact_answer_links_each_pod_node_and_claim_to_its_page(clien
     )
     pods = page.split('id="taint-pods"')[1].split("</table>")[0]
     namespace = serve["metadata"]["namespace"]
-    assert f'href="/pods/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in pods
-    assert 'href="/nodes/node-a/"><bdi>node-a</bdi></a>' in pods
-    assert f'href="/claims/{namespace}/serve-0/"><bdi>serve-0</bdi></a>' in pods
+    assert f'href="/pods/{namespace}/serve-0/"><bdi class="word">{namespace}/serve-0</bdi></a>' in pods
+    assert 'href="/nodes/node-a/"><bdi class="word">node-a</bdi></a>' in pods
+    assert f'href="/claims/{namespace}/serve-0/"><bdi class="word">serve-0</bdi></a>' in pods
     claims = page.split("<h3>Claims</h3>")[1].split("</ul>")[0]
-    assert f'href="/claims/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in claims
+    assert f'href="/claims/{namespace}/serve-0/"><bdi class="word">{namespace}/serve-0</bdi></a>' in claims
 
 
 def test_the_headroom_answer_heads_each_of_its_tables(client_in: Client) -> None:

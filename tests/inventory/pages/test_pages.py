@@ -140,7 +140,7 @@ def test_it_lists_claims_and_shows_a_claims_results_and_consumers(
     assert "gpu-0" in detail and "trainer-0" in detail and "Running" in detail
     # The consumer's YAML is a button of its own: two plain links side by side read as one name.
     yaml = r'</a> <a class="btn small" href="/objects/pods/[^"]+/yaml/">YAML</a>'
-    assert re.search(r"pods/<a [^>]*>[^<]*(<bdi>)?trainer-0(</bdi>)?" + yaml, detail)
+    assert re.search(r"pods/<a [^>]*>[^<]*(<bdi[^>]*>)?trainer-0(</bdi>)?" + yaml, detail)
 
 
 def test_it_shows_classes_with_their_implicit_extended_resource_name(

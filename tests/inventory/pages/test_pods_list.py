@@ -112,11 +112,12 @@ def test_it_lists_every_pod_with_its_status_node_claims_extended_resources_and_a
     assert 'href="/nodes/node-1/"' in trainer
     assert 'href="/claims/ml/trainer-0-gpu-x7k2p/"' in trainer
     assert (
-        '<span class="badge ok"><bdi class="k8s">Running</bdi></span>' in trainer and "1/1 ready" in trainer
+        '<span class="badge ok"><bdi class="k8s word">Running</bdi></span>' in trainer
+        and "1/1 ready" in trainer
     )
     assert '<time datetime="2026-11-03T10:00:00' in trainer
     crashing = row(html, "trainer-1")
-    assert '<span class="badge bad"><bdi class="k8s">CrashLoopBackOff</bdi></span>' in crashing
+    assert '<span class="badge bad"><bdi class="k8s word">CrashLoopBackOff</bdi></span>' in crashing
     assert "5 restarts" in crashing and "phase <bdi" in crashing
     assert "gpu</bdi>: not created yet" in crashing  # the template's claim is not made yet
     legacy = row(html, "legacy-gpu")
