@@ -6,7 +6,6 @@ loop over the registered kinds.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -24,6 +23,7 @@ from allocation.services import (
 )
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError, get_kind, kinds
 from allocation.whatif.inputs import DEFAULT_MAX_PER_NODE, EFFECTS, MAX_YAML_BYTES
+from dradash.fieldnames import shown_errors
 from inventory.models import KubeObject
 
 PICK_LIMIT = 500
@@ -60,22 +60,12 @@ FORM_LABELS = {
 }
 
 
-def form_label(field: str) -> str:
-    """The form's label of an input field path (`input.taint.key`, `input.nodes[2]`), or ""."""
-    path = re.sub(r"\[\d+\]", "", field)
-    while path:
-        if path in FORM_LABELS:
-            return FORM_LABELS[path]
-        path = path.rpartition(".")[0]
-    return ""
-
-
 def _index(
     request: HttpRequest, *, errors: list[WhatIfInputError], active: str, posted: Any, status: int
 ) -> HttpResponse:
     context = {
         "kinds": kinds(),
-        "errors": [{"field": e.field, "message": e.message, "label": form_label(e.field)} for e in errors],
+        "errors": shown_errors(errors, FORM_LABELS),
         "active": active,
         "posted": posted,
         "claims": _choices("resourceclaims"),

@@ -25,6 +25,7 @@ from inventory.models import (
     Pool,
 )
 from inventory.selectors.common import device_text_contains
+from inventory.tables import HEALTH_UNREPORTED
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -37,7 +38,7 @@ HEALTH_CHOICES = [
     ("Healthy", "Healthy"),
     ("Unhealthy", "Unhealthy"),
     ("Unknown", "Unknown"),
-    ("unreported", "unreported"),
+    ("unreported", HEALTH_UNREPORTED),
 ]
 
 # Device.allocation_state, as the pages name it: the value stays "free" (API, exports), the label says
@@ -46,6 +47,40 @@ STATE_CHOICES = [(v, "unallocated" if v == FREE else label) for v, label in ALLO
 
 # Whether a one-device claim of the device's class could be given it now (Device.blocked), and why not.
 ALLOCATABLE_CHOICES = [("yes", "allocatable now"), ("no", "not allocatable"), *BLOCK_REASONS.items()]
+
+
+#: The label of each filter on its page's form (the pages render these): an error about a filter names it by
+#: what the user sees, then by its parameter (dradash.fieldnames). New maintenance uses the Devices labels.
+DEVICE_FILTER_LABELS = {
+    "q": "Search",
+    "driver": "Driver",
+    "pool": "Pool",
+    "node": "Node",
+    "device_class": "Class",
+    "attribute": "Attribute",
+    "taint": "Taint",
+    "state": "Allocation",
+    "allocatable": "Allocatable",
+    "health": "Health",
+    "claim": "Claim",
+}
+CLAIM_FILTER_LABELS = {
+    "q": "Search",
+    "namespace": "Namespace",
+    "state": "State",
+    "device_class": "Class",
+    "extended_resource": "Extended resource",
+}
+POD_FILTER_LABELS = {
+    "q": "Search",
+    "namespace": "Namespace",
+    "node": "Node",
+    "phase": "Phase",
+    "uses_claims": "Uses DRA claims",
+    "waiting": "Waiting",
+}
+#: the Nodes page's one filter: part of a node's name
+NODE_FILTER_LABELS = {"q": "Node"}
 
 
 #: what a yes/no filter takes, in any case (the pages send true/false); anything else is refused, not read as

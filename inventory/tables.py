@@ -28,6 +28,7 @@ from django.db.models import Case, QuerySet, Value, When
 
 from dra.availability import BLOCK_REASONS
 from dra.objects import attribute_text, attribute_value
+from dradash.templatetags.dradash_format import WORD_MAX
 from inventory.models import Device
 
 Row = Mapping[str, Any]
@@ -104,7 +105,8 @@ def _pods(d: Row) -> list[str]:
     ]
 
 
-#: The widths add up to about 1,232 px for the default columns, so nothing is clipped from 1280 px up.
+#: The widths add up to 1,238 px for the default columns, so nothing is clipped from 1280 px up (a column
+#: whose cells need more gets it in devices.js, and the table scrolls sideways when there is no room).
 DEVICE_COLUMNS: tuple[Column, ...] = (
     Column("driver", "Driver", ("driver",), lambda d: d["driver"], filter="driver", visible=False),
     Column(
@@ -113,7 +115,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "device", "Device", ("name",), lambda d: d["name"], sort=("name",), formatter="deviceLink",
-        layout={"minWidth": 110, "widthGrow": 0.8},
+        layout={"minWidth": 120, "widthGrow": 0.8},
     ),
     Column(
         "node", "Node", ("node_name",), lambda d: d["node_name"], sort=("node_name",), filter="node",
@@ -125,17 +127,17 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "classes", "Class", ("classes",), lambda d: list(d["classes"] or []), filter="device_class",
-        formatter="badges", layout={"width": 140},
+        formatter="badges", layout={"width": 142},
     ),
     Column(
         "taints", "Taints", ("taints",), _taints,
         text=lambda ts: ";".join(f"{t['key']}={t['value']}:{t['effect']}" for t in ts),
         sort=("taint_level",), formatter="taints",
-        layout={"minWidth": 120, "widthGrow": 2.4, "cssClass": "wrap", "headerSortStartingDir": "desc"},
+        layout={"minWidth": 104, "widthGrow": 2.4, "cssClass": "wrap", "headerSortStartingDir": "desc"},
     ),
     Column(
         "state", "State", ("allocation_state",), lambda d: d["allocation_state"], sort=("allocation_state",),
-        filter="state", formatter="state", layout={"width": 100},
+        filter="state", formatter="state", layout={"width": 104},
     ),
     Column(
         "allocatable", "Allocatable", ("blocked",), lambda d: d["blocked"] or "yes", sort=("blocked",),
@@ -152,7 +154,7 @@ DEVICE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "health", "Health", ("health",), lambda d: d["health"], sort=("health",), filter="health",
-        formatter="health", layout={"width": 94},
+        formatter="health", layout={"width": 100},
     ),
     # How long the device has been published: its ResourceSlice's creationTimestamp (a device has none
     # of its own; a driver that republishes its slices makes its devices young again, as kubectl shows).
@@ -279,6 +281,26 @@ def tabulator_columns() -> list[dict[str, Any]]:
 
 #: The labels devices.js shows for Device.blocked reasons.
 BLOCK_LABELS = dict(BLOCK_REASONS)
+
+#: A device whose driver reports no health (Device.health ""), in the same words everywhere: the Devices
+#: table (devices.js gets it in the table's spec), a device's page (`|health_label`) and the Health filter's
+#: choice (whose value stays "unreported").
+HEALTH_UNREPORTED = "not reported"
+
+
+def health_label(health: str) -> str:
+    """How a page shows a device's health: as the driver reported it, or HEALTH_UNREPORTED."""
+    return health or HEALTH_UNREPORTED
+
+
+def table_spec() -> dict[str, Any]:
+    """What devices.js draws the table from: the columns, and the words of values it shows as labels."""
+    return {
+        "columns": tabulator_columns(),
+        "blockLabels": BLOCK_LABELS,
+        "healthUnreported": health_label(""),
+        "wordMax": WORD_MAX,  # a name this long or shorter is kept whole (dradash_format)
+    }
 
 
 # ---- server-rendered list tables (the Pods list) ----

@@ -22,10 +22,19 @@ from django.views.decorators.http import require_safe
 from dra.availability import BLOCK_REASONS
 from dradash.context import user_is_admin
 from dradash.csvexport import csv_lines
+from dradash.fieldnames import shown_errors
 from dradash.search import clean_query, search_groups
 from dradash.search import kinds as search_kinds
 from inventory import tables
-from inventory.filters import ClaimFilterSet, DeviceFilterSet, PodFilterSet
+from inventory.filters import (
+    CLAIM_FILTER_LABELS,
+    DEVICE_FILTER_LABELS,
+    NODE_FILTER_LABELS,
+    POD_FILTER_LABELS,
+    ClaimFilterSet,
+    DeviceFilterSet,
+    PodFilterSet,
+)
 from inventory.models import Claim, Device, KubeObject, Pod
 from inventory.selectors import claims as claim_queries
 from inventory.selectors import devices as device_queries
@@ -171,9 +180,12 @@ def devices(request: HttpRequest) -> HttpResponse:
     for key in ("page", "size", "fragment", "live"):
         query.pop(key, None)
     qs = query.urlencode()
+    errors = _filter_errors(request, filterset)
     context = {
         "filter": filterset,
-        "errors": _filter_errors(request, filterset),
+        "errors": errors,
+        "field_errors": shown_errors(errors, DEVICE_FILTER_LABELS),
+        "filter_labels": DEVICE_FILTER_LABELS,
         "choices": device_filter_choices(),
         "query": qs,
         "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
@@ -183,7 +195,7 @@ def devices(request: HttpRequest) -> HttpResponse:
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         # The filters alone (no paging, sorting or live parameters): what a new maintenance starts from.
         "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
-        "table": {"columns": tables.tabulator_columns(), "blockLabels": tables.BLOCK_LABELS},
+        "table": tables.table_spec(),
     }
     status = 400 if context["errors"] else 200
     return render(
@@ -326,6 +338,8 @@ def claims(request: HttpRequest) -> HttpResponse:
         "counts": claim_state_counts(),
         "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",
         "errors": errors,
+        "field_errors": shown_errors(errors, CLAIM_FILTER_LABELS),
+        "filter_labels": CLAIM_FILTER_LABELS,
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
 
@@ -351,11 +365,14 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
         == detail.obj.name
         for m in p.raw["status"]["extendedResourceClaimStatus"].get("requestMappings") or []
     ]
+    spec = (raw.get("spec") or {}).get("devices") or {}
+    allocation = status.get("allocation") or {}
     context = {
         "claim": detail.claim,
         "obj": detail.obj,
-        "spec": (raw.get("spec") or {}).get("devices") or {},
-        "allocation": status.get("allocation") or {},
+        "spec": spec,
+        "node_selector": claim_queries.node_selector_view(allocation.get("nodeSelector")),
+        "constraints": claim_queries.constraints_view(spec.get("constraints")),
         "reserved": reserved,
         "results": results,
         "extended_mappings": mappings,
@@ -421,7 +438,7 @@ def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 NODES_PER_PAGE = 50
-NODE_FILTERS = ("q",)
+NODE_FILTERS = tuple(NODE_FILTER_LABELS)
 
 
 @login_required
@@ -443,6 +460,8 @@ def nodes(request: HttpRequest) -> HttpResponse:
         "query": urlencode({k: v for k, v in (("q", q), ("sort", sort)) if v}),
         "fragment_url": _fragment_url(request, "body"),
         "errors": errors,
+        "field_errors": shown_errors(errors, NODE_FILTER_LABELS),
+        "filter_labels": NODE_FILTER_LABELS,
     }
     return _page(request, "inventory/nodes.html", context, {"body": "inventory/partials/nodes_body.html"})
 
@@ -500,6 +519,8 @@ def pods(request: HttpRequest) -> HttpResponse:
         "fragment_url": _fragment_url(request, "table"),
         "sort": "" if "sort" in errors else sort,
         "errors": errors,
+        "field_errors": shown_errors(errors, POD_FILTER_LABELS),
+        "filter_labels": POD_FILTER_LABELS,
     }
     return _page(request, "inventory/pods.html", context, {"table": "inventory/partials/pods_table.html"})
 

@@ -19,7 +19,18 @@ from maintenance.planning import DeviceRef
 from maintenance.taints import FieldError
 from maintenance.validation import filters_errors
 
-AUDIT_FILTERS = ("maintenance", "actor", "action", "rule", "source", "subject", "since", "until")
+#: the Audit log's filters and their labels on its form (the page renders them; its errors name them so)
+AUDIT_FILTER_LABELS = {
+    "maintenance": "Maintenance",
+    "actor": "Actor",
+    "action": "Action",
+    "rule": "Rule",
+    "subject": "Pod, budget or device",
+    "source": "Source",
+    "since": "Since",
+    "until": "Until",
+}
+AUDIT_FILTERS = tuple(AUDIT_FILTER_LABELS)
 AUDIT_PARAMS = (*AUDIT_FILTERS, "page", "page_size", "format", "fragment", "live")
 NODES_LISTED = 12
 

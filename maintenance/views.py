@@ -19,7 +19,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from inventory.filters import ALLOCATABLE_CHOICES, HEALTH_CHOICES, STATE_CHOICES, TAINT_CHOICES
+from dradash.fieldnames import shown_errors
+from inventory.filters import (
+    ALLOCATABLE_CHOICES,
+    DEVICE_FILTER_LABELS,
+    HEALTH_CHOICES,
+    STATE_CHOICES,
+    TAINT_CHOICES,
+)
 from inventory.selectors.devices import device_filter_choices
 from maintenance import selectors
 from maintenance.audit import latest_version
@@ -85,6 +92,29 @@ def index(request: HttpRequest) -> HttpResponse:
 
 # --------------------------------------------------------------------------- new
 
+#: The New maintenance form's labels, by field (the page renders them) ...
+NEW_FORM_LABELS = {
+    "filters": "Find devices",
+    "devices": "Select devices",
+    "select_all": "Select all",
+    "title": "Title",
+    "reason": "Reason",
+    "ticket": "Ticket",
+    "key": "Key",
+    "value": "Value",
+    "effect": "Effect (intended)",
+    "every_device": "Every device in the cluster",
+}
+#: ... and by the field paths its errors name: a refused filter reads "Allocation (filters.state)", as the
+#: Devices page names its own filter.
+NEW_LABELS = {
+    **NEW_FORM_LABELS,
+    **{f"filters.{name}": label for name, label in DEVICE_FILTER_LABELS.items()},
+    "device": NEW_FORM_LABELS["devices"],
+    "matching_count": NEW_FORM_LABELS["select_all"],
+    **{f"taint.{name}": NEW_FORM_LABELS[name] for name in ("key", "value", "effect")},
+}
+
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -94,7 +124,9 @@ def new(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "nav": "maintenance",
         "filters": filters,
-        "filter_errors": filter_errors,
+        "filter_errors": shown_errors(filter_errors, NEW_LABELS),
+        "filter_labels": DEVICE_FILTER_LABELS,
+        "labels": NEW_FORM_LABELS,
         "effects": EFFECTS,
         "state_choices": STATE_CHOICES,
         "health_choices": HEALTH_CHOICES,
@@ -151,7 +183,7 @@ def new(request: HttpRequest) -> HttpResponse:
         refs, malformed = selectors.parse_device_refs(form.getlist("device"))
         errors.extend(malformed)
     if errors or filter_errors:
-        context["errors"] = errors
+        context["errors"] = shown_errors(errors, NEW_LABELS)
         return render(request, "maintenance/new.html", context, status=400)
     draft = Draft(
         title=form.get("title", ""), reason=form.get("reason", ""), ticket=form.get("ticket", ""),
@@ -160,14 +192,15 @@ def new(request: HttpRequest) -> HttpResponse:
         expected_count=expected,
     )  # fmt: skip
     if form.get("every_device", "").strip() and not draft.every_device:
-        context["errors"] = [
-            FieldError("every_device", f'type exactly "{EVERY_DEVICE_PHRASE}", or leave the field empty')
-        ]
+        refused = FieldError(
+            "every_device", f'type exactly "{EVERY_DEVICE_PHRASE}", or leave the field empty'
+        )
+        context["errors"] = shown_errors([refused], NEW_LABELS)
         return render(request, "maintenance/new.html", context, status=400)
     try:
         maintenance = maintenance_create(user=request.user, draft=draft)
     except MaintenanceError as error:
-        context["errors"] = error.errors
+        context["errors"] = shown_errors(error.errors, NEW_LABELS)
         return render(request, "maintenance/new.html", context, status=error.status)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
@@ -406,7 +439,8 @@ def audit(request: HttpRequest) -> HttpResponse:
         "nav": "maintenance",
         "page": page,
         "filters": filters,
-        "problems": problems,
+        "problems": shown_errors(problems, selectors.AUDIT_FILTER_LABELS),
+        "filter_labels": selectors.AUDIT_FILTER_LABELS,
         "query": query.urlencode(),
         "actions": AuditEntry.ACTIONS,
         "actors": selectors.audit_actors(),

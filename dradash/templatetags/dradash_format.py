@@ -4,10 +4,13 @@
 - ``{{ value|k8s }}`` (or ``|k8s:80`` to cap the length): a string from the cluster or a user — a name, a
   reason, a title — inside ``<bdi class="k8s">``, escaped. The bdi isolates it for bidi (a U+202E in a title
   cannot reverse the text around it) and the class lets it wrap anywhere, so an unbroken 500-character
-  reason wraps instead of widening the page.
+  reason wraps instead of widening the page. A word (no whitespace, at most WORD_MAX characters: a name
+  such as "worker-0006") is ``<bdi class="k8s word">``: a table cell keeps it whole and scrolls instead.
 - ``{% when value %}``: a ``<time>`` whose text is relative ("3 min ago") with the absolute UTC time in its
   title and datetime attribute; static/dradash/time.js keeps the text current. ``{% when value "absolute" %}``
   shows the absolute time as text. Accepts datetimes and RFC 3339 strings from the cluster.
+- ``{% field_name e %}``: the field an error is about, as the form labels it, then as the server names it:
+  ``<strong>Allocation</strong> (<code>state</code>)`` (see dradash/fieldnames.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ from django.utils.safestring import SafeString
 
 register = template.Library()
 
+#: A string without whitespace up to this long is a word (a name, a status): a table cell does not break it
+#: ("worker-" / "0006" at the hyphen), its table scrolls in its box instead; a longer one wraps where it must.
+WORD_MAX = 40
+
+
+def word_class(text: str) -> str:
+    """ "word" for a string a table cell keeps whole (see WORD_MAX), else ""."""
+    return "word" if 0 < len(text) <= WORD_MAX and not any(c.isspace() for c in text) else ""
+
 
 def _capped(value: Any, limit: Any) -> str:
     text = "" if value is None else str(value)
@@ -32,8 +44,10 @@ def _capped(value: Any, limit: Any) -> str:
 
 @register.filter(is_safe=True)
 def k8s(value: Any, limit: Any = None) -> SafeString:
-    """An untrusted string, escaped, capped and isolated: <bdi class="k8s">…</bdi>."""
-    return format_html('<bdi class="k8s">{}</bdi>', _capped(value, limit))
+    """An untrusted string, escaped, capped and isolated: <bdi class="k8s">…</bdi> (class "k8s word" for a
+    word)."""
+    text = _capped(value, limit)
+    return format_html('<bdi class="{}">{}</bdi>', " ".join(filter(None, ("k8s", word_class(text)))), text)
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -89,6 +103,15 @@ def delay(seconds: Any) -> str:
             parts.append(f"{left // size} {unit}")
             left %= size
     return "after " + " ".join(parts[:2])
+
+
+@register.simple_tag
+def field_name(error: Any) -> SafeString:
+    """<strong>label</strong> (<code>field</code>), or <code>field</code> when the page has no label for it."""
+    label, field = getattr(error, "label", ""), getattr(error, "field", "")
+    if label:
+        return format_html("<strong>{}</strong> (<code>{}</code>)", label, _capped(field, 100))
+    return format_html("<code>{}</code>", _capped(field, 100))
 
 
 @register.simple_tag

@@ -42,6 +42,111 @@ def claim_ordering(*, sort: str) -> tuple[str, ...]:
     return tuple(f[1:] if f.startswith("-") else "-" + f for f in fields)
 
 
+#: how much of a node selector and of the constraints a claim's page shows (its YAML view has all of it)
+TERMS_SHOWN = 8
+REQUIREMENTS_SHOWN = 16
+VALUES_SHOWN = 8
+CONSTRAINTS_SHOWN = 16
+REQUESTS_SHOWN = 16
+
+
+@dataclass(frozen=True)
+class ShownRequirement:
+    """`key operator (values)` of a node selector term; `field` for a matchFields entry (metadata.name)."""
+
+    key: str
+    operator: str
+    values: list[str]
+    more_values: int = 0
+    field: bool = False
+
+
+@dataclass(frozen=True)
+class ShownTerm:
+    """One nodeSelectorTerm: its requirements all hold (an empty term matches no node)."""
+
+    requirements: list[ShownRequirement]
+    more_requirements: int = 0
+
+
+@dataclass(frozen=True)
+class ShownNodeSelector:
+    """A core/v1 NodeSelector as a page reads it: any one of its terms holds."""
+
+    terms: list[ShownTerm]
+    more_terms: int = 0
+
+
+@dataclass(frozen=True)
+class ShownConstraint:
+    """`matchAttribute: X across requests a, b` (or distinctAttribute); no requests named = all of them."""
+
+    kind: str
+    attribute: str
+    requests: list[str]
+    more_requests: int = 0
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _requirement(raw: Any, *, field: bool) -> ShownRequirement:
+    raw = raw if isinstance(raw, Mapping) else {}
+    values = [clip(v, 63) for v in _list(raw.get("values"))]
+    return ShownRequirement(
+        key=clip(raw.get("key"), 316),
+        operator=clip(raw.get("operator"), 16),
+        values=values[:VALUES_SHOWN],
+        more_values=max(0, len(values) - VALUES_SHOWN),
+        field=field,
+    )
+
+
+def node_selector_view(raw: Any) -> ShownNodeSelector | None:
+    """An allocation's `nodeSelector` as terms of `key operator (values)` lines, capped; None when absent."""
+    if not isinstance(raw, Mapping):
+        return None
+    terms = []
+    listed = _list(raw.get("nodeSelectorTerms"))
+    for term in listed[:TERMS_SHOWN]:
+        term = term if isinstance(term, Mapping) else {}
+        requirements = [_requirement(r, field=False) for r in _list(term.get("matchExpressions"))]
+        requirements += [_requirement(r, field=True) for r in _list(term.get("matchFields"))]
+        terms.append(
+            ShownTerm(
+                requirements[:REQUIREMENTS_SHOWN],
+                more_requirements=max(0, len(requirements) - REQUIREMENTS_SHOWN),
+            )
+        )
+    return ShownNodeSelector(terms, more_terms=max(0, len(listed) - TERMS_SHOWN))
+
+
+@dataclass(frozen=True)
+class ShownConstraints:
+    constraints: list[ShownConstraint]
+    more: int = 0
+
+
+def constraints_view(raw: Any) -> ShownConstraints:
+    """A claim's `spec.devices.constraints`, capped (the page says how many more there are)."""
+    shown = []
+    listed = _list(raw)
+    for constraint in listed[:CONSTRAINTS_SHOWN]:
+        constraint = constraint if isinstance(constraint, Mapping) else {}
+        kind = next((k for k in ("matchAttribute", "distinctAttribute") if constraint.get(k)), "")
+        requests = [clip(r, 127) for r in _list(constraint.get("requests"))]
+        shown.append(
+            ShownConstraint(
+                kind=kind,
+                attribute=clip(constraint.get(kind), 316) if kind else "",
+                requests=requests[:REQUESTS_SHOWN],
+                more_requests=max(0, len(requests) - REQUESTS_SHOWN),
+            )
+        )
+    return ShownConstraints(shown, more=max(0, len(listed) - CONSTRAINTS_SHOWN))
+
+
 @dataclass
 class ClaimDetail:
     claim: Claim

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from dra.objects import LIST_ATTRIBUTE_TYPES, attribute_text
 from dra.taints import effective_effect
+from inventory import tables
 from inventory.tables import pod_status_tone
 
 register = template.Library()
@@ -71,6 +72,12 @@ def attr_value(attribute: Any) -> str:
             return "true" if value else "false"
         return str(value)
     return json.dumps(attribute, sort_keys=True)
+
+
+@register.filter
+def health_label(health: Any) -> str:
+    """A device's health as every page shows it (inventory.tables.health_label: "not reported" for none)."""
+    return tables.health_label(str(health or ""))
 
 
 @register.filter

@@ -16,6 +16,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from dradash.templatetags.dradash_format import word_class
 from inventory import links
 from inventory.templatetags.dradash_ui import cap
 
@@ -23,6 +24,9 @@ register = template.Library()
 
 
 def _link(url: str, text: str, css: str) -> SafeString:
+    # a short name stays whole in a table cell (dradash_format.WORD_MAX)
+    if word_class(text):
+        return format_html('<a class="{}" href="{}"><bdi class="word">{}</bdi></a>', css, url, text)
     return format_html('<a class="{}" href="{}"><bdi>{}</bdi></a>', css, url, text)
 
 

@@ -9,6 +9,12 @@
     if (title) e.title = title;
     return e;
   }
+  // A name's text: a word (no whitespace, at most spec.wordMax characters, as dradash_format.WORD_MAX) is
+  // kept whole in its cell ("worker-0006", never "worker-" / "0006"); fitColumns widens its column to fit.
+  function nameText(text, spec) {
+    const word = text && text.length <= spec.wordMax && !/\s/.test(text);
+    return el("span", word ? "word" : null, text);
+  }
   const EFFECTS = ["None", "NoSchedule", "NoExecute"];
   function taints(cell) {
     const box = el("span");
@@ -30,16 +36,17 @@
     a.appendChild(child);
     return a;
   }
-  function deviceLink(cell) {
+  function deviceLink(cell, column, spec) {
     const d = cell.getRow().getData();
-    const a = el("a", null, d.device, d.driver + "/" + d.pool + "/" + d.device);
+    const a = el("a", null, null, d.driver + "/" + d.pool + "/" + d.device);
+    a.appendChild(nameText(d.device, spec));
     a.href = d.url;
     return a;
   }
-  function pool(cell, column) {
+  function pool(cell, column, spec) {
     const d = cell.getRow().getData();
     const box = el("span");
-    box.appendChild(column.filter ? filterLink(column.filter, d.pool, el("span", null, d.pool)) : el("span", null, d.pool));
+    box.appendChild(column.filter ? filterLink(column.filter, d.pool, nameText(d.pool, spec)) : nameText(d.pool, spec));
     if (!d.poolComplete) box.appendChild(el("span", "badge warn", "incomplete", "not all ResourceSlices of this pool are present"));
     return box;
   }
@@ -60,18 +67,20 @@
       v === "free" ? "no claim holds it; the Allocatable column says whether a claim could be given it now" : "");
   }
   // Whether a one-device claim of the device's class could be given it now, and if not, why.
-  function allocatable(cell, column, labels) {
+  function allocatable(cell, column, spec) {
     const v = cell.getValue();
     const d = cell.getRow().getData();
+    const labels = spec.blockLabels || {};
     if (v === "yes") return el("span", "badge ok", "yes", "a claim for one device of its class could be given it now");
     // An allocated device is simply in use; the reason matters for unallocated devices.
     const cls = d.state === "free" ? "badge warn" : "muted";
     const badge = el("span", cls, labels[v] || v, d.why || "");
     return column.filter ? filterLink(column.filter, v, badge) : badge;
   }
-  function health(cell) {
+  // No health reported: the words the server gives (inventory.tables.health_label), as on a device's page.
+  function health(cell, column, spec) {
     const v = cell.getValue();
-    if (!v) return el("span", "muted", "—");
+    if (!v) return el("span", "muted", spec.healthUnreported);
     return el("span", v === "Healthy" ? "badge ok" : "badge bad", v);
   }
   // The slice's creationTimestamp as the other pages' Age columns show one: "3 d ago", the UTC time in
@@ -86,21 +95,21 @@
     t.dataset.time = "relative";
     return t;
   }
-  // "namespace/name" as a link's text that may break after the slash (a narrow column otherwise broke a
-  // name mid-word: "default/lega cy-gpu-…").
-  function reference(a, text) {
+  // "namespace/name" as a link's text that may break after the slash, and only there: the namespace and
+  // the name are each kept whole (a narrow column otherwise broke a name mid-word: "default/lega cy-gpu-…").
+  function reference(a, text, spec) {
     const slash = text.indexOf("/");
-    if (slash < 0) { a.textContent = text; return a; }
-    a.appendChild(document.createTextNode(text.slice(0, slash + 1)));
+    if (slash < 0) { a.appendChild(nameText(text, spec)); return a; }
+    a.appendChild(nameText(text.slice(0, slash + 1), spec));
     a.appendChild(document.createElement("wbr"));
-    a.appendChild(document.createTextNode(text.slice(slash + 1)));
+    a.appendChild(nameText(text.slice(slash + 1), spec));
     return a;
   }
-  function claims(cell) {
+  function claims(cell, column, spec) {
     const box = el("span");
     (cell.getValue() || []).forEach(function (c) {
       const parts = c.split("/");
-      const a = reference(el("a"), c);
+      const a = reference(el("a"), c, spec);
       a.href = "/claims/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
       box.appendChild(a);
       box.appendChild(document.createTextNode(" "));
@@ -108,11 +117,11 @@
     return box;
   }
   // "namespace/name" → a link to the Pod page (a namespace never holds "/", a pod name neither).
-  function pods(cell) {
+  function pods(cell, column, spec) {
     const box = el("span");
     (cell.getValue() || []).forEach(function (p) {
       const parts = p.split("/");
-      const a = reference(el("a", "pod-link"), p);
+      const a = reference(el("a", "pod-link"), p, spec);
       a.href = "/pods/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts.slice(1).join("/")) + "/";
       box.appendChild(a);
       box.appendChild(document.createTextNode(" "));
@@ -144,11 +153,108 @@
   function joined(cell) {
     return document.createTextNode((cell.getValue() || []).join(", "));
   }
-  function plain(cell, column) {
+  function plain(cell, column, spec) {
     const v = cell.getValue();
     const text = v === null || v === undefined ? "" : String(v);
-    return column.filter && text ? filterLink(column.filter, text, el("span", null, text)) : document.createTextNode(text);
+    return column.filter && text ? filterLink(column.filter, text, nameText(text, spec)) : document.createTextNode(text);
   }
+  // Columns as wide as what they hold needs: a name or a badge is not cut off at a column's edge, and a name
+  // (a word) is not broken. Tabulator's fitColumns sizes columns from their declared widths, not their
+  // content, so after each render the columns are laid out here the same way (declared widths; the rest of
+  // the room shared by widthGrow, none below its minimum) with each column at least as wide as its cells
+  // need, to a cap; the widths go into the columns' definitions, which Tabulator's layout reads when it
+  // shares the room (on a redraw, a resize). Where the declared widths fit but the names would not (a
+  // 35-character claim name at 1440 px), names in cells that wrap (Claim, Pods) may break at their hyphens
+  // rather than push the table past its box: they wrap only when they must. Narrower than the declared
+  // widths (a phone) the table scrolls sideways anyway, and names stay whole.
+  const FITTED_COLUMN_MAX = 360;
+  function cellNeed(element, wordsWhole) {
+    const style = getComputedStyle(element);
+    let widest = 0;
+    if (style.whiteSpace === "nowrap") {  // Tabulator's cells: one line
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      widest = range.getBoundingClientRect().width;
+    } else if (wordsWhole) {  // a cell that wraps: its words do not (one wrapped now counts its lines' widths)
+      element.querySelectorAll(".word").forEach(function (w) {
+        let width = 0;
+        Array.from(w.getClientRects()).forEach(function (r) { width += r.width; });
+        widest = Math.max(widest, width);
+      });
+    }
+    const frame = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) + element.offsetWidth - element.clientWidth;
+    return Math.ceil(widest + frame) + 1;
+  }
+  function columnNeed(column, wordsWhole) {
+    let need = 0;
+    column.getCells().forEach(function (cell) {
+      const element = cell.getElement();
+      if (element.isConnected) need = Math.max(need, cellNeed(element, wordsWhole));  // drawn rows only
+    });
+    return Math.min(need, FITTED_COLUMN_MAX);
+  }
+  // Tabulator's fitColumns: a column declared with a width keeps it; the others share what is left by their
+  // widthGrow, none below its minimum (which then keeps it, and the rest is shared again).
+  function share(laid, available) {
+    laid.forEach(function (c) { c.width = c.min; c.fixed = !c.grow; });
+    let shared = laid.filter(function (c) { return c.grow; });
+    let room = available - laid.reduce(function (total, c) { return total + (c.grow ? 0 : c.width); }, 0);
+    while (shared.length) {
+      const grow = shared.reduce(function (total, c) { return total + c.grow; }, 0);
+      const above = shared.filter(function (c) { return c.width > (room / grow) * c.grow; });
+      if (!above.length) {
+        shared.forEach(function (c) { c.width = Math.floor((room / grow) * c.grow); });
+        return;
+      }
+      above.forEach(function (c) { room -= c.width; c.fixed = true; });  // as wide as it needs, no share
+      shared = shared.filter(function (c) { return above.indexOf(c) < 0; });
+    }
+  }
+  function sum(laid, key) { return laid.reduce(function (total, c) { return total + c[key]; }, 0); }
+  let fitting = false;
+  function fitColumns(table, spec) {
+    const holder = table.element.querySelector(".tabulator-tableholder");
+    if (fitting || !holder) return;
+    const declared = {};
+    spec.columns.forEach(function (c) { declared[c.field] = c; });
+    const available = holder.clientWidth;
+    const laid = table.getColumns().filter(function (c) { return c.isVisible(); }).map(function (column) {
+      const own = declared[column.getField()] || {};
+      const floor = own.width || own.minWidth || 40;
+      return { column: column, grow: own.width ? 0 : own.widthGrow || 1, floor: floor,
+        whole: Math.max(floor, columnNeed(column, true)), loose: Math.max(floor, columnNeed(column, false)) };
+    });
+    // Names may wrap only where the declared widths fit and the whole names would not; then the room left
+    // goes to the columns whose names would wrap, those that need least first, so that as few wrap as can.
+    const tight = sum(laid, "whole") > available && sum(laid, "floor") <= available;
+    laid.forEach(function (c) { c.min = tight ? c.loose : c.whole; });
+    let left = available - sum(laid, "min");
+    laid.slice().sort(function (a, b) { return a.whole - a.min - (b.whole - b.min); }).forEach(function (c) {
+      const more = Math.max(0, Math.min(c.whole - c.min, left));
+      c.min += more;
+      left -= more;
+    });
+    share(laid, available);
+    // the columns whose names wrap: those that did not get the width of their longest name
+    const wrapping = laid.filter(function (c) { return c.width < c.whole; }).map(function (c) { return c.column.getField(); }).join(" ");
+    let changed = (table.element.dataset.namesWrap || "") !== wrapping;
+    if (wrapping) table.element.dataset.namesWrap = wrapping; else delete table.element.dataset.namesWrap;
+    laid.forEach(function (c) {
+      const def = c.column.getDefinition();  // Tabulator's own object: its layout reads the width from it
+      const width = c.fixed ? c.width : undefined;
+      if (def.width !== width) { def.width = width; changed = true; }
+      if (c.fixed && Math.abs(c.column.getWidth() - c.width) > 1) { c.column.setWidth(c.width); changed = true; }
+    });
+    if (!changed) return;
+    fitting = true;  // the redraw renders again (renderComplete): not a new layout
+    try {
+      table.getRows().forEach(function (row) { row.normalizeHeight(); });
+      table.redraw();
+    } finally {
+      fitting = false;
+    }
+  }
+
   const SORT_MARKS = { none: "↕", asc: "▲", desc: "▼" };
   const FORMATTERS = { deviceLink: deviceLink, pool: pool, badges: badges, taints: taints, state: state,
     allocatable: allocatable, health: health, age: age, claims: claims, pods: pods, joined: joined,
@@ -159,7 +265,7 @@
     return spec.columns.map(function (c) {
       const render = FORMATTERS[c.formatter] || plain;
       const def = Object.assign({}, c, {
-        formatter: function (cell) { return render(cell, c, spec.blockLabels || {}); },
+        formatter: function (cell) { return render(cell, c, spec); },
       });
       delete def.filter;
       return def;
@@ -328,6 +434,12 @@
     }
     holder.addEventListener("live-refresh", reload);
     table.on("tableBuilt", function () { chooseColumns(table, spec); keyboardHeaders(holder); });
+    table.on("renderComplete", function () { fitColumns(table, spec); });
+    let resizing = 0;  // whether names must wrap depends on the room: look again once a resize is over
+    window.addEventListener("resize", function () {
+      window.clearTimeout(resizing);
+      resizing = window.setTimeout(function () { fitColumns(table, spec); }, 150);
+    });
     window.dradashDevicesTable = table;
   }
   if (document.readyState === "complete") start();

@@ -212,8 +212,29 @@ def test_the_taint_impact_answer_links_each_pod_node_and_claim_to_its_page(clien
     )
     pods = page.split('id="taint-pods"')[1].split("</table>")[0]
     namespace = serve["metadata"]["namespace"]
-    assert f'href="/pods/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in pods
-    assert 'href="/nodes/node-a/"><bdi>node-a</bdi></a>' in pods
-    assert f'href="/claims/{namespace}/serve-0/"><bdi>serve-0</bdi></a>' in pods
+    assert f'href="/pods/{namespace}/serve-0/"><bdi class="word">{namespace}/serve-0</bdi></a>' in pods
+    assert 'href="/nodes/node-a/"><bdi class="word">node-a</bdi></a>' in pods
+    assert f'href="/claims/{namespace}/serve-0/"><bdi class="word">serve-0</bdi></a>' in pods
     claims = page.split("<h3>Claims</h3>")[1].split("</ul>")[0]
-    assert f'href="/claims/{namespace}/serve-0/"><bdi>{namespace}/serve-0</bdi></a>' in claims
+    assert f'href="/claims/{namespace}/serve-0/"><bdi class="word">{namespace}/serve-0</bdi></a>' in claims
+
+
+def test_the_headroom_answer_heads_each_of_its_tables(client_in: Client) -> None:
+    """Two tables one under the other read as one: each has its heading (the one that labels it), as
+    the taint impact's tables do."""
+    o.store(*o.small_cluster().values())
+    page = answered(
+        client_in, {"kind": "headroom", "source": "class", "deviceClassName": o.DRIVER, "count": "1"}
+    )
+    answer = page[page.index('id="headroom-answer"') :]
+    for table_id, heading in (
+        ("headroom-classes", "Devices the copies would use, per DeviceClass"),
+        ("headroom-nodes", "Copies per node"),
+    ):
+        table = re.search(rf'<table class="t" id="{table_id}" aria-labelledby="([^"]+)">', answer)
+        assert table, table_id
+        assert re.search(
+            rf'<h3 id="{table.group(1)}">{heading}</h3>\s*<table class="t" id="{table_id}"', answer
+        )
+    between = answer[answer.index("</table>") : answer.index('id="headroom-nodes"')]
+    assert "<h3" in between  # not glued to the table above

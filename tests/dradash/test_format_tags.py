@@ -1,4 +1,5 @@
-"""The one way to show cluster strings ({{ v|k8s }}) and times ({% when t %}) on every page."""
+"""The one way to show cluster strings ({{ v|k8s }}), times ({% when t %}) and the field an error is about
+({% field_name e %}) on every page."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import timezone
 
-from dradash.templatetags.dradash_format import relative
+from dradash.templatetags.dradash_format import WORD_MAX, relative
 
 
 def render(source: str, **context: object) -> str:
@@ -21,7 +22,17 @@ def test_it_isolates_and_escapes_a_cluster_string_without_a_load_tag() -> None:
 
 
 def test_it_caps_a_long_string() -> None:
-    assert render("{{ v|k8s:10 }}", v="a" * 50) == '<bdi class="k8s">' + "a" * 9 + "…</bdi>"
+    assert render("{{ v|k8s:10 }}", v="a b" * 50) == '<bdi class="k8s">' + "a ba ba b…</bdi>"
+
+
+def test_it_marks_a_word_that_a_table_cell_keeps_whole() -> None:
+    """A name ("worker-0006") is a word: a table cell does not break it at its hyphens; a longer string
+    without spaces, or text with spaces, wraps where it must."""
+    assert render("{{ v|k8s }}", v="worker-0006") == '<bdi class="k8s word">worker-0006</bdi>'
+    assert render("{{ v|k8s }}", v="x" * WORD_MAX) == f'<bdi class="k8s word">{"x" * WORD_MAX}</bdi>'
+    assert render("{{ v|k8s }}", v="x" * (WORD_MAX + 1)) == f'<bdi class="k8s">{"x" * (WORD_MAX + 1)}</bdi>'
+    assert render("{{ v|k8s }}", v="0/3 nodes") == '<bdi class="k8s">0/3 nodes</bdi>'
+    assert render("{{ v|k8s }}", v="") == '<bdi class="k8s"></bdi>'
 
 
 def test_it_shows_a_time_relative_with_the_absolute_utc_time_on_hover() -> None:
@@ -65,3 +76,22 @@ def test_delay_says_how_long_after_not_when() -> None:
         "at once", "at once", "after 1 s", "after 45 s", "after 5 min", "after 1 min 30 s", "after 1 h 30 min",
         "after 1 d 1 h", "—",
     ]  # fmt: skip
+
+
+def test_it_names_an_errors_field_by_its_label_then_its_path_escaped() -> None:
+    from dradash.fieldnames import shown_errors
+
+    labels = {"filters": "Find devices", "filters.state": "Allocation", "devices": "Devices"}
+    errors = shown_errors(
+        {"filters.state": ["bad", "choice"], "devices[2].pool": ["x"], "<b>": ["y"]}, labels
+    )
+    assert [(e.label, e.field, e.message) for e in errors] == [
+        ("Allocation", "filters.state", "bad choice"),
+        ("Devices", "devices[2].pool", "x"),
+        ("", "<b>", "y"),
+    ]
+    html = render("{% for e in errors %}{% field_name e %};{% endfor %}", errors=errors)
+    assert html == (
+        "<strong>Allocation</strong> (<code>filters.state</code>);"
+        "<strong>Devices</strong> (<code>devices[2].pool</code>);<code>&lt;b&gt;</code>;"
+    )

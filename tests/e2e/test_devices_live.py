@@ -119,7 +119,7 @@ def test_the_device_count_explains_refused_filters_and_an_attribute_that_matches
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.goto(f"{asgi_server}/devices/?state=bogus")
-    expect(page.locator(".alert.bad")).to_contain_text("state:")
+    expect(page.locator(".alert.bad")).to_contain_text("Allocation (state):")
     count = page.locator("#device-count")
     expect(count).to_have_text("No devices shown: these filters cannot be used (see above).")
     expect(page.locator("#devices-table .tabulator-row")).to_have_count(0)

@@ -76,8 +76,11 @@ def test_the_claims_page_names_a_bad_yes_no_value_and_lists_nothing(
 ) -> None:
     client.force_login(make_user())
     html = client.get(reverse("inventory:claims"), {"extended_resource": "maybe"}).content.decode()
-    assert "extended_resource: must be true or false (or 1 or 0), got &#x27;maybe&#x27;" in html
-    listed = html.split("extended_resource: must be", 1)[1]
+    assert (
+        "<strong>Extended resource</strong> (<code>extended_resource</code>): must be true or false (or 1 or 0), "
+        "got &#x27;maybe&#x27;"
+    ) in html
+    listed = html.split("(<code>extended_resource</code>): must be", 1)[1]
     assert "train" not in listed and "pod-a-gpu-extended" not in listed
 
     chosen = client.get(reverse("inventory:claims"), {"extended_resource": "true"}).content.decode()

@@ -203,7 +203,9 @@ def test_simcluster_reserves_the_group_claim_and_the_claim_page_shows_the_group(
     html = client.get(f"/claims/{NS}/group-gpu/").content.decode()
     assert 'id="claim-workload"' in html and "<bdi>trainers</bdi>" in html
     assert 'data-pod="member-0"' in html and 'data-pod="member-1"' in html
-    assert 'podgroups/<bdi class="k8s">trainers</bdi>' in html  # reservedFor names the group, not each pod
+    assert (
+        'podgroups/<bdi class="k8s word">trainers</bdi>' in html
+    )  # reservedFor names the group, not each pod
 
 
 def test_a_claim_reserved_for_a_pod_group_shows_the_group_and_its_pods(db: Any, client: Client) -> None:

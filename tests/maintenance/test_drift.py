@@ -58,7 +58,7 @@ def test_a_rule_changed_or_deleted_outside_dradash_shows_as_drift(mirrored: Any,
     ]  # fmt: skip
     assert 'id="m-drift"' in page and "Changed outside dradash." in page and 'id="m-drift-flag"' in page
     assert "those devices are not out of service" in page
-    assert f'changed outside dradash: <bdi class="k8s">{name}</bdi> now None' in index
+    assert f'changed outside dradash: <bdi class="k8s word">{name}</bdi> now None' in index
     live = client.get(f"/maintenance/{m.id}/progress.json").json()
     assert live["drift_key"] == f"{name}=None"
 

@@ -164,7 +164,10 @@ def test_it_says_a_ticked_device_reference_is_malformed_not_that_nothing_is_sele
     response = operator_client.post("/maintenance/new/", {**TAINT, "device": [*beside, sent]})
     assert response.status_code == 400
     errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
-    assert f"<code>device</code>: not a device reference: {sent!r}; expected driver|pool|device" in errors
+    assert (
+        f"<strong>Select devices</strong> (<code>device</code>): not a device reference: {sent!r}; "
+        "expected driver|pool|device"
+    ) in errors
     assert "nothing is selected" not in errors
     assert not Maintenance.objects.exists()
 
@@ -181,17 +184,21 @@ def test_it_says_a_ticked_device_the_inventory_does_not_have_is_unknown(
     assert not Maintenance.objects.exists()
 
 
-@pytest.mark.parametrize(("field", "limit"), [("title", 200), ("reason", 500), ("ticket", 100)])
+@pytest.mark.parametrize(
+    ("field", "label", "limit"),
+    [("title", "Title", 200), ("reason", "Reason", 500), ("ticket", "Ticket", 100)],
+)
 def test_it_refuses_a_text_longer_than_it_stores_instead_of_cutting_it(
-    mirrored: Any, operator_client: Client, field: str, limit: int
+    mirrored: Any, operator_client: Client, field: str, label: str, limit: int
 ) -> None:
     ticked = {"device": ["gpu.example.com|node-0|gpu-0"]}
     response = operator_client.post("/maintenance/new/", {**TAINT, **ticked, field: "x" * (limit + 1)})
     assert response.status_code == 400
     errors = html.unescape(response.content.decode()).split('id="form-errors"')[1].split("</div>")[0]
     assert (
-        f"<code>{field}</code>: Too long: may not be more than {limit} characters, got {limit + 1}" in errors
-    )
+        f"<strong>{label}</strong> (<code>{field}</code>): Too long: may not be more than {limit} characters, "
+        f"got {limit + 1}"
+    ) in errors
     assert not Maintenance.objects.exists()
     assert (
         operator_client.post("/maintenance/new/", {**TAINT, **ticked, field: "y" * limit}).status_code == 302

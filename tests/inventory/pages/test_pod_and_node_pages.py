@@ -136,7 +136,7 @@ def test_the_pod_page_shows_node_owner_claims_and_their_devices(client_in: Clien
     assert "ReplicaSet <bdi>trainer</bdi>" in html
     claims = html.split('id="pod-claims"')[1].split("</table>")[0]
     assert f'href="{reverse("inventory:claim-detail", args=["ml", generated])}"' in claims
-    assert 'from template <bdi class="k8s">single-gpu</bdi>' in claims
+    assert 'from template <bdi class="k8s word">single-gpu</bdi>' in claims
     device_href = f'href="/devices/{GPU}/{result["pool"]}/{result["device"]}/"'
     assert device_href in claims
     assert f'href="{reverse("inventory:object-yaml", args=["pods", pod["metadata"]["uid"]])}"' in html
@@ -189,7 +189,7 @@ def test_the_node_page_nests_mig_partitions_under_their_gpu(client_in: Client, t
     assert len(names) == 12  # 7 × 1g + 3 × 2g + 2 × 3g
     for name in names:
         assert f'data-device="{GPU}/node-2/{name}"' in partitions
-    assert '12 partitions of counter set <bdi class="k8s">gpu-3-counters</bdi>' in html
+    assert '12 partitions of counter set <bdi class="k8s word">gpu-3-counters</bdi>' in html
     numa0 = html.split('data-numa="0"')[1].split("</section>")[0]
     top_level = numa0.replace(partitions, "")
     assert 'data-device="gpu.example.com/node-2/gpu-3"' in top_level
@@ -217,7 +217,7 @@ def test_the_node_page_lists_its_pods_labels_and_allocatable(client_in: Client, 
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         assert f'href="{reverse("inventory:pod-detail", args=[ns, name])}"' in table
     assert "topology.kubernetes.io/zone" in html and "zone-b" in html
-    assert '<bdi class="k8s">cpu</bdi></dt>' in html and '<bdi class="k8s">64</bdi></dd>' in html
+    assert '<bdi class="k8s word">cpu</bdi></dt>' in html and '<bdi class="k8s word">64</bdi></dd>' in html
     assert 'id="node-allocatable" data-node="node-2"' in html
 
 

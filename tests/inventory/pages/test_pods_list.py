@@ -112,11 +112,12 @@ def test_it_lists_every_pod_with_its_status_node_claims_extended_resources_and_a
     assert 'href="/nodes/node-1/"' in trainer
     assert 'href="/claims/ml/trainer-0-gpu-x7k2p/"' in trainer
     assert (
-        '<span class="badge ok"><bdi class="k8s">Running</bdi></span>' in trainer and "1/1 ready" in trainer
+        '<span class="badge ok"><bdi class="k8s word">Running</bdi></span>' in trainer
+        and "1/1 ready" in trainer
     )
     assert '<time datetime="2026-11-03T10:00:00' in trainer
     crashing = row(html, "trainer-1")
-    assert '<span class="badge bad"><bdi class="k8s">CrashLoopBackOff</bdi></span>' in crashing
+    assert '<span class="badge bad"><bdi class="k8s word">CrashLoopBackOff</bdi></span>' in crashing
     assert "5 restarts" in crashing and "phase <bdi" in crashing
     assert "gpu</bdi>: not created yet" in crashing  # the template's claim is not made yet
     legacy = row(html, "legacy-gpu")
@@ -172,10 +173,22 @@ def test_it_sorts_every_page_on_the_server_by_the_column_asked_for(client_in: Cl
 @pytest.mark.parametrize(
     ("params", "field", "message"),
     [
-        ({"phase": "Sleeping"}, "phase", "Select a valid choice"),
-        ({"uses_claims": "maybe"}, "uses_claims", "must be true or false"),
-        ({"sort": "colour"}, "sort", "must be one of namespace, name, status, node, claims, age"),
-        ({"namespac": "ml"}, "namespac", "not a filter of this page; its filters are namespace, node, phase"),
+        ({"phase": "Sleeping"}, "<strong>Phase</strong> (<code>phase</code>)", "Select a valid choice"),
+        (
+            {"uses_claims": "maybe"},
+            "<strong>Uses DRA claims</strong> (<code>uses_claims</code>)",
+            "must be true or false",
+        ),
+        (
+            {"sort": "colour"},
+            "<code>sort</code>",
+            "must be one of namespace, name, status, node, claims, age",
+        ),
+        (
+            {"namespac": "ml"},
+            "<code>namespac</code>",
+            "not a filter of this page; its filters are namespace, node, phase",
+        ),
     ],
 )
 def test_it_refuses_a_bad_query_with_a_400_naming_the_parameter_and_lists_nothing(
@@ -184,9 +197,9 @@ def test_it_refuses_a_bad_query_with_a_400_naming_the_parameter_and_lists_nothin
     response = client_in.get(PODS, params)
     assert response.status_code == 400
     html = response.content.decode()
-    assert re.search(rf"<li>{field}: [^<]*{re.escape(message)}", html), html[html.find("query-errors") :][
-        :300
-    ]
+    assert re.search(rf"<li>{re.escape(field)}: [^<]*{re.escape(message)}", html), html[
+        html.find("query-errors") :
+    ][:300]
     assert names(html) == [] and "Nothing is listed while the query above is refused." in html
     fragment = client_in.get(PODS, {**params, "fragment": "table"})
     assert fragment.status_code == 400 and names(fragment.content.decode()) == []
