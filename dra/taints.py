@@ -119,6 +119,15 @@ def parse_toleration(raw: Mapping[str, Any]) -> Toleration:
     )
 
 
+def toleration_text(raw: Mapping[str, Any]) -> str:
+    """A toleration as operators write it: `key=value:Effect`, `key:Effect` for Exists, `*` for any key or
+    effect, and `for Ns` with tolerationSeconds (`example.com/maint=gpu:NoExecute for 60s`)."""
+    tol = parse_toleration(raw)
+    value = "" if tol.operator == "Exists" else f"={tol.value}"
+    text = f"{tol.key or '*'}{value}:{tol.effect or '*'}"
+    return text if tol.seconds is None else f"{text} for {tol.seconds}s"
+
+
 def _as_taint(taint: Taint | Mapping[str, Any]) -> Taint:
     return taint if isinstance(taint, Taint) else parse_taint(taint)
 

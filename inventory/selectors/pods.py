@@ -17,7 +17,14 @@ from typing import Any
 from django.db.models import Count, Q
 
 from dra.pods import POD_PHASES, PodWaiting, pod_claims, pod_phase, pod_waiting
-from dra.taints import NO_EXECUTE, NO_SCHEDULE, effective_effect, parse_taint, parse_toleration
+from dra.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    effective_effect,
+    parse_taint,
+    parse_toleration,
+    toleration_text,
+)
 from inventory.models import Claim, Device, KubeObject, Pod
 from inventory.selectors.common import CLAIMS, JSON, PODS, clip
 
@@ -83,13 +90,7 @@ class PodDetail:
 
 
 def _toleration_text(raw: JSON) -> str:
-    tol = parse_toleration(raw)
-    key = tol.key or "*"
-    value = "" if tol.operator == "Exists" else f"={tol.value}"
-    text = f"{key}{value}:{tol.effect or '*'}"
-    if tol.seconds is not None:
-        text += f" for {tol.seconds}s"
-    return clip(text, 400)
+    return clip(toleration_text(raw), 400)
 
 
 def _taint_views(device: Device, tolerations: list[JSON]) -> list[DeviceTaintView]:

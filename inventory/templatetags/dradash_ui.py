@@ -10,7 +10,7 @@ from django import template
 from django.conf import settings
 
 from dra.objects import LIST_ATTRIBUTE_TYPES, attribute_text
-from dra.taints import effective_effect
+from dra.taints import effective_effect, toleration_text
 from inventory import tables
 from inventory.tables import pod_status_tone
 
@@ -42,6 +42,14 @@ def effect_class(effect: Any) -> str:
 @register.filter
 def to_yaml(obj: Any) -> str:
     return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
+
+
+@register.filter
+def toleration(raw: Any) -> str:
+    """A toleration as `key=value:Effect for Ns` (`dra.taints.toleration_text`), capped; JSON if malformed."""
+    if not isinstance(raw, dict):
+        return cap(to_json(raw), 160)
+    return cap(toleration_text(raw), 160)
 
 
 @register.filter

@@ -100,3 +100,21 @@ def test_it_caps_the_constraints_it_lists(client_in: Client) -> None:
     shown = section(page, 'id="claim-constraints"')
     assert shown.count("<code>matchAttribute</code>") == CONSTRAINTS_SHOWN
     assert "and 2 more (<a href=" in shown
+
+
+def test_it_shows_tolerations_as_operators_write_them_not_json(client_in: Client) -> None:
+    tolerations = [
+        {"key": "example.com/maint", "operator": "Equal", "value": "gpu", "effect": "NoExecute",
+         "tolerationSeconds": 60},
+        {"key": "example.com/<b>", "operator": "Exists", "effect": "NoSchedule"},
+        {"operator": "Exists"},
+    ]  # fmt: skip
+    claim = f.claim("serve", namespace="ml", results=[f.result("gpu-0", tolerations=tolerations)])
+    claim["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = tolerations
+    f.write(("resourceclaims", claim))
+    page = client_in.get("/claims/ml/serve/").content.decode()
+    assert "tolerationSeconds" not in page and "&quot;operator&quot;" not in page  # no JSON
+    # the request's and the allocation result's (copied by the scheduler)
+    assert page.count("<div>example.com/maint=gpu:NoExecute for 60s</div>") == 2
+    assert page.count("<div>example.com/&lt;b&gt;:NoSchedule</div>") == 2  # escaped
+    assert page.count("<div>*:*</div>") == 2
