@@ -21,7 +21,7 @@ from allocation.snapshot import Obj, Snapshot
 from allocation.whatif.base import Budget, Context, Lookup, Progress, WhatIfInputError, WhatIfKind, register
 from allocation.whatif.inputs import check_class, refuse_unknown, text
 from allocation.whatif.kinds.feasibility import explain_claim
-from allocation.whatif.subject import Subject, resolve_pod_subject
+from allocation.whatif.subject import resolve_pod_subject
 from allocation.whatif.view import (
     AllocatorView,
     allocate_on,
@@ -106,11 +106,6 @@ def _changed_snapshot(snapshot: Snapshot, *, resource: str, nodes: set[str], dev
 def _served_by_dra(pod: Obj, resource: str) -> bool:
     ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
     return any(m.get("resourceName") == resource for m in ext.get("requestMappings") or ())
-
-
-def _node_refuses(subject: Subject, node: Obj) -> str | None:
-    # node_allows applies kube-scheduler's node filters (cordon, taints, affinity) to the pod
-    return subject.node_allows(node, ignore_bound_node=True)
 
 
 def plugin_removal(
@@ -237,7 +232,7 @@ def _place(
     explained_on = ""
     for node_name in candidates:
         node = view.node_obj(node_name)
-        why = _node_refuses(subject, node)
+        why = subject.node_allows(node, ignore_bound_node=True)  # kube-scheduler's node filters
         if why:
             refused[why] += 1
             continue
