@@ -24,12 +24,15 @@ class WhatIfRunConsumer(AsyncWebsocketConsumer):
             return
         register_server_loop(asyncio.get_running_loop())
         run_id = str(self.scope["url_route"]["kwargs"]["run_id"])
-        state = await self._state(run_id)
-        if state is None:
-            await self.close(code=4404)
-            return
+        # Listen before reading: a run that ends between the read and the join would look running.
         self.group = run_group(run_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        state = await self._state(run_id)
+        if state is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            self.group = ""
+            await self.close(code=4404)
+            return
         await self.accept()
         await self.send(text_data=json.dumps({"run": state}))
 

@@ -36,10 +36,14 @@ def _live(maintenance_id: str, every_pod: bool = False) -> dict[str, Any] | None
 
 
 class _Coalescing(JsonSocket):
-    """At most one push per DRADASH_LIVE_COALESCE_MS; changes that arrive meanwhile join the next."""
+    """At most one push per DRADASH_LIVE_COALESCE_MS; changes that arrive meanwhile join the next.
+
+    A change that arrives while a push is reading the database may not be in what it reads, so it
+    marks the socket dirty and the flush pushes again (it is never dropped for a push under way)."""
 
     flush_task: asyncio.Task[None] | None = None
     last_push: float = 0.0
+    dirty: bool = False
     joined: list[str]
 
     async def join(self, group: str) -> None:
@@ -57,16 +61,19 @@ class _Coalescing(JsonSocket):
             self.flush_task.cancel()
 
     def schedule(self) -> None:
+        self.dirty = True
         if self.flush_task is None or self.flush_task.done():
             self.flush_task = asyncio.ensure_future(self._flush())
 
     async def _flush(self) -> None:
         interval = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
-        wait = self.last_push + interval - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        self.last_push = time.monotonic()
-        await self.push()
+        while self.dirty:
+            wait = self.last_push + interval - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self.dirty = False
+            self.last_push = time.monotonic()
+            await self.push()
 
     async def push(self) -> None:
         raise NotImplementedError
@@ -84,17 +91,21 @@ class MaintenanceProgressConsumer(_Coalescing):
         # `?pods=all`: every affected pod in each document (automation; pages get the first 200).
         self.every_pod = b"pods=all" in (self.scope.get("query_string") or b"").split(b"&")
         self.preview_group = ""
+        # Listen before reading: a change between the read and the join would be lost.
+        await self.join("inventory")
+        await self.join(f"maintenance-{self.maintenance_id}")
         document = await database_sync_to_async(_live)(self.maintenance_id, self.every_pod)
         if document is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        await self.join("inventory")
-        await self.join(f"maintenance-{self.maintenance_id}")
         await self._follow_preview(document)
         await self.send_json({"type": "progress", "progress": document})
 
     async def _follow_preview(self, document: dict[str, Any]) -> None:
-        """Listen to the latest preview run's group while it works (its progress and its end)."""
+        """Listen to the latest preview run's group while it works (its progress and its end).
+
+        The group is joined after the document was read: a run that ended in between sent its end
+        to nobody, so joining reads the document once more."""
         run = document["preview"]["run"]
         wanted = f"whatif-{run}" if run and document["preview"]["state"] in ("pending", "running") else ""
         if wanted == self.preview_group:
@@ -103,6 +114,7 @@ class MaintenanceProgressConsumer(_Coalescing):
             await self.leave(self.preview_group)
         if wanted:
             await self.join(wanted)
+            self.schedule()
         self.preview_group = wanted
 
     async def inventory_changed(self, event: dict[str, Any]) -> None:

@@ -69,3 +69,32 @@ async def test_it_refuses_a_websocket_without_login() -> None:
     connected, code = await comm.connect()
     assert not connected
     assert code == 4401
+
+
+async def test_a_run_that_ends_while_the_socket_connects_is_not_shown_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run ends (and says so to its group) just after the socket read its state: the page must
+    still learn it ended, not show "pending" for ever."""
+    from channels.layers import get_channel_layer
+
+    from allocation.consumers import WhatIfRunConsumer
+    from allocation.publish import run_group
+
+    user, run_id = await create_run()
+    read_state = WhatIfRunConsumer.__dict__["_state"]  # the decorated method, unbound
+
+    async def state_then_the_run_ends(self: WhatIfRunConsumer, rid: str) -> dict[str, Any] | None:
+        state = await read_state.__get__(self, WhatIfRunConsumer)(rid)
+        assert state is not None
+        ended = {**state, "state": "succeeded", "finished": True, "percent": 100}
+        await get_channel_layer().group_send(run_group(rid), {"type": "whatif.progress", "run": ended})
+        return state
+
+    monkeypatch.setattr(WhatIfRunConsumer, "_state", state_then_the_run_ends)
+    comm = communicator(run_id, user)
+    connected, _ = await comm.connect()
+    assert connected
+    assert json.loads(await comm.receive_from(timeout=5))["run"]["state"] == "pending"
+    assert json.loads(await comm.receive_from(timeout=5))["run"]["state"] == "succeeded"
+    await comm.disconnect()
