@@ -50,9 +50,9 @@ def test_it_creates_reads_updates_patches_and_deletes_every_kind(http: Http, plu
     assert status == 200, patched
     assert patched["metadata"]["annotations"]["note"] == "patched"
 
-    # A Job's registry orphans its pods unless told otherwise: that waits for a garbage collector, which
-    # this cluster does not run; kubectl says Background.
-    options = {"propagationPolicy": "Background"} if plural == "jobs" else None
+    # A Job's (and a v1 ReplicationController's) registry orphans its pods unless told otherwise: that waits
+    # for a garbage collector, which this cluster does not run; kubectl says Background.
+    options = {"propagationPolicy": "Background"} if plural in ("jobs", "replicationcontrollers") else None
     status, _, _ = http.request("DELETE", object_path(resource, name), options)
     assert status == 200
     status, _, missing = http.get(object_path(resource, name))
