@@ -327,8 +327,23 @@ def _default_claim(claim: Obj) -> None:
 
 
 def _default_volume(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
-    """PersistentVolumeClaim and PersistentVolume defaults; a new volume's phase is Pending since its last
-    transition, now (the strategy's PrepareForCreate: PersistentVolumeLastPhaseTransitionTime is GA)."""
+    """PersistentVolumeClaim and PersistentVolume defaults, and the protection finalizer a new one gets; a new
+    volume's phase is Pending since its last transition, now (the strategy's PrepareForCreate:
+    PersistentVolumeLastPhaseTransitionTime is GA)."""
+    if old is None:  # the StorageObjectInUseProtection admission plugin (simcluster.controllers.storage)
+        meta = obj.setdefault("metadata", {})
+        finalizer = (
+            "kubernetes.io/pvc-protection"
+            if plural == "persistentvolumeclaims"
+            else "kubernetes.io/pv-protection"
+        )
+        given = meta.get("finalizers") if isinstance(meta, dict) else None
+        if (
+            isinstance(meta, dict)
+            and (given is None or isinstance(given, list))
+            and finalizer not in (given or [])
+        ):
+            meta["finalizers"] = [*(given or []), finalizer]
     if plural == "persistentvolumeclaims":
         _default_claim(obj)
         return
