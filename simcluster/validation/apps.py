@@ -119,6 +119,8 @@ def check_daemon_set(causes: Causes, obj: JSON, old: JSON | None, subresource: s
     kind = strategy.get("type")
     if kind == "RollingUpdate" and strategy.get("rollingUpdate") is None:
         causes.required("spec.updateStrategy.rollingUpdate")
+    elif kind == "RollingUpdate":
+        _check_rolling_daemon_set(causes, as_map(strategy.get("rollingUpdate")))
     elif kind not in ("RollingUpdate", "OnDelete"):
         update = "nil" if strategy.get("rollingUpdate") is None else "0xc000000000"
         shown = f"apps.DaemonSetUpdateStrategy{{Type:{_go_quote(kind or '')}, RollingUpdate:(*apps.RollingUpdateDaemonSet)({update})}}"
@@ -130,7 +132,7 @@ def check_daemon_set(causes: Causes, obj: JSON, old: JSON | None, subresource: s
 
 
 #: The StatefulSet spec fields an update may change (ValidateStatefulSetUpdate).
-_STATEFUL_SET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
+_STATEFUL_SET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds")  # fmt: skip
 
 
@@ -167,6 +169,13 @@ def check_stateful_set(causes: Causes, obj: JSON, old: JSON | None, subresource:
         update = "nil" if strategy.get("rollingUpdate") is None else "0xc000000000"
         shown = f"apps.StatefulSetUpdateStrategy{{Type:{_go_quote(kind)}, RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)({update})}}"
         _invalid(causes, "spec.updateStrategy", shown, "must be 'RollingUpdate' or 'OnDelete'")
+    retention = as_map(spec.get("persistentVolumeClaimRetentionPolicy"))
+    for when in ("whenDeleted", "whenScaled"):
+        value = retention.get(when)
+        if value is not None and value not in ("Retain", "Delete"):
+            causes.not_supported(
+                f"spec.persistentVolumeClaimRetentionPolicy.{when}", value, ["Retain", "Delete"]
+            )
     _non_negative(causes, "spec.replicas", spec.get("replicas"))
     _non_negative(causes, "spec.minReadySeconds", spec.get("minReadySeconds"))
     raw = spec.get("selector")
@@ -200,8 +209,7 @@ def check_stateful_set(causes: Causes, obj: JSON, old: JSON | None, subresource:
             causes.forbidden(
                 "spec",
                 "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
-                "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
-                "'minReadySeconds' are forbidden",
+                "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
             )
     return []
 
@@ -231,6 +239,36 @@ def check_replication_controller(
         _check_template_spec(causes, as_map(template.get("spec")), "ReplicationController")
     _non_negative(causes, "spec.replicas", spec.get("replicas"))
     return []
+
+
+def _int_or_percent(value: Any) -> int:
+    """getIntOrPercentValue: a percentage's number, an integer, 0 for anything else."""
+    if isinstance(value, str):
+        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _check_rolling_daemon_set(causes: Causes, rolling: JSON) -> None:
+    """ValidateRollingUpdateDaemonSet: exactly one of maxUnavailable and maxSurge is not zero (each an
+    integer or a percentage, as the schema checks)."""
+    path = "spec.updateStrategy.rollingUpdate"
+    for field in ("maxUnavailable", "maxSurge"):
+        value = rolling.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            causes.invalid(f"{path}.{field}", value, "must be greater than or equal to 0")
+        elif _int_or_percent(value) > 100 and isinstance(value, str):
+            _invalid(causes, f"{path}.{field}", value, "must not be greater than 100%")
+    unavailable = _int_or_percent(rolling.get("maxUnavailable")) != 0
+    surge = _int_or_percent(rolling.get("maxSurge")) != 0
+    if unavailable and surge:
+        _invalid(
+            causes,
+            f"{path}.maxSurge",
+            str(rolling.get("maxSurge")),
+            "may not be set when maxUnavailable is non-zero",
+        )
+    elif not unavailable and not surge:
+        causes.required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0")
 
 
 def _parsed_selector(raw: Any) -> Any:
