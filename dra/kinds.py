@@ -15,6 +15,7 @@ RESOURCE_GROUP = "resource.k8s.io"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 AUTHORIZATION_GROUP = "authorization.k8s.io"
 AUTHENTICATION_GROUP = "authentication.k8s.io"
+NETWORKING_GROUP = "networking.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,8 @@ def _k(
     )  # fmt: skip
 
 
-#: How the core group's conversions (Pod, Node, Namespace, Event, Secret, Service) refuse a label.
+#: How the core group's conversions (Pod, Node, ReplicationController, Namespace, Event, Secret, Service) refuse a
+#: label. Endpoints, PersistentVolume(Claim), DaemonSet, StatefulSet, CronJob and Ingress register none.
 _CORE_FIELD_LABEL_ERROR = "field label not supported: {label}"
 
 
@@ -141,6 +143,13 @@ KINDS: tuple[Kind, ...] = (
     _k("", "v1", "configmaps", "ConfigMap", namespaced=True, short_names=("cm",)),
     _k("", "v1", "services", "Service", namespaced=True, short_names=("svc",), status=True, categories=("all",),
        field_selectors=("spec.clusterIP", "spec.type"), field_label_error=_CORE_FIELD_LABEL_ERROR),
+    _k("", "v1", "replicationcontrollers", "ReplicationController", namespaced=True, short_names=("rc",),
+       status=True, categories=("all",), field_selectors=("status.replicas",), extra_subresources=("scale",),
+       field_label_error=_CORE_FIELD_LABEL_ERROR),
+    _k("", "v1", "endpoints", "Endpoints", namespaced=True, short_names=("ep",)),
+    _k("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True, short_names=("pvc",),
+       status=True),
+    _k("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False, short_names=("pv",), status=True),
     _k("", "v1", "events", "Event", namespaced=True, short_names=("ev",),
        field_selectors=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                         "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
@@ -153,8 +162,17 @@ KINDS: tuple[Kind, ...] = (
     _k("apps", "v1", "replicasets", "ReplicaSet", namespaced=True, short_names=("rs",), status=True,
        categories=("all",), field_selectors=("status.replicas",), extra_subresources=("scale",),
        field_label_error=_CORE_FIELD_LABEL_ERROR),
+    _k("apps", "v1", "daemonsets", "DaemonSet", namespaced=True, short_names=("ds",), status=True,
+       categories=("all",)),
+    _k("apps", "v1", "statefulsets", "StatefulSet", namespaced=True, short_names=("sts",), status=True,
+       categories=("all",), extra_subresources=("scale",)),
     _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
        field_selectors=("status.successful",), field_label_error='field label "{label}" not supported for batchv1.Job'),
+    _k("batch", "v1", "cronjobs", "CronJob", namespaced=True, short_names=("cj",), status=True,
+       categories=("all",)),
+    _k(NETWORKING_GROUP, "v1", "ingresses", "Ingress", namespaced=True, short_names=("ing",), status=True),
+    # what `kubectl describe ingress` reads of a backend service (and v1 Endpoints' deprecation names)
+    _k("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", namespaced=True),
     _k("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
     # Workload-aware scheduling (GenericWorkload; its resourceClaims: DRAWorkloadResourceClaims, beta in 1.37).
     _k("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", namespaced=True, status=True),

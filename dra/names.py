@@ -139,6 +139,27 @@ def dns1123_label_errors(value: str) -> list[str]:
     return errors
 
 
+DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_RE: Final = re.compile(DNS1035_LABEL_FMT)
+DNS1035_LABEL_MSG: Final = regex_error(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character",
+    DNS1035_LABEL_FMT,
+    "my-name",
+    "abc-123",
+)
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    """`IsDNS1035Label` (Service names)."""
+    errors: list[str] = []
+    if _size(value) > DNS1123_LABEL_MAX:
+        errors.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _DNS1035_LABEL_RE.fullmatch(value):
+        errors.append(DNS1035_LABEL_MSG)
+    return errors
+
+
 def dns1123_subdomain_errors(value: str, *, content: bool = False) -> list[str]:
     """`IsDNS1123Subdomain`; `content` words the length limit in bytes, as the label-key prefix check does."""
     errors: list[str] = []

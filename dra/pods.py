@@ -205,6 +205,21 @@ def pod_claims(pod: Mapping[str, Any]) -> list[PodClaimRef]:
     return refs
 
 
+def persistent_volume_claim_names(pod: Mapping[str, Any], *, ephemeral: bool = True) -> set[str]:
+    """The PersistentVolumeClaims a pod's volumes use: named ones and (`ephemeral`) its generic ephemeral
+    volumes' (`<pod>-<volume>`, ephemeral.VolumeClaimName)."""
+    pod_name = str(_dict(pod.get("metadata")).get("name", ""))
+    names: set[str] = set()
+    for volume in _list(_dict(pod.get("spec")).get("volumes")):
+        volume = _dict(volume)
+        if volume.get("persistentVolumeClaim"):
+            names.add(str(_dict(volume["persistentVolumeClaim"]).get("claimName", "")))
+        elif ephemeral and volume.get("ephemeral"):
+            names.add(f"{pod_name}-{volume.get('name', '')}")
+    names.discard("")
+    return names
+
+
 def dra_extended_resources(pod: Mapping[str, Any]) -> dict[str, int]:
     """Extended resource name → how many the pod asks for, of the resources DRA serves it: those the
     scheduler mapped to its extended-resource claim (`status.extendedResourceClaimStatus`). A pod the

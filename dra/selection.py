@@ -229,10 +229,10 @@ def label_selector(raw: object, where: str = "selector") -> LabelSelector:
         return LabelSelector((), present=False)
     if not isinstance(raw, Mapping):
         raise SelectorError(f"{where}: must be an object")
+    match_labels = raw.get("matchLabels")
     reqs = [
         Requirement(str(k), "In", (str(v),))
-        for k, v in sorted((raw.get("matchLabels") or {}).items())
-        if isinstance(raw.get("matchLabels"), Mapping)
+        for k, v in sorted(match_labels.items() if isinstance(match_labels, Mapping) else ())
     ]
     for i, expr in enumerate(_as_list(raw.get("matchExpressions"))):
         expr = expr if isinstance(expr, Mapping) else {}

@@ -1,12 +1,14 @@
 """Server-side defaults a v1.37 API server fills in on create and update.
 
-Only the defaults a client could notice in the DRA workflow: taint `timeAdded`, request
-`allocationMode`/`count`, toleration `operator`, and the handful of Pod fields every pod shows.
+Only the defaults a client could notice: taint `timeAdded`, request `allocationMode`/`count`, toleration
+`operator`, the handful of Pod fields every pod shows, and the spec defaults of the workload, storage and
+Endpoints kinds simcluster serves (what `kubectl get -o yaml` shows of a freshly created object).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -187,6 +189,15 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
         _default_job(obj, spec)
     elif plural == "services" and old is None and isinstance(spec, dict):
         _default_service(obj, spec)
+    elif plural in _WORKLOAD_DEFAULTS and isinstance(spec, dict):
+        _WORKLOAD_DEFAULTS[plural](obj, spec, old)
+    elif plural in ("persistentvolumeclaims", "persistentvolumes"):
+        _default_volume(plural, obj, old, now)
+    elif plural == "endpoints":
+        for subset in obj.get("subsets") or []:
+            for port in (subset.get("ports") or []) if isinstance(subset, dict) else []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
 
 
 def _default_deployment(spec: Obj) -> None:
@@ -205,6 +216,146 @@ def _default_deployment(spec: Obj) -> None:
     template = spec.get("template")
     if isinstance(template, dict):
         _default_pod(template, template=True)
+
+
+def _default_template(spec: Obj) -> None:
+    template = spec.get("template")
+    if isinstance(template, dict):
+        _default_pod(template, template=True)
+
+
+def _default_replication_controller(obj: Obj, spec: Obj, old: Obj | None) -> None:
+    """core/v1 SetDefaults_ReplicationController: the selector and labels from the template's labels when
+    empty, one replica."""
+    template = spec.get("template")
+    labels = ((template.get("metadata") or {}).get("labels") or {}) if isinstance(template, dict) else {}
+    if isinstance(labels, dict) and labels:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = obj.setdefault("metadata", {})
+        if isinstance(meta, dict) and not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    spec.setdefault("replicas", 1)
+    _default_template(spec)
+
+
+#: The DaemonSet's template generation, which apps/v1 carries in this annotation (the internal type's field).
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _default_daemon_set(obj: Obj, spec: Obj, old: Obj | None) -> None:
+    """apps/v1 SetDefaults_DaemonSet, and the registry's template generation: 1 on create, one more when an
+    update changes the template (PrepareForUpdate; an update may not set it)."""
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _default_template(spec)
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    if old is None:
+        given = str(annotations.get(TEMPLATE_GENERATION, ""))
+        annotations[TEMPLATE_GENERATION] = given if given.isdigit() and int(given) >= 1 else "1"
+        return
+    before = str(((old.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION, "1"))
+    generation = int(before) if before.isdigit() else 1
+    if spec.get("template") != (old.get("spec") or {}).get("template"):
+        generation += 1
+    annotations[TEMPLATE_GENERATION] = str(generation)
+
+
+def _default_stateful_set(obj: Obj, spec: Obj, old: Obj | None) -> None:
+    """apps/v1 SetDefaults_StatefulSet (and a claim template's defaults, SetDefaults_PersistentVolumeClaim)."""
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("partition", 0)
+    policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(policy, dict):
+        policy.setdefault("whenDeleted", "Retain")
+        policy.setdefault("whenScaled", "Retain")
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    for claim in spec.get("volumeClaimTemplates") or []:
+        if isinstance(claim, dict):
+            _default_claim(claim)
+    _default_template(spec)
+
+
+def _default_cron_job(obj: Obj, spec: Obj, old: Obj | None) -> None:
+    """batch/v1 SetDefaults_CronJob; the job template's pod gets a pod's defaults, its Job none (those are a
+    Job's own, filled in when the controller creates one)."""
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job = spec.get("jobTemplate")
+    job_spec = job.get("spec") if isinstance(job, dict) else None
+    if isinstance(job_spec, dict):
+        _default_template(job_spec)
+
+
+_WORKLOAD_DEFAULTS: dict[str, Callable[[Obj, Obj, Obj | None], None]] = {
+    "replicationcontrollers": _default_replication_controller,
+    "daemonsets": _default_daemon_set,
+    "statefulsets": _default_stateful_set,
+    "cronjobs": _default_cron_job,
+}
+
+
+def _default_claim(claim: Obj) -> None:
+    """core/v1 SetDefaults_PersistentVolumeClaim: a Filesystem volume, phase Pending."""
+    spec = claim.get("spec")
+    if isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+    status = claim.setdefault("status", {})
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
+
+
+def _default_volume(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
+    """PersistentVolumeClaim and PersistentVolume defaults, and the protection finalizer a new one gets; a new
+    volume's phase is Pending since its last transition, now (the strategy's PrepareForCreate:
+    PersistentVolumeLastPhaseTransitionTime is GA)."""
+    if old is None:  # the StorageObjectInUseProtection admission plugin (simcluster.controllers.storage)
+        meta = obj.setdefault("metadata", {})
+        finalizer = (
+            "kubernetes.io/pvc-protection"
+            if plural == "persistentvolumeclaims"
+            else "kubernetes.io/pv-protection"
+        )
+        given = meta.get("finalizers") if isinstance(meta, dict) else None
+        if (
+            isinstance(meta, dict)
+            and (given is None or isinstance(given, list))
+            and finalizer not in (given or [])
+        ):
+            meta["finalizers"] = [*(given or []), finalizer]
+    if plural == "persistentvolumeclaims":
+        _default_claim(obj)
+        return
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+    status = obj.setdefault("status", {})
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
+        if old is None:
+            status["lastPhaseTransitionTime"] = now
 
 
 def _default_job(obj: Obj, spec: Obj) -> None:

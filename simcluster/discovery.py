@@ -40,10 +40,12 @@ _GROUP_PRIORITY: dict[str, int] = {
     "authentication.k8s.io": 17700,
     "authorization.k8s.io": 17600,
     "batch": 17400,
+    "networking.k8s.io": 17200,
     "policy": 17100,
     "rbac.authorization.k8s.io": 17000,
     "scheduling.k8s.io": 16600,
     "coordination.k8s.io": 16500,
+    "discovery.k8s.io": 16200,
     "resource.k8s.io": 15900,
 }
 

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from dra.pods import persistent_volume_claim_names
 from simcluster.auth import UserInfo
 from simcluster.errors import ApiError
 from simcluster.rbac import NODE_RULES, Attributes, rule_allows
@@ -282,19 +283,6 @@ def _config_map_names(pod: Mapping[str, Any]) -> set[str]:
     return names
 
 
-def _claim_names(pod: Mapping[str, Any]) -> set[str]:
-    """The pod's PersistentVolumeClaims: named ones and its generic ephemeral volumes' (`<pod>-<volume>`)."""
-    pod_name = str((pod.get("metadata") or {}).get("name", ""))
-    names: set[str] = set()
-    for volume in (pod.get("spec") or {}).get("volumes") or ():
-        if volume.get("persistentVolumeClaim"):
-            names.add(str(volume["persistentVolumeClaim"].get("claimName", "")))
-        elif volume.get("ephemeral"):
-            names.add(f"{pod_name}-{volume.get('name', '')}")
-    names.discard("")
-    return names
-
-
 def _resource_claim_names(pod: Mapping[str, Any]) -> set[str]:
     """resourceclaim.Name of each `spec.resourceClaims` entry (a template's claim once it is generated),
     and the extended-resource claim."""
@@ -324,7 +312,7 @@ def _service_account_names(pod: Mapping[str, Any]) -> set[str]:
 _REFERENCES: dict[str, Callable[[Mapping[str, Any]], set[str]]] = {
     "secrets": _secret_names,
     "configmaps": _config_map_names,
-    "persistentvolumeclaims": _claim_names,
+    "persistentvolumeclaims": persistent_volume_claim_names,
     "resourceclaims": _resource_claim_names,
     "serviceaccounts": _service_account_names,
 }

@@ -3,8 +3,8 @@
 kubectl's typed clients send protobuf for the built-in kinds they create themselves: the access and rules
 reviews of `kubectl auth can-i`, the SelfSubjectReview of `auth whoami`, the TokenRequest of `create
 token`, the Eviction and DeleteOptions of `drain`, and the objects of `kubectl create namespace |
-serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | service | secret |
-configmap | poddisruptionbudget`, and the Pod of `kubectl debug node/<name>`. Those messages are described here by their field numbers (from k8s.io/api's
+serviceaccount | role | clusterrole | rolebinding | clusterrolebinding | deployment | job | cronjob | ingress |
+service | secret | configmap | poddisruptionbudget`, and the Pod of `kubectl debug node/<name>`. Those messages are described here by their field numbers (from k8s.io/api's
 generated.proto); the envelope is the `k8s\\0` magic followed by a runtime.Unknown. Answers are always
 JSON, which every client accepts. Other kinds answer 415 as before.
 """
@@ -155,6 +155,26 @@ MESSAGES: dict[str, dict[int, Field]] = {
                 7: _f("backoffLimit", "int?"), 8: _f("ttlSecondsAfterFinished", "int?"), 9: _f("completionMode"),
                 10: _f("suspend", "bool?"), 12: _f("backoffLimitPerIndex", "int?"), 13: _f("maxFailedIndexes", "int?"),
                 14: _f("podReplacementPolicy"), 15: _f("managedBy")},
+    # kubectl create cronjob | ingress
+    "CronJob": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "CronJobSpec")},
+    "CronJobSpec": {1: _f("schedule"), 2: _f("startingDeadlineSeconds", "int?"), 3: _f("concurrencyPolicy"),
+                    4: _f("suspend", "bool?"), 5: _f("jobTemplate", "JobTemplateSpec"),
+                    6: _f("successfulJobsHistoryLimit", "int?"), 7: _f("failedJobsHistoryLimit", "int?"),
+                    8: _f("timeZone")},
+    "JobTemplateSpec": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "JobSpec")},
+    "Ingress": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "IngressSpec")},
+    "IngressSpec": {1: _f("defaultBackend", "IngressBackend"), 2: _f("tls", "IngressTLS", True),
+                    3: _f("rules", "IngressRule", True), 4: _f("ingressClassName")},
+    "IngressBackend": {3: _f("resource", "TypedLocalObjectReference"), 4: _f("service", "IngressServiceBackend")},
+    "TypedLocalObjectReference": {1: _f("apiGroup"), 2: _f("kind"), 3: _f("name")},
+    "IngressServiceBackend": {1: _f("name"), 2: _f("port", "ServiceBackendPort")},
+    "ServiceBackendPort": {1: _f("name"), 2: _f("number", "int")},
+    "IngressTLS": {1: _f("hosts", "string", True), 2: _f("secretName")},
+    # a rule's value is inline in its JSON (no "ingressRuleValue" key)
+    "IngressRule": {1: _f("host"), 2: _f("", "IngressRuleValue")},
+    "IngressRuleValue": {1: _f("http", "HTTPIngressRuleValue")},
+    "HTTPIngressRuleValue": {1: _f("paths", "HTTPIngressPath", True)},
+    "HTTPIngressPath": {1: _f("path"), 2: _f("backend", "IngressBackend"), 3: _f("pathType")},
     "PodDisruptionBudget": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodDisruptionBudgetSpec")},
     "PodDisruptionBudgetSpec": {1: _f("minAvailable", "intstr"), 2: _f("selector", "LabelSelector"),
                                 3: _f("maxUnavailable", "intstr"), 4: _f("unhealthyPodEvictionPolicy")},
@@ -165,7 +185,7 @@ KINDS = frozenset({
     "DeleteOptions", "Eviction", "SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
     "SelfSubjectRulesReview", "SelfSubjectReview", "TokenReview", "TokenRequest", "Namespace", "ServiceAccount",
     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Deployment", "Secret", "ConfigMap",
-    "PodDisruptionBudget", "Job", "Service", "Pod",
+    "PodDisruptionBudget", "Job", "Service", "Pod", "CronJob", "Ingress",
 })  # fmt: skip
 _ALIASES = {"LocalSubjectAccessReview": "SubjectAccessReview"}
 

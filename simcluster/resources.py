@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from dra.kinds import KINDS, RESOURCE_GROUP, Kind
 
 __all__ = [
+    "DEPRECATION_WARNINGS",
     "RESOURCES",
     "RESOURCE_GROUP",
     "RETURNS_DELETED_OBJECT",
@@ -43,6 +44,8 @@ REVIEW_VERBS: tuple[str, ...] = ("create",)
 RETURNS_DELETED_OBJECT: frozenset[tuple[str, str]] = frozenset(
     {
         ("", "namespaces"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
         ("", "pods"),
         ("", "serviceaccounts"),
         ("", "services"),
@@ -53,6 +56,13 @@ RETURNS_DELETED_OBJECT: frozenset[tuple[str, str]] = frozenset(
         (RESOURCE_GROUP, "resourcepoolstatusrequests"),
     }
 )
+
+
+#: Resources every request to which the API server answers with a deprecation warning (a `Warning: 299` header),
+#: whatever the verb: v1 Endpoints from v1.33 on (KEP-4974).
+DEPRECATION_WARNINGS: dict[tuple[str, str], str] = {
+    ("", "endpoints"): "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +86,10 @@ _OTHER_KIND_SUBRESOURCES: dict[tuple[str, str], Subresource] = {
     ),
     ("deployments", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
     ("replicasets", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    ("statefulsets", "scale"): Subresource("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    ("replicationcontrollers", "scale"): Subresource(
+        "scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")
+    ),
     # the namespace controller's way to take its finalizer off: an update only (FinalizeREST has no Get)
     ("namespaces", "finalize"): Subresource("finalize", "", "v1", "Namespace", ("update",)),
 }
@@ -88,6 +102,8 @@ class ResourceDef(Kind):
     verbs: tuple[str, ...] = STANDARD_VERBS
     #: A DELETE that removes the object answers it (upstream's ReturnDeletedObject), else a Status.
     returns_deleted_object: bool = False
+    #: The warning every request to this resource gets ("" for none): `DEPRECATION_WARNINGS`.
+    deprecation_warning: str = ""
 
     @classmethod
     def serving(cls, kind: Kind) -> ResourceDef:
@@ -99,7 +115,8 @@ class ResourceDef(Kind):
         else:
             verbs = STANDARD_VERBS
         returns = (kind.group, kind.plural) in RETURNS_DELETED_OBJECT
-        return cls(**values, verbs=verbs, returns_deleted_object=returns)
+        warning = DEPRECATION_WARNINGS.get((kind.group, kind.plural), "")
+        return cls(**values, verbs=verbs, returns_deleted_object=returns, deprecation_warning=warning)
 
     def subresource_specs(self) -> tuple[Subresource, ...]:
         return tuple(subresource(self, name) for name in self.subresources)

@@ -119,7 +119,7 @@ def _count(obj: dict[str, Any], name: str) -> str:
 #: has the first pod IP, hostNetwork as "false" when unset, and nothing for status.podIPs (its conversion
 #: takes it, the set lacks it); spec.host is the old name of spec.nodeName. Nodes: an uncordoned node (no
 #: spec.unschedulable) selects as "false". Jobs: status.successful is the count of succeeded pods, "0" when
-#: none.
+#: none; ReplicationControllers: status.replicas, likewise.
 _DERIVED_FIELDS: dict[tuple[str, str], dict[str, Callable[[dict[str, Any]], str]]] = {
     ("", "pods"): {
         "status.podIP": _pod_ip,
@@ -129,6 +129,7 @@ _DERIVED_FIELDS: dict[tuple[str, str], dict[str, Callable[[dict[str, Any]], str]
     },
     ("", "nodes"): {"spec.unschedulable": lambda obj: _flag(obj, "spec", "unschedulable")},
     ("batch", "jobs"): {"status.successful": lambda obj: _count(obj, "succeeded")},
+    ("", "replicationcontrollers"): {"status.replicas": lambda obj: _count(obj, "replicas")},
 }
 
 

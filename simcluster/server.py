@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 JSON_TYPE = "application/json"
 USER_KEY = web.RequestKey("user", UserInfo)
+#: The deprecation warning of the resource a request names (`ResourceDef.deprecation_warning`), if any.
+DEPRECATION_KEY = web.RequestKey("deprecation", str)
 _TOO_OLD_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
@@ -179,7 +181,16 @@ class SimServer:
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.on_response_prepare.append(self._deprecation_warning)
         return app
+
+    @staticmethod
+    async def _deprecation_warning(request: web.Request, response: web.StreamResponse) -> None:
+        """A deprecated resource's warning on every answer about it, errors and watch streams included
+        (headers go out when a response is prepared: a stream's before its first event)."""
+        warning = request.get(DEPRECATION_KEY)
+        if warning:
+            response.headers.add("Warning", f'299 - "{warning}"')
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -421,6 +432,8 @@ class SimServer:
         resource = lookup(group, version, rest[0])
         if resource is None:
             raise resource_not_found()
+        if resource.deprecation_warning:
+            request[DEPRECATION_KEY] = resource.deprecation_warning
         name = rest[1] if len(rest) >= 2 else None
         sub = rest[2] if len(rest) == 3 else None
         if namespace is not None and not resource.namespaced:
@@ -526,8 +539,8 @@ class SimServer:
     async def _action(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str, sub: str
     ) -> web.Response:
-        """The pod `eviction` and `binding`, ServiceAccount `token` and Deployment and ReplicaSet `scale`
-        subresources."""
+        """The pod `eviction` and `binding`, ServiceAccount `token` and the `scale` subresource (Deployment,
+        ReplicaSet, StatefulSet, ReplicationController)."""
         method = request.method
         if sub == "scale":
             return await self._scale(request, resource, namespace, name)
@@ -573,7 +586,8 @@ class SimServer:
     async def _scale(
         self, request: web.Request, resource: ResourceDef, namespace: str, name: str
     ) -> web.Response:
-        """autoscaling/v1 Scale of a Deployment or ReplicaSet: read it, or set `spec.replicas` through it."""
+        """autoscaling/v1 Scale of a Deployment, ReplicaSet, StatefulSet or ReplicationController: read it, or set
+        `spec.replicas` through it."""
         method = request.method
         if method in ("PUT", "PATCH"):
             body = await self._read_body(request) if method == "PUT" else None
@@ -603,7 +617,9 @@ class SimServer:
             raise method_not_allowed()
         obj = self.store.get(resource.plural, name, namespace=namespace)
         meta = obj["metadata"]
-        selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = (obj.get("spec") or {}).get("selector") or {}
+        if resource.plural != "replicationcontrollers":  # a ReplicationController's selector is a plain map
+            selector = selector.get("matchLabels") or {}
         scale = {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",

@@ -122,7 +122,8 @@ _IMMUTABLE_SPEC_CAUSE = {
 #: Kinds whose registry strategy never sets metadata.generation (kube-apiserver leaves it out).
 _WITHOUT_GENERATION = frozenset({
     ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
-    ("", "serviceaccounts"), ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
+    ("", "serviceaccounts"), ("", "endpoints"), ("", "persistentvolumeclaims"), ("", "persistentvolumes"),
+    ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 })  # fmt: skip
@@ -133,10 +134,10 @@ PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
 #: Kinds whose registry never leaves a garbage-collection finalizer (DefaultGarbageCollectionPolicy
 #: Unsupported: Events).
 _WITHOUT_GARBAGE_COLLECTION = frozenset({("", "events")})
-#: Kinds whose registry orphans the dependents of a DELETE that names no policy: batch/v1 Jobs keep the
-#: behaviour of their first version (DefaultGarbageCollectionPolicy OrphanDependents), which is why
-#: kubectl always sends propagationPolicy.
-_ORPHANS_BY_DEFAULT = frozenset({("batch", "jobs")})
+#: Kinds whose registry orphans the dependents of a DELETE that names no policy: batch/v1 Jobs and v1
+#: ReplicationControllers keep the behaviour of their first version (DefaultGarbageCollectionPolicy
+#: OrphanDependents), which is why kubectl always sends propagationPolicy.
+_ORPHANS_BY_DEFAULT = frozenset({("batch", "jobs"), ("", "replicationcontrollers")})
 #: Kinds whose registry strategy refuses a PUT without metadata.resourceVersion (AllowUnconditionalUpdate
 #: false: DeviceTaintRule from v1 on, Lease).
 _CONDITIONAL_UPDATES_ONLY = frozenset(
@@ -153,6 +154,13 @@ _STATUS_CLEARED_ON_CREATE = {
     "replicasets",
     "deployments",
     "jobs",
+    "replicationcontrollers",
+    "persistentvolumeclaims",
+    "persistentvolumes",
+    "daemonsets",
+    "statefulsets",
+    "cronjobs",
+    "ingresses",
 }
 
 
@@ -264,7 +272,9 @@ class _Watcher:
 _STRUCT_STATUS = frozenset({
     ("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"), ("policy", "poddisruptionbudgets"),
     ("apps", "deployments"), ("apps", "replicasets"), ("batch", "jobs"), ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "devicetaintrules"),
+    ("resource.k8s.io", "devicetaintrules"), ("", "replicationcontrollers"), ("", "persistentvolumeclaims"),
+    ("", "persistentvolumes"), ("apps", "daemonsets"), ("apps", "statefulsets"), ("batch", "cronjobs"),
+    ("networking.k8s.io", "ingresses"),
 })  # fmt: skip
 
 
@@ -297,7 +307,16 @@ def _first_admin(items: Any, path: str, holder: Callable[[Obj], Any]) -> str | N
 
 
 #: Status fields without `omitempty`: a status that lacks them reads their zero value (clients require them).
-_STATUS_ZEROES: dict[tuple[str, str], Obj] = {("apps", "replicasets"): {"replicas": 0}}
+_STATUS_ZEROES: dict[tuple[str, str], Obj] = {
+    ("apps", "replicasets"): {"replicas": 0},
+    ("", "replicationcontrollers"): {"replicas": 0},
+    ("apps", "daemonsets"): {
+        "currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0,
+    },
+    ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
+    # a struct, not a pointer: omitempty does not leave it out
+    ("networking.k8s.io", "ingresses"): {"loadBalancer": {}},
+}  # fmt: skip
 
 
 def _struct_status(resource: ResourceDef, obj: Obj) -> None:

@@ -385,6 +385,210 @@ PRINTERS.update({
     "clusterrolebindings": (_BINDING_COLUMNS, _binding_columns),
 })  # fmt: skip
 
+
+def _labels_text(labels: Any) -> str:
+    """labels.FormatLabels: `k=v` pairs sorted by key, <none> when empty."""
+    if not isinstance(labels, dict) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _endpoints_text(obj: Obj) -> str:
+    """upstream's formatEndpoints: `ip:port` per address and port (a bare ip for a subset without ports), the
+    first three then `+ N more...`; <none> without subsets."""
+    subsets = [s for s in obj.get("subsets") or [] if isinstance(s, dict)]
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    for subset in subsets:
+        addresses = [str(a.get("ip", "")) for a in subset.get("addresses") or [] if isinstance(a, dict)]
+        ports = [p for p in subset.get("ports") or [] if isinstance(p, dict)]
+        if not ports:
+            count += len(addresses)
+            shown.extend(addresses[: 3 - len(shown)] if len(shown) < 3 else [])
+            continue
+        for port in ports:
+            count += len(addresses)
+            for ip in addresses:
+                if len(shown) == 3:
+                    break
+                shown.append(f"[{ip}]:{port.get('port')}" if ":" in ip else f"{ip}:{port.get('port')}")
+    text = ",".join(shown)
+    return f"{text} + {count - 3} more..." if count > 3 else text
+
+
+def _first_three(items: list[str]) -> str:
+    """listWithMoreString: the first three, `+ N more...` past them, <unset> when there are none."""
+    text = ",".join(items[:3])
+    if len(items) > 3:
+        return f"{text} + {len(items) - 3} more..."
+    return text or "<unset>"
+
+
+def _slice_ports(obj: Obj) -> str:
+    """formatDiscoveryPorts: each port's number, else its name, else *."""
+    ports = [p for p in obj.get("ports") or [] if isinstance(p, dict)]
+    return _first_three(
+        [str(p["port"]) if p.get("port") is not None else str(p.get("name") or "*") for p in ports]
+    )
+
+
+def _slice_endpoints(obj: Obj) -> str:
+    endpoints = [e for e in obj.get("endpoints") or [] if isinstance(e, dict)]
+    return _first_three([str(a) for e in endpoints for a in e.get("addresses") or []])
+
+
+_ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                 ("ReadWriteOncePod", "RWOP"))  # fmt: skip
+
+
+def _access_modes(modes: Any) -> str:
+    """helper.GetAccessModesAsString: the short names, in this order, each once."""
+    given = modes if isinstance(modes, list) else []
+    return ",".join(short for mode, short in _ACCESS_MODES if mode in given)
+
+
+_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+
+def _storage_class(obj: Obj) -> str:
+    """GetPersistentVolume(Claim)Class: the beta annotation first, then spec.storageClassName."""
+    annotations = _get(obj, "metadata", "annotations") or {}
+    if _STORAGE_CLASS_ANNOTATION in annotations:
+        return str(annotations[_STORAGE_CLASS_ANNOTATION])
+    return str(_get(obj, "spec", "storageClassName") or "")
+
+
+def _unset(value: Any) -> str:
+    return "<unset>" if value is None else str(value)
+
+
+def _phase(obj: Obj) -> str:
+    return (
+        "Terminating"
+        if _get(obj, "metadata", "deletionTimestamp")
+        else str(_get(obj, "status", "phase") or "")
+    )
+
+
+def _pv_row(obj: Obj, now: datetime) -> list[Any]:
+    ref = _get(obj, "spec", "claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
+    capacity = _get(obj, "spec", "capacity", "storage") or "0"
+    return [_name(obj), str(capacity), _access_modes(_get(obj, "spec", "accessModes")),
+            _get(obj, "spec", "persistentVolumeReclaimPolicy") or "", _phase(obj), claim, _storage_class(obj),
+            _unset(_get(obj, "spec", "volumeAttributesClassName")), _get(obj, "status", "reason") or "",
+            age(obj, now), _unset(_get(obj, "spec", "volumeMode"))]  # fmt: skip
+
+
+def _pvc_row(obj: Obj, now: datetime) -> list[Any]:
+    """printPersistentVolumeClaim: capacity and access modes only once bound to a volume."""
+    volume = _get(obj, "spec", "volumeName") or ""
+    capacity = str(_get(obj, "status", "capacity", "storage") or "0") if volume else ""
+    modes = _access_modes(_get(obj, "status", "accessModes")) if volume else ""
+    return [_name(obj), _phase(obj), volume, capacity, modes, _storage_class(obj),
+            _unset(_get(obj, "spec", "volumeAttributesClassName")), age(obj, now),
+            _unset(_get(obj, "spec", "volumeMode"))]  # fmt: skip
+
+
+def _ingress_hosts(obj: Obj) -> str:
+    """formatHosts: the first three rules' hosts, `+ N more...` past them; * when none names a host."""
+    rules = [r for r in _get(obj, "spec", "rules") or [] if isinstance(r, dict)]
+    hosts: list[str] = []
+    more = False
+    for rule in rules:
+        more = more or len(hosts) == 3
+        if not more and rule.get("host"):
+            hosts.append(str(rule["host"]))
+    if not hosts:
+        return "*"
+    return ",".join(hosts) + (f" + {len(rules) - 3} more..." if more else "")
+
+
+def _ingress_address(obj: Obj) -> str:
+    """ingressLoadBalancerStatusStringer (not wide): the sorted ips or hostnames, cut at 16 characters."""
+    ingress = _get(obj, "status", "loadBalancer", "ingress") or []
+    found = sorted({str(i.get("ip") or i.get("hostname")) for i in ingress
+                    if isinstance(i, dict) and (i.get("ip") or i.get("hostname"))})  # fmt: skip
+    text = ",".join(found)
+    return text[:13] + "..." if len(text) > 16 else text
+
+
+def _bool_text(value: Any) -> str:
+    """printBoolPtr: True, False, or <unset> for a nil pointer."""
+    return "<unset>" if value is None else ("True" if value else "False")
+
+
+def _cron_job_row(obj: Obj, now: datetime) -> list[Any]:
+    last = _since(_get(obj, "status", "lastScheduleTime"), now) or "<none>"
+    job = _get(obj, "spec", "jobTemplate") or {}  # its spec.template is where a Job's is
+    return [_name(obj), _get(obj, "spec", "schedule") or "", _get(obj, "spec", "timeZone") or "<none>",
+            _bool_text(_get(obj, "spec", "suspend")), len(_get(obj, "status", "active") or []), last, age(obj, now),
+            _containers(job, "name"), _containers(job, "image"),
+            _format_selector(_get(job, "spec", "selector") or {})]  # fmt: skip
+
+
+PRINTERS.update({
+    "replicationcontrollers": (
+        [_NAME_COLUMN, ("Desired", "integer", "", 0), ("Current", "integer", "", 0), ("Ready", "integer", "", 0),
+         _AGE_COLUMN, *_WORKLOAD_WIDE],
+        lambda o, now: [_name(o), _get(o, "spec", "replicas") or 0, _get(o, "status", "replicas") or 0,
+                        _get(o, "status", "readyReplicas") or 0, age(o, now), _containers(o, "name"),
+                        _containers(o, "image"), _labels_text(_get(o, "spec", "selector"))],
+    ),
+    "daemonsets": (
+        [_NAME_COLUMN, ("Desired", "integer", "", 0), ("Current", "integer", "", 0), ("Ready", "integer", "", 0),
+         ("Up-to-date", "integer", "", 0), ("Available", "integer", "", 0), ("Node Selector", "string", "", 0),
+         _AGE_COLUMN, *_WORKLOAD_WIDE],
+        lambda o, now: [_name(o), _get(o, "status", "desiredNumberScheduled") or 0,
+                        _get(o, "status", "currentNumberScheduled") or 0, _get(o, "status", "numberReady") or 0,
+                        _get(o, "status", "updatedNumberScheduled") or 0, _get(o, "status", "numberAvailable") or 0,
+                        _labels_text(_get(o, "spec", "template", "spec", "nodeSelector")), age(o, now),
+                        _containers(o, "name"), _containers(o, "image"),
+                        _format_selector(_get(o, "spec", "selector") or {})],
+    ),
+    "statefulsets": (
+        [_NAME_COLUMN, ("Ready", "string", "", 0), _AGE_COLUMN, ("Containers", "string", "", 1),
+         ("Images", "string", "", 1)],
+        lambda o, now: [_name(o), f"{_get(o, 'status', 'readyReplicas') or 0}/{_get(o, 'spec', 'replicas') or 0}",
+                        age(o, now), _containers(o, "name"), _containers(o, "image")],
+    ),
+    "cronjobs": (
+        [_NAME_COLUMN, ("Schedule", "string", "", 0), ("Timezone", "string", "", 0), ("Suspend", "boolean", "", 0),
+         ("Active", "integer", "", 0), ("Last Schedule", "string", "", 0), _AGE_COLUMN, *_WORKLOAD_WIDE],
+        _cron_job_row,
+    ),
+    "ingresses": (
+        [_NAME_COLUMN, ("Class", "string", "", 0), ("Hosts", "string", "", 0), ("Address", "string", "", 0),
+         ("Ports", "string", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), _get(o, "spec", "ingressClassName") or "<none>", _ingress_hosts(o),
+                        _ingress_address(o), "80, 443" if _get(o, "spec", "tls") else "80", age(o, now)],
+    ),
+    "endpoints": (
+        [_NAME_COLUMN, ("Endpoints", "string", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), _endpoints_text(o), age(o, now)],
+    ),
+    "endpointslices": (
+        [_NAME_COLUMN, ("AddressType", "string", "", 0), ("Ports", "string", "", 0), ("Endpoints", "string", "", 0),
+         _AGE_COLUMN],
+        lambda o, now: [_name(o), o.get("addressType") or "", _slice_ports(o), _slice_endpoints(o), age(o, now)],
+    ),
+    "persistentvolumes": (
+        [_NAME_COLUMN, ("Capacity", "string", "", 0), ("Access Modes", "string", "", 0),
+         ("Reclaim Policy", "string", "", 0), ("Status", "string", "", 0), ("Claim", "string", "", 0),
+         ("StorageClass", "string", "", 0), ("VolumeAttributesClass", "string", "", 0), ("Reason", "string", "", 0),
+         _AGE_COLUMN, ("VolumeMode", "string", "", 1)],
+        _pv_row,
+    ),
+    "persistentvolumeclaims": (
+        [_NAME_COLUMN, ("Status", "string", "", 0), ("Volume", "string", "", 0), ("Capacity", "string", "", 0),
+         ("Access Modes", "string", "", 0), ("StorageClass", "string", "", 0),
+         ("VolumeAttributesClass", "string", "", 0), _AGE_COLUMN, ("VolumeMode", "string", "", 1)],
+        _pvc_row,
+    ),
+})  # fmt: skip
+
 _DEFAULT_PRINTER: Printer = ([_NAME_COLUMN, _AGE_COLUMN], lambda o, now: [_name(o), age(o, now)])
 
 

@@ -46,6 +46,8 @@ from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
 from simcluster.controllers.poolstatus import PoolStatusController
 from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
 from simcluster.controllers.scheduler import Scheduler
+from simcluster.controllers.storage import WATCHES as STORAGE_WATCHES
+from simcluster.controllers.storage import StorageProtection
 from simcluster.errors import ApiError
 from simcluster.store import Store
 from simcluster.topology import Topology, generated_workloads
@@ -69,6 +71,7 @@ class Controllers:
     garbage: GarbageCollector
     namespaces: NamespaceController
     node_lifecycle: NodeLifecycle
+    storage: StorageProtection
     loops: dict[str, Loop] = field(default_factory=dict)
     _unsubscribe: Callable[[], None] | None = None
 
@@ -133,6 +136,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     garbage = GarbageCollector(store)
     namespaces = NamespaceController(store, clock=clock)
     node_lifecycle = NodeLifecycle(store, clock=clock)
+    storage = StorageProtection(store)
     controllers = Controllers(
         store=store,
         clock=clock,
@@ -148,6 +152,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         garbage=garbage,
         namespaces=namespaces,
         node_lifecycle=node_lifecycle,
+        storage=storage,
     )
     disabled = set(options.get("disable") or ())
     batch = float(options.get("batch_delay", 0.02))
@@ -180,6 +185,7 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         ("garbage", Loop("garbage", garbage.reconcile, batch_delay=batch, pace=pace), frozenset()),
         ("namespaces", Loop("namespaces", namespaces.reconcile, batch_delay=batch, pace=pace), frozenset()),
         ("nodelifecycle", Loop("nodelifecycle", node_lifecycle.reconcile, batch_delay=batch), frozenset()),
+        ("storage", Loop("storage", storage.reconcile, batch_delay=batch, pace=pace), STORAGE_WATCHES),
     ]
     routes: dict[str, list[Loop]] = {}
     for name, loop, watches in wiring:

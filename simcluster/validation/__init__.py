@@ -3,26 +3,50 @@
 ``validate`` answers as kube-apiserver does in its 422 ``Status``: a list of causes (reason, message,
 field) plus warnings for ``Warning`` headers.  The server owns defaulting and the spec/status split; this
 package only judges the object it is given (and the stored one, on update). One module per subject:
-`metadata`, `core` (Pod, Node, PodDisruptionBudget), `apps` (Deployment, ReplicaSet), `slices`, `claims`,
-`admin` (DeviceClass, DeviceTaintRule, ResourcePoolStatusRequest), and the parts they share (`names`,
-`capacity`, `cel`, `shared`).
+`metadata`, `core` (Pod, Node, PodDisruptionBudget), `apps` (Deployment, ReplicaSet, DaemonSet, StatefulSet,
+ReplicationController), `batch` (CronJob), `networking` (Ingress), `volumes` (PersistentVolumeClaim,
+PersistentVolume), `slices`, `claims`, `admin` (DeviceClass, DeviceTaintRule, ResourcePoolStatusRequest), and
+the parts they share (`names`, `capacity`, `cel`, `shared`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dra.allocator.features import DEFAULT_FEATURES
 from simcluster.schema import Causes, ResourceDef, schema_causes
 from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
-from simcluster.validation.apps import check_deployment, check_replica_set
+from simcluster.validation.apps import (
+    check_daemon_set,
+    check_deployment,
+    check_replica_set,
+    check_replication_controller,
+    check_stateful_set,
+)
+from simcluster.validation.batch import check_cron_job
 from simcluster.validation.claims import check_resource_claim, check_resource_claim_template
 from simcluster.validation.core import check_namespace, check_node, check_pdb, check_pod
 from simcluster.validation.metadata import check_metadata
+from simcluster.validation.networking import check_ingress
 from simcluster.validation.shared import FEATURES
 from simcluster.validation.slices import check_resource_slice
+from simcluster.validation.volumes import check_persistent_volume, check_persistent_volume_claim
 
 __all__ = ["validate"]
+
+#: Kinds judged by (causes, obj, old, subresource) alone.
+_WORKLOADS: dict[
+    tuple[str, str], Callable[[Causes, dict[str, Any], dict[str, Any] | None, str | None], list[str]]
+] = {
+    ("apps", "DaemonSet"): check_daemon_set,
+    ("apps", "StatefulSet"): check_stateful_set,
+    ("", "ReplicationController"): check_replication_controller,
+    ("batch", "CronJob"): check_cron_job,
+    ("networking.k8s.io", "Ingress"): check_ingress,
+    ("", "PersistentVolumeClaim"): check_persistent_volume_claim,
+    ("", "PersistentVolume"): check_persistent_volume,
+}
 
 
 def validate(
@@ -102,6 +126,9 @@ def _check_kind(
         return check_replica_set(causes, obj, old, subresource)
     if key == ("policy", "PodDisruptionBudget"):
         return check_pdb(causes, obj)
+    workload = _WORKLOADS.get(key)
+    if workload is not None:
+        return workload(causes, obj, old, subresource)
     bindings = (
         ("rbac.authorization.k8s.io", "RoleBinding"),
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"),

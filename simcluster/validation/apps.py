@@ -1,5 +1,7 @@
-"""Rules of the apps/v1 kinds beyond the schema: Deployment and ReplicaSet specs (upstream's
-ValidateDeploymentSpec and ValidateReplicaSetSpec, with the registries' apps/v1 selector immutability).
+"""Rules of the workload kinds beyond the schema: Deployment and ReplicaSet specs (upstream's
+ValidateDeploymentSpec and ValidateReplicaSetSpec, with the registries' apps/v1 selector immutability),
+DaemonSet and StatefulSet specs (ValidateDaemonSetSpec, ValidateStatefulSetSpec and their updates), and the
+core group's ReplicationController (ValidateReplicationControllerSpec), whose template is judged alike.
 
 Replicas and minReadySeconds not negative; a selector, not empty, that the pod template's labels match; a
 pod template as a pod's spec is judged (its errors under `spec.template.spec`) that restarts Always and has
@@ -85,29 +87,238 @@ def _check_selector_and_template(causes: Causes, spec: JSON) -> None:
     ):
         _invalid(causes, "spec.template.metadata.labels", go_string_map(labels),
                  "`selector` does not match template `labels`")  # fmt: skip
-    # ValidatePodTemplateSpec judges the template's labels at `spec.template.labels`, not under metadata.
-    for key, value in as_map(labels).items():
-        qualified_name(causes, "spec.template.labels", key)
-        label_value(causes, "spec.template.labels", value)
+    _check_template_labels(causes, labels)
     _check_template_spec(causes, as_map(template.get("spec")))
 
 
-def _check_template_spec(causes: Causes, pod_spec: JSON) -> None:
-    """The template's spec as a pod's is judged, its errors moved under `spec.template.spec`."""
-    judged = Causes()
-    check_pod(judged, {"spec": pod_spec}, None, None)
-    for item in judged.items:
-        field = item["field"]
-        if field == "spec" or field.startswith("spec.") or field.startswith("spec["):
-            field = "spec.template." + field
-        causes.add(item["reason"], field, item["message"])
+def check_daemon_set(causes: Causes, obj: JSON, old: JSON | None, subresource: str | None) -> list[str]:
+    """ValidateDaemonSetSpec: unlike a Deployment's, a missing selector is no error of its own; it selects
+    nothing, so the template's labels do not match it."""
+    if subresource is not None:
+        return []
+    spec = as_map(obj.get("spec"))
+    raw = spec.get("selector")
+    if raw is not None:
+        _check_label_selector(causes, "spec.selector", as_map(raw))
+    selector = _parsed_selector(raw)
+    template = as_map(spec.get("template"))
+    labels = as_map(template.get("metadata")).get("labels")
+    if selector is not None and not selector.matches({str(k): str(v) for k, v in as_map(labels).items()}):
+        _invalid(causes, "spec.template.metadata.labels", go_string_map(labels),
+                 "`selector` does not match template `labels`")  # fmt: skip
+    if (
+        raw is not None
+        and not as_map(raw).get("matchLabels")
+        and not as_list(as_map(raw).get("matchExpressions"))
+    ):
+        _invalid(causes, "spec.selector", go_label_selector(raw), "empty selector is invalid for daemonset")
+    _check_template_labels(causes, labels)
+    _check_template_spec(causes, as_map(template.get("spec")), "DaemonSet")
+    _non_negative(causes, "spec.minReadySeconds", spec.get("minReadySeconds"))
+    strategy = as_map(spec.get("updateStrategy"))
+    kind = strategy.get("type")
+    if kind == "RollingUpdate" and strategy.get("rollingUpdate") is None:
+        causes.required("spec.updateStrategy.rollingUpdate")
+    elif kind == "RollingUpdate":
+        _check_rolling_daemon_set(causes, as_map(strategy.get("rollingUpdate")))
+    elif kind not in ("RollingUpdate", "OnDelete"):
+        update = "nil" if strategy.get("rollingUpdate") is None else "0xc000000000"
+        shown = f"apps.DaemonSetUpdateStrategy{{Type:{_go_quote(kind or '')}, RollingUpdate:(*apps.RollingUpdateDaemonSet)({update})}}"
+        causes.add("FieldValueNotSupported", "spec.updateStrategy",
+                   f'Unsupported value: {shown}: supported values: "RollingUpdate", "OnDelete"')  # fmt: skip
+    _non_negative(causes, "spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
+    _immutable_selector(causes, obj, old)
+    return []
+
+
+#: The StatefulSet spec fields an update may change (ValidateStatefulSetUpdate).
+_STATEFUL_SET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
+                         "persistentVolumeClaimRetentionPolicy", "minReadySeconds")  # fmt: skip
+
+
+def check_stateful_set(causes: Causes, obj: JSON, old: JSON | None, subresource: str | None) -> list[str]:
+    """ValidateStatefulSetSpec: the template's labels and annotations, not its pod spec (upstream leaves that
+    to the pods the controller creates); on update, only `_STATEFUL_SET_MUTABLE` may change."""
+    if subresource is not None:
+        return []
+    spec = as_map(obj.get("spec"))
+    policy = spec.get("podManagementPolicy")
+    if not policy:
+        causes.required("spec.podManagementPolicy")
+    elif policy not in ("OrderedReady", "Parallel"):
+        causes.invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
+    strategy = as_map(spec.get("updateStrategy"))
+    kind = strategy.get("type")
+    if not kind:
+        causes.required("spec.updateStrategy")
+    elif kind == "OnDelete" and strategy.get("rollingUpdate") is not None:
+        rolling = as_map(strategy.get("rollingUpdate"))
+        partition = rolling.get("partition") if isinstance(rolling.get("partition"), int) else 0
+        unavailable = "nil" if rolling.get("maxUnavailable") is None else "0xc000000000"
+        shown = f"apps.RollingUpdateStatefulSetStrategy{{Partition:{partition}, MaxUnavailable:(*intstr.IntOrString)({unavailable})}}"
+        _invalid(
+            causes,
+            "spec.updateStrategy.rollingUpdate",
+            shown,
+            "only allowed for updateStrategy 'RollingUpdate'",
+        )
+    elif kind == "RollingUpdate":
+        _non_negative(causes, "spec.updateStrategy.rollingUpdate.partition",
+                      as_map(strategy.get("rollingUpdate")).get("partition"))  # fmt: skip
+    elif kind != "OnDelete":
+        update = "nil" if strategy.get("rollingUpdate") is None else "0xc000000000"
+        shown = f"apps.StatefulSetUpdateStrategy{{Type:{_go_quote(kind)}, RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)({update})}}"
+        _invalid(causes, "spec.updateStrategy", shown, "must be 'RollingUpdate' or 'OnDelete'")
+    retention = as_map(spec.get("persistentVolumeClaimRetentionPolicy"))
+    for when in ("whenDeleted", "whenScaled"):
+        value = retention.get(when)
+        if value is not None and value not in ("Retain", "Delete"):
+            causes.not_supported(
+                f"spec.persistentVolumeClaimRetentionPolicy.{when}", value, ["Retain", "Delete"]
+            )
+    _non_negative(causes, "spec.replicas", spec.get("replicas"))
+    _non_negative(causes, "spec.minReadySeconds", spec.get("minReadySeconds"))
+    raw = spec.get("selector")
+    if raw is None:
+        causes.required("spec.selector")
+    else:
+        _check_label_selector(causes, "spec.selector", as_map(raw))
+        if not as_map(raw).get("matchLabels") and not as_list(as_map(raw).get("matchExpressions")):
+            _invalid(
+                causes, "spec.selector", go_label_selector(raw), "empty selector is invalid for statefulset"
+            )
+    selector = _parsed_selector(raw)
+    template = as_map(spec.get("template"))
+    labels = as_map(template.get("metadata")).get("labels")
+    if selector is None:
+        _invalid(causes, "spec.selector", go_label_selector(raw), "")
+    elif (selector.requirements or not selector.present) and not selector.matches(
+        {str(k): str(v) for k, v in as_map(labels).items()}
+    ):
+        _invalid(causes, "spec.template.metadata.labels", go_string_map(labels),
+                 "`selector` does not match template `labels`")  # fmt: skip
+    if selector is not None:
+        _check_template_labels(causes, labels)
+    pod_spec = as_map(template.get("spec"))
+    _check_restart_policy(causes, pod_spec, "StatefulSet")
+    if old is not None:
+        before = as_map(old.get("spec"))
+        if {k: v for k, v in spec.items() if k not in _STATEFUL_SET_MUTABLE} != {
+            k: v for k, v in before.items() if k not in _STATEFUL_SET_MUTABLE
+        }:
+            causes.forbidden(
+                "spec",
+                "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+                "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            )
+    return []
+
+
+def check_replication_controller(
+    causes: Causes, obj: JSON, old: JSON | None, subresource: str | None
+) -> list[str]:
+    """ValidateReplicationControllerSpec: a selector (a plain map, defaulted from the template's labels) that
+    is not empty and that the template's labels match; the template judged as a ReplicaSet's."""
+    if subresource is not None:
+        return []
+    spec = as_map(obj.get("spec"))
+    _non_negative(causes, "spec.minReadySeconds", spec.get("minReadySeconds"))
+    selector = {str(k): str(v) for k, v in as_map(spec.get("selector")).items()}
+    if not selector:
+        causes.required("spec.selector")
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        causes.required("spec.template")
+    else:
+        labels = as_map(template.get("metadata")).get("labels")
+        given = {str(k): str(v) for k, v in as_map(labels).items()}
+        if selector and any(given.get(k) != v for k, v in selector.items()):
+            _invalid(causes, "spec.template.metadata.labels", go_string_map(labels),
+                     "`selector` does not match template `labels`")  # fmt: skip
+        _check_template_labels(causes, labels)
+        _check_template_spec(causes, as_map(template.get("spec")), "ReplicationController")
+    _non_negative(causes, "spec.replicas", spec.get("replicas"))
+    return []
+
+
+def _int_or_percent(value: Any) -> int:
+    """getIntOrPercentValue: a percentage's number, an integer, 0 for anything else."""
+    if isinstance(value, str):
+        return int(value[:-1]) if value.endswith("%") and value[:-1].isdigit() else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _check_rolling_daemon_set(causes: Causes, rolling: JSON) -> None:
+    """ValidateRollingUpdateDaemonSet: exactly one of maxUnavailable and maxSurge is not zero (each an
+    integer or a percentage, as the schema checks)."""
+    path = "spec.updateStrategy.rollingUpdate"
+    for field in ("maxUnavailable", "maxSurge"):
+        value = rolling.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            causes.invalid(f"{path}.{field}", value, "must be greater than or equal to 0")
+        elif _int_or_percent(value) > 100 and isinstance(value, str):
+            _invalid(causes, f"{path}.{field}", value, "must not be greater than 100%")
+    unavailable = _int_or_percent(rolling.get("maxUnavailable")) != 0
+    surge = _int_or_percent(rolling.get("maxSurge")) != 0
+    if unavailable and surge:
+        _invalid(
+            causes,
+            f"{path}.maxSurge",
+            str(rolling.get("maxSurge")),
+            "may not be set when maxUnavailable is non-zero",
+        )
+    elif not unavailable and not surge:
+        causes.required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0")
+
+
+def _parsed_selector(raw: Any) -> Any:
+    """metav1.LabelSelectorAsSelector: None where it fails; a missing selector selects nothing."""
+    try:
+        return label_selector(raw)
+    except SelectorError:
+        return None
+
+
+def _check_template_labels(causes: Causes, labels: Any) -> None:
+    """ValidatePodTemplateSpec judges the template's labels at `spec.template.labels`, not under metadata."""
+    for key, value in as_map(labels).items():
+        qualified_name(causes, "spec.template.labels", key)
+        label_value(causes, "spec.template.labels", value)
+
+
+def _check_restart_policy(causes: Causes, pod_spec: JSON, kind: str) -> None:
     policy = pod_spec.get("restartPolicy", "Always")
     if policy != "Always":
         causes.not_supported("spec.template.spec.restartPolicy", policy, ["Always"])
     if pod_spec.get("activeDeadlineSeconds") is not None:
         causes.forbidden(
-            "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in ReplicaSet is not Supported"
+            "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"
         )
+
+
+def _check_template_spec(causes: Causes, pod_spec: JSON, kind: str = "ReplicaSet") -> None:
+    """The template's spec as a pod's is judged, its errors moved under `spec.template.spec`; a workload's
+    pods restart Always."""
+    _check_pod_spec(causes, pod_spec, "spec.template")
+    _check_restart_policy(causes, pod_spec, kind)
+
+
+def _check_pod_spec(causes: Causes, pod_spec: JSON, path: str) -> None:
+    judged = Causes()
+    check_pod(judged, {"spec": pod_spec}, None, None)
+    for item in judged.items:
+        field = item["field"]
+        if field == "spec" or field.startswith("spec.") or field.startswith("spec["):
+            field = f"{path}.{field}"
+        causes.add(item["reason"], field, item["message"])
+
+
+def check_pod_template(causes: Causes, template: JSON, path: str) -> None:
+    """ValidatePodTemplateSpec at `path` (a CronJob's job template): its labels and its spec as a pod's."""
+    for key, value in as_map(as_map(template.get("metadata")).get("labels")).items():
+        qualified_name(causes, f"{path}.labels", key)
+        label_value(causes, f"{path}.labels", value)
+    _check_pod_spec(causes, as_map(template.get("spec")), path)
 
 
 def _check_label_selector(causes: Causes, path: str, selector: JSON) -> None:
@@ -168,7 +379,8 @@ def _non_negative(causes: Causes, path: str, value: Any) -> None:
 
 
 def _invalid(causes: Causes, path: str, shown: str, detail: str) -> None:
-    causes.add("FieldValueInvalid", path, f"Invalid value: {shown}: {detail}")
+    """field.Invalid with a value shown as Go's `%#v` shows it; an empty detail adds nothing."""
+    causes.add("FieldValueInvalid", path, f"Invalid value: {shown}" + (f": {detail}" if detail else ""))
 
 
 def _go_quote(text: Any) -> str:

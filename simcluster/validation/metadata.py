@@ -13,8 +13,9 @@ from simcluster.validation.shared import as_list, as_map, hashable
 
 ANNOTATIONS_MAX_BYTES: Final = 256 * 1024
 
-# Kinds whose names are DNS labels rather than DNS subdomains.
-_LABEL_NAMED: Final = {("", "Namespace")}
+# Kinds whose names are DNS labels rather than DNS subdomains (a StatefulSet's pods are named after it and
+# carry their name as a hostname).
+_LABEL_NAMED: Final = {("", "Namespace"), ("apps", "StatefulSet")}
 # Kinds whose names are only path segments (RBAC's `system:discovery`, `impersonate:node`).
 _PATH_SEGMENT_NAMED: Final = {"rbac.authorization.k8s.io"}
 

@@ -8,6 +8,7 @@ from dra.names import DNS1123_SUBDOMAIN_MSG, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
 from dra.selection import (
     SelectorError,
     device_selector,
+    label_selector,
     label_selector_matches,
     node_selector_matches,
     parse_label_selector,
@@ -164,3 +165,8 @@ def test_it_words_label_selector_errors_as_labels_parse_does(text: str, message:
     with pytest.raises(SelectorError) as caught:
         parse_label_selector(text)
     assert str(caught.value) == message
+
+
+def test_it_reads_match_labels_that_are_no_map_as_none_given() -> None:
+    # a DaemonSet's `matchLabels: "x"` reaches the selector before validation refuses it: no crash
+    assert label_selector({"matchLabels": "x"}).matches({}) is True

@@ -58,6 +58,62 @@ _SAMPLES: dict[str, dict[str, Any]] = {
         },
     },
     "resourcepoolstatusrequests": {"metadata": {"name": "gpu-pools"}, "spec": {"driver": "gpu.example.com"}},
+    "replicationcontrollers": {
+        "metadata": {"name": "legacy"},
+        "spec": {
+            "template": {"metadata": {"labels": {"app": "legacy"}}, "spec": {"containers": [CONTAINER]}}
+        },
+    },
+    "daemonsets": {
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [CONTAINER]}},
+        },
+    },
+    "statefulsets": {
+        "metadata": {"name": "db"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [CONTAINER]}},
+        },
+    },
+    "cronjobs": {
+        "metadata": {"name": "nightly"},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "jobTemplate": {
+                "spec": {"template": {"spec": {"containers": [CONTAINER], "restartPolicy": "Never"}}}
+            },
+        },
+    },
+    "ingresses": {
+        "metadata": {"name": "web"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    },
+    "endpoints": {
+        "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 8080}]}],
+    },
+    "endpointslices": {
+        "metadata": {"name": "web-abcde", "labels": {"kubernetes.io/service-name": "web"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.0.0.1"]}],
+        "ports": [{"port": 8080}],
+    },
+    "persistentvolumeclaims": {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    },
+    "persistentvolumes": {
+        "metadata": {"name": "pv-a"},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": "/data/a"},
+        },
+    },
 }
 
 

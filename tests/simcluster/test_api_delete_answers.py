@@ -33,6 +33,15 @@ UPSTREAM_RETURNS_OBJECT = {
     "replicasets": False,
     "jobs": False,
     "devicetaintrules": False,  # NewRESTv1; only the v1alpha3/v1beta2 storages return the object
+    "persistentvolumeclaims": True,
+    "persistentvolumes": True,
+    "replicationcontrollers": False,
+    "endpoints": False,
+    "endpointslices": False,
+    "daemonsets": False,
+    "statefulsets": False,
+    "cronjobs": False,
+    "ingresses": False,
 }
 
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"a": "1"}}
@@ -61,7 +70,7 @@ def test_it_answers_a_delete_with_the_object_or_a_status_as_the_kinds_registry_d
     name = obj["metadata"]["name"]
     status, _, created = http.request("POST", collection_path(resource), obj)
     assert status == 201, created
-    options = {"propagationPolicy": "Background"} if plural == "jobs" else None
+    options = {"propagationPolicy": "Background"} if plural in ("jobs", "replicationcontrollers") else None
     status, _, body = http.request("DELETE", object_path(resource, name), options)
     assert status == 200, body
     if UPSTREAM_RETURNS_OBJECT[plural]:

@@ -20,8 +20,8 @@ def test_it_reports_version_1_37_1(api: client.ApiClient) -> None:
 def test_it_lists_groups_and_preferred_versions(api: client.ApiClient) -> None:
     groups = {g.name: g for g in client.ApisApi(api).get_api_versions().groups}
     assert set(groups) == {
-        "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "coordination.k8s.io", "policy",
-        "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io",
+        "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "coordination.k8s.io", "discovery.k8s.io",
+        "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io",
     }  # fmt: skip
     pod_groups = groups["scheduling.k8s.io"].preferred_version.group_version
     assert pod_groups == "scheduling.k8s.io/v1beta1"
@@ -123,6 +123,7 @@ def test_it_lists_a_group_versions_resources_sorted_and_the_groups_by_priority(k
     assert core == sorted(core)
     groups = [g["name"] for g in json.loads(kubectl("get", "--raw", "/apis").stdout)["groups"]]
     assert groups == [
-        "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io",
-        "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io",
+        "apps", "authentication.k8s.io", "authorization.k8s.io", "batch", "networking.k8s.io", "policy",
+        "rbac.authorization.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+        "resource.k8s.io",
     ]  # fmt: skip

@@ -126,7 +126,8 @@ def test_it_knows_the_core_short_names(kubectl: Kubectl) -> None:
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:]}
     assert {name: short for name, short in rows.items() if short != "v1"} == {
         "configmaps": "cm", "events": "ev", "namespaces": "ns", "nodes": "no", "pods": "po", "serviceaccounts": "sa",
-        "services": "svc",
+        "services": "svc", "endpoints": "ep", "persistentvolumeclaims": "pvc", "persistentvolumes": "pv",
+        "replicationcontrollers": "rc",
     }  # fmt: skip
     assert _ok(kubectl("get", "ns", "-o", "name")).split() == [
         "namespace/default",

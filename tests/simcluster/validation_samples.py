@@ -9,7 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from simcluster.defaulting import apply_defaults
+from simcluster.resources import BY_PLURAL
 from simcluster.validation import validate
+from tests.simcluster.samples import sample
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,24 @@ def a_pod() -> Obj:
     }
 
 
+def _defaulted(plural: str) -> Callable[[], Obj]:
+    """The CRUD sample of `plural` as the server validates it: after its defaults."""
+
+    def make() -> Obj:
+        obj = sample(plural)
+        apply_defaults(plural, obj, None, "2026-01-01T00:00:00Z")
+        return obj
+
+    return make
+
+
+#: The workload, networking and storage kinds beyond DRA's: judged after their defaults, as by the server.
+MORE_KINDS: dict[Kind, Callable[[], Obj]] = {
+    Kind(r.group, r.version, r.kind, r.plural, r.namespaced): _defaulted(r.plural)
+    for r in (BY_PLURAL[p] for p in ("replicationcontrollers", "daemonsets", "statefulsets", "cronjobs", "ingresses",
+                                     "persistentvolumeclaims", "persistentvolumes", "endpoints", "endpointslices"))
+}  # fmt: skip
+
 FACTORIES: dict[Kind, Callable[[], Obj]] = {
     SLICE: a_slice,
     CLASS: a_class,
@@ -182,6 +203,7 @@ FACTORIES: dict[Kind, Callable[[], Obj]] = {
     RULE: a_rule,
     POOL_REQUEST: a_pool_request,
     POD: a_pod,
+    **MORE_KINDS,
 }
 
 
