@@ -14,6 +14,7 @@ import pytest
 
 from dradash.templatetags.dradash_format import WORD_MAX
 from tests.e2e.browser_helpers import log_in
+from tests.e2e.test_names_stay_whole import BROKEN
 from tests.inventory import factories as f
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -123,7 +124,15 @@ def test_a_long_claim_name_stays_on_one_line_in_tables_at_phone_width(
         assert cut == [], width
     page.set_viewport_size({"width": 390, "height": 844})
 
-    # The claim's own page: its name heads the page (a heading may wrap), its consumer and device in tables.
+    # The claim's own page: its name heads the page (a heading may wrap); in its tables, and in those of the
+    # pages that show it, no name breaks.
+    broken: dict[str, list[str]] = {}
+    for path in (claim_page, *where):
+        page.goto(f"{asgi_server}{path}")
+        page.wait_for_load_state("networkidle")
+        if found := page.evaluate(BROKEN):
+            broken[path] = found
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+    assert broken == {}, broken
     page.goto(f"{asgi_server}{claim_page}")
     assert page.locator("h1 bdi.k8s").first.text_content() == CLAIM
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
