@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from dradash.fieldnames import shown_errors
+from dradash.fieldnames import shown_errors, unknown_parameters
 from inventory.filters import (
     ALLOCATABLE_CHOICES,
     DEVICE_FILTER_LABELS,
@@ -466,6 +466,7 @@ def audit(request: HttpRequest) -> HttpResponse:
         return response
     if problems:
         entries = entries.none()
+    unknown = [name for name in request.GET if name not in selectors.AUDIT_PARAMS]
     page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     for name in ("page", "fragment", "live"):
@@ -474,7 +475,12 @@ def audit(request: HttpRequest) -> HttpResponse:
         "nav": "maintenance",
         "page": page,
         "filters": filters,
-        "problems": shown_errors(problems, selectors.AUDIT_FILTER_LABELS),
+        # named as every list page names them (partials/query_errors.html): a value by its filter's label, a
+        # parameter that is no filter as sent, with the filters the page does take
+        "field_errors": shown_errors(
+            [p for p in problems if p.field not in unknown], selectors.AUDIT_FILTER_LABELS
+        ),
+        "unknown_parameters": unknown_parameters(unknown, selectors.AUDIT_FILTER_LABELS),
         "filter_labels": selectors.AUDIT_FILTER_LABELS,
         "query": query.urlencode(),
         "actions": AuditEntry.ACTIONS,

@@ -40,3 +40,14 @@ def error_names(page: str) -> list[tuple[str, str]]:
         (html.unescape(label or ""), html.unescape(field))
         for label, field in re.findall(r"<li>(?:<strong>([^<]*)</strong> \()?<code>([^<]*)</code>\)?: ", page)
     ]
+
+
+def page_filters(page: str) -> list[tuple[str, str]]:
+    """(label, parameter) of each filter a list page says it takes, when it was sent a parameter that is not
+    one (partials/query_errors.html)."""
+    found = re.search(r'<p class="page-filters" id="page-filters">This page\'s filters: (.*?)\.</p>', page)
+    assert found, "the page does not say which filters it takes"
+    return [
+        (html.unescape(label), html.unescape(name))
+        for label, name in re.findall(r"<strong>([^<]*)</strong> \(<code>([^<]*)</code>\)", found.group(1))
+    ]

@@ -13,7 +13,7 @@ from django.test import Client
 from inventory.filters import DEVICE_FILTER_LABELS
 from maintenance.selectors import AUDIT_FILTER_LABELS
 from maintenance.views import NEW_LABELS
-from tests.form_labels import error_names, form_label
+from tests.form_labels import error_names, form_label, page_filters
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +79,19 @@ def test_the_audit_log_names_a_refused_filter_by_its_label(
     page = response.content.decode()
     assert error_names(page) == [(form_label(page, name), name)]
     assert form_label(page, name) == AUDIT_FILTER_LABELS[name]
+
+
+def test_the_audit_log_names_a_parameter_that_is_no_filter_and_its_filters_by_label(
+    operator_client: Client,
+) -> None:
+    response = operator_client.get("/maintenance/audit/", {"actr": "olivia", "action": "nuke"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert error_names(page) == [("Action", "action"), ("", "actr")]
+    assert "<li><code>actr</code>: not a filter of this page</li>" in page
+    assert page_filters(page) == list((label, name) for name, label in AUDIT_FILTER_LABELS.items())
+    assert [form_label(page, name) for _, name in page_filters(page)] == list(AUDIT_FILTER_LABELS.values())
+    assert "supported are" not in page  # not the raw list of parameters (the API's message keeps it)
 
 
 def test_every_device_filter_of_the_form_has_its_devices_page_label(operator_client: Client) -> None:

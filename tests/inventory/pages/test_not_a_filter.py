@@ -4,15 +4,12 @@ take by their labels on its form ("Search (q), Driver (driver), …"), not as a 
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 from django.test import Client
 
 from dradash.fieldnames import PARAMETER_NAME_MAX, PARAMETERS_NAMED
 from inventory.filters import CLAIM_FILTER_LABELS, DEVICE_FILTER_LABELS, NODE_FILTER_LABELS, POD_FILTER_LABELS
-from tests.form_labels import error_names, form_label
+from tests.form_labels import error_names, form_label, page_filters
 from tests.inventory.pages_support import make_user
 
 pytestmark = pytest.mark.django_db
@@ -29,16 +26,6 @@ PAGES = [
 def client_in(client: Client) -> Client:
     client.force_login(make_user())
     return client
-
-
-def page_filters(page: str) -> list[tuple[str, str]]:
-    """(label, parameter) of each filter the page says it takes."""
-    found = re.search(r'<p class="page-filters" id="page-filters">This page\'s filters: (.*?)\.</p>', page)
-    assert found, "the page does not say which filters it takes"
-    return [
-        (html.unescape(label), html.unescape(name))
-        for label, name in re.findall(r"<strong>([^<]*)</strong> \(<code>([^<]*)</code>\)", found.group(1))
-    ]
 
 
 @pytest.mark.parametrize(("path", "labels"), PAGES)
