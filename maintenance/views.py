@@ -121,10 +121,15 @@ NEW_LABELS = {
 def new(request: HttpRequest) -> HttpResponse:
     _require_author(request)
     filters, filter_errors = selectors.page_filters(request.GET)
+    # a parameter that is no device filter is named as sent, as the list pages name it, with the filters
+    unknown = [name for name in filters if name not in DEVICE_FILTER_LABELS]
     context: dict[str, Any] = {
         "nav": "maintenance",
         "filters": filters,
-        "filter_errors": shown_errors(filter_errors, NEW_LABELS),
+        "filter_errors": shown_errors(
+            [e for e in filter_errors if e.field.removeprefix("filters.") not in unknown], NEW_LABELS
+        ),
+        "unknown_parameters": unknown_parameters(unknown, DEVICE_FILTER_LABELS),
         "filter_labels": DEVICE_FILTER_LABELS,
         "labels": NEW_FORM_LABELS,
         "effects": EFFECTS,

@@ -100,7 +100,14 @@ def test_every_device_filter_of_the_form_has_its_devices_page_label(operator_cli
         assert form_label(page, name) == label, name
 
 
-def test_it_names_an_unknown_filter_as_it_was_sent(operator_client: Client, db: Any) -> None:
-    page = operator_client.get("/maintenance/new/", {"nod": "node-0"}).content.decode()
+def test_it_names_an_unknown_filter_as_it_was_sent_with_the_filters_it_takes(
+    operator_client: Client, db: Any
+) -> None:
+    page = operator_client.get(
+        "/maintenance/new/", {"nod": "node-0", "state": "unallocated"}
+    ).content.decode()
     panel = page.split('id="filter-errors"')[1].split("</div>")[0]
-    assert error_names(panel) == [("Find devices", "filters.nod")]
+    assert error_names(panel) == [("", "nod")]  # what was sent, as the Devices page names it
+    assert "<li><code>nod</code>: not a filter of this page</li>" in panel
+    assert page_filters(panel) == [(label, name) for name, label in DEVICE_FILTER_LABELS.items()]
+    assert "supported filters are" not in panel  # not the raw list (the API's message keeps it)
