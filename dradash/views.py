@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from dradash.fieldnames import shown_errors
 from dradash.tokens import (
     MAX_NAME,
     MAX_TOKENS_PER_USER,
@@ -21,6 +22,10 @@ from dradash.tokens import (
     legacy_token_revoke,
 )
 
+#: The token form's labels, by field (the page renders them; a refused field is named by its label, then its
+#: field: "Name (name): …").
+TOKEN_LABELS = {"name": "Name"}
+
 
 def _page(request: HttpRequest, *, status: int = 200, **extra: object) -> HttpResponse:
     context = {
@@ -29,6 +34,7 @@ def _page(request: HttpRequest, *, status: int = 200, **extra: object) -> HttpRe
         "max_tokens": MAX_TOKENS_PER_USER,
         "max_name": MAX_NAME,
         "live_version": None,
+        "labels": TOKEN_LABELS,
         **extra,
     }
     return render(request, "dradash/tokens.html", context, status=status)
@@ -44,7 +50,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     try:
         token, key = api_token_create(user=request.user, name=name)
     except TokenError as error:
-        return _page(request, status=400, error=error, name=name)
+        return _page(request, status=400, errors=shown_errors([error], TOKEN_LABELS), name=name)
     return _page(request, status=201, created=token, key=key)
 
 

@@ -16,6 +16,7 @@ from inventory.models import (
     ALLOCATION_STATES,
     CLAIM_STATES,
     FREE,
+    HEALTH_STATES,
     Claim,
     Device,
     DeviceAttribute,
@@ -25,7 +26,6 @@ from inventory.models import (
     Pool,
 )
 from inventory.selectors.common import device_text_contains
-from inventory.tables import HEALTH_UNREPORTED
 
 TAINT_CHOICES = [
     ("any", "any taint"),
@@ -34,12 +34,8 @@ TAINT_CHOICES = [
     ("NoSchedule", "NoSchedule"),
     ("NoExecute", "NoExecute"),
 ]
-HEALTH_CHOICES = [
-    ("Healthy", "Healthy"),
-    ("Unhealthy", "Unhealthy"),
-    ("Unknown", "Unknown"),
-    ("unreported", HEALTH_UNREPORTED),
-]
+#: the Health filter: a state of models.HEALTH_STATES, none reported as the value "unreported"
+HEALTH_CHOICES = [(value or "unreported", label) for value, label in HEALTH_STATES]
 
 # Device.allocation_state, as the pages name it: the value stays "free" (API, exports), the label says
 # "unallocated", because on the pages "free" means allocatable now (Overview, Classes, headroom).

@@ -28,12 +28,15 @@ CLAIM_STATES = [(PENDING, "pending"), (CLAIM_ALLOCATED, "allocated"), (RESERVED,
 # Taint effects ordered by severity; an unknown effect is shown as it is but treated as None.
 TAINT_LEVELS = {"": 0, "None": 1, "NoSchedule": 2, "NoExecute": 3}
 
-# Device health (from pods' status.containerStatuses[].allocatedResourcesStatus); "" = nobody reported.
+# Device health (from pods' status.containerStatuses[].allocatedResourcesStatus; "" = nobody reported) and
+# how every page words it, in the Health filter's order: the Devices table (devices.js gets the words in the
+# table's spec), a device's page (inventory.tables.health_label) and the filter (inventory.filters
+# HEALTH_CHOICES, where "" is the value "unreported"). The data, the exports and the API keep the value.
 HEALTH_STATES = [
-    ("", "unreported"),
     ("Healthy", "Healthy"),
     ("Unhealthy", "Unhealthy"),
     ("Unknown", "Unknown"),
+    ("", "not reported"),
 ]
 
 # Watch states (WatchState.state).

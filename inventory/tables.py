@@ -29,7 +29,7 @@ from django.db.models import Case, QuerySet, Value, When
 from dra.availability import BLOCK_REASONS
 from dra.objects import attribute_text, attribute_value
 from dradash.templatetags.dradash_format import WORD_MAX
-from inventory.models import Device
+from inventory.models import HEALTH_STATES, Device
 
 Row = Mapping[str, Any]
 
@@ -282,15 +282,14 @@ def tabulator_columns() -> list[dict[str, Any]]:
 #: The labels devices.js shows for Device.blocked reasons.
 BLOCK_LABELS = dict(BLOCK_REASONS)
 
-#: A device whose driver reports no health (Device.health ""), in the same words everywhere: the Devices
-#: table (devices.js gets it in the table's spec), a device's page (`|health_label`) and the Health filter's
-#: choice (whose value stays "unreported").
-HEALTH_UNREPORTED = "not reported"
+#: How pages word a device's health (models.HEALTH_STATES), by its value.
+HEALTH_LABELS = dict(HEALTH_STATES)
 
 
 def health_label(health: str) -> str:
-    """How a page shows a device's health: as the driver reported it, or HEALTH_UNREPORTED."""
-    return health or HEALTH_UNREPORTED
+    """How a page shows a device's health (models.HEALTH_STATES: "not reported" for none); a value the table
+    does not know, as reported."""
+    return HEALTH_LABELS.get(health, health)
 
 
 def table_spec() -> dict[str, Any]:

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_safe
 from dra.availability import BLOCK_REASONS
 from dradash.context import user_is_admin
 from dradash.csvexport import csv_lines
-from dradash.fieldnames import shown_errors
+from dradash.fieldnames import shown_errors, unknown_parameters
 from dradash.search import clean_query, search_groups
 from dradash.search import kinds as search_kinds
 from inventory import tables
@@ -150,20 +150,40 @@ def _device_filters(request: HttpRequest) -> DeviceFilterSet:
 PAGE_PARAMS = ("page", "size", "sort", "dir", "fragment", "live")
 
 
-def _unknown_filters(request: HttpRequest, filters: Any) -> dict[str, list[str]]:
+def _unknown_parameters(request: HttpRequest, filters: Any) -> list[str]:
     """Parameters that are neither a filter of this page nor paging: a misspelt filter must not quietly
     show everything (the API answers 400 for the same), so the page names it and lists nothing."""
-    unknown = [name for name in request.GET if name not in filters and name not in PAGE_PARAMS]
-    message = f"not a filter of this page; its filters are {', '.join(filters)}"
-    return {name[:100]: [message] for name in unknown[:5]}
+    return [name for name in request.GET if name not in filters and name not in PAGE_PARAMS]
+
+
+def _refused_values(filterset: Any) -> dict[str, list[str]]:
+    """The values a list page's FilterSet rejects, by parameter."""
+    rejected = {} if filterset.is_valid() else filterset.errors.get_json_data()
+    return {name: [str(e["message"]) for e in errs] for name, errs in rejected.items()}
 
 
 def _filter_errors(request: HttpRequest, filterset: Any) -> dict[str, list[str]]:
-    """What a list page refuses in its query, by parameter: values its FilterSet rejects and parameters that
-    are not its filters. The page shows them and lists nothing; its data and export endpoints answer 400."""
-    rejected = {} if filterset.is_valid() else filterset.errors.get_json_data()
-    values = {name: [str(e["message"]) for e in errs] for name, errs in rejected.items()}
-    return {**values, **_unknown_filters(request, filterset.filters)}
+    """What the Devices data and export endpoints refuse in their query, by parameter (400, named as the API
+    names them): values the FilterSet rejects and parameters that are not its filters."""
+    filters = filterset.filters
+    message = f"not a filter of this page; its filters are {', '.join(filters)}"
+    unknown = {name[:100]: [message] for name in _unknown_parameters(request, filters)[:5]}
+    return {**_refused_values(filterset), **unknown}
+
+
+def _query_errors(
+    request: HttpRequest, refused: dict[str, list[str]], labels: dict[str, str]
+) -> dict[str, Any]:
+    """What a list page refuses in its query, for partials/query_errors.html: the values it rejects (named
+    by their labels) and the parameters that are not its filters (`labels`: its filters). `errors` says
+    whether it refuses anything: it then shows them, lists nothing and answers 400."""
+    unknown = _unknown_parameters(request, labels)
+    return {
+        "errors": bool(refused or unknown),
+        "field_errors": shown_errors(refused, labels),
+        "unknown_parameters": unknown_parameters(unknown, labels),
+        "filter_labels": labels,
+    }
 
 
 def _refused(errors: dict[str, list[str]]) -> JsonResponse:
@@ -180,12 +200,9 @@ def devices(request: HttpRequest) -> HttpResponse:
     for key in ("page", "size", "fragment", "live"):
         query.pop(key, None)
     qs = query.urlencode()
-    errors = _filter_errors(request, filterset)
     context = {
         "filter": filterset,
-        "errors": errors,
-        "field_errors": shown_errors(errors, DEVICE_FILTER_LABELS),
-        "filter_labels": DEVICE_FILTER_LABELS,
+        **_query_errors(request, _refused_values(filterset), DEVICE_FILTER_LABELS),
         "choices": device_filter_choices(),
         "query": qs,
         "data_url": reverse("inventory:devices-data") + (f"?{qs}" if qs else ""),
@@ -322,8 +339,8 @@ def claims(request: HttpRequest) -> HttpResponse:
     filterset = ClaimFilterSet(request.GET, queryset=Claim.objects.all())
     sort = request.GET.get("sort", "")
     ordering = claim_queries.claim_ordering(sort=sort)
-    errors = _filter_errors(request, filterset)
-    qs = Claim.objects.none() if errors else filterset.qs.order_by(*ordering)
+    refused = _query_errors(request, _refused_values(filterset), CLAIM_FILTER_LABELS)
+    qs = Claim.objects.none() if refused["errors"] else filterset.qs.order_by(*ordering)
     paginator = Paginator(qs, 100)
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -337,9 +354,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "fragment_url": _fragment_url(request, "table"),
         "counts": claim_state_counts(),
         "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",
-        "errors": errors,
-        "field_errors": shown_errors(errors, CLAIM_FILTER_LABELS),
-        "filter_labels": CLAIM_FILTER_LABELS,
+        **refused,
     }
     return _page(request, "inventory/claims.html", context, {"table": "inventory/partials/claims_table.html"})
 
@@ -438,7 +453,6 @@ def taint_rule_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 NODES_PER_PAGE = 50
-NODE_FILTERS = tuple(NODE_FILTER_LABELS)
 
 
 @login_required
@@ -447,8 +461,8 @@ def nodes(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")[:253]
     sort = request.GET.get("sort", "")[:300]
     sort = sort if node_sort_valid(sort) else ""
-    errors = _unknown_filters(request, NODE_FILTERS)
-    paginator = Paginator([] if errors else node_names(q=q, sort=sort), NODES_PER_PAGE)
+    refused = _query_errors(request, {}, NODE_FILTER_LABELS)
+    paginator = Paginator([] if refused["errors"] else node_names(q=q, sort=sort), NODES_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     drivers, rows = node_rows(names=list(page.object_list))
     context = {
@@ -459,9 +473,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "query": urlencode({k: v for k, v in (("q", q), ("sort", sort)) if v}),
         "fragment_url": _fragment_url(request, "body"),
-        "errors": errors,
-        "field_errors": shown_errors(errors, NODE_FILTER_LABELS),
-        "filter_labels": NODE_FILTER_LABELS,
+        **refused,
     }
     return _page(request, "inventory/nodes.html", context, {"body": "inventory/partials/nodes_body.html"})
 
@@ -496,31 +508,30 @@ PODS_PER_PAGE = 100
 def pods(request: HttpRequest) -> HttpResponse:
     filterset = PodFilterSet(request.GET, queryset=Pod.objects.all())
     sort = request.GET.get("sort", "")
-    errors = _filter_errors(request, filterset)
+    values = _refused_values(filterset)
     try:
         ordering = tables.list_ordering(tables.POD_COLUMNS, sort)
     except ValueError as exc:
-        errors["sort"] = [str(exc)]
-    qs = Pod.objects.none() if errors else filterset.qs.order_by(*ordering)
+        values["sort"] = [str(exc)]
+    refused = _query_errors(request, values, POD_FILTER_LABELS)
+    qs = Pod.objects.none() if refused["errors"] else filterset.qs.order_by(*ordering)
     page = Paginator(qs, PODS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     for key in ("page", "fragment", "live"):
         query.pop(key, None)
-    values = {k: request.GET.get(k, "") for k in filterset.filters}
+    shown = {k: request.GET.get(k, "") for k in filterset.filters}
     context = {
         "filter": filterset,
         "page": page,
         "query": query.urlencode(),
-        "values": values,
-        "filtered": any(values.values()),
+        "values": shown,
+        "filtered": any(shown.values()),
         "columns": tables.POD_COLUMNS,
         "namespaces": pod_queries.pod_namespaces(),
         "counts": pod_queries.pod_counts(),
         "fragment_url": _fragment_url(request, "table"),
-        "sort": "" if "sort" in errors else sort,
-        "errors": errors,
-        "field_errors": shown_errors(errors, POD_FILTER_LABELS),
-        "filter_labels": POD_FILTER_LABELS,
+        "sort": "" if "sort" in values else sort,
+        **refused,
     }
     return _page(request, "inventory/pods.html", context, {"table": "inventory/partials/pods_table.html"})
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from dradash.context import user_can_author
-from dradash.fieldnames import shown_errors
+from dradash.fieldnames import shown_errors, unknown_parameters
 from inventory.filters import (
     ALLOCATABLE_CHOICES,
     DEVICE_FILTER_LABELS,
@@ -121,10 +121,15 @@ NEW_LABELS = {
 def new(request: HttpRequest) -> HttpResponse:
     _require_author(request)
     filters, filter_errors = selectors.page_filters(request.GET)
+    # a parameter that is no device filter is named as sent, as the list pages name it, with the filters
+    unknown = [name for name in filters if name not in DEVICE_FILTER_LABELS]
     context: dict[str, Any] = {
         "nav": "maintenance",
         "filters": filters,
-        "filter_errors": shown_errors(filter_errors, NEW_LABELS),
+        "filter_errors": shown_errors(
+            [e for e in filter_errors if e.field.removeprefix("filters.") not in unknown], NEW_LABELS
+        ),
+        "unknown_parameters": unknown_parameters(unknown, DEVICE_FILTER_LABELS),
         "filter_labels": DEVICE_FILTER_LABELS,
         "labels": NEW_FORM_LABELS,
         "effects": EFFECTS,
@@ -207,6 +212,31 @@ def new(request: HttpRequest) -> HttpResponse:
 
 # --------------------------------------------------------------------------- detail
 
+#: What the maintenance page calls each field its actions' errors name: its forms' labels (the page renders
+#: them), and for what a form sends without a field of its own, the words the page shows it by ("State
+#: draft · version 3", the preview, the Rules panel): "I have reviewed this blast radius (confirm): …",
+#: "Version (version): this page showed version 3; …". The enforce forms' ...
+DETAIL_LABELS = {
+    "version": "Version",
+    "state": "State",
+    "preview": "Preview",
+    "effect": "Effect",
+    "taint": "Taint",
+    "taint.effect": "Effect",
+    "rules": "Rules",
+    "confirm": "I have reviewed this blast radius",
+    "typed": "To confirm, type",
+}
+#: ... the drain form's (its `mode` is the drain itself) ...
+DRAIN_LABELS = {
+    **DETAIL_LABELS,
+    "mode": "Drain, respecting PDBs",
+    "confirm": "I have reviewed this drain",
+    "concurrency": "Pods evicted at once",
+}
+#: ... and the undo buttons'.
+UNDO_LABELS = {**DETAIL_LABELS, "mode": "Undo"}
+
 
 def _enforce_options(maintenance: Maintenance, preview: Any, actions: list[str]) -> list[dict[str, Any]]:
     """One confirmation per evicting effect the state allows: its blast radius and the phrase to type."""
@@ -284,6 +314,8 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
         "undo_entry": undo_entry,
         "devices_page": devices,
         "live_url": reverse("maintenance:detail", args=[maintenance.id]) + "?fragment=live",
+        "labels": DETAIL_LABELS,
+        "drain_labels": DRAIN_LABELS,
         "errors": [],
         **extra,
     }
@@ -316,9 +348,12 @@ def rules_yaml(request: HttpRequest, maintenance_id: str) -> HttpResponse:
     return response
 
 
-def _show_refusal(request: HttpRequest, maintenance: Maintenance, error: MaintenanceError) -> HttpResponse:
+def _show_refusal(
+    request: HttpRequest, maintenance: Maintenance, error: MaintenanceError, labels: dict[str, str]
+) -> HttpResponse:
+    """The page as it is now, with what was refused named by the labels of the form that sent it."""
     maintenance.refresh_from_db()
-    context = _detail_context(request, maintenance, errors=error.errors, error=error)
+    context = _detail_context(request, maintenance, errors=shown_errors(error.errors, labels), error=error)
     return render(request, "maintenance/detail.html", context, status=error.status)
 
 
@@ -334,18 +369,21 @@ def preview(request: HttpRequest, maintenance_id: str) -> HttpResponse:
             expected_version=form_version(request.POST.get("version")),
         )
     except MaintenanceError as error:
-        return _show_refusal(request, maintenance, error)
+        return _show_refusal(request, maintenance, error, DETAIL_LABELS)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
-def _write_and_show(request: HttpRequest, maintenance_id: str, write: Any) -> HttpResponse:
-    """Run an authoring write; on refusal show the page as it is now, with what was refused and why."""
+def _write_and_show(
+    request: HttpRequest, maintenance_id: str, write: Any, labels: dict[str, str] = DETAIL_LABELS
+) -> HttpResponse:
+    """Run an authoring write; on refusal show the page as it is now, with what was refused and why
+    (named by `labels`: those of the form that sent it)."""
     _require_author(request)
     maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
     try:
         write(maintenance, form_version(request.POST.get("version")))
     except MaintenanceError as error:
-        return _show_refusal(request, maintenance, error)
+        return _show_refusal(request, maintenance, error, labels)
     return redirect("maintenance:detail", maintenance_id=maintenance.id)
 
 
@@ -361,6 +399,7 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
                 preview_id=form.get("preview", ""), expected_version=version,
                 concurrency=form_whole_number(form.get("concurrency"), "concurrency", 1, MAX_CONCURRENCY),
             ),
+            DRAIN_LABELS,
         )  # fmt: skip
     return _write_and_show(
         request,
@@ -404,6 +443,7 @@ def undo(request: HttpRequest, maintenance_id: str) -> HttpResponse:
         lambda m, version: maintenance_undo(
             maintenance=m, user=request.user, mode=mode, expected_version=version
         ),
+        UNDO_LABELS,
     )
 
 
@@ -431,6 +471,7 @@ def audit(request: HttpRequest) -> HttpResponse:
         return response
     if problems:
         entries = entries.none()
+    unknown = [name for name in request.GET if name not in selectors.AUDIT_PARAMS]
     page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     for name in ("page", "fragment", "live"):
@@ -439,7 +480,12 @@ def audit(request: HttpRequest) -> HttpResponse:
         "nav": "maintenance",
         "page": page,
         "filters": filters,
-        "problems": shown_errors(problems, selectors.AUDIT_FILTER_LABELS),
+        # named as every list page names them (partials/query_errors.html): a value by its filter's label, a
+        # parameter that is no filter as sent, with the filters the page does take
+        "field_errors": shown_errors(
+            [p for p in problems if p.field not in unknown], selectors.AUDIT_FILTER_LABELS
+        ),
+        "unknown_parameters": unknown_parameters(unknown, selectors.AUDIT_FILTER_LABELS),
         "filter_labels": selectors.AUDIT_FILTER_LABELS,
         "query": query.urlencode(),
         "actions": AuditEntry.ACTIONS,

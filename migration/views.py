@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from dradash.context import user_can_author
+from dradash.fieldnames import ShownError, shown_errors
 from migration.device_plugins import device_class_names, device_plugin_assistant
 from migration.diffview import side_by_side, unified
 from migration.pool_status import (
@@ -33,6 +34,21 @@ from migration.upgrade import (
 )
 
 NAV = "migration"
+
+#: The Upgrade manifests form's labels, by field (the page renders them; a refused field is named by its
+#: label, then its field: "Paste manifests (yaml): …"). The API names the field alone.
+UPGRADE_LABELS = {
+    "yaml": "Paste manifests",
+    "file": "Upload a file",
+    "inventory": "compile class/CEL taint-rule selectors against the inventory",
+}
+#: The snapshot form's labels, by the spec field each sets (the page renders them).
+POOL_STATUS_LABELS = {
+    "driver": "Driver",
+    "poolName": "Pool",
+    "limit": "Limit",
+    "defaultPartitionTypeAttribute": "Partition attribute",
+}
 
 
 @login_required
@@ -64,6 +80,7 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         "max_documents": MAX_DOCUMENTS,
         "use_inventory": True,
         "text": "",
+        "labels": UPGRADE_LABELS,
     }
     if request.method != "POST":
         return render(request, "migration/upgrade.html", context)
@@ -79,7 +96,7 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         use_inventory = request.POST.get("inventory") == "on"
         result = manifest_upgrade(manifest, use_inventory=use_inventory)
     except UploadError as error:
-        context["form_error"] = error
+        context["form_errors"] = shown_errors([error], UPGRADE_LABELS)
         if error.status != 413:  # the form comes back as it was sent (a body over the limit is never read)
             context.update(
                 text=request.POST.get("yaml", ""), use_inventory=request.POST.get("inventory") == "on"
@@ -116,7 +133,9 @@ def pool_status(request: HttpRequest) -> HttpResponse:
     """ResourcePoolStatusRequests: create one for a driver (and pool), see its status beside dradash's own
     figures, delete it, or create it again and delete the old one to refresh."""
     can_write = user_can_author(request.user)
-    context: dict[str, Any] = {"nav": NAV, "gate": GATE, "can_write": can_write, "posted": {}}
+    context: dict[str, Any] = {
+        "nav": NAV, "gate": GATE, "can_write": can_write, "posted": {}, "labels": POOL_STATUS_LABELS,
+    }  # fmt: skip
     status = 200
     if request.method == "POST":
         action = request.POST.get("action", "")
@@ -152,11 +171,11 @@ def pool_status(request: HttpRequest) -> HttpResponse:
                 raise PoolStatusInputError("action", "must be create, delete or refresh")
             return redirect("migration:migration-pool-status")
         except PoolStatusInputError as error:
-            context["form_errors"] = [{"field": f, "message": m} for f, m in error.errors]
+            context["form_errors"] = shown_errors({f: [m] for f, m in error.errors}, POOL_STATUS_LABELS)
             context["posted"] = request.POST
             status = 400
         except PoolStatusWriteError as error:
-            context["form_errors"] = [{"field": "", "message": error.message}]
+            context["form_errors"] = [ShownError("", error.message)]
             context["posted"] = request.POST
             status = error.status if 400 <= error.status < 600 else 502
     context.update(snapshots=pool_status_snapshots(), drivers=pool_status_drivers())

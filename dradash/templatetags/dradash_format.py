@@ -28,7 +28,9 @@ register = template.Library()
 
 #: A string without whitespace up to this long is a word (a name, a status): a table cell does not break it
 #: ("worker-" / "0006" at the hyphen), its table scrolls in its box instead; a longer one wraps where it must.
-WORD_MAX = 40
+#: 63, a DNS label: the longest name Kubernetes generates for a claim (a template's, or the scheduler's for a
+#: pod's extended resources, "trainer-7f9c-example-com-gpu-extended-resources-abcde") or a pod.
+WORD_MAX = 63
 
 
 def word_class(text: str) -> str:

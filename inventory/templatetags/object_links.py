@@ -24,9 +24,16 @@ register = template.Library()
 
 
 def _link(url: str, text: str, css: str) -> SafeString:
-    # a short name stays whole in a table cell (dradash_format.WORD_MAX)
+    # a name stays whole in a table cell (dradash_format.WORD_MAX); "namespace/name" too long for one word
+    # may break after its slash only, as the Devices table's references do (devices.js)
     if word_class(text):
         return format_html('<a class="{}" href="{}"><bdi class="word">{}</bdi></a>', css, url, text)
+    head, slash, name = text.rpartition("/")
+    if slash and word_class(head + slash) and word_class(name):
+        return format_html(
+            '<a class="{}" href="{}"><bdi><span class="word">{}</span><span class="word">{}</span></bdi></a>',
+            css, url, head + slash, name,
+        )  # fmt: skip
     return format_html('<a class="{}" href="{}"><bdi>{}</bdi></a>', css, url, text)
 
 

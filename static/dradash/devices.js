@@ -166,8 +166,10 @@
   // shares the room (on a redraw, a resize). Where the declared widths fit but the names would not (a
   // 35-character claim name at 1440 px), names in cells that wrap (Claim, Pods) may break at their hyphens
   // rather than push the table past its box: they wrap only when they must. Narrower than the declared
-  // widths (a phone) the table scrolls sideways anyway, and names stay whole.
-  const FITTED_COLUMN_MAX = 360;
+  // widths (a phone) the table scrolls sideways anyway, and names stay whole. The cap: room for a name of
+  // spec.wordMax characters (63: "trainer-7f9c-example-com-gpu-extended-resources-abcde" and longer) at the
+  // table's 13 px, about 7 px a character, with some to spare; a longer one-line cell is cut off there.
+  function fittedColumnMax(spec) { return Math.max(360, spec.wordMax * 8); }
   function cellNeed(element, wordsWhole) {
     const style = getComputedStyle(element);
     let widest = 0;
@@ -185,13 +187,13 @@
     const frame = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) + element.offsetWidth - element.clientWidth;
     return Math.ceil(widest + frame) + 1;
   }
-  function columnNeed(column, wordsWhole) {
+  function columnNeed(column, wordsWhole, spec) {
     let need = 0;
     column.getCells().forEach(function (cell) {
       const element = cell.getElement();
       if (element.isConnected) need = Math.max(need, cellNeed(element, wordsWhole));  // drawn rows only
     });
-    return Math.min(need, FITTED_COLUMN_MAX);
+    return Math.min(need, fittedColumnMax(spec));
   }
   // Tabulator's fitColumns: a column declared with a width keeps it; the others share what is left by their
   // widthGrow, none below its minimum (which then keeps it, and the rest is shared again).
@@ -222,7 +224,7 @@
       const own = declared[column.getField()] || {};
       const floor = own.width || own.minWidth || 40;
       return { column: column, grow: own.width ? 0 : own.widthGrow || 1, floor: floor,
-        whole: Math.max(floor, columnNeed(column, true)), loose: Math.max(floor, columnNeed(column, false)) };
+        whole: Math.max(floor, columnNeed(column, true, spec)), loose: Math.max(floor, columnNeed(column, false, spec)) };
     });
     // Names may wrap only where the declared widths fit and the whole names would not; then the room left
     // goes to the columns whose names would wrap, those that need least first, so that as few wrap as can.

@@ -48,3 +48,17 @@ def test_it_shows_the_pasted_manifest_converted_side_by_side(
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / f"migration-upgrade-{width}.png"), full_page=width != 1440)
         page.close()
+
+
+def test_the_or_before_the_upload_stays_on_its_labels_line(
+    asgi_server: str, viewer: Any, browser: Any
+) -> None:
+    """ "or" is outside the upload's label (errors name the field "Upload a file (file)"): at 390 px it
+    stayed behind on a line of its own."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    log_in(page, asgi_server, viewer.username, start="/migration/upgrade/")
+    tops = page.evaluate(
+        """() => [document.querySelector("#upgrade-form .or"), document.querySelector("#upgrade-form input[name=file]").closest("label")]
+                 .map((el) => Math.round(el.getClientRects()[0].top))"""
+    )
+    assert tops[0] == tops[1], tops

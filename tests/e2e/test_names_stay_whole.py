@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dradash.templatetags.dradash_format import WORD_MAX
 from tests.e2e.browser_helpers import log_in
 from tests.inventory import factories as f
 
@@ -18,8 +19,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 NODES = 7
 LONG_CLAIM = "checkpoint" * 9  # 90 characters, no hyphen: longer than a word
 
-#: "where: text⏎rest" for every short token (no whitespace, at most 40 characters) of a table cell that is
-#: not on one line, and every cell whose content is cut off at its edge
+#: "where: text⏎rest" for every short token (no whitespace, at most WORD_MAX characters) of a table cell that
+#: is not on one line, and every cell whose content is cut off at its edge
 BROKEN = r"""() => {
   const found = [];
   const cells = document.querySelectorAll("table.t td, .tabulator-cell");
@@ -31,7 +32,7 @@ BROKEN = r"""() => {
       const text = node.textContent;
       const re = /\S+/g;
       for (let m = re.exec(text); m; m = re.exec(text)) {
-        if (m[0].length > 40) continue;
+        if (m[0].length > WORD_MAX) continue;
         const range = document.createRange();
         range.setStart(node, m.index);
         range.setEnd(node, m.index + m[0].length);
@@ -44,7 +45,7 @@ BROKEN = r"""() => {
     }
   });
   return found;
-}"""
+}""".replace("WORD_MAX", str(WORD_MAX))
 
 
 def pod(name: str, node: str, claim: str) -> tuple[str, dict[str, Any]]:

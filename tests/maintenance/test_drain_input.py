@@ -35,7 +35,10 @@ def test_it_says_which_concurrency_the_drain_form_sent(
     )
     assert response.status_code == 400
     page = html.unescape(response.content.decode())
-    assert f"<code>concurrency</code>: must be a whole number from 1 to 50, got '{sent}'" in page
+    assert (
+        f"<strong>Pods evicted at once</strong> (<code>concurrency</code>): must be a whole number from 1 to 50, "
+        f"got '{sent}'"
+    ) in page
     assert "got -1" not in page
     assert not Drain.objects.exists() and rules_in(mirrored) == {}
 

@@ -13,7 +13,7 @@ from django.test import Client
 from inventory.filters import DEVICE_FILTER_LABELS
 from maintenance.selectors import AUDIT_FILTER_LABELS
 from maintenance.views import NEW_LABELS
-from tests.form_labels import error_names, form_label
+from tests.form_labels import error_names, form_label, page_filters
 
 pytestmark = pytest.mark.django_db
 
@@ -81,13 +81,33 @@ def test_the_audit_log_names_a_refused_filter_by_its_label(
     assert form_label(page, name) == AUDIT_FILTER_LABELS[name]
 
 
+def test_the_audit_log_names_a_parameter_that_is_no_filter_and_its_filters_by_label(
+    operator_client: Client,
+) -> None:
+    response = operator_client.get("/maintenance/audit/", {"actr": "olivia", "action": "nuke"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert error_names(page) == [("Action", "action"), ("", "actr")]
+    assert "<li><code>actr</code>: not a filter of this page</li>" in page
+    assert page_filters(page) == list((label, name) for name, label in AUDIT_FILTER_LABELS.items())
+    assert [form_label(page, name) for _, name in page_filters(page)] == list(AUDIT_FILTER_LABELS.values())
+    assert "supported are" not in page  # not the raw list of parameters (the API's message keeps it)
+
+
 def test_every_device_filter_of_the_form_has_its_devices_page_label(operator_client: Client) -> None:
     page = operator_client.get("/maintenance/new/", {"claim": "ns/c"}).content.decode()
     for name, label in DEVICE_FILTER_LABELS.items():
         assert form_label(page, name) == label, name
 
 
-def test_it_names_an_unknown_filter_as_it_was_sent(operator_client: Client, db: Any) -> None:
-    page = operator_client.get("/maintenance/new/", {"nod": "node-0"}).content.decode()
+def test_it_names_an_unknown_filter_as_it_was_sent_with_the_filters_it_takes(
+    operator_client: Client, db: Any
+) -> None:
+    page = operator_client.get(
+        "/maintenance/new/", {"nod": "node-0", "state": "unallocated"}
+    ).content.decode()
     panel = page.split('id="filter-errors"')[1].split("</div>")[0]
-    assert error_names(panel) == [("Find devices", "filters.nod")]
+    assert error_names(panel) == [("", "nod")]  # what was sent, as the Devices page names it
+    assert "<li><code>nod</code>: not a filter of this page</li>" in panel
+    assert page_filters(panel) == [(label, name) for name, label in DEVICE_FILTER_LABELS.items()]
+    assert "supported filters are" not in panel  # not the raw list (the API's message keeps it)

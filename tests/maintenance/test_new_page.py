@@ -64,7 +64,7 @@ def test_it_creates_a_draft_from_ticked_devices(mirrored: Any, operator_client: 
 def test_it_refuses_a_filter_it_does_not_know(mirrored: Any, operator_client: Client) -> None:
     page = operator_client.get("/maintenance/new/?nod=node-0")
     html = page.content.decode()
-    assert "filters.nod" in html and "Unknown filter" in html
+    assert "<li><code>nod</code>: not a filter of this page</li>" in html
     assert 'id="selection-table"' not in html and "select_all" not in html
     response = operator_client.post(
         "/maintenance/new/?nod=node-0", {**TAINT, "select_all": "yes", "matching_count": 1}

@@ -114,7 +114,7 @@ def test_it_refuses_a_pasted_text_and_a_file_together_naming_both(viewer_client:
     response = viewer_client.post(URL, {"yaml": pasted, "file": upload, "inventory": "on"})
     html = response.content.decode()
     assert response.status_code == 400
-    assert 'id="form-error"><code>yaml</code>: both yaml and file were given' in html
+    assert "<li><strong>Paste manifests</strong> (<code>yaml</code>): both yaml and file were given" in html
     assert 'id="upgrade-result"' not in html
     assert _textarea(html) == escape(pasted)
     # an empty textarea beside a file is what a form sends when only the file is chosen

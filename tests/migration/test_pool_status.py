@@ -111,7 +111,8 @@ def test_every_bad_field_is_named_at_once_by_the_api_and_the_form(
     page = client.post("/migration/pool-status/", {"action": "create", "driver": "", "limit": "5000"})
     assert page.status_code == 400
     html = page.content.decode()
-    assert "<code>driver</code>: is required" in html and "<code>limit</code>: must be between 1 and" in html
+    assert "<strong>Driver</strong> (<code>driver</code>): is required" in html
+    assert "<strong>Limit</strong> (<code>limit</code>): must be between 1 and" in html
 
 
 def test_viewers_see_snapshots_but_may_not_create_them(mirrored: Any) -> None:

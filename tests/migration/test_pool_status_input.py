@@ -78,7 +78,7 @@ def test_the_api_and_the_form_answer_400_naming_limit(monkeypatch: pytest.Monkey
     client.force_login(user_in("operator", "omar-limit"))
     page = client.post("/migration/pool-status/", {"action": "create", "driver": DRIVER, "limit": "1_0"})
     assert page.status_code == 400
-    assert "<code>limit</code>: must be between 1 and 1000" in page.content.decode()
+    assert "<strong>Limit</strong> (<code>limit</code>): must be between 1 and 1000" in page.content.decode()
 
 
 class FakeCluster:

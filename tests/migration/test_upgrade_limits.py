@@ -27,7 +27,7 @@ def _page_error(client: Client, text: str) -> str:
     response = client.post(PAGE, {"file": upload})
     assert response.status_code == 400, response.content[:300]
     html = response.content.decode()
-    assert 'id="form-error"><code>file</code>' in html
+    assert "<li><strong>Upload a file</strong> (<code>file</code>): " in html
     return html
 
 

@@ -9,7 +9,9 @@ import re
 import pytest
 from django.test import Client
 
-from inventory.tables import HEALTH_UNREPORTED
+from inventory.filters import HEALTH_CHOICES
+from inventory.models import HEALTH_STATES
+from inventory.tables import health_label
 from tests.inventory import factories as f
 from tests.inventory.pages_support import make_user
 
@@ -28,7 +30,7 @@ def test_no_health_reads_the_same_in_the_table_on_the_device_page_and_in_the_fil
 ) -> None:
     device_page = client_in.get("/devices/gpu.example.com/node-0/gpu-0/").content.decode()
     shown = re.search(r"<dt>Health</dt><dd><span class=\"muted\">([^<]+)</span></dd>", device_page)
-    assert shown and shown.group(1) == HEALTH_UNREPORTED == "not reported"
+    assert shown and shown.group(1) == health_label("") == "not reported"
 
     devices = client_in.get("/devices/").content.decode()
     spec = json.loads(
@@ -38,3 +40,14 @@ def test_no_health_reads_the_same_in_the_table_on_the_device_page_and_in_the_fil
     assert f'<option value="unreported">{shown.group(1)}</option>' in devices
     rows = client_in.get("/devices/data/").json()["data"]
     assert [r["health"] for r in rows] == [""]  # the data and the exports keep the value itself
+
+
+def test_every_health_state_reads_as_its_one_declaration_words_it(client_in: Client) -> None:
+    """models.HEALTH_STATES is the one table of health words: the pages and the filter read it."""
+    devices = client_in.get("/devices/").content.decode()
+    health_filter = devices.split('<select name="health">')[1].split("</select>")[0]
+    options = re.findall(r'<option value="([^"]+)"\s*>([^<]*)</option>', health_filter)
+    assert options == HEALTH_CHOICES == [(value or "unreported", label) for value, label in HEALTH_STATES]
+    assert [health_label(value) for value, _ in HEALTH_STATES] == [label for _, label in HEALTH_STATES]
+    assert dict(HEALTH_STATES)[""] == "not reported"
+    assert health_label("Degraded") == "Degraded"  # a value the table does not know: as reported

@@ -117,7 +117,8 @@ def test_a_misspelt_filter_is_named_and_lists_nothing_instead_of_everything(
     client_in: Client, world: dict[str, Any]
 ) -> None:
     html = client_in.get(reverse("inventory:devices"), {"nodee": "node-1", "sort": "pool"}).content.decode()
-    assert "<code>nodee</code>: not a filter of this page; its filters are driver, pool, node," in html
+    assert "<li><code>nodee</code>: not a filter of this page</li>" in html
+    assert "This page's filters: <strong>Search</strong> (<code>q</code>), <strong>Driver</strong>" in html
     assert 'data-invalid="true"' in html  # the table fetches nothing
     assert "sort:" not in html  # paging and sorting are not filters, and not refused
     assert 'id="export-csv"' not in html and 'id="export-json"' not in html  # they would answer 400

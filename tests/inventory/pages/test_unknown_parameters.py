@@ -54,7 +54,8 @@ def test_it_names_a_refused_filter_value_on_the_devices_data_and_exports(
 def test_the_nodes_page_names_a_misspelt_filter_and_lists_nothing(client_in: Client) -> None:
     nodes = reverse("inventory:nodes")
     page = client_in.get(nodes, {"name": "node-1"}).content.decode()
-    assert "<code>name</code>: not a filter of this page; its filters are q" in page
+    assert "<li><code>name</code>: not a filter of this page</li>" in page
+    assert "This page's filters: <strong>Node</strong> (<code>q</code>)." in page
     assert 'data-node="node-1"' not in page
     assert (
         'data-node="node-1"'
