@@ -73,3 +73,24 @@ def test_a_long_reason_wraps_and_an_rtl_override_is_isolated(
     # The list shows the title isolated too.
     page.goto(f"{asgi_server}/maintenance/")
     assert page.locator("td bdi.k8s", has_text="evil").count() == 1
+
+
+def test_a_parameter_name_with_an_rtl_override_does_not_reorder_its_message(
+    mirror: MirrorHandle, operator: User, asgi_server: str, browser: Any
+) -> None:
+    """A page names a parameter it does not take as sent; an override in that name stays inside its <code>."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, operator.username, start="/devices/")
+    page.goto(f"{asgi_server}/devices/?%E2%80%AEevil=1")
+    line = page.locator("ul.query-errors li").first
+    code = line.locator("code").first
+    assert code.text_content() == "\u202eevil"
+    # The words after the name ("… not a filter of this page") start right of it, left to right.
+    after = line.evaluate(
+        """li => { const code = li.querySelector('code'); const r = document.createRange();
+                   r.setStartAfter(code); r.setEndAfter(li.lastChild); const box = r.getBoundingClientRect();
+                   return {x: box.x, text: r.toString()}; }"""
+    )
+    box = code.bounding_box()
+    assert box and "not a filter" in after["text"]
+    assert after["x"] >= box["x"] + box["width"] - 1
