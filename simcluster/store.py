@@ -114,6 +114,45 @@ _KUBERNETES_SERVICE: Obj = {
         "internalTrafficPolicy": "Cluster",
     },
 }
+#: Where the API server says it is reachable from inside the cluster (kube-apiserver's --advertise-address and
+#: --secure-port, the Service's targetPort): an address of the control plane, which no topology node takes (they
+#: start at 10.0.1.1). The clients outside reach simcluster where it listens, as kind's do through a mapped port.
+APISERVER_ADVERTISE_ADDRESS = "10.0.0.2"
+APISERVER_SECURE_PORT = 6443
+#: What kube-apiserver's endpoint reconciler keeps for the `kubernetes` Service (the lease reconciler's
+#: endpointsadapter writes both kinds; Endpoints carry skip-mirror so the EndpointSlice mirroring leaves them).
+_KUBERNETES_ENDPOINTS: Obj = {
+    "apiVersion": "v1",
+    "kind": "Endpoints",
+    "metadata": {
+        "name": "kubernetes",
+        "namespace": "default",
+        "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+    },
+    "subsets": [
+        {
+            "addresses": [{"ip": APISERVER_ADVERTISE_ADDRESS}],
+            "ports": [{"name": "https", "port": APISERVER_SECURE_PORT, "protocol": "TCP"}],
+        }
+    ],
+}
+_KUBERNETES_ENDPOINT_SLICE: Obj = {
+    "apiVersion": "discovery.k8s.io/v1",
+    "kind": "EndpointSlice",
+    "metadata": {
+        "name": "kubernetes",
+        "namespace": "default",
+        "labels": {"kubernetes.io/service-name": "kubernetes"},
+    },
+    "addressType": "IPv4",
+    "endpoints": [{"addresses": [APISERVER_ADVERTISE_ADDRESS], "conditions": {"ready": True}}],
+    "ports": [{"name": "https", "port": APISERVER_SECURE_PORT, "protocol": "TCP"}],
+}
+#: plural → (the reconciled object, the fields the reconciler owns)
+_APISERVER_ENDPOINTS: dict[str, tuple[Obj, tuple[str, ...]]] = {
+    "endpoints": (_KUBERNETES_ENDPOINTS, ("subsets",)),
+    "endpointslices": (_KUBERNETES_ENDPOINT_SLICE, ("addressType", "endpoints", "ports")),
+}
 _IMMUTABLE_SPEC_CAUSE = {
     "reason": "FieldValueInvalid",
     "message": 'Invalid value: "object": field is immutable',
@@ -454,6 +493,8 @@ class Store:
         self.create(
             "services", clone(_KUBERNETES_SERVICE)
         )  # every cluster has it; kubectl cluster-info reads services
+        for plural in _APISERVER_ENDPOINTS:
+            self._publish_apiserver_endpoints(plural)
 
     # ------------------------------------------------------------------ basics
 
@@ -662,6 +703,8 @@ class Store:
             self._keep_root_ca(event)
         elif resource.plural == "serviceaccounts" and key[1] == "default" and event.type == "DELETED":
             self._create_default_account(key[0])  # the serviceaccounts controller puts it back
+        elif resource.plural in _APISERVER_ENDPOINTS and key == ("default", "kubernetes"):
+            self._keep_apiserver_endpoints(resource.plural, event)
         return entry
 
     # ------------------------------------------------------------------ validation hooks
@@ -883,6 +926,24 @@ class Store:
         }
         with contextlib.suppress(ApiError):
             self.create("serviceaccounts", account)
+
+    def _publish_apiserver_endpoints(self, plural: str) -> None:
+        with contextlib.suppress(ApiError):  # refused (default being terminated): the next change tries again
+            self.create(plural, clone(_APISERVER_ENDPOINTS[plural][0]))
+
+    def _keep_apiserver_endpoints(self, plural: str, event: WatchEvent) -> None:
+        """kube-apiserver's endpoint reconciler, at once: the `kubernetes` Endpoints and EndpointSlice in
+        `default`, deleted, come back; edited addresses or ports are put back (other edits stay). Lock held."""
+        if event.type == "DELETED":
+            self._publish_apiserver_endpoints(plural)
+        elif event.type == "MODIFIED":
+            wanted, owned = _APISERVER_ENDPOINTS[plural]
+            current = event.entry.obj
+            if any(current.get(f) != wanted[f] for f in owned):
+                repaired = clone(current)
+                repaired.update({f: clone(wanted[f]) for f in owned})
+                with contextlib.suppress(ApiError):  # changed again meanwhile: that change comes here too
+                    self.update(plural, repaired)
 
     def publish_root_ca(self, pem: str) -> None:
         """Give every namespace, now and later, the `kube-root-ca.crt` ConfigMap holding this CA."""
