@@ -120,3 +120,51 @@ def test_it_answers_every_method_on_every_route_without_a_server_error(
             ):
                 problems.append(f"{method} {path}: {response.status_code}, not 405")
     assert not problems, "\n".join(problems)
+
+
+#: query parameters the pages and the API take somewhere, and some they take nowhere
+QUERY_KEYS = (
+    "q", "driver", "pool", "node", "state", "class", "attribute", "health", "taint", "allocation", "claim",
+    "page", "page_size", "limit", "offset", "cursor", "ordering", "sort", "format", "namespace", "effect",
+    "since", "before", "after", "maintenance", "actor", "action", "live", "fragment", "pods", "waiting",
+    "uses_claims", "extended_resource", "phase", "kind", "name", "run", "fields", "nodee",
+)  # fmt: skip
+#: values a person, a script or an attacker sends
+HOSTILE_VALUES = (
+    "", " ", "'", '"<script>x</script>', "%", "%00", "\x00", "\u202eevil", "é", "../../etc", "a" * 5000,
+    "-1", "0", "9" * 40, "1e309", "NaN", "true", "[]", "{}", "a,b,,", "gpu.example.com", "node-0", "\n",
+)  # fmt: skip
+
+
+def test_hostile_query_parameters_on_every_page_are_never_a_server_error(
+    operator: User, values: dict[str, Any]
+) -> None:
+    """Each GET route once per parameter name above (its value taken in turn from the hostile ones), then 4
+    times with 2 to 5 parameters drawn (seeded), repeated names included: a 4xx or a page, never a 5xx."""
+    import random
+
+    draw = random.Random(37)
+    pks = {
+        "api/^claims/": Claim.objects.get().pk, "api/^pools/": Pool.objects.get().pk,
+        "api/^devices/": Device.objects.get(name="gpu-0").pk, "^api/whatif/": values["run_id"],
+        "api/^classes/": "gpu.example.com", "api/^taint-rules/": "r1", "api/^nodes/": "node-0",
+        "api/^pods/": Pod.objects.get().pk,
+    }  # fmt: skip
+    client = Client(raise_request_exception=False)
+    client.force_login(operator)
+    problems = []
+    for i, route in enumerate(sorted(set(routes(get_resolver().url_patterns)))):
+        if "logout" in route:
+            continue
+        pk = next((v for prefix, v in pks.items() if route.startswith(prefix)), "")
+        path = concrete(route, values | {"pk": pk})
+        queries = [[(key, HOSTILE_VALUES[(i + j) % len(HOSTILE_VALUES)])] for j, key in enumerate(QUERY_KEYS)]
+        queries += [
+            [(draw.choice(QUERY_KEYS), draw.choice(HOSTILE_VALUES)) for _ in range(draw.randint(2, 5))]
+            for _ in range(4)
+        ]
+        for query in queries:
+            response = client.get(path, query)
+            if response.status_code >= 500:
+                problems.append(f"GET {path} {query!r:.200}: {response.status_code}")
+    assert not problems, "\n".join(problems[:40])
