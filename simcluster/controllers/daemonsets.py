@@ -9,8 +9,8 @@ on a node whose only untolerated taints are NoSchedule keeps running there. The 
 required node affinity `matchFields metadata.name In [node]` (the scheduler places it), the labels
 `controller-revision-hash` and `pod-template-generation`, and a controlling owner reference;
 pods on nodes that no longer fit, failed pods and duplicates are deleted. A RollingUpdate deletes old pods
-while at most `maxUnavailable` nodes lack an available daemon pod (maxSurge is not simulated: its surge
-pods are not created before the old ones go). Events are SuccessfulCreate / SuccessfulDelete
+while at most `maxUnavailable` nodes lack an available daemon pod; with `maxSurge` the new pod starts beside
+the old one on at most that many nodes at once, and the old one goes once the new one is available. Events are SuccessfulCreate / SuccessfulDelete
 (`Created pod: <name>`), as the pod control records them.
 """
 
@@ -205,6 +205,9 @@ class DaemonSetController:
         delete: list[JSON] = []
         running_on: dict[str, list[JSON]] = {}
         desired: list[str] = []
+        strategy = spec.get("updateStrategy") or {}
+        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        surge = _surge(strategy, len(nodes)) if rolling else 0
         for node in nodes:
             name = name_of(node)
             run, keep = should_run(pod_spec, node)
@@ -218,10 +221,10 @@ class DaemonSetController:
                 failed = [p for p in alive if (p.get("status") or {}).get("phase") == "Failed"]
                 delete += failed
                 alive = [p for p in alive if p not in failed]
-                if len(alive) > 1:  # keep the updated one, else the oldest
-                    alive.sort(key=lambda p: (_updated(p, digest, generation) is False, creation_time(p)))
-                    delete += alive[1:]
-                    alive = alive[:1]
+                if len(alive) > 1:
+                    kept = self._kept(alive, digest, generation, min_ready, now, surge=surge > 0)
+                    delete += [p for p in alive if p not in kept]
+                    alive = kept
                 running_on[name] = alive
             elif on_node:
                 delete += [p for p in on_node if not is_deleting(p)]
@@ -230,8 +233,13 @@ class DaemonSetController:
             if target not in node_names:
                 delete += [p for p in lost if not is_deleting(p)]
         wake: float | None = None
-        strategy = spec.get("updateStrategy") or {}
-        if strategy.get("type", "RollingUpdate") == "RollingUpdate" and not delete:
+        if rolling and not delete and surge:
+            olds, news = self._surge_update(
+                _surge(strategy, len(desired)), desired, running_on, digest, generation, min_ready, now
+            )
+            delete += olds
+            create += news
+        elif rolling and not delete:
             delete += self._rolling_update(strategy, desired, running_on, digest, generation, min_ready, now)
         for pod in delete:
             self.store.delete("pods", name_of(pod), namespace=namespace_of(pod), uid=uid_of(pod))
@@ -320,6 +328,57 @@ class DaemonSetController:
         out += old_available[: max(0, room)]
         return out
 
+    @staticmethod
+    def _kept(
+        alive: list[JSON], digest: str, generation: str, min_ready: int, now: datetime, *, surge: bool
+    ) -> list[JSON]:
+        """podsShouldBeOnNode's duplicates: without surge the oldest pod stays; with it, the oldest updated pod
+        and, while that one is not available and it is, the oldest old pod."""
+        if not surge:
+            return alive[:1]  # `alive` is oldest first
+        updated = [p for p in alive if _updated(p, digest, generation)]
+        old = [p for p in alive if not _updated(p, digest, generation)]
+        if not updated:
+            return old[:1]
+        if (
+            old
+            and available_since(updated[0], min_ready, now) != 0
+            and available_since(old[0], min_ready, now) == 0
+        ):
+            return [old[0], updated[0]]
+        return updated[:1]
+
+    @staticmethod
+    def _surge_update(
+        surge: int,
+        desired: list[str],
+        running_on: dict[str, list[JSON]],
+        digest: str,
+        generation: str,
+        min_ready: int,
+        now: datetime,
+    ) -> tuple[list[JSON], list[str]]:
+        """rollingUpdate with maxSurge: a node whose old pod is not available gets its new pod at once, at
+        most `maxSurge` others one beside the old pod; an old pod goes once the new one beside it is available.
+        Returns (pods to delete, nodes to create a pod on)."""
+        delete: list[JSON] = []
+        at_once: list[str] = []
+        candidates: list[str] = []
+        surging = 0
+        for name in desired:
+            alive = running_on.get(name) or []
+            new = next((p for p in alive if _updated(p, digest, generation)), None)
+            old = next((p for p in alive if not _updated(p, digest, generation)), None)
+            if old is None:
+                continue
+            if new is None:
+                (candidates if available_since(old, min_ready, now) == 0 else at_once).append(name)
+            elif available_since(new, min_ready, now) == 0:
+                delete.append(old)
+            else:
+                surging += 1
+        return delete, at_once + candidates[: max(0, surge - surging)]
+
     def _create(
         self, ds: JSON, template: JSON, pod_spec: JSON, node: str, digest: str, generation: str
     ) -> bool:
@@ -354,6 +413,13 @@ class DaemonSetController:
         post_event(self.store, self.clock, ds, reason="SuccessfulCreate", message=f"Created pod: {name_of(pod)}",
                    component=COMPONENT)  # fmt: skip
         return True
+
+
+def _surge(strategy: Mapping[str, Any], nodes: int) -> int:
+    try:
+        return scaled((strategy.get("rollingUpdate") or {}).get("maxSurge", 0) or 0, nodes, round_up=True)
+    except BudgetError:
+        return 0
 
 
 def _updated(pod: Mapping[str, Any], digest: str, generation: str) -> bool:

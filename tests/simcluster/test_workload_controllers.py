@@ -75,9 +75,9 @@ def _taint(cluster: SimCluster, node: str, effect: str) -> None:
     )
 
 
-def _mark_ready(cluster: SimCluster, name: str) -> None:
+def _mark_ready(cluster: SimCluster, name: str, *, node: str = "node-0") -> None:
     """What the scheduler and kubelet would do: bind the pod and start it."""
-    cluster.store.bind_pod(name, namespace="default", node="node-0")
+    cluster.store.bind_pod(name, namespace="default", node=node)
     ready = [
         {"type": t, "status": "True"} for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
     ]
@@ -88,6 +88,12 @@ def _mark_ready(cluster: SimCluster, name: str) -> None:
         namespace="default",
         subresource="status",
     )
+
+
+def _node_of(pod: JSON) -> str:
+    """The node a daemon pod is for (its required node affinity names it)."""
+    required = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    return str(required["nodeSelectorTerms"][0]["matchFields"][0]["values"][0])
 
 
 def test_a_daemon_set_puts_one_pod_on_each_fitting_node_and_none_on_a_tainted_or_unselected_one() -> None:
@@ -160,6 +166,36 @@ def test_a_daemon_set_rolls_its_template_out_one_node_at_a_time() -> None:
             status["numberAvailable"],
             status["observedGeneration"],
         ) == (3, 3, 2)
+
+
+def test_a_surging_daemon_set_starts_the_new_pod_beside_the_old_one_until_it_is_ready() -> None:
+    # no scheduler: the test binds and starts the pods, so a new pod stays unready until it says so
+    with running(disable=("scheduler",)) as (cluster, _, _clock):
+        agent = _daemon_set("agent", node_selector={"topology.kubernetes.io/zone": "zone-a"})
+        agent["spec"]["updateStrategy"] = {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+        }
+        cluster.store.create("daemonsets", agent)
+        settle(cluster)
+        for pod in _pods_of(cluster, "agent"):
+            _mark_ready(cluster, pod["metadata"]["name"], node=_node_of(pod))
+        settle(cluster)
+        olds = {_node_of(p): p["metadata"]["name"] for p in _pods_of(cluster, "agent")}
+        assert sorted(olds) == ["node-0", "node-1"]
+        cluster.store.patch("daemonsets", "agent", {"spec": {"template": {"spec": {"containers": [
+            {"name": "agent", "image": "agent:2"}]}}}}, namespace="default")  # fmt: skip
+        settle(cluster)
+        new = [p for p in _pods_of(cluster, "agent") if p["metadata"]["name"] not in olds.values()]
+        assert len(new) == 1  # maxSurge 1: one new pod, beside its node's old one, which stays
+        assert len(_pods_of(cluster, "agent")) == 3
+        first = _node_of(new[0])
+        _mark_ready(cluster, new[0]["metadata"]["name"], node=first)
+        settle(cluster)
+        names = {p["metadata"]["name"] for p in _pods_of(cluster, "agent")}
+        assert olds[first] not in names  # replaced once the new one is available
+        other = "node-1" if first == "node-0" else "node-0"
+        assert olds[other] in names and len(names) == 3  # the next node's surge pod has started
 
 
 def test_a_stateful_set_creates_its_pods_in_order_and_removes_them_in_reverse() -> None:
