@@ -54,6 +54,11 @@ def _ordinal(set_name: str, pod: JSON) -> int | None:
     return int(name[len(prefix) :])
 
 
+def _sort_ordinal(set_name: str, pod: JSON) -> int:
+    ordinal = _ordinal(set_name, pod)
+    return -1 if ordinal is None else ordinal
+
+
 def _healthy(pod: JSON) -> bool:
     return pod_ready(pod) and not is_deleting(pod)
 
@@ -103,7 +108,7 @@ class StatefulSetController:
                 by_ordinal[ordinal] = pod
             else:
                 condemned.append(pod)
-        condemned.sort(key=lambda p: _ordinal(name, p) or -1)
+        condemned.sort(key=lambda p: _sort_ordinal(name, p))
         self._manage(sts, by_ordinal, condemned, start, replicas, update_revision, monotonic)
         return self._write_status(sts, pods, update_revision, current_revision, replicas)
 
@@ -139,17 +144,17 @@ class StatefulSetController:
                 continue
             if monotonic and not _healthy(pod):
                 return  # "StatefulSet is waiting for Pod to be Running and Ready"
-        # then the condemned, from the highest ordinal down
-        unhealthy = any(not _healthy(p) for p in by_ordinal.values()) or any(
-            not _healthy(p) for p in condemned
-        )
+        # then the condemned, from the highest ordinal down; an unhealthy one waits unless it is the first
+        # unhealthy pod (replicas first, by ordinal)
+        ordered = [by_ordinal[o] for o in sorted(by_ordinal)] + condemned
+        first_unhealthy = next((p for p in ordered if not _healthy(p)), None)
         for pod in reversed(condemned):
             if is_deleting(pod):
                 if monotonic:
                     return
                 continue
-            if monotonic and unhealthy and _healthy(pod):
-                return  # waits for the unhealthy ones first
+            if monotonic and not _healthy(pod) and pod is not first_unhealthy:
+                return
             self._delete(sts, pod)
             if monotonic:
                 return

@@ -241,6 +241,25 @@ def test_a_stateful_set_creates_its_pods_in_order_and_removes_them_in_reverse() 
         assert terminating == ["web-2"]  # the highest first, and web-1 waits for it to be gone
 
 
+def test_a_stateful_set_scaled_down_removes_its_highest_healthy_pod_while_a_lower_one_is_unready() -> None:
+    # upstream: a condemned pod that is Running and Ready goes; only an unhealthy one waits its turn
+    with running(disable=("scheduler", "pods")) as (cluster, _, _clock):
+        cluster.store.create("statefulsets", _stateful_set("web", 3))
+        for name in ("web-0", "web-1", "web-2"):
+            settle(cluster)
+            _mark_ready(cluster, name)
+        settle(cluster)
+        unready = [{"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "False"}]
+        cluster.store.patch("pods", "web-1", {"status": {"conditions": unready}}, namespace="default",
+                            subresource="status")  # fmt: skip
+        cluster.store.patch("statefulsets", "web", {"spec": {"replicas": 1}}, namespace="default")
+        settle(cluster)
+        terminating = [
+            p["metadata"]["name"] for p in _pods_of(cluster, "web") if p["metadata"].get("deletionTimestamp")
+        ]
+        assert terminating == ["web-2"]
+
+
 def test_a_parallel_stateful_set_creates_all_its_pods_at_once() -> None:
     with running(disable=("scheduler",)) as (cluster, _, _clock):
         cluster.store.create("statefulsets", _stateful_set("db", 3, policy="Parallel"))
