@@ -165,7 +165,9 @@ class StatefulSetController:
         for ordinal in reversed(ordinals):
             if ordinal < start + partition:
                 break
-            pod = by_ordinal[ordinal]
+            pod = by_ordinal.get(ordinal)
+            if pod is None:
+                return  # created this pass (Parallel): the next pass sees it
             if (meta(pod).get("labels") or {}).get(REVISION_LABEL) != update_revision and not is_deleting(
                 pod
             ):

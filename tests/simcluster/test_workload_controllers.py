@@ -4,6 +4,7 @@ for both."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -260,11 +261,21 @@ def test_a_stateful_set_scaled_down_removes_its_highest_healthy_pod_while_a_lowe
         assert terminating == ["web-2"]
 
 
-def test_a_parallel_stateful_set_creates_all_its_pods_at_once() -> None:
-    with running(disable=("scheduler",)) as (cluster, _, _clock):
+def test_a_parallel_stateful_set_creates_all_its_pods_at_once_without_a_failed_pass(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with (
+        caplog.at_level(logging.ERROR, logger="simcluster.controllers"),
+        running(disable=("scheduler",)) as (
+            cluster,
+            _,
+            _clock,
+        ),
+    ):
         cluster.store.create("statefulsets", _stateful_set("db", 3, policy="Parallel"))
         settle(cluster)
         assert sorted(p["metadata"]["name"] for p in _pods_of(cluster, "db")) == ["db-0", "db-1", "db-2"]
+    assert [r.getMessage() for r in caplog.records if r.name == "simcluster.controllers"] == []
 
 
 def _kubectl(tmp_path: Path, *args: str) -> str:
