@@ -1,5 +1,6 @@
 """Simulated controllers that run beside the API server: the DRA driver, the scheduler, the device-taint
-eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, pod lifecycle, the
+eviction controller, the ResourceClaim controller, ReplicaSet/Job owners, the DaemonSet and StatefulSet
+controllers, pod lifecycle, the
 ResourcePoolStatusRequest controller, the garbage collector, the namespace controller and the node lifecycle
 controller (the unschedulable taint of a cordoned node).
 
@@ -11,7 +12,7 @@ Options (all optional): `clock` (a `Clock`; `FakeClock` for tests), `rule_status
 DeviceTaintRule status writes, default 10), `allocate` (replaces `dra.allocator.allocate`),
 `features` (allocator feature names), `workload_pods` (add that many one-GPU pods, for benchmarks),
 `disable` (names of controllers not to start: driver, scheduler, eviction, claims, owners, pods, poolstatus,
-deployments, disruption, garbage, namespaces, nodelifecycle),
+deployments, daemonsets, statefulsets, disruption, garbage, namespaces, nodelifecycle),
 `batch_delay` (seconds a controller waits after a store event to batch a burst into one pass, default 0.02),
 `pace` (every controller but the scheduler also waits that many times its last pass's duration, default 10),
 `percentage_of_nodes_to_score` (the scheduler's percentageOfNodesToScore, default 0: adaptive).
@@ -28,6 +29,8 @@ from dra.allocator import DEFAULT_FEATURES
 from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock, stop_loops
 from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
 from simcluster.controllers.claims import ClaimController
+from simcluster.controllers.daemonsets import WATCHES as DAEMONSET_WATCHES
+from simcluster.controllers.daemonsets import DaemonSetController
 from simcluster.controllers.deployments import WATCHES as DEPLOYMENT_WATCHES
 from simcluster.controllers.deployments import DeploymentController
 from simcluster.controllers.disruption import WATCHES as DISRUPTION_WATCHES
@@ -46,6 +49,8 @@ from simcluster.controllers.poolstatus import WATCHES as POOL_STATUS_WATCHES
 from simcluster.controllers.poolstatus import PoolStatusController
 from simcluster.controllers.scheduler import WATCHES as SCHEDULER_WATCHES
 from simcluster.controllers.scheduler import Scheduler
+from simcluster.controllers.statefulsets import WATCHES as STATEFULSET_WATCHES
+from simcluster.controllers.statefulsets import StatefulSetController
 from simcluster.controllers.storage import WATCHES as STORAGE_WATCHES
 from simcluster.controllers.storage import StorageProtection
 from simcluster.errors import ApiError
@@ -67,6 +72,8 @@ class Controllers:
     pods: PodLifecycle
     pool_status: PoolStatusController
     deployments: DeploymentController
+    daemonsets: DaemonSetController
+    statefulsets: StatefulSetController
     disruption: DisruptionController
     garbage: GarbageCollector
     namespaces: NamespaceController
@@ -132,6 +139,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     pods = PodLifecycle(store, clock=clock)
     pool_status = PoolStatusController(store, clock=clock)
     deployments = DeploymentController(store, clock=clock)
+    daemonsets = DaemonSetController(store, clock=clock)
+    statefulsets = StatefulSetController(store, clock=clock)
     disruption = DisruptionController(store, clock=clock)
     garbage = GarbageCollector(store)
     namespaces = NamespaceController(store, clock=clock)
@@ -148,6 +157,8 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         pods=pods,
         pool_status=pool_status,
         deployments=deployments,
+        daemonsets=daemonsets,
+        statefulsets=statefulsets,
         disruption=disruption,
         garbage=garbage,
         namespaces=namespaces,
@@ -176,6 +187,16 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
             "deployments",
             Loop("deployments", deployments.reconcile, batch_delay=batch, pace=pace),
             DEPLOYMENT_WATCHES,
+        ),
+        (
+            "daemonsets",
+            Loop("daemonsets", daemonsets.reconcile, batch_delay=batch, pace=pace),
+            DAEMONSET_WATCHES,
+        ),
+        (
+            "statefulsets",
+            Loop("statefulsets", statefulsets.reconcile, batch_delay=batch, pace=pace),
+            STATEFULSET_WATCHES,
         ),
         (
             "disruption",
