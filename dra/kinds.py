@@ -121,7 +121,8 @@ def _k(
 
 
 #: How the core group's conversions (Pod, Node, ReplicationController, Namespace, Event, Secret, Service) refuse a
-#: label. Endpoints, PersistentVolume(Claim), DaemonSet, StatefulSet, CronJob and Ingress register none.
+#: label. Endpoints, PersistentVolume(Claim), DaemonSet, StatefulSet,
+#: ControllerRevision, CronJob and Ingress register none.
 _CORE_FIELD_LABEL_ERROR = "field label not supported: {label}"
 
 
@@ -166,6 +167,8 @@ KINDS: tuple[Kind, ...] = (
        categories=("all",)),
     _k("apps", "v1", "statefulsets", "StatefulSet", namespaced=True, short_names=("sts",), status=True,
        categories=("all",), extra_subresources=("scale",)),
+    # the DaemonSet and StatefulSet controllers' template history (kubectl rollout history|undo reads it)
+    _k("apps", "v1", "controllerrevisions", "ControllerRevision", namespaced=True),
     _k("batch", "v1", "jobs", "Job", namespaced=True, status=True, categories=("all",),
        field_selectors=("status.successful",), field_label_error='field label "{label}" not supported for batchv1.Job'),
     _k("batch", "v1", "cronjobs", "CronJob", namespaced=True, short_names=("cj",), status=True,

@@ -162,7 +162,7 @@ _IMMUTABLE_SPEC_CAUSE = {
 _WITHOUT_GENERATION = frozenset({
     ("", "events"), ("", "namespaces"), ("", "nodes"), ("", "services"), ("", "configmaps"), ("", "secrets"),
     ("", "serviceaccounts"), ("", "endpoints"), ("", "persistentvolumeclaims"), ("", "persistentvolumes"),
-    ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
+    ("apps", "controllerrevisions"), ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 })  # fmt: skip

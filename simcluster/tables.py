@@ -529,6 +529,21 @@ def _cron_job_row(obj: Obj, now: datetime) -> list[Any]:
             _format_selector(_get(job, "spec", "selector") or {})]  # fmt: skip
 
 
+def _revision_controller(obj: Obj) -> str:
+    """printControllerRevision's CONTROLLER: `daemonset.apps/<name>` (the controller reference's group kind,
+    lower case), `<none>` without one."""
+    for ref in _get(obj, "metadata", "ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            api_version = str(ref.get("apiVersion") or "")
+            group = api_version.split("/")[0] if "/" in api_version else ""
+            kind = str(ref.get("kind") or "")
+            group_kind = f"{kind}.{group}" if group else kind
+            return (
+                f"{group_kind.lower()}/{ref.get('name') or ''}" if group_kind else str(ref.get("name") or "")
+            )
+    return "<none>"
+
+
 PRINTERS.update({
     "replicationcontrollers": (
         [_NAME_COLUMN, ("Desired", "integer", "", 0), ("Current", "integer", "", 0), ("Ready", "integer", "", 0),
@@ -553,6 +568,10 @@ PRINTERS.update({
          ("Images", "string", "", 1)],
         lambda o, now: [_name(o), f"{_get(o, 'status', 'readyReplicas') or 0}/{_get(o, 'spec', 'replicas') or 0}",
                         age(o, now), _containers(o, "name"), _containers(o, "image")],
+    ),
+    "controllerrevisions": (
+        [_NAME_COLUMN, ("Controller", "string", "", 0), ("Revision", "integer", "", 0), _AGE_COLUMN],
+        lambda o, now: [_name(o), _revision_controller(o), _get(o, "revision") or 0, age(o, now)],
     ),
     "cronjobs": (
         [_NAME_COLUMN, ("Schedule", "string", "", 0), ("Timezone", "string", "", 0), ("Suspend", "boolean", "", 0),

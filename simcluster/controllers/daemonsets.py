@@ -39,13 +39,14 @@ from simcluster.controllers.common import (
     uid_of,
 )
 from simcluster.controllers.deployments import template_hash
+from simcluster.controllers.history import HashCollision, bump_collisions, record, trim
 from simcluster.controllers.owners import CREATE_BACKOFF
 from simcluster.defaulting import TEMPLATE_GENERATION
 from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
-WATCHES = frozenset({"daemonsets", "pods", "nodes"})
+WATCHES = frozenset({"daemonsets", "pods", "nodes", "controllerrevisions"})
 COMPONENT = "daemonset-controller"
 REVISION_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
@@ -193,6 +194,14 @@ class DaemonSetController:
         spec = ds.get("spec") or {}
         template = spec.get("template") or {}
         digest = template_hash(template, int((ds.get("status") or {}).get("collisionCount") or 0))
+        # constructHistory: the current template's revision, labelled as its pods are
+        revision = f"{name_of(ds)}-{digest}"
+        try:
+            record(self.store, ds, revision, {**((template.get("metadata") or {}).get("labels") or {}),
+                                              REVISION_LABEL: digest}, meta(ds).get("annotations"))  # fmt: skip
+        except HashCollision:
+            bump_collisions(self.store, "daemonsets", ds)
+            return 0.0
         generation = str((meta(ds).get("annotations") or {}).get(TEMPLATE_GENERATION, "1"))
         pod_spec = daemon_pod_spec(template.get("spec") or {})
         min_ready = int(spec.get("minReadySeconds") or 0)
@@ -251,6 +260,9 @@ class DaemonSetController:
                     break
             else:
                 self._backoff.pop(uid_of(ds), None)
+        # cleanupHistory: revisions past the limit that no pod runs
+        hashes = {(meta(p).get("labels") or {}).get(REVISION_LABEL) for p in pods}
+        trim(self.store, ds, revision, {f"{name_of(ds)}-{h}" for h in hashes if h}, count_live=True)
         # status (updateDaemonSetStatus)
         scheduled = ready = available = updated = misscheduled = 0
         for node in nodes:

@@ -8,9 +8,9 @@ Each ordinal of `[start, start + replicas)` gets its pod: hostname the pod's nam
 whenDeleted is Delete). OrderedReady creates one pod at a time, the next once the previous is Running and
 Ready, and removes the ordinals past the end from the highest down, one at a time; Parallel does both at
 once. A failed pod is deleted and created again. A RollingUpdate deletes, from the highest ordinal down to
-the partition, the first pod not at the update revision, and waits for each replacement to be ready; the
-pod comes back from the current template (without ControllerRevisions the simulation keeps no older one,
-so a pod below the partition created again gets the new template). Events are the stateful pod control's:
+the partition, the first pod not at the update revision, and waits for each replacement to be ready; a pod
+below the partition that is created again comes back at the current revision (its ControllerRevision's
+template). The set's revisions are kept as `history` keeps them. Events are the stateful pod control's:
 SuccessfulCreate `create Pod web-0 in StatefulSet web successful`, SuccessfulDelete, and
 `create Claim data-web-0 Pod web-0 in StatefulSet web success`.
 """
@@ -35,15 +35,18 @@ from simcluster.controllers.common import (
 )
 from simcluster.controllers.daemonsets import available_since, pod_ready
 from simcluster.controllers.deployments import template_hash
+from simcluster.controllers.history import HashCollision, bump_collisions, record, trim
 from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
-WATCHES = frozenset({"statefulsets", "pods"})
+WATCHES = frozenset({"statefulsets", "pods", "controllerrevisions"})
 COMPONENT = "statefulset-controller"
 REVISION_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+#: what history.NewControllerRevision labels a revision with: the hash its name ends in
+HISTORY_HASH_LABEL = "controller.kubernetes.io/hash"
 
 
 def _ordinal(set_name: str, pod: JSON) -> int | None:
@@ -57,6 +60,17 @@ def _ordinal(set_name: str, pod: JSON) -> int | None:
 def _sort_ordinal(set_name: str, pod: JSON) -> int:
     ordinal = _ordinal(set_name, pod)
     return -1 if ordinal is None else ordinal
+
+
+def _at_current(sts: JSON, ordinal: int, start: int) -> bool:
+    """newVersionedStatefulSetPod: a RollingUpdate's pod below the partition (or, without rollingUpdate, among
+    the current replicas) is created at the current revision."""
+    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    rolling = strategy.get("rollingUpdate")
+    if rolling is not None:
+        return ordinal < start + int(rolling.get("partition") or 0)
+    current = int((sts.get("status") or {}).get("currentReplicas") or 0)
+    return strategy.get("type", "RollingUpdate") == "RollingUpdate" and ordinal < start + current
 
 
 def _healthy(pod: JSON) -> bool:
@@ -97,7 +111,15 @@ class StatefulSetController:
         replicas = int(spec.get("replicas", 1))
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         collisions = int((sts.get("status") or {}).get("collisionCount") or 0)
-        update_revision = f"{name}-{template_hash(spec.get('template') or {}, collisions)}"
+        digest = template_hash(spec.get("template") or {}, collisions)
+        update_revision = f"{name}-{digest}"
+        # getStatefulSetRevisions: the update revision, its labels the template's
+        labels = {**(meta(spec.get("template") or {}).get("labels") or {}), HISTORY_HASH_LABEL: digest}
+        try:
+            record(self.store, sts, update_revision, labels)
+        except HashCollision:
+            bump_collisions(self.store, "statefulsets", sts)
+            return 0.0
         current_revision = str((sts.get("status") or {}).get("currentRevision") or update_revision)
         monotonic = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
         by_ordinal: dict[int, JSON] = {}
@@ -109,8 +131,36 @@ class StatefulSetController:
             else:
                 condemned.append(pod)
         condemned.sort(key=lambda p: _sort_ordinal(name, p))
-        self._manage(sts, by_ordinal, condemned, start, replicas, update_revision, monotonic)
-        return self._write_status(sts, pods, update_revision, current_revision, replicas)
+        current = self._current_set(sts, current_revision, update_revision)
+        self._manage(sts, by_ordinal, condemned, start, replicas, update_revision, monotonic, current)
+        wake = self._write_status(sts, pods, update_revision, current_revision, replicas)
+        # truncateHistory: revisions past the limit that are neither current, update nor a pod's
+        live = {current_revision, update_revision} | {
+            str((meta(p).get("labels") or {}).get(REVISION_LABEL)) for p in pods
+        }
+        trim(self.store, sts, update_revision, live, count_live=False)
+        return wake
+
+    def _current_set(self, sts: JSON, current_revision: str, update_revision: str) -> tuple[JSON, str] | None:
+        """ApplyRevision: the set with its current revision's template, when that revision is another than
+        the update revision and still kept."""
+        if current_revision == update_revision:
+            return None
+        try:
+            revision = self.store.get("controllerrevisions", current_revision, namespace=namespace_of(sts))
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            return None
+        if (controller_of(revision) or {}).get("uid") != uid_of(sts):
+            return None
+        template = copy.deepcopy(((revision.get("data") or {}).get("spec") or {}).get("template"))
+        if not isinstance(template, dict):
+            return None
+        template.pop("$patch", None)
+        current = copy.deepcopy(sts)
+        current.setdefault("spec", {})["template"] = template
+        return current, current_revision
 
     def _manage(
         self,
@@ -121,8 +171,10 @@ class StatefulSetController:
         replicas: int,
         update_revision: str,
         monotonic: bool,
+        current: tuple[JSON, str] | None,
     ) -> None:
-        """upstream's updateStatefulSet (monotonic: OrderedReady; otherwise Parallel, burst)."""
+        """upstream's updateStatefulSet (monotonic: OrderedReady; otherwise Parallel, burst). `current` is the
+        set at its current revision and that revision's name, when it is not the update revision."""
         spec = sts.get("spec") or {}
         ordinals = range(start, start + replicas)
         # replicas first: failed ones go, missing ones come, in order
@@ -138,7 +190,10 @@ class StatefulSetController:
                     return
                 continue
             if pod is None:
-                self._create(sts, ordinal, update_revision)
+                if current is not None and _at_current(sts, ordinal, start):
+                    self._create(current[0], ordinal, current[1])
+                else:
+                    self._create(sts, ordinal, update_revision)
                 if monotonic:
                     return
                 continue

@@ -4,7 +4,7 @@
 field) plus warnings for ``Warning`` headers.  The server owns defaulting and the spec/status split; this
 package only judges the object it is given (and the stored one, on update). One module per subject:
 `metadata`, `core` (Pod, Node, PodDisruptionBudget), `apps` (Deployment, ReplicaSet, DaemonSet, StatefulSet,
-ReplicationController), `batch` (CronJob), `networking` (Ingress), `volumes` (PersistentVolumeClaim,
+ControllerRevision, ReplicationController), `batch` (CronJob), `networking` (Ingress), `volumes` (PersistentVolumeClaim,
 PersistentVolume), `slices`, `claims`, `admin` (DeviceClass, DeviceTaintRule, ResourcePoolStatusRequest), and
 the parts they share (`names`, `capacity`, `cel`, `shared`).
 """
@@ -18,6 +18,7 @@ from dra.allocator.features import DEFAULT_FEATURES
 from simcluster.schema import Causes, ResourceDef, schema_causes
 from simcluster.validation.admin import check_device_class, check_device_taint_rule, check_pool_status_request
 from simcluster.validation.apps import (
+    check_controller_revision,
     check_daemon_set,
     check_deployment,
     check_replica_set,
@@ -41,6 +42,7 @@ _WORKLOADS: dict[
 ] = {
     ("apps", "DaemonSet"): check_daemon_set,
     ("apps", "StatefulSet"): check_stateful_set,
+    ("apps", "ControllerRevision"): check_controller_revision,
     ("", "ReplicationController"): check_replication_controller,
     ("batch", "CronJob"): check_cron_job,
     ("networking.k8s.io", "Ingress"): check_ingress,

@@ -136,6 +136,16 @@ _STATEFUL_SET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds")  # fmt: skip
 
 
+def check_controller_revision(
+    causes: Causes, obj: JSON, old: JSON | None, subresource: str | None
+) -> list[str]:
+    """ValidateControllerRevision: data is mandatory, revision not negative."""
+    if obj.get("data") is None:
+        causes.required("data", "data is mandatory")
+    _non_negative(causes, "revision", obj.get("revision"))
+    return []
+
+
 def check_stateful_set(causes: Causes, obj: JSON, old: JSON | None, subresource: str | None) -> list[str]:
     """ValidateStatefulSetSpec: the template's labels and annotations, not its pod spec (upstream leaves that
     to the pods the controller creates); on update, only `_STATEFUL_SET_MUTABLE` may change."""

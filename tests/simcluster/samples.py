@@ -79,6 +79,11 @@ _SAMPLES: dict[str, dict[str, Any]] = {
             "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [CONTAINER]}},
         },
     },
+    "controllerrevisions": {
+        "metadata": {"name": "agent-5d4c8b7f9", "labels": {"app": "agent"}},
+        "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": [CONTAINER]}}}},
+        "revision": 1,
+    },
     "cronjobs": {
         "metadata": {"name": "nightly"},
         "spec": {

@@ -40,6 +40,7 @@ UPSTREAM_RETURNS_OBJECT = {
     "endpointslices": False,
     "daemonsets": False,
     "statefulsets": False,
+    "controllerrevisions": False,
     "cronjobs": False,
     "ingresses": False,
 }

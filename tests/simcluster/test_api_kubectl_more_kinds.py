@@ -27,6 +27,8 @@ UPSTREAM_ROWS = {
     "daemonsets": "daemonsets ds apps/v1 true DaemonSet create,delete,deletecollection,get,list,patch,update,watch all",
     "statefulsets": "statefulsets sts apps/v1 true StatefulSet "
     "create,delete,deletecollection,get,list,patch,update,watch all",
+    "controllerrevisions": "controllerrevisions apps/v1 true ControllerRevision "
+    "create,delete,deletecollection,get,list,patch,update,watch",
     "cronjobs": "cronjobs cj batch/v1 true CronJob create,delete,deletecollection,get,list,patch,update,watch all",
     "ingresses": "ingresses ing networking.k8s.io/v1 true Ingress "
     "create,delete,deletecollection,get,list,patch,update,watch",

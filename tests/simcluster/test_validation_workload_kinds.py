@@ -68,6 +68,8 @@ def _edited(plural: str, path: str, value: Any) -> dict[str, Any]:
         ("statefulsets", "spec.persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Keep"}, ("spec.persistentVolumeClaimRetentionPolicy.whenDeleted", 'Unsupported value: "Keep": supported values: "Retain", "Delete"')),
         ("statefulsets", "spec.selector", {"matchLabels": {"app": "other"}}, ("spec.template.metadata.labels", 'Invalid value: map[string]string{"app":"db"}: `selector` does not match template `labels`')),
         ("statefulsets", "metadata.name", "db.primary", ("metadata.name", 'Invalid value: "db.primary": must not contain dots')),
+        ("controllerrevisions", "data", None, ("data", "Required value: data is mandatory")),
+        ("controllerrevisions", "revision", -1, ("revision", "Invalid value: -1: must be greater than or equal to 0")),
         ("replicationcontrollers", "spec.template", None, ("spec.template", "Required value")),
         ("replicationcontrollers", "spec.selector", {"app": "other"}, ("spec.template.metadata.labels", 'Invalid value: map[string]string{"app":"legacy"}: `selector` does not match template `labels`')),
         ("cronjobs", "spec.schedule", "every day", ("spec.schedule", 'Invalid value: "every day": expected exactly 5 fields, found 2: [every day]')),

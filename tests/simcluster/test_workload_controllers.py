@@ -309,3 +309,167 @@ def test_kubectl_rollout_status_finishes_for_a_daemon_set_and_a_stateful_set(tmp
         settle(cluster)
         images = {p["spec"]["containers"][0]["image"] for p in _pods_of(cluster, "web")}
         assert images == {"nginx:1.28"}
+
+
+def _revisions(cluster: SimCluster, owner: str) -> list[JSON]:
+    """The ControllerRevisions `owner` controls, by revision number."""
+    found = [
+        r
+        for r in cluster.store.list("controllerrevisions", namespace="default")
+        if any(
+            ref.get("controller") and ref["name"] == owner
+            for ref in r["metadata"].get("ownerReferences") or []
+        )
+    ]
+    return sorted(found, key=lambda r: int(r["revision"]))
+
+
+def _set_image(cluster: SimCluster, plural: str, name: str, container: str, image: str) -> None:
+    cluster.store.patch(plural, name, {"spec": {"template": {"spec": {"containers": [
+        {"name": container, "image": image}]}}}}, namespace="default")  # fmt: skip
+    settle(cluster)
+
+
+def test_a_daemon_set_and_a_stateful_set_keep_one_revision_per_template_named_after_their_pods_hash() -> None:
+    with running() as (cluster, _, _clock):
+        cluster.store.create("daemonsets", _daemon_set("agent"))
+        cluster.store.create("statefulsets", _stateful_set("web", 2, policy="Parallel"))
+        settle(cluster)
+        _set_image(cluster, "daemonsets", "agent", "agent", "agent:2")
+        _set_image(cluster, "statefulsets", "web", "web", "nginx:1.28")
+        for owner, kind, images, hash_label in (
+            ("agent", "DaemonSet", ["agent:1", "agent:2"], "controller-revision-hash"),
+            ("web", "StatefulSet", ["nginx:1.27", "nginx:1.28"], "controller.kubernetes.io/hash"),
+        ):
+            revisions = _revisions(cluster, owner)
+            assert [r["revision"] for r in revisions] == [1, 2]
+            templates = [r["data"]["spec"]["template"] for r in revisions]
+            assert [t["spec"]["containers"][0]["image"] for t in templates] == images
+            assert {t["$patch"] for t in templates} == {"replace"}
+            latest = revisions[-1]
+            assert latest["metadata"]["ownerReferences"][0]["kind"] == kind
+            assert latest["metadata"]["labels"]["app"] == owner
+            hashes = {p["metadata"]["labels"]["controller-revision-hash"] for p in _pods_of(cluster, owner)}
+            # a DaemonSet's pods carry the bare hash, a StatefulSet's the revision's name
+            expected = (
+                latest["metadata"]["name"]
+                if kind == "StatefulSet"
+                else latest["metadata"]["labels"][hash_label]
+            )
+            assert hashes == {expected}
+            assert latest["metadata"]["name"] == f"{owner}-{latest['metadata']['labels'][hash_label]}"
+        template = cluster.store.get("daemonsets", "agent", namespace="default")["spec"]["template"]
+        assert _revisions(cluster, "agent")[-1]["data"] == {
+            "spec": {"template": {**template, "$patch": "replace"}}
+        }
+
+
+@pytest.mark.parametrize(("plural", "container"), [("daemonsets", "agent"), ("statefulsets", "web")])
+def test_a_set_trims_the_revisions_no_pod_uses_to_its_revision_history_limit(
+    plural: str, container: str
+) -> None:
+    with running() as (cluster, _, _clock):
+        owner = _daemon_set("agent") if plural == "daemonsets" else _stateful_set("web", 2, policy="Parallel")
+        owner["spec"]["revisionHistoryLimit"] = 1
+        cluster.store.create(plural, owner)
+        settle(cluster)
+        for version in (2, 3, 4):
+            _set_image(cluster, plural, container, container, f"{container}:{version}")
+        revisions = _revisions(cluster, container)
+        assert [r["data"]["spec"]["template"]["spec"]["containers"][0]["image"] for r in revisions] == [
+            f"{container}:3", f"{container}:4"
+        ]  # fmt: skip
+        assert [r["revision"] for r in revisions] == [3, 4]
+
+
+def test_a_stateful_set_pod_below_the_partition_comes_back_at_the_current_revision() -> None:
+    with running() as (cluster, _, _clock):
+        stateful_set = _stateful_set("web", 3, policy="Parallel")
+        stateful_set["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}
+        cluster.store.create("statefulsets", stateful_set)
+        settle(cluster)
+        _set_image(cluster, "statefulsets", "web", "web", "nginx:1.28")
+        old, new = (r["metadata"]["name"] for r in _revisions(cluster, "web"))
+        images = {
+            p["metadata"]["name"]: p["spec"]["containers"][0]["image"] for p in _pods_of(cluster, "web")
+        }
+        assert images == {"web-0": "nginx:1.27", "web-1": "nginx:1.27", "web-2": "nginx:1.28"}
+        cluster.store.delete("pods", "web-0", namespace="default")
+        settle(cluster)
+        again = cluster.store.get("pods", "web-0", namespace="default")
+        assert again["spec"]["containers"][0]["image"] == "nginx:1.27"
+        assert again["metadata"]["labels"]["controller-revision-hash"] == old != new
+
+
+def _history_rows(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines()[1:] if line.strip()]
+
+
+@pytest.mark.kubectl
+def test_kubectl_rollout_history_lists_two_revisions_of_a_daemon_set_and_a_stateful_set_after_set_image(
+    tmp_path: Path,
+) -> None:
+    with running(kubeconfig_path=tmp_path / "kubeconfig") as (cluster, _, _clock):
+        cluster.store.create("daemonsets", _daemon_set("agent"))
+        cluster.store.create("statefulsets", _stateful_set("web", 2))
+        _kubectl(tmp_path, "rollout", "status", "ds/agent", "--timeout=60s")
+        _kubectl(tmp_path, "rollout", "status", "sts/web", "--timeout=60s")
+        _kubectl(tmp_path, "set", "image", "ds/agent", "agent=agent:2")
+        _kubectl(tmp_path, "set", "image", "sts/web", "web=nginx:1.28")
+        _kubectl(tmp_path, "rollout", "status", "ds/agent", "--timeout=60s")
+        _kubectl(tmp_path, "rollout", "status", "sts/web", "--timeout=60s")
+        assert _kubectl(tmp_path, "rollout", "history", "ds/agent").splitlines()[0] == "daemonset.apps/agent "
+        for target in ("ds/agent", "sts/web"):
+            assert _history_rows(_kubectl(tmp_path, "rollout", "history", target)) == [
+                "REVISION CHANGE-CAUSE", "1 <none>", "2 <none>"
+            ]  # fmt: skip
+        first = _kubectl(tmp_path, "rollout", "history", "ds/agent", "--revision=1")
+        assert first.startswith("daemonset.apps/agent with revision #1\nPod Template:\n")
+        assert "Image:\tagent:1\n" in first
+        assert "Image:\tnginx:1.27\n" in _kubectl(tmp_path, "rollout", "history", "sts/web", "--revision=1")
+        table = _kubectl(tmp_path, "get", "controllerrevisions", "--sort-by=.revision").splitlines()
+        assert table[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
+        controllers = sorted(" ".join(line.split()[1:3]) for line in table[1:])
+        assert controllers == [
+            "daemonset.apps/agent 1", "daemonset.apps/agent 2", "statefulset.apps/web 1", "statefulset.apps/web 2"
+        ]  # fmt: skip
+
+
+@pytest.mark.kubectl
+def test_kubectl_rollout_undo_restores_the_old_image_and_rolls_the_pods_of_a_daemon_set_and_a_stateful_set(
+    tmp_path: Path,
+) -> None:
+    with running(kubeconfig_path=tmp_path / "kubeconfig") as (cluster, _, _clock):
+        cluster.store.create("daemonsets", _daemon_set("agent"))
+        cluster.store.create("statefulsets", _stateful_set("web", 2))
+        _kubectl(tmp_path, "rollout", "status", "ds/agent", "--timeout=60s")
+        _kubectl(tmp_path, "rollout", "status", "sts/web", "--timeout=60s")
+        _kubectl(tmp_path, "set", "image", "ds/agent", "agent=agent:2")
+        _kubectl(tmp_path, "set", "image", "sts/web", "web=nginx:1.28")
+        _kubectl(tmp_path, "rollout", "status", "ds/agent", "--timeout=60s")
+        _kubectl(tmp_path, "rollout", "status", "sts/web", "--timeout=60s")
+        settle(cluster)
+        before = {p["metadata"]["uid"] for p in _pods_of(cluster, "agent") + _pods_of(cluster, "web")}
+        assert _kubectl(tmp_path, "rollout", "undo", "ds/agent") == "daemonset.apps/agent rolled back\n"
+        assert _kubectl(tmp_path, "rollout", "undo", "sts/web") == "statefulset.apps/web rolled back\n"
+        _kubectl(tmp_path, "rollout", "status", "ds/agent", "--timeout=60s")
+        _kubectl(tmp_path, "rollout", "status", "sts/web", "--timeout=60s")
+        settle(cluster)
+        for name, count, image in (("agent", 3, "agent:1"), ("web", 2, "nginx:1.27")):
+            plural = "daemonsets" if name == "agent" else "statefulsets"
+            spec = cluster.store.get(plural, name, namespace="default")["spec"]["template"]["spec"]
+            assert spec["containers"][0]["image"] == image
+            pods = _pods_of(cluster, name)
+            assert len(pods) == count
+            assert {p["spec"]["containers"][0]["image"] for p in pods} == {image}
+            assert not before & {p["metadata"]["uid"] for p in pods}
+        # the template that came back keeps its revision, renumbered as the latest
+        for target in ("ds/agent", "sts/web"):
+            assert _history_rows(_kubectl(tmp_path, "rollout", "history", target))[1:] == [
+                "2 <none>",
+                "3 <none>",
+            ]
+        # undoing to the revision already running changes nothing
+        assert _kubectl(tmp_path, "rollout", "undo", "ds/agent", "--to-revision=3") == (
+            "daemonset.apps/agent skipped rollback (current template already matches revision 3)\n"
+        )

@@ -191,7 +191,8 @@ def _defaulted(plural: str) -> Callable[[], Obj]:
 #: The workload, networking and storage kinds beyond DRA's: judged after their defaults, as by the server.
 MORE_KINDS: dict[Kind, Callable[[], Obj]] = {
     Kind(r.group, r.version, r.kind, r.plural, r.namespaced): _defaulted(r.plural)
-    for r in (BY_PLURAL[p] for p in ("replicationcontrollers", "daemonsets", "statefulsets", "cronjobs", "ingresses",
+    for r in (BY_PLURAL[p] for p in ("replicationcontrollers", "daemonsets", "statefulsets", "controllerrevisions",
+                                     "cronjobs", "ingresses",
                                      "persistentvolumeclaims", "persistentvolumes", "endpoints", "endpointslices"))
 }  # fmt: skip
 
