@@ -90,18 +90,22 @@ def values(operator: User) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_it_answers_every_method_on_every_route_without_a_server_error(
-    operator: User, values: dict[str, Any]
-) -> None:
-    all_routes = sorted(set(routes(get_resolver().url_patterns)))
-    assert len(all_routes) > 60 and set(all_routes) >= POST_ROUTES
-    # `pk` names a different object on each router: the one that exists there
-    pks = {
+def router_pks(values: dict[str, Any]) -> dict[str, Any]:
+    """`pk` names a different object on each router: the one that exists there."""
+    return {
         "api/^claims/": Claim.objects.get().pk, "api/^pools/": Pool.objects.get().pk,
         "api/^devices/": Device.objects.get(name="gpu-0").pk, "^api/whatif/": values["run_id"],
         "api/^classes/": "gpu.example.com", "api/^taint-rules/": "r1", "api/^nodes/": "node-0",
         "api/^pods/": Pod.objects.get().pk,
     }  # fmt: skip
+
+
+def test_it_answers_every_method_on_every_route_without_a_server_error(
+    operator: User, values: dict[str, Any]
+) -> None:
+    all_routes = sorted(set(routes(get_resolver().url_patterns)))
+    assert len(all_routes) > 60 and set(all_routes) >= POST_ROUTES
+    pks = router_pks(values)
     problems = []
     for route in all_routes:
         pk = next((v for prefix, v in pks.items() if route.startswith(prefix)), "")
@@ -144,12 +148,7 @@ def test_hostile_query_parameters_on_every_page_are_never_a_server_error(
     import random
 
     draw = random.Random(37)
-    pks = {
-        "api/^claims/": Claim.objects.get().pk, "api/^pools/": Pool.objects.get().pk,
-        "api/^devices/": Device.objects.get(name="gpu-0").pk, "^api/whatif/": values["run_id"],
-        "api/^classes/": "gpu.example.com", "api/^taint-rules/": "r1", "api/^nodes/": "node-0",
-        "api/^pods/": Pod.objects.get().pk,
-    }  # fmt: skip
+    pks = router_pks(values)
     client = Client(raise_request_exception=False)
     client.force_login(operator)
     problems = []
