@@ -75,6 +75,29 @@ def owner_reference(owner: Mapping[str, Any]) -> JSON:
     }
 
 
+def pod_from_template(
+    owner: Mapping[str, Any],
+    template: Mapping[str, Any],
+    spec: JSON,
+    *,
+    labels: Mapping[str, str],
+    name: str = "",
+) -> JSON:
+    """The Pod a workload controller creates from its template (GetPodFromTemplate): the template's labels
+    plus `labels`, its annotations, the owner as controller, `spec`; named `name`, else generated from the
+    owner's name."""
+    template_meta = template.get("metadata") or {}
+    pod_meta: JSON = {"name": name} if name else {"generateName": f"{name_of(owner)}-"}
+    pod_meta.update({
+        "namespace": namespace_of(owner),
+        "labels": {**(template_meta.get("labels") or {}), **labels},
+        "ownerReferences": [owner_reference(owner)],
+    })  # fmt: skip
+    if template_meta.get("annotations"):
+        pod_meta["annotations"] = dict(template_meta["annotations"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
+
+
 def pod_claim_names(pod: Mapping[str, Any]) -> list[str]:
     """Names of the ResourceClaims a pod uses now: named claims, generated ones, the extended one."""
     status = pod.get("status") or {}

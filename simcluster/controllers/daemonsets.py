@@ -33,7 +33,7 @@ from simcluster.controllers.common import (
     meta,
     name_of,
     namespace_of,
-    owner_reference,
+    pod_from_template,
     post_event,
     read_all,
     uid_of,
@@ -394,22 +394,11 @@ class DaemonSetController:
     def _create(
         self, ds: JSON, template: JSON, pod_spec: JSON, node: str, digest: str, generation: str
     ) -> bool:
-        template_meta = template.get("metadata") or {}
-        labels = {**(template_meta.get("labels") or {}), GENERATION_LABEL: generation, REVISION_LABEL: digest}
         spec = copy.deepcopy(pod_spec)
         with_node_affinity(spec, node)
-        pod_meta: JSON = {
-            "generateName": f"{name_of(ds)}-",
-            "namespace": namespace_of(ds),
-            "labels": labels,
-            "ownerReferences": [owner_reference(ds)],
-        }
-        if template_meta.get("annotations"):
-            pod_meta["annotations"] = dict(template_meta["annotations"])
+        labels = {GENERATION_LABEL: generation, REVISION_LABEL: digest}
         try:
-            pod = self.store.create(
-                "pods", {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
-            )
+            pod = self.store.create("pods", pod_from_template(ds, template, spec, labels=labels))
         except ApiError as error:
             if error.status in (404, 409) or is_namespace_terminating(error):
                 raise

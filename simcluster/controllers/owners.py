@@ -20,7 +20,7 @@ from simcluster.controllers.common import (
     meta,
     name_of,
     namespace_of,
-    owner_reference,
+    pod_from_template,
     post_event,
     read_all,
     set_condition,
@@ -208,20 +208,9 @@ class OwnerController:
         """Create one pod of the owner's template (the controller's SuccessfulCreate event); the API server's
         refusal (admission, validation) is returned, not raised: the owner records it and backs off."""
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
-        template_meta = template.get("metadata") or {}
-        labels = {**(template_meta.get("labels") or {}), **extra_labels}
-        pod_meta: JSON = {
-            "generateName": f"{name_of(owner)}-",
-            "namespace": namespace_of(owner),
-            "labels": labels,
-            "ownerReferences": [owner_reference(owner)],
-        }
-        if template_meta.get("annotations"):
-            pod_meta["annotations"] = dict(template_meta["annotations"])
         try:
             pod = self.store.create(
-                "pods",
-                {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}},
+                "pods", pod_from_template(owner, template, template.get("spec") or {}, labels=extra_labels)
             )
         except ApiError as error:
             if error.status in (404, 409) or is_namespace_terminating(error):

@@ -29,6 +29,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     owner_reference,
+    pod_from_template,
     post_event,
     read_all,
     uid_of,
@@ -236,7 +237,6 @@ class StatefulSetController:
         set_name = name_of(sts)
         pod_name = f"{set_name}-{ordinal}"
         template = copy.deepcopy(spec.get("template") or {})
-        template_meta = template.get("metadata") or {}
         pod_spec: JSON = template.get("spec") or {}
         claims: list[tuple[str, JSON]] = []
         for claim_template in spec.get("volumeClaimTemplates") or []:
@@ -257,23 +257,10 @@ class StatefulSetController:
         pod_spec["hostname"] = pod_name
         if spec.get("serviceName"):
             pod_spec["subdomain"] = spec["serviceName"]
-        labels = {
-            **(template_meta.get("labels") or {}),
-            POD_NAME_LABEL: pod_name,
-            POD_INDEX_LABEL: str(ordinal),
-            REVISION_LABEL: revision,
-        }
-        pod_meta: JSON = {
-            "name": pod_name,
-            "namespace": namespace_of(sts),
-            "labels": labels,
-            "ownerReferences": [owner_reference(sts)],
-        }
-        if template_meta.get("annotations"):
-            pod_meta["annotations"] = dict(template_meta["annotations"])
+        labels = {POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal), REVISION_LABEL: revision}
         try:
             self.store.create(
-                "pods", {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
+                "pods", pod_from_template(sts, template, pod_spec, labels=labels, name=pod_name)
             )
         except ApiError as error:
             if error.status in (404, 409) or is_namespace_terminating(error):
