@@ -43,7 +43,7 @@ from dra.poolshape import PoolMemo
 from dradash.realtime import broadcast
 from inventory.mirror import sql
 from inventory.mirror.derive.availability import pools_reached_by, pools_selected_by, recompute_availability
-from inventory.mirror.derive.claims import refresh_allocations, replace_claims
+from inventory.mirror.derive.claims import ClaimChanges, refresh_allocations, replace_claims
 from inventory.mirror.derive.classes import ClassMatcher, refresh_classes
 from inventory.mirror.derive.common import DeviceKey, chunks, json_path
 from inventory.mirror.derive.context import Context, RuleCache
@@ -783,7 +783,8 @@ class BatchWriter:
             return
         ctx = Context.load(self._matchers, self._rules, self._pool_memo)
         claims = by_kind.get("resourceclaims", {})
-        claim_keys = replace_claims(claims) if claims else set()
+        claim_changes = replace_claims(claims) if claims else ClaimChanges(set(), set())
+        claim_keys = claim_changes.devices
 
         slices = by_kind.get("resourceslices", {})
         pool_keys: set[str] = set()
@@ -806,7 +807,8 @@ class BatchWriter:
 
         availability = {
             "resourceslices": set(pool_keys) if inline else set(),
-            "resourceclaims": {f"{d}/{p}" for d, p, _ in claim_keys},
+            # only where which claim holds which device changed (not a reservedFor or device status)
+            "resourceclaims": {f"{d}/{p}" for d, p, _ in claim_changes.holdings},
         }
         if "devicetaintrules" in by_kind:
             # Only a rule whose spec changed moves taints: the eviction controller rewrites status

@@ -17,6 +17,7 @@ from django.db.models import Q
 from dra.availability import node_local_names, pool_availability
 from dra.selection import device_selector
 from inventory.mirror import sql
+from inventory.mirror.derive.claims import HOLDING_FIELDS
 from inventory.mirror.derive.common import JSON, chunks, pools_q, selector_filters
 from inventory.mirror.derive.context import Context
 from inventory.models import Allocation, ClassAvailability, Device, KubeObject, Pool
@@ -117,10 +118,7 @@ def _claims_by_pool(pool_keys: list[str]) -> dict[str, list[JSON]]:
     needs only which device each result holds (and its share and consumed capacity)."""
     results: dict[str, dict[str, list[JSON]]] = defaultdict(lambda: defaultdict(list))
     refs: dict[str, tuple[str, str]] = {}
-    rows = Allocation.objects.filter(pools_q(pool_keys)).values_list(
-        "claim_uid", "claim_namespace", "claim_name", "request", "driver", "pool", "device", "admin_access",
-        "share_id", "consumed_capacity",
-    )  # fmt: skip
+    rows = Allocation.objects.filter(pools_q(pool_keys)).values_list(*HOLDING_FIELDS)
     for uid, namespace, name, request, driver, pool, device, admin, share_id, consumed in rows:
         refs[uid] = (namespace, name)
         entry: JSON = {"request": request, "driver": driver, "pool": pool, "device": device}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Q
 
@@ -84,14 +85,25 @@ def _allocation_rows(q: Q) -> Iterator[Allocation]:
         yield SimpleNamespace(**row)  # type: ignore[misc]
 
 
-def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
-    """Rewrite Allocation and Claim rows of changed claims (None = deleted); returns affected device keys."""
+class ClaimChanges(NamedTuple):
+    """What rewriting some claims' rows changed: `devices`, every device a changed claim holds or held (its
+    allocation columns are rewritten); `holdings`, only the devices whose holders changed (which claim
+    holds them, and how: `HOLDING_FIELDS`), the ones whose pool's availability moved. A claim's
+    reservedFor or its driver's device status changes the first, never the second."""
+
+    devices: set[DeviceKey]
+    holdings: set[DeviceKey]
+
+
+def replace_claims(changed: dict[str, JSON | None]) -> ClaimChanges:
+    """Rewrite Allocation and Claim rows of changed claims (None = deleted)."""
     affected: set[DeviceKey] = set()
+    held_before: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
     uids = list(changed)
     for batch in chunks(uids):
-        affected.update(
-            Allocation.objects.filter(claim_uid__in=batch).values_list("driver", "pool", "device")
-        )
+        for row in Allocation.objects.filter(claim_uid__in=batch).values_list(*HOLDING_FIELDS):
+            held_before[row[0]].add(_holding(row))
+            affected.add((row[4], row[5], row[6]))
         Allocation.objects.filter(claim_uid__in=batch).delete()
     new_rows: list[SimpleNamespace] = []
     summaries: list[SimpleNamespace] = []
@@ -160,8 +172,37 @@ def replace_claims(changed: dict[str, JSON | None]) -> set[DeviceKey]:
     for batch in chunks(gone):
         Claim.objects.filter(uid__in=batch).delete()
     sql.upsert(Claim, summaries, fields=CLAIM_FIELDS, conflict=["uid"])
-    return affected
+    held_after: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
+    for row in new_rows:
+        held_after[row.claim_uid].add(_holding(tuple(getattr(row, f) for f in HOLDING_FIELDS)))
+    holdings: set[DeviceKey] = set()
+    for uid in uids:
+        before, after = held_before.get(uid, set()), held_after.get(uid, set())
+        if before != after:
+            holdings.update((h[4], h[5], h[6]) for h in before ^ after)
+    return ClaimChanges(devices=affected, holdings=holdings)
 
+
+def _holding(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One Allocation row's `HOLDING_FIELDS`, hashable (consumed capacity is a JSON object)."""
+    *fields, consumed = row
+    return (*fields, json.dumps(consumed or {}, sort_keys=True))
+
+
+#: The Allocation columns that say which claim holds a device and how: all a pool's availability reads
+#: of its allocated claims (`availability._claims_by_pool`). In this order (`_holding`: the last is JSON).
+HOLDING_FIELDS = [
+    "claim_uid",
+    "claim_namespace",
+    "claim_name",
+    "request",
+    "driver",
+    "pool",
+    "device",
+    "admin_access",
+    "share_id",
+    "consumed_capacity",
+]
 
 ALLOCATION_ROW_FIELDS = [
     "claim_uid",

@@ -132,3 +132,62 @@ def test_it_applies_a_thousand_rules_in_one_batch() -> None:
     # SQLite refuses an OR of a thousand selectors (expression tree deeper than 1,000): they are merged.
     assert Device.objects.filter(tainted=True).count() == 2 * POOLS
     assert len(f.device("gpu-1", pool="node-9").taints) == 4  # r0009, r0349, r0689 and one-device
+
+
+def test_it_recomputes_a_pools_availability_only_when_which_claim_holds_its_devices_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A claim's reservedFor and its driver's device status change several times in its life (four writes
+    per pod in a burst); what one-device claims could still get from the pool does not. Moving the claim
+    to another device, or freeing it, does."""
+    from inventory.mirror import writer as writer_module
+    from inventory.selectors.classes import class_overview
+
+    f.write(
+        ("deviceclasses", f.device_class("gpu.example.com")),
+        ("nodes", f.node("node-0")),
+        ("resourceslices", f.resource_slice("s0", pool="node-0", node="node-0", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])),
+    )  # fmt: skip
+    claim = f.claim("train", results=[f.result("gpu-0")])
+    f.write(("resourceclaims", claim))
+    recomputed: list[set[str]] = []
+    real = writer_module.recompute_availability
+
+    def spy(pool_keys: Any, ctx: Any) -> None:
+        recomputed.append(set(pool_keys))
+        real(pool_keys, ctx)
+
+    monkeypatch.setattr(writer_module, "recompute_availability", spy)
+
+    def free() -> int:
+        return next(c for c in class_overview().classes if c.name == "gpu.example.com").free
+
+    def modified(rv: int, status: dict[str, Any]) -> Event:
+        obj = {**claim, "metadata": {**claim["metadata"], "resourceVersion": str(rv)}, "status": status}
+        return Event("resourceclaims", "MODIFIED", obj, str(rv))
+
+    allocation = claim["status"]["allocation"]
+    reserved = {
+        "allocation": allocation,
+        "reservedFor": [{"resource": "pods", "name": "train-0", "uid": "u-1"}],
+    }
+    BatchWriter().apply([modified(2, reserved)])
+    ready = {**reserved, "devices": [{"driver": "gpu.example.com", "pool": "node-0", "device": "gpu-0",
+                                      "conditions": [{"type": "Ready", "status": "True"}]}]}  # fmt: skip
+    BatchWriter().apply([modified(3, ready)])
+
+    assert recomputed == []
+    # The device rows still follow both changes: the pod it serves, the driver's condition.
+    row = f.device("gpu-0")
+    assert [p["name"] for p in row.allocations[0]["pods"]] == ["train-0"]
+    assert row.statuses[0]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert free() == 1
+
+    BatchWriter().apply([modified(4, {"allocation": {"devices": {"results": [f.result("gpu-1")]}}})])
+    assert recomputed == [{"gpu.example.com/node-0"}]
+    assert f.device("gpu-1").blocked == "in-use" and f.device("gpu-0").blocked == ""
+    assert free() == 1
+
+    BatchWriter().apply([modified(5, {})])
+    assert recomputed == [{"gpu.example.com/node-0"}] * 2
+    assert free() == 2
