@@ -57,6 +57,9 @@ LIST_FIRST = ("deviceclasses", "devicetaintrules", "nodes", "resourceclaims")
 QueueOp = Op | ListOp
 PAGES_IN_FLIGHT = 4  # list pages the reflectors together may queue ahead of the writer
 READ_AHEAD = 2  # list pages `sync_once` fetches ahead of the page it writes
+#: Seconds the writer waits for more events when one arrives within this long of the last batch (a burst):
+#: bigger batches cost less per event, and lag grows by at most this much while the events keep coming.
+BATCH_LINGER = 0.1
 # Kinds no derived availability reads: `sync_once` lists them last, their first pages fetched (up to
 # AHEAD_OF_AVAILABILITY) while the availability of every pool is computed (the slices' pages).
 LIST_AFTER_AVAILABILITY = ("pods",)
@@ -223,6 +226,7 @@ class Mirror:
         *,
         kinds: list[str] | None = None,
         batch_max: int = 5000,
+        batch_linger: float = BATCH_LINGER,
         watch_timeout_seconds: int = 300,
         inactivity_timeout: float = 120.0,
         page_size: int = 500,
@@ -232,6 +236,7 @@ class Mirror:
         self.client = client
         self.kinds = kinds or DEFAULT_KINDS
         self.batch_max = batch_max
+        self.batch_linger = batch_linger
         self.watch_timeout_seconds = watch_timeout_seconds
         self.inactivity_timeout = inactivity_timeout
         self.page_size = page_size
@@ -419,6 +424,7 @@ class Mirror:
 
     def _write_loop(self, handle: MirrorHandle) -> None:
         carry: QueueOp | None = None  # a list op met while draining: it goes alone, next
+        last_batch_end = float("-inf")
         try:
             while True:
                 if carry is not None:
@@ -448,17 +454,32 @@ class Mirror:
                     self._apply_with_retry(handle, [first])
                     continue
                 ops: list[QueueOp] = [first]
-                # Drain what is already queued: one transaction and one broadcast for a burst.
+                # Drain what is already queued: one transaction and one broadcast for a burst. In a
+                # burst (this event came within `batch_linger` of the last batch's end) wait that long
+                # for more: a batch's fixed cost is shared, and a claim's or pod's several changes in
+                # the window are written once. An event after a quiet spell is written at once.
+                linger_until = (
+                    time.monotonic() + self.batch_linger
+                    if time.monotonic() - last_batch_end < self.batch_linger
+                    else None
+                )
                 while len(ops) < self.batch_max:
                     try:
                         op = handle.queue.get_nowait()
                     except queue.Empty:
-                        break
+                        wait = linger_until - time.monotonic() if linger_until is not None else 0.0
+                        if wait <= 0 or handle.stop_event.is_set():
+                            break
+                        try:
+                            op = handle.queue.get(timeout=wait)
+                        except queue.Empty:
+                            break
                     if isinstance(op, LIST_OPS):
                         carry = op
                         break
                     ops.append(op)
                 self._apply_with_retry(handle, ops)
+                last_batch_end = time.monotonic()
         finally:
             if carry is not None:
                 self._done(handle, [carry])
