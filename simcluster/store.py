@@ -550,6 +550,11 @@ class Store:
         obj: Obj = decode(self.get_entry(plural, name, namespace=namespace).raw)
         return obj
 
+    def count(self, plural: str) -> int:
+        """How many objects of this kind are stored, in every namespace."""
+        with self._lock:
+            return len(self._table(plural))
+
     def list(self, plural: str, *, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         _, entries = self.snapshot(plural, namespace=namespace)
         return [decode(e.raw) for e in entries]
@@ -1209,7 +1214,9 @@ class Store:
                     dry_run=dry_run,
                     field_validation=field_validation,
                 )
-            patched = _apply(resource, decode(current.raw), body, ctype, field_manager, force, subresource)
+            patched = _apply(  # on a fresh decode of the stored object: the patch may take it over
+                resource, decode(current.raw), body, ctype, field_manager, force, subresource, private=True
+            )
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patch produced an object without metadata")
             if patched["metadata"].get("name", name) != name:
@@ -1545,6 +1552,8 @@ def _apply(
     field_manager: str | None,
     force: bool,
     subresource: str | None,
+    *,
+    private: bool = False,
 ) -> Obj:
     try:
         return patching.apply_patch(
@@ -1555,6 +1564,7 @@ def _apply(
             field_manager=field_manager,
             force=force,
             subresource=subresource,
+            private=private,
         )
     except patching.PatchError as error:
         if error.detail:

@@ -208,21 +208,31 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         ("nodelifecycle", Loop("nodelifecycle", node_lifecycle.reconcile, batch_delay=batch), frozenset()),
         ("storage", Loop("storage", storage.reconcile, batch_delay=batch, pace=pace), STORAGE_WATCHES),
     ]
-    routes: dict[str, list[Loop]] = {}
+    # Which of its kinds' changes wake a loop, where not all of them: what upstream's event handlers let
+    # through to the work queue. A burst of one owner's pods then wakes none of the other controllers.
+    interest: dict[str, Callable[[str, dict[str, Any]], bool]] = {
+        "deployments": deployments.wants,
+        "daemonsets": daemonsets.wants,
+        "statefulsets": statefulsets.wants,
+        "disruption": disruption.wants,
+        "storage": storage.wants,
+    }
+    routes: dict[str, list[tuple[Loop, Callable[[str, dict[str, Any]], bool] | None]]] = {}
     for name, loop, watches in wiring:
         if name in disabled:
             continue
         controllers.loops[name] = loop
         for plural in watches:
-            routes.setdefault(plural, []).append(loop)
+            routes.setdefault(plural, []).append((loop, interest.get(name)))
 
     collector = controllers.loops.get("garbage")
     emptier = controllers.loops.get("namespaces")
     tainter = controllers.loops.get("nodelifecycle")
 
     def on_change(event_type: str, plural: str, obj: dict[str, Any]) -> None:
-        for loop in routes.get(plural, ()):
-            loop.poke()
+        for loop, wants in routes.get(plural, ()):
+            if wants is None or wants(plural, obj):
+                loop.poke()
         # every kind may own or be owned: the collector keeps its graph from every change
         if collector is not None and garbage.observe(event_type, plural, obj):
             collector.poke()

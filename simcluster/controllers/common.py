@@ -64,6 +64,12 @@ def controller_of(obj: Mapping[str, Any]) -> JSON | None:
     return None
 
 
+def controlled_by(obj: Mapping[str, Any], kind: str) -> bool:
+    """True when the object's controller (its controlling owner reference) is of this kind."""
+    ref = controller_of(obj)
+    return ref is not None and ref.get("kind") == kind
+
+
 def owner_reference(owner: Mapping[str, Any]) -> JSON:
     return {
         "apiVersion": owner.get("apiVersion", "v1"),

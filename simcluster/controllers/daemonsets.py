@@ -27,6 +27,7 @@ from dra.selection import SelectorError
 from dra.taints import BLOCKING_EFFECTS, NO_EXECUTE, parse_time, untolerated
 from simcluster.controllers.base import Clock
 from simcluster.controllers.common import (
+    controlled_by,
     controller_of,
     creation_time,
     is_deleting,
@@ -155,6 +156,12 @@ class DaemonSetController:
         self.clock = clock
         #: DaemonSet uid → (not before, the next wait) after its pod was refused
         self._backoff: dict[str, tuple[datetime, float]] = {}
+
+    @staticmethod
+    def wants(plural: str, obj: JSON) -> bool:
+        """A pod matters only when a DaemonSet controls it (upstream's pod handlers look up its controller
+        the same way): a burst of another owner's pods wakes nothing here."""
+        return plural != "pods" or controlled_by(obj, "DaemonSet")
 
     def reconcile(self) -> float | None:
         daemonsets = read_all(self.store, "daemonsets")

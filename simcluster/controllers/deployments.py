@@ -36,7 +36,8 @@ from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.store import Store
 
 JSON = dict[str, Any]
-WATCHES = frozenset({"deployments", "replicasets", "pods"})
+# Not pods: the controller reads its ReplicaSets' status, which the ReplicaSet controller keeps from them.
+WATCHES = frozenset({"deployments", "replicasets"})
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -66,6 +67,11 @@ class DeploymentController:
     def __init__(self, store: Store, *, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+
+    def wants(self, plural: str, obj: JSON) -> bool:
+        """ReplicaSets matter only while some Deployment exists (one created wakes the controller, which
+        then reads them all): a bare ReplicaSet scaling through a burst wakes nothing here."""
+        return plural == "deployments" or self.store.count("deployments") > 0
 
     def reconcile(self) -> float | None:
         deployments = read_all(self.store, "deployments")

@@ -39,6 +39,11 @@ class DisruptionController:
         self.store = store
         self.clock = clock
 
+    def wants(self, plural: str, obj: JSON) -> bool:
+        """Pods, ReplicaSets and Deployments matter only while some PodDisruptionBudget exists (a budget's
+        own creation wakes the controller, which then reads them all)."""
+        return plural == "poddisruptionbudgets" or self.store.count("poddisruptionbudgets") > 0
+
     def reconcile(self) -> float | None:
         budgets = read_all(self.store, "poddisruptionbudgets")
         if not budgets:

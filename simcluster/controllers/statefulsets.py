@@ -23,6 +23,7 @@ from typing import Any
 
 from simcluster.controllers.base import Clock
 from simcluster.controllers.common import (
+    controlled_by,
     controller_of,
     is_deleting,
     meta,
@@ -82,6 +83,11 @@ class StatefulSetController:
     def __init__(self, store: Store, *, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+
+    @staticmethod
+    def wants(plural: str, obj: JSON) -> bool:
+        """A pod matters only when a StatefulSet controls it (as in `DaemonSetController.wants`)."""
+        return plural != "pods" or controlled_by(obj, "StatefulSet")
 
     def reconcile(self) -> float | None:
         sets = read_all(self.store, "statefulsets")

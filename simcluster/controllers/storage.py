@@ -40,6 +40,11 @@ class StorageProtection:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    @staticmethod
+    def wants(plural: str, obj: JSON) -> bool:
+        """A pod matters only when a volume of it names a claim (pod volumes never change)."""
+        return plural != "pods" or bool(persistent_volume_claim_names(obj))
+
     def reconcile(self) -> float | None:
         again: float | None = None
         claims = [c for c in read_all(self.store, "persistentvolumeclaims") if _protected(c, PVC_PROTECTION)]

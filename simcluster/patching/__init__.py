@@ -46,8 +46,10 @@ def apply_patch(
     field_manager: str | None = None,
     force: bool = False,
     subresource: str | None = None,
+    private: bool = False,
 ) -> dict[str, Any]:
-    """Return the patched object (a new dict; ``current`` is not modified)."""
+    """Return the patched object (a new dict; ``current`` is not modified, unless ``private`` says it is the
+    caller's own copy, which a merge patch then patches in place)."""
     media = content_type.split(";", 1)[0].strip().lower()
     if media == APPLY_PATCH:
         return server_side_apply(
@@ -74,7 +76,7 @@ def apply_patch(
     elif media == MERGE_PATCH:
         if not isinstance(patch, dict):
             raise PatchError(400, "BadRequest", "merge patch must be a JSON object")
-        result = merge_patch(current, patch)
+        result = merge_patch(current, patch, private=private)  # `patch` was decoded just above
     else:
         if not isinstance(patch, dict):
             raise PatchError(400, "BadRequest", "strategic merge patch must be a JSON object")

@@ -7,8 +7,11 @@ from simcluster.jsondata import clone
 from simcluster.patching.errors import Json
 
 
-def merge_patch(target: Json, patch: Json) -> Json:
-    """The patched value, new: neither ``target`` nor ``patch`` is changed or shared with it."""
+def merge_patch(target: Json, patch: Json, *, private: bool = False) -> Json:
+    """The patched value, new: neither ``target`` nor ``patch`` is changed or shared with it. ``private``:
+    both are the caller's own copies (freshly decoded), which the result may take over instead."""
+    if private:
+        return _merge_into(target, patch)
     return _merge_into(clone(target), clone(patch))
 
 

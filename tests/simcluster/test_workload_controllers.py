@@ -473,3 +473,56 @@ def test_kubectl_rollout_undo_restores_the_old_image_and_rolls_the_pods_of_a_dae
         assert _kubectl(tmp_path, "rollout", "undo", "ds/agent", "--to-revision=3") == (
             "daemonset.apps/agent skipped rollback (current template already matches revision 3)\n"
         )
+
+
+def test_a_burst_of_replica_set_pods_wakes_only_the_controllers_that_act_on_them() -> None:
+    """Upstream's event handlers drop a pod its controller does not own (DaemonSet, StatefulSet), one no
+    budget can select (disruption: no PodDisruptionBudget exists) and one without a claim-backed volume
+    (pvc-protection); woken by every pod write, each of these loops took a pass per batch of a burst,
+    with the GIL, from the scheduler."""
+    with running() as (cluster, controllers, _clock):
+        quiet = ("daemonsets", "statefulsets", "disruption", "storage", "deployments")
+        before = {name: controllers.loops[name].passes for name in (*quiet, "owners")}
+        cluster.store.create(
+            "replicasets",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "replicas": 4,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                    },
+                },
+            },
+        )
+        settle(cluster)
+        pods = _pods_of(cluster, "web")
+        assert len(pods) == 4 and all(p["status"].get("phase") == "Running" for p in pods)
+        passes = {name: controllers.loops[name].passes - before[name] for name in before}
+        assert passes["owners"] > 0
+        assert {name: passes[name] for name in quiet} == dict.fromkeys(quiet, 0)
+
+        # Once a budget exists, the same pods' changes reach the disruption controller again.
+        cluster.store.create(
+            "poddisruptionbudgets",
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "web"}}},
+            },
+        )
+        settle(cluster)
+        budget = cluster.store.get("poddisruptionbudgets", "web", namespace="default")
+        assert budget["status"]["currentHealthy"] == 4
+        cluster.store.delete("pods", pods[0]["metadata"]["name"], namespace="default")
+        settle(cluster)
+        budget = cluster.store.get("poddisruptionbudgets", "web", namespace="default")
+        assert (
+            budget["status"]["currentHealthy"] == 4
+        )  # the ReplicaSet replaced the pod, the budget counted it
+        assert pods[0]["metadata"]["name"] not in {p["metadata"]["name"] for p in _pods_of(cluster, "web")}
