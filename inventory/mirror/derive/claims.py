@@ -204,21 +204,7 @@ HOLDING_FIELDS = [
     "consumed_capacity",
 ]
 
-ALLOCATION_ROW_FIELDS = [
-    "claim_uid",
-    "claim_namespace",
-    "claim_name",
-    "request",
-    "driver",
-    "pool",
-    "device",
-    "admin_access",
-    "share_id",
-    "consumed_capacity",
-    "pods",
-    "status",
-    "extended_resource",
-]
+ALLOCATION_ROW_FIELDS = [*HOLDING_FIELDS, "pods", "status", "extended_resource"]
 
 
 CLAIM_FIELDS = [
