@@ -112,17 +112,21 @@ def _error_response(error: ApiError) -> web.Response:
     return response
 
 
-def _encode_continue(rv: int, key: tuple[str, str]) -> str:
-    token = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}\u0000"})
+def _encode_continue(rv: int, key: tuple[str, str], namespace: str | None) -> str:
+    # storage.EncodeContinue: Go's json.Marshal of the key past the list's own prefix, which ends in the namespace
+    # of a namespaced request; so only a list across every namespace starts at "<namespace>/<name>"
+    start = f"{key[0]}/{key[1]}" if key[0] and not namespace else key[1]
+    token = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{start}\u0000"}, separators=(",", ":"))
     return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
 
 
-def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+def _decode_continue(token: str, namespace: str | None) -> tuple[int, tuple[str, str]]:
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        namespace, _, name = str(data["start"]).rstrip("\u0000").partition("/")
-        return int(data["rv"]), (namespace, name)
+        start = str(data["start"]).rstrip("\u0000")
+        found, _, name = start.rpartition("/")
+        return int(data["rv"]), (namespace or found, name)
     except (ValueError, KeyError, TypeError, binascii.Error) as error:
         raise bad_request(
             "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
@@ -883,10 +887,10 @@ class SimServer:
         at_rv: int | None = None
         start_after: tuple[str, str] | None = None
         if token:
-            token_rv, start_after = _decode_continue(token)
+            token_rv, start_after = _decode_continue(token, namespace)
             if token_rv > 0:
                 if token_rv < self.store.compacted_rv:
-                    fresh = _encode_continue(-1, start_after)
+                    fresh = _encode_continue(-1, start_after, namespace)
                     status = expired(_TOO_OLD_CONTINUE).to_status()
                     status["metadata"] = {"continue": fresh}
                     return _json_response(status, 410)
@@ -912,7 +916,7 @@ class SimServer:
             matcher=matcher,
         )
         snapshot_rv, entries, remaining = page.rv, page.entries, page.remaining
-        continue_token = _encode_continue(snapshot_rv, entry_key(entries[-1])) if page.more else ""
+        continue_token = _encode_continue(snapshot_rv, entry_key(entries[-1]), namespace) if page.more else ""
         if _wants_table(request):
             return _json_response(
                 tables.table(

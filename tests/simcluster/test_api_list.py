@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import urllib.parse
 
 import pytest
@@ -170,3 +171,32 @@ def test_it_selects_pods_by_ip_host_network_and_the_old_host_name(cluster: SimCl
     assert _names(http, PODS, fieldSelector="spec.hostNetwork=false") == ["first"]
     assert _names(http, PODS, fieldSelector="spec.host=node-1") == ["first", "second"]
     assert _names(http, PODS, fieldSelector="status.podIPs=") == ["first", "second"]
+
+
+def _continue_token(http: Http, path: str) -> bytes:
+    status, _, body = http.get(f"{path}?limit=1")
+    assert status == 200, body
+    token = body["metadata"]["continue"]
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+
+
+def test_it_encodes_continue_tokens_as_the_storage_layer_does(
+    cluster: SimCluster, http: Http, slices: None
+) -> None:
+    for name, namespace in (("a", "default"), ("b", "default"), ("c", "kube-system")):
+        cluster.store.create("resourceclaims", sample("resourceclaims", name=name, namespace=namespace))
+    # Go's json.Marshal of the key past the list's prefix: a namespaced list's prefix ends in its namespace
+    assert _continue_token(http, SLICES).endswith(b',"start":"a\\u0000"}')
+    claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    assert _continue_token(http, claims).endswith(b',"start":"a\\u0000"}')
+    every = _continue_token(http, "/apis/resource.k8s.io/v1/resourceclaims")
+    assert every.startswith(b'{"v":"meta.k8s.io/v1","rv":') and every.endswith(
+        b',"start":"default/a\\u0000"}'
+    )
+    for path, rest in (
+        (SLICES, ["b", "c", "d"]),
+        (claims, ["b"]),
+        ("/apis/resource.k8s.io/v1/resourceclaims", ["b", "c"]),
+    ):
+        _, _, first = http.get(f"{path}?limit=1")
+        assert _names(http, path, **{"continue": first["metadata"]["continue"]}) == rest
