@@ -164,6 +164,10 @@ def post_event(
         else:
             key = (*aggregate_key, message)
         earlier = correlator.recorded.get(key)
+        # client-go's makeEvent names an event "<object>.<the time in hex nanoseconds>", no generateName;
+        # one recorder's events of the same instant stay distinct
+        nanos = max(int(moment.timestamp()) * 10**9 + moment.microsecond * 1000, correlator.last_nanos + 1)
+        correlator.last_nanos = nanos
     if earlier is not None:
         try:
             current = store.get("events", earlier, namespace=namespace)
@@ -178,7 +182,7 @@ def post_event(
     event = {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"generateName": f"{name}.", "namespace": namespace},
+        "metadata": {"name": f"{name}.{nanos:x}", "namespace": namespace},
         "involvedObject": {
             "apiVersion": api_version,
             "kind": kind,
@@ -221,6 +225,7 @@ class _Correlator:
         self.spam: dict[tuple[str, ...], tuple[float, float]] = {}  # → (tokens, at)
         self.aggregates: dict[tuple[str, ...], tuple[set[str], float]] = {}  # → (messages, last at)
         self.recorded: dict[tuple[str, ...], str] = {}  # event key → the name of the event recorded
+        self.last_nanos = 0  # the time in the name of the newest event
 
     def accept(self, spam_key: tuple[str, ...], now: float) -> bool:
         """The spam filter's token bucket (25 events, refilled one per 5 minutes): False drops the event."""

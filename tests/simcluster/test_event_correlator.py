@@ -106,3 +106,15 @@ def test_messages_combine_again_only_within_ten_minutes_of_the_last() -> None:
 
     assert not [e for e in _events(store) if e["message"].startswith("(combined")]
     assert len(_events(store)) == 10
+
+
+def test_it_names_each_event_after_its_object_and_the_time_in_hex_nanoseconds_as_client_go_does() -> None:
+    store, clock = Store(), FakeClock()
+
+    _created(store, clock, 3)
+
+    events = _events(store)
+    nanos = int(clock.now().timestamp()) * 10**9
+    # makeEvent: fmt.Sprintf("%v.%x", ref.Name, t.UnixNano()), never a generateName
+    assert [e["metadata"]["name"] for e in events] == [f"web.{nanos + i:x}" for i in range(3)]
+    assert not any("generateName" in e["metadata"] for e in events)
