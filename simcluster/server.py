@@ -603,7 +603,7 @@ class SimServer:
                     raise ApiError(
                         415, "UnsupportedMediaType", "scale supports merge and strategic merge patches only"
                     )
-                body = await self._read_body(request)
+                body = await self._read_body(request, patch=True)
             if not isinstance(body, dict) or not isinstance((body.get("spec") or {}).get("replicas", 0), int):
                 raise bad_request("Scale: spec.replicas must be an integer")
             wanted = (body.get("spec") or {}).get("replicas")
@@ -668,11 +668,22 @@ class SimServer:
         return bool(values)
 
     @staticmethod
-    async def _read_body(request: web.Request) -> Any:
+    async def _read_body(request: web.Request, *, patch: bool = False) -> Any:
+        """The request's object, decoded as its Content-Type says (a patch's JSON when `patch`)."""
         raw = await request.read()
         if not raw:
             return None
-        ctype = request.content_type
+        # NegotiateInputSerializer: no Content-Type is the first supported one, JSON; only those are decoded
+        ctype = request.content_type if request.headers.get("Content-Type") else "application/json"
+        if patch:
+            ctype = "application/json"
+        if ctype not in ("application/json", "application/yaml", protobuf.CONTENT_TYPE):
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                f"application/json, application/yaml, {protobuf.CONTENT_TYPE}",
+            )
         if ctype == protobuf.CONTENT_TYPE:
             try:
                 return protobuf.decode(raw)
@@ -688,7 +699,7 @@ class SimServer:
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
             )
         try:
-            if "yaml" in ctype:
+            if ctype == "application/yaml":
                 return yaml.safe_load(raw)
             return json.loads(raw)
         except (ValueError, yaml.YAMLError) as error:
@@ -738,10 +749,9 @@ class SimServer:
         meta = body.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
-        if meta.get("name") and meta["name"] != name:
-            raise bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
-            )
+        given = str(meta.get("name") or "")
+        if given != name:  # checkName: an object without a name does not name the URL's either
+            raise bad_request(f"the name of the object ({given}) does not match the name on the URL ({name})")
         if resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise bad_request(
                 "the namespace of the provided object does not match the namespace sent on the request"

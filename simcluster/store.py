@@ -1205,7 +1205,9 @@ class Store:
                 created = _apply(resource, skeleton, body, ctype, field_manager, force, None)
                 created.setdefault("metadata", {})
                 if created["metadata"].get("name", name) != name:
-                    raise bad_request("the name of the object does not match the name on the URL")
+                    raise bad_request(
+                        f"the name of the object ({created['metadata'].get('name')}) does not match the name on the URL ({name})"
+                    )
                 created["metadata"]["name"] = name
                 return self.create_with_warnings(
                     plural,

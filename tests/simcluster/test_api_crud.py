@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kubernetes import client
 
@@ -282,3 +284,44 @@ def test_it_writes_a_new_replica_sets_replica_count_which_the_official_client_re
     }  # fmt: skip
     created = client.AppsV1Api(api).create_namespaced_replica_set("default", body)
     assert created.status.to_dict()["replicas"] == 0
+
+
+def test_it_refuses_an_update_whose_object_names_no_object_as_check_name_does(http: Http) -> None:
+    path = "/apis/resource.k8s.io/v1/deviceclasses"
+    assert http.request("POST", path, sample("deviceclasses"))[0] == 201
+    for body in ({}, {"metadata": {}}, {"metadata": {"name": None}}):
+        status, _, answer = http.request("PUT", f"{path}/gpu.example.com", body)
+        assert (status, answer["reason"], answer["message"]) == (
+            400,
+            "BadRequest",
+            "the name of the object () does not match the name on the URL (gpu.example.com)",
+        )
+    _, _, kept = http.get(f"{path}/gpu.example.com")
+    assert kept["spec"] == sample("deviceclasses")["spec"]
+    # a server-side apply that would create the object under another name
+    status, _, answer = http.request(
+        "PATCH",
+        f"{path}/other?fieldManager=me",
+        {**sample("deviceclasses"), "metadata": {"name": "gpu.example.com"}},
+        content_type="application/apply-patch+yaml",
+    )
+    assert (status, answer["message"]) == (
+        400,
+        "the name of the object (gpu.example.com) does not match the name on the URL (other)",
+    )
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "text/yaml"])
+def test_it_answers_a_body_in_an_unknown_media_type_with_415(http: Http, content_type: str) -> None:
+    # what `curl -d` sends: NegotiateInputSerializer knows JSON, YAML and protobuf only
+    body = json.dumps(sample("deviceclasses")).encode()
+    status, _, answer = http.request(
+        "POST", "/apis/resource.k8s.io/v1/deviceclasses", body, content_type=content_type
+    )
+    assert (status, answer["reason"], answer["message"]) == (
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    )
+    assert http.get("/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com")[0] == 404
