@@ -165,6 +165,8 @@ _WITHOUT_GENERATION = frozenset({
     ("apps", "controllerrevisions"), ("coordination.k8s.io", "leases"), ("rbac.authorization.k8s.io", "roles"),
     ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
+    # of the DRA kinds only DeviceClass, ResourceSlice and DeviceTaintRule count their spec's changes
+    ("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "resourceclaimtemplates"),
 })  # fmt: skip
 #: The garbage collector's finalizers: a DELETE with propagationPolicy Orphan or Foreground leaves one.
 ORPHAN_FINALIZER = "orphan"

@@ -302,20 +302,20 @@ class Driver:
         return 0.05 if retry else None
 
     def _device_status(self, claim: JSON, result: JSON) -> JSON:
+        ready: JSON = {
+            "type": "Ready",
+            "status": "True",
+            "reason": "DeviceConfigured",
+            "message": f"{result['device']} prepared for the claim",
+            "lastTransitionTime": format_time(self.clock.now()),
+        }
+        if claim["metadata"].get("generation"):  # a claim has none: its observedGeneration is left out as 0
+            ready["observedGeneration"] = int(claim["metadata"]["generation"])
         entry: JSON = {
             "driver": result["driver"],
             "pool": result["pool"],
             "device": result["device"],
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "DeviceConfigured",
-                    "message": f"{result['device']} prepared for the claim",
-                    "lastTransitionTime": format_time(self.clock.now()),
-                    "observedGeneration": int(claim["metadata"].get("generation", 1)),
-                }
-            ],
+            "conditions": [ready],
         }
         if result.get("shareID"):
             entry["shareID"] = result["shareID"]

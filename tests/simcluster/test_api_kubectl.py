@@ -507,6 +507,15 @@ def test_it_sets_generation_only_where_the_registry_does(kubectl: Kubectl, clust
     assert meta("deviceclass", "gpu.example.com")["generation"] == 1
     _ok(kubectl("label", "configmap", "settings", "tier=gold"))
     assert "generation" not in meta("configmap", "settings")
+    # of the DRA kinds the claim and template strategies set none (their spec is immutable anyway)
+    _ok(kubectl("apply", "-f", "-", input_text=CLAIM_TEMPLATE))
+    _ok(kubectl("apply", "-f", "-", input_text=NUMA_CLAIM))
+    _ok(kubectl("apply", "-f", "-", input_text=TAINT_RULE))
+    assert "generation" not in meta("resourceclaimtemplate", "gpu-burn-in")
+    assert "generation" not in meta("resourceclaim", "gpu-and-nic")
+    _ok(kubectl("label", "resourceclaim", "gpu-and-nic", "tier=gold"))
+    assert "generation" not in meta("resourceclaim", "gpu-and-nic")
+    assert meta("devicetaintrule", "gpu-0-maintenance")["generation"] == 1
 
 
 def test_it_publishes_the_root_ca_in_every_namespace(kubectl: Kubectl, cluster: SimCluster) -> None:
