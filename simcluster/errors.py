@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from simcluster.resources import ResourceDef
@@ -56,7 +57,7 @@ class ApiError(Exception):
 
 
 def _details(resource: ResourceDef, name: str, *, kind: str | None = None) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name}
+    details: dict[str, Any] = {"name": name} if name else {}  # StatusDetails.name is omitempty
     if resource.group:
         details["group"] = resource.group
     details["kind"] = kind or resource.plural
@@ -130,6 +131,63 @@ def invalid(resource: ResourceDef, name: str, causes: list[dict[str, Any]]) -> A
     details = _details(resource, name, kind=resource.kind)
     details["causes"] = causes
     return ApiError(422, "Invalid", f'{resource.qualified_kind} "{name}" is invalid: {summary}', details)
+
+
+def forbidden_cause(field: str, detail: str) -> dict[str, Any]:
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+
+
+def not_supported_cause(field: str, value: str, supported: list[str]) -> dict[str, Any]:
+    listed = ", ".join(f'"{v}"' for v in supported)
+    return {
+        "reason": "FieldValueNotSupported",
+        "message": f'Unsupported value: "{value}": supported values: {listed}',
+        "field": field,
+    }
+
+
+def invalid_list_options(causes: list[dict[str, Any]]) -> ApiError:
+    """What ValidateListOptions finds, as the list handler answers it: invalid ListOptions.meta.k8s.io ""."""
+    parts = [f"{c['field']}: {c['message']}" for c in causes]
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    details = {"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes}
+    return ApiError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {summary}', details)
+
+
+def list_option_causes(query: Mapping[str, str], *, watch: bool) -> list[dict[str, Any]]:
+    """apimachinery's ValidateListOptions (and validateWatchOptions), the WatchList gate on."""
+    match = query.get("resourceVersionMatch", "")
+    send_initial = query.get("sendInitialEvents")
+    causes: list[dict[str, Any]] = []
+    if watch:
+        if send_initial is not None and match != "NotOlderThan":
+            causes.append(forbidden_cause(
+                "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))  # fmt: skip
+        if match:
+            if send_initial is None:
+                causes.append(forbidden_cause(
+                    "resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))  # fmt: skip
+            if match != "NotOlderThan":
+                causes.append(not_supported_cause("resourceVersionMatch", match, ["NotOlderThan"]))
+            if query.get("continue"):
+                causes.append(forbidden_cause(
+                    "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))  # fmt: skip
+        return causes
+    if match:
+        if not query.get("resourceVersion"):
+            causes.append(forbidden_cause(
+                "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))  # fmt: skip
+        if query.get("continue"):
+            causes.append(forbidden_cause(
+                "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))  # fmt: skip
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(not_supported_cause("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+        if match == "Exact" and query.get("resourceVersion") == "0":
+            causes.append(forbidden_cause(
+                "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))  # fmt: skip
+    if send_initial is not None:
+        causes.append(forbidden_cause("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    return causes
 
 
 def resource_version_required(resource: ResourceDef, name: str) -> ApiError:

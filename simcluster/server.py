@@ -17,7 +17,16 @@ from aiohttp import web
 
 from simcluster import discovery, evictions, health, podlogs, protobuf, reviews, tables
 from simcluster.auth import Authenticator, UserInfo, issuer_documents
-from simcluster.errors import ApiError, bad_request, expired, invalid, method_not_allowed, resource_not_found
+from simcluster.errors import (
+    ApiError,
+    bad_request,
+    expired,
+    invalid,
+    invalid_list_options,
+    list_option_causes,
+    method_not_allowed,
+    resource_not_found,
+)
 from simcluster.escalation import REQUESTER, EscalationCheck
 from simcluster.impersonation import impersonate, requested
 from simcluster.jsondata import dumps
@@ -883,12 +892,9 @@ class SimServer:
         matcher = self._matcher(request, resource)
         rv_param = query.get("resourceVersion", "")
         rv_match = query.get("resourceVersionMatch", "")
-        if rv_match and not rv_param:
-            raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
-                                          "message": "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"}])  # fmt: skip
-        if rv_match not in ("", "Exact", "NotOlderThan"):
-            raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
-                                          "message": f'Unsupported value: "{rv_match}": supported values: "Exact", "NotOlderThan"'}])  # fmt: skip
+        causes = list_option_causes(query, watch=False)
+        if causes:
+            raise invalid_list_options(causes)
         try:
             limit = int(query.get("limit", "0") or 0)
         except ValueError as error:

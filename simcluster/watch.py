@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from simcluster import tables
-from simcluster.errors import ApiError, bad_request, invalid
+from simcluster.errors import ApiError, bad_request, invalid_list_options, list_option_causes
 from simcluster.jsondata import dumps
 from simcluster.resources import ResourceDef
 from simcluster.selectors import Matcher
@@ -73,17 +73,11 @@ def parse_watch_params(
 ) -> WatchParams:
     bookmarks = _flag(query.get("allowWatchBookmarks"))
     rv_param = query.get("resourceVersion", "")
-    rv_match = query.get("resourceVersionMatch", "")
     send_initial_raw = query.get("sendInitialEvents")
     send_initial = _flag(send_initial_raw)
-    if send_initial_raw is not None and (rv_match != "NotOlderThan" or not bookmarks):
-        raise invalid(resource, "", [{"reason": "FieldValueForbidden", "field": "sendInitialEvents",
-                                      "message": "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                                      "WatchList feature gate is enabled and resourceVersionMatch is set to "
-                                      "NotOlderThan and allowWatchBookmarks is true"}])  # fmt: skip
-    if rv_match and rv_match != "NotOlderThan":
-        raise invalid(resource, "", [{"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
-                                      "message": f'Unsupported value: "{rv_match}": supported values: "NotOlderThan"'}])  # fmt: skip
+    causes = list_option_causes(query, watch=True)
+    if causes:
+        raise invalid_list_options(causes)
     since: int | None
     if send_initial or rv_param in ("", "0"):
         since = None
@@ -265,7 +259,7 @@ class WatchStream:
             chunks = [
                 self.render("ADDED", e.obj, e.raw) for e in initial if matcher is None or matcher(e.obj)
             ]
-            if self.params.send_initial:
+            if self.params.send_initial and self.params.bookmarks:  # the cacher's: no bookmarks, no end mark
                 chunks.append(self.bookmark(start_rv, initial_end=True))
             chunks.extend(self.translate(e) for e in backlog)
             if any(chunks):

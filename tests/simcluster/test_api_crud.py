@@ -325,3 +325,11 @@ def test_it_answers_a_body_in_an_unknown_media_type_with_415(http: Http, content
         "application/json, application/yaml, application/vnd.kubernetes.protobuf",
     )
     assert http.get("/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com")[0] == 404
+
+
+def test_it_leaves_the_empty_name_out_of_the_status_details(http: Http) -> None:
+    status, _, answer = http.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", {"spec": {}})
+    assert status == 422
+    # StatusDetails.Name is omitempty: an object without a name has none in the details
+    assert "name" not in answer["details"]
+    assert (answer["details"]["group"], answer["details"]["kind"]) == ("resource.k8s.io", "DeviceClass")

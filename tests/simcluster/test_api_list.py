@@ -200,3 +200,36 @@ def test_it_encodes_continue_tokens_as_the_storage_layer_does(
     ):
         _, _, first = http.get(f"{path}?limit=1")
         assert _names(http, path, **{"continue": first["metadata"]["continue"]}) == rest
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("resourceVersionMatch=Exact",
+         "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"),
+        ("resourceVersion=0&resourceVersionMatch=Exact",
+         'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+        ("resourceVersion=1&resourceVersionMatch=Newest",
+         'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""'),
+        ("sendInitialEvents=true", "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
+        ("watch=true&sendInitialEvents=true",
+         "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+        ("watch=true&resourceVersionMatch=NotOlderThan",
+         "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"),
+    ],
+)  # fmt: skip
+def test_it_refuses_list_options_as_invalid_list_options_not_as_the_listed_kind(
+    http: Http, query: str, message: str
+) -> None:
+    status, _, body = http.get(f"{SLICES}?{query}")
+    assert (status, body["reason"], body["message"]) == (
+        422,
+        "Invalid",
+        f'ListOptions.meta.k8s.io "" is invalid: {message}',
+    )
+    # StatusDetails: no name (omitempty), the group and kind of ListOptions
+    assert {k: v for k, v in body["details"].items() if k != "causes"} == {
+        "group": "meta.k8s.io",
+        "kind": "ListOptions",
+    }
+    assert [f"{c['field']}: {c['message']}" for c in body["details"]["causes"]] == [message]

@@ -205,3 +205,14 @@ def test_it_watches_a_single_object_by_its_path(cluster: SimCluster, http: Http)
     cluster.store.create("deviceclasses", sample("deviceclasses", name="other"))
     lines = http.lines(f"{CLASSES}/mine?watch=true&resourceVersion={start}&timeoutSeconds=1")
     assert [e["object"]["metadata"]["name"] for e in _events(lines)] == ["mine"]
+
+
+def test_it_sends_initial_events_without_the_end_bookmark_to_a_watch_without_bookmarks(
+    cluster: SimCluster, http: Http
+) -> None:
+    # validateWatchOptions does not ask for allowWatchBookmarks; the cacher then sends no bookmark at all
+    cluster.store.create("deviceclasses", sample("deviceclasses"))
+    lines = http.lines(
+        f"{CLASSES}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+    )
+    assert [json.loads(line)["type"] for line in lines if line] == ["ADDED"]
