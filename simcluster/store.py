@@ -1087,6 +1087,8 @@ class Store:
                 new.pop("status", None)
             if "managedFields" in in_meta:
                 new["metadata"]["managedFields"] = clone(in_meta["managedFields"])
+            if resource.plural == "resourceclaims":
+                _drop_deallocated_status_devices(new, old)
         else:
             new = incoming if owned else clone(incoming)
             new["apiVersion"] = resource.api_version
@@ -1450,6 +1452,37 @@ class Store:
 
 
 # ---------------------------------------------------------------------- paging in key order
+
+
+def _allocated_devices(claim: Obj) -> set[tuple[Any, ...]]:
+    status = claim.get("status")
+    allocation = status.get("allocation") if isinstance(status, dict) else None
+    devices = allocation.get("devices") if isinstance(allocation, dict) else None
+    results = devices.get("results") if isinstance(devices, dict) else None
+    return {
+        (r.get("driver"), r.get("pool"), r.get("device"), r.get("shareID"))
+        for r in results or []
+        if isinstance(r, dict)
+    }
+
+
+def _drop_deallocated_status_devices(new: Obj, old: Obj) -> None:
+    """resourceclaimStatusStrategy.PrepareForUpdate's dropDeallocatedStatusDevices: the status.devices entries
+    of devices the old allocation had and the new one has not go with them, before validation."""
+    gone = _allocated_devices(old) - _allocated_devices(new)
+    status = new.get("status")
+    if not gone or not isinstance(status, dict) or not isinstance(status.get("devices"), list):
+        return
+    kept = [
+        d
+        for d in status["devices"]
+        if not isinstance(d, dict)
+        or (d.get("driver"), d.get("pool"), d.get("device"), d.get("shareID")) not in gone
+    ]
+    if kept:
+        status["devices"] = kept
+    else:
+        del status["devices"]
 
 
 def entry_key(entry: Entry) -> Key:

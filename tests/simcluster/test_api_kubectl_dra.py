@@ -92,6 +92,47 @@ def test_it_shows_a_deleted_allocated_claim_without_a_deallocating_state(
     ]
 
 
+def test_it_drops_the_device_status_of_devices_a_status_update_deallocates(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    results = [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-a", "device": f"gpu-{i}"}
+        for i in (0, 1)
+    ]
+    devices = [{"driver": "gpu.example.com", "pool": "node-a", "device": f"gpu-{i}"} for i in (0, 1)]
+    claim = sample("resourceclaims", name="trained", namespace="default")
+    claim["spec"]["devices"]["requests"][0]["exactly"].update({"allocationMode": "ExactCount", "count": 2})
+    cluster.store.create("resourceclaims", claim)
+    status = {"allocation": {"devices": {"results": results}}, "devices": devices}
+    cluster.store.patch(
+        "resourceclaims", "trained", {"status": status}, namespace="default", subresource="status"
+    )
+    # a deallocation that leaves the drivers' device status behind: the status strategy drops it, no 422
+    cleared = kubectl("patch", "resourceclaim", "trained", "--subresource=status", "--type=merge",
+                      "-p", '{"status":{"allocation":null}}', "-o", "jsonpath={.status}")  # fmt: skip
+    assert (cleared.returncode, cleared.stderr, cleared.stdout) == (0, "", "{}")
+    # only the status of a device still allocated stays; one of a device never allocated is still refused
+    cluster.store.patch(
+        "resourceclaims", "trained", {"status": status}, namespace="default", subresource="status"
+    )
+    shrunk = {"status": {"allocation": {"devices": {"results": results[:1]}}}}
+    refused = kubectl("patch", "resourceclaim", "trained", "--subresource=status", "--type=merge",
+                      "-p", json.dumps(shrunk))  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'The ResourceClaim "trained" is invalid: status.allocation: Invalid value: "object": field is immutable\n'
+    )
+    stray = {
+        "status": {"devices": [*devices, {"driver": "gpu.example.com", "pool": "node-a", "device": "gpu-9"}]}
+    }
+    refused = kubectl("patch", "resourceclaim", "trained", "--subresource=status", "--type=merge",
+                      "-p", json.dumps(stray))  # fmt: skip
+    assert (
+        'status.devices[2]: Invalid value: "gpu.example.com/node-a/gpu-9": must be an allocated device'
+        in (refused.stderr)
+    )
+
+
 def test_it_keeps_a_claim_allocated_through_its_status_until_a_consumer_releases_it(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     with running(kubeconfig_path=kubeconfig) as (cluster, _, _):
