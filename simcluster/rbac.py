@@ -14,11 +14,13 @@ The bootstrap policy a new cluster has (`system:discovery`, `system:public-info-
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from dra.selection import SelectorError, label_selector
 from simcluster.auth import UserInfo
 from simcluster.errors import ApiError
 from simcluster.store import Store
@@ -448,6 +450,14 @@ NODE_RULES: list[dict[str, Any]] = [
     {"apiGroups": ["certificates.k8s.io"], "resources": ["clustertrustbundles"], "verbs": _READ},
     {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get"]},
 ]  # fmt: skip
+_AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+#: bootstrappolicy's aggregated roles: admin, edit and view hold what the ClusterRoles labelled for them hold
+#: (system:aggregate-to-* theirs, edit and view each other's), written there by the aggregation controller.
+AGGREGATED_ROLES: dict[str, tuple[str, str | None]] = {  # → (the label they gather, the one they carry)
+    "admin": ("admin", None),
+    "edit": ("edit", "admin"),
+    "view": ("view", "edit"),
+}
 BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
     "cluster-admin": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
                       {"nonResourceURLs": ["*"], "verbs": ["*"]}],
@@ -464,9 +474,9 @@ BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
          "verbs": ["create"]},
         {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
     ],
-    "admin": _ADMIN_RULES,
-    "edit": _EDIT_RULES,
-    "view": _VIEW_RULES,
+    "system:aggregate-to-admin": _ADMIN_RULES[: len(_ADMIN_RULES) - len(_EDIT_RULES)],
+    "system:aggregate-to-edit": _EDIT_RULES[: len(_EDIT_RULES) - len(_VIEW_RULES)],
+    "system:aggregate-to-view": _VIEW_RULES,
     "system:node": NODE_RULES,
 }  # fmt: skip
 BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
@@ -488,12 +498,25 @@ BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
 
 def seed_bootstrap_policy(store: Store) -> None:
     """The default ClusterRoles and ClusterRoleBindings every cluster starts with (existing ones are kept)."""
-    for name, rules in BOOTSTRAP_CLUSTER_ROLES.items():
+    for name, (gathered, carried) in AGGREGATED_ROLES.items():
+        labels = dict(_BOOTSTRAP_LABELS)
+        if carried:
+            labels[_AGGREGATE_TO + carried] = "true"
         _create_if_absent(store, "clusterroles", {
             "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole",
-            "metadata": {"name": name, "labels": dict(_BOOTSTRAP_LABELS), "annotations": dict(_AUTO_UPDATE)},
+            "metadata": {"name": name, "labels": labels, "annotations": dict(_AUTO_UPDATE)},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {_AGGREGATE_TO + gathered: "true"}}]},
+        })  # fmt: skip
+    for name, rules in BOOTSTRAP_CLUSTER_ROLES.items():
+        labels = dict(_BOOTSTRAP_LABELS)
+        if name.startswith("system:aggregate-to-"):
+            labels[_AGGREGATE_TO + name.removeprefix("system:aggregate-to-")] = "true"
+        _create_if_absent(store, "clusterroles", {
+            "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": labels, "annotations": dict(_AUTO_UPDATE)},
             "rules": rules,
         })  # fmt: skip
+    aggregate_cluster_roles(store)
     for name, (role, groups) in BOOTSTRAP_BINDINGS.items():
         binding: dict[str, Any] = {
             "apiVersion": f"{_RBAC}/v1", "kind": "ClusterRoleBinding",
@@ -511,3 +534,37 @@ def _create_if_absent(store: Store, plural: str, obj: dict[str, Any]) -> None:
     except ApiError as error:
         if error.reason != "AlreadyExists":
             raise
+
+
+def aggregate_cluster_roles(store: Store) -> bool:
+    """The clusterrole-aggregation controller's pass: a ClusterRole with an aggregationRule gets the rules of
+    every other ClusterRole one of its selectors matches, in their name order, each rule once. Repeated until
+    nothing changes (edit gathers view, admin edit). True when it wrote."""
+    wrote = False
+    for _ in range(8):
+        roles = sorted(_objects(store, "clusterroles"), key=lambda r: str(r["metadata"]["name"]))
+        changed = False
+        for role in roles:
+            rule = role.get("aggregationRule")
+            if not isinstance(rule, dict):
+                continue
+            gathered: list[Any] = []
+            for raw in rule.get("clusterRoleSelectors") or []:
+                try:
+                    selector = label_selector(raw)
+                except SelectorError:
+                    continue
+                for other in roles:
+                    if other["metadata"]["name"] == role["metadata"]["name"]:
+                        continue
+                    if not selector.matches(other["metadata"].get("labels") or {}):
+                        continue
+                    gathered.extend(r for r in other.get("rules") or [] if r not in gathered)
+            if gathered != (role.get("rules") or []):
+                with contextlib.suppress(ApiError):  # gone or changed meanwhile: the next pass sees it
+                    store.patch("clusterroles", str(role["metadata"]["name"]), {"rules": gathered},
+                                field_manager="clusterrole-aggregation-controller")  # fmt: skip
+                    changed = wrote = True
+        if not changed:
+            break
+    return wrote

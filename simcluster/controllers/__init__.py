@@ -54,6 +54,7 @@ from simcluster.controllers.statefulsets import StatefulSetController
 from simcluster.controllers.storage import WATCHES as STORAGE_WATCHES
 from simcluster.controllers.storage import StorageProtection
 from simcluster.errors import ApiError
+from simcluster.rbac import aggregate_cluster_roles
 from simcluster.store import Store
 from simcluster.topology import Topology, generated_workloads
 
@@ -207,6 +208,11 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
         ("namespaces", Loop("namespaces", namespaces.reconcile, batch_delay=batch, pace=pace), frozenset()),
         ("nodelifecycle", Loop("nodelifecycle", node_lifecycle.reconcile, batch_delay=batch), frozenset()),
         ("storage", Loop("storage", storage.reconcile, batch_delay=batch, pace=pace), STORAGE_WATCHES),
+        (
+            "clusterroleaggregation",
+            Loop("clusterroleaggregation", lambda: _aggregate(store), batch_delay=batch),
+            frozenset({"clusterroles"}),
+        ),
     ]
     # Which of its kinds' changes wake a loop, where not all of them: what upstream's event handlers let
     # through to the work queue. A burst of one owner's pods then wakes none of the other controllers.
@@ -257,3 +263,9 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     for loop in controllers.loops.values():
         loop.start()
     return controllers
+
+
+def _aggregate(store: Store) -> None:
+    """The clusterrole-aggregation controller: a ClusterRole labelled for admin, edit or view (or for any role
+    with an aggregationRule) adds its rules to that role."""
+    aggregate_cluster_roles(store)

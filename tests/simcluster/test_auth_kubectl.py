@@ -109,3 +109,67 @@ def test_it_lets_kubectl_create_rbac_objects_and_namespaces(kubectl: Kubectl) ->
     table = _out(kubectl("get", "rolebindings", "-n", "team", "-o", "wide")).splitlines()
     assert table[0].split()[:3] == ["NAME", "ROLE", "AGE"]
     assert table[1].split()[:2] == ["alice-reads", "Role/reader"]
+
+
+WIDGET_READER = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: widget-reader
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+rules:
+- apiGroups: ["resource.k8s.io"]
+  resources: ["deviceclasses"]
+  verbs: ["get", "list"]
+"""
+
+
+def test_it_aggregates_a_cluster_role_labelled_for_view_into_view_edit_and_admin(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.simcluster.sim_helpers import running, settle
+
+    kubeconfig = tmp_path / "kubeconfig"
+    with running(topology=None, kubeconfig_path=kubeconfig) as (cluster, _, _):
+
+        def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            command = [
+                str(kubectl_path()),
+                "--kubeconfig",
+                str(kubeconfig),
+                "--cache-dir",
+                str(tmp_path),
+                *args,
+            ]
+            return subprocess.run(
+                command, input=stdin, capture_output=True, text=True, timeout=60, check=False
+            )
+
+        view = json.loads(_out(kubectl("get", "clusterrole", "view", "-o", "json")))
+        assert view["aggregationRule"] == {
+            "clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}]
+        }
+        assert view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
+        assert "system:aggregate-to-view" in _out(kubectl("get", "clusterroles", "-o", "name"))
+        _out(kubectl("create", "rolebinding", "viewers", "--clusterrole=view", "--user=ann", "-n", "default"))
+        _out(kubectl("create", "clusterrolebinding", "admins", "--clusterrole=admin", "--user=bob"))
+        assert kubectl("auth", "can-i", "list", "deviceclasses", "--as=bob").stdout == "no\n"
+
+        _out(kubectl("apply", "-f", "-", stdin=WIDGET_READER))
+        settle(cluster)
+        # the clusterrole-aggregation controller: view gathers it, edit gathers view, admin gathers edit
+        for role in ("view", "edit", "admin"):
+            rules = json.loads(_out(kubectl("get", "clusterrole", role, "-o", "json")))["rules"]
+            assert {
+                "apiGroups": ["resource.k8s.io"],
+                "resources": ["deviceclasses"],
+                "verbs": ["get", "list"],
+            } in rules
+        assert kubectl("auth", "can-i", "list", "deviceclasses", "--as=bob").stdout == "yes\n"
+        assert (
+            kubectl("auth", "can-i", "list", "resourceclaims", "-n", "default", "--as=ann").stdout == "yes\n"
+        )
+        _out(kubectl("delete", "clusterrole", "widget-reader"))
+        settle(cluster)
+        assert kubectl("auth", "can-i", "list", "deviceclasses", "--as=bob").stdout == "no\n"
