@@ -8,6 +8,7 @@ import base64
 import binascii
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -195,7 +196,16 @@ class SimServer:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         app.on_response_prepare.append(self._deprecation_warning)
+        app.on_response_prepare.append(self._filter_headers)
         return app
+
+    @staticmethod
+    async def _filter_headers(request: web.Request, response: web.StreamResponse) -> None:
+        """What the apiserver's handler chain puts on every answer (WithAuditInit's Audit-Id, WithCacheControl's
+        Cache-Control), and no Server header, which Go's net/http does not send."""
+        response.headers.popall("Server", None)
+        response.headers.setdefault("Audit-Id", str(uuid.uuid4()))
+        response.headers.setdefault("Cache-Control", "no-cache, private")
 
     @staticmethod
     async def _deprecation_warning(request: web.Request, response: web.StreamResponse) -> None:

@@ -4,11 +4,13 @@ or edited, they are put back; other edits stay."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from kubernetes import client
 
 from simcluster.store import APISERVER_ADVERTISE_ADDRESS, APISERVER_SECURE_PORT
-from tests.simcluster.conftest import Kubectl
+from tests.simcluster.conftest import Http, Kubectl
 
 
 def test_the_kubernetes_service_has_its_endpoints_and_endpoint_slice(api: client.ApiClient) -> None:
@@ -88,3 +90,22 @@ def test_kubectl_describes_the_kubernetes_service_with_its_endpoints(kubectl: Ku
     assert (listed.returncode, listed.stdout.split()) == (0, ["kubernetes", str(APISERVER_SECURE_PORT)]), (
         listed.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        "/apis/resource.k8s.io/v1/deviceclasses/nope",
+        "/healthz",
+        "/version",
+    ],
+)
+def test_it_answers_with_the_headers_of_the_apiservers_handler_chain(http: Http, path: str) -> None:
+    _, headers, _ = http.get(path)
+    # WithAuditInit and WithCacheControl; Go's net/http sends no Server header
+    assert "Server" not in headers
+    assert headers["Cache-Control"] == "no-cache, private"
+    assert str(uuid.UUID(headers["Audit-Id"])) == headers["Audit-Id"]
+    _, again, _ = http.get(path)
+    assert again["Audit-Id"] != headers["Audit-Id"]
