@@ -33,6 +33,11 @@ PRIVILEGED_GROUP = "system:masters"
 ROLE_PLURALS = frozenset({"roles", "clusterroles"})
 BINDING_PLURALS = frozenset({"rolebindings", "clusterrolebindings"})
 
+#: rbacregistryvalidation's fullAuthority: what using an aggregationRule asks of its writer
+FULL_AUTHORITY: list[Rule] = [
+    {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+    {"nonResourceURLs": ["*"], "verbs": ["*"]},
+]
 #: who is writing, for the request being served (None: an in-process writer)
 REQUESTER: ContextVar[UserInfo | None] = ContextVar("simcluster_requester", default=None)
 
@@ -194,13 +199,22 @@ class EscalationCheck:
 
     def _role(self, plural: str, obj: dict[str, Any], old: dict[str, Any] | None, user: UserInfo) -> None:
         rules = list(obj.get("rules") or [])
-        if old is not None and rules == list(old.get("rules") or []):
+        aggregation = obj.get("aggregationRule")
+        if (
+            old is not None
+            and rules == list(old.get("rules") or [])
+            and aggregation == old.get("aggregationRule")
+        ):
             return  # only metadata changes: nothing is granted
         meta = obj.get("metadata") or {}
         name, namespace = str(meta.get("name", "")), str(meta.get("namespace") or "")
         if self._allowed(user, "escalate", plural, name, namespace):
             return
         self._confirm(plural, name, namespace, user, rules)
+        # an aggregationRule can gather anything (and keep a role from being tightened): it takes * on *.*
+        aggregating = plural == "clusterroles" and (aggregation or (old or {}).get("aggregationRule"))
+        if aggregating and missing_rules(self.authorizer.owner_rules(user, ""), FULL_AUTHORITY):
+            raise _forbidden(plural, name, "must have cluster-admin privileges to use the aggregationRule")
 
     def _binding(self, plural: str, obj: dict[str, Any], old: dict[str, Any] | None, user: UserInfo) -> None:
         if (

@@ -155,3 +155,35 @@ def test_kubectl_create_role_as_a_user_without_the_rights_prints_the_missing_per
     )
     created = kubectl("create", "role", "reader", "-n", "ml", "--verb=get", "--resource=pods", "--as", "bob")
     assert created.returncode == 0, created.stderr
+
+
+def test_an_aggregation_rule_takes_cluster_admin_privileges(
+    cluster: SimCluster, api: client.ApiClient, tmp_path: Path
+) -> None:
+    # carol may write ClusterRoles and holds what the one she writes grants, not * on *.*
+    _role(api, "role-writer", [
+        {"apiGroups": [RBAC], "resources": ["clusterroles"], "verbs": ["create", "update", "patch", "get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+    ])  # fmt: skip
+    _bind(api, "carol-role-writer", "role-writer", [_user("carol")])
+    carol = _http_as(cluster, tmp_path, "carol")
+    body = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRole", "metadata": {"name": "gatherer"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}]}}  # fmt: skip
+    status, _, answer = carol.request("POST", f"/apis/{RBAC}/v1/clusterroles", body)
+    assert (status, answer["message"]) == (
+        403,
+        'clusterroles.rbac.authorization.k8s.io "gatherer" is forbidden: '
+        "must have cluster-admin privileges to use the aggregationRule",
+    )
+    plain = {
+        **body,
+        "metadata": {"name": "plain"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+    }
+    del plain["aggregationRule"]
+    assert carol.request("POST", f"/apis/{RBAC}/v1/clusterroles", plain)[0] == 201
+    status, _, answer = carol.request(
+        "PATCH", f"/apis/{RBAC}/v1/clusterroles/plain", {"aggregationRule": body["aggregationRule"]},
+        content_type="application/merge-patch+json",
+    )  # fmt: skip
+    assert status == 403, answer
