@@ -25,7 +25,9 @@ class FieldError:
 
 
 def _invalid(field: str, value: str, messages: list[str]) -> list[FieldError]:
-    return [FieldError(field, f"Invalid value: {json.dumps(value)}: {m}") for m in messages]
+    return [
+        FieldError(field, f"Invalid value: {json.dumps(value, ensure_ascii=False)}: {m}") for m in messages
+    ]
 
 
 def _too_long(field: str, limit: int) -> FieldError:

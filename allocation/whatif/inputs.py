@@ -122,7 +122,9 @@ def check_format(value: str, field: str, rule: Callable[[str], list[str]]) -> No
     """`value` against one of `dra.names`' formats (the API server's), in its words."""
     problems = rule(value)
     if problems:
-        raise WhatIfInputError(field, f"Invalid value: {json.dumps(value)}: {'; '.join(problems)}")
+        raise WhatIfInputError(
+            field, f"Invalid value: {json.dumps(value, ensure_ascii=False)}: {'; '.join(problems)}"
+        )
 
 
 def _quantity(value: object, field: str) -> Quantity:

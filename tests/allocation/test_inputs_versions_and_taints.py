@@ -116,3 +116,9 @@ def test_it_refuses_a_taint_the_api_server_would(
     error = refused(api, "taint_impact", _taint(**taint))
     assert error["field"] == field
     assert words in error["message"]
+
+
+def test_it_shows_a_non_ascii_taint_value_as_typed(api: APIClient) -> None:
+    error = refused(api, "taint_impact", _taint(value="früh"))
+    assert error["field"] == "input.taint.value"
+    assert error["message"].startswith('Invalid value: "früh": ')

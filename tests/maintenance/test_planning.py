@@ -82,3 +82,10 @@ def test_it_words_name_errors_as_the_api_server_does() -> None:
     assert key_error.message == f'Invalid value: "bad key!": name part {QUALIFIED_NAME_MSG}'
     (device_error,) = selector_errors({"device": "gpu.0"}, confirm_all_devices=False)
     assert device_error.message == 'Invalid value: "gpu.0": must not contain dots'
+
+
+def test_it_shows_a_non_ascii_value_as_typed_as_the_api_server_does() -> None:
+    # The API server quotes the value with its letters as they are ("ü", not "\u00fc"): the operator must
+    # recognise what they typed.
+    (value_error,) = taint_errors(key="example.com/maintenance", value="früh", effect="None")
+    assert value_error.message.startswith('Invalid value: "früh": ')
