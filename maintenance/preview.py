@@ -66,6 +66,14 @@ def _listed(items: list[str]) -> str:
     return shown + (f" and {len(items) - MAX_CHANGES_LISTED} more" if len(items) > MAX_CHANGES_LISTED else "")
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _were(items: list[str]) -> str:
+    return "was" if len(items) == 1 else "were"
+
+
 def basis_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """What changed between the preview's basis and the cluster now, in words an operator can check."""
     changes: list[str] = []
@@ -74,7 +82,7 @@ def basis_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     old_devices, new_devices = before.get("devices") or {}, now.get("devices") or {}
     if old_devices != new_devices:
         changes.append(
-            f"the rules now select {new_devices.get('count', 0)} devices "
+            f"the rules now select {_n(new_devices.get('count', 0), 'device')} "
             f"(the preview saw {old_devices.get('count', 0)})"
         )
     old_alloc, new_alloc = before.get("allocated") or {}, now.get("allocated") or {}
@@ -82,11 +90,16 @@ def basis_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     freed = sorted(set(old_alloc) - set(new_alloc))
     moved = sorted(k for k in set(old_alloc) & set(new_alloc) if old_alloc[k] != new_alloc[k])
     if newly:
-        changes.append(f"{len(newly)} selected device(s) were allocated since: {_listed(newly)}")
+        changes.append(
+            f"{_n(len(newly), 'selected device')} {_were(newly)} allocated since: {_listed(newly)}"
+        )
     if freed:
-        changes.append(f"{len(freed)} selected device(s) were released since: {_listed(freed)}")
+        changes.append(f"{_n(len(freed), 'selected device')} {_were(freed)} released since: {_listed(freed)}")
     if moved:
-        changes.append(f"{len(moved)} selected device(s) now serve another claim: {_listed(moved)}")
+        changes.append(
+            f"{_n(len(moved), 'selected device')} now {'serves' if len(moved) == 1 else 'serve'} another claim: "
+            f"{_listed(moved)}"
+        )
     old_claims, new_claims = before.get("claims") or {}, now.get("claims") or {}
     edited = sorted(
         new_claims[uid].rsplit("@", 1)[0]
@@ -95,7 +108,7 @@ def basis_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     )
     if edited:
         changes.append(
-            f"{len(edited)} claim(s) on these devices changed (reservations or tolerations): {_listed(edited)}"
+            f"{_n(len(edited), 'claim')} on these devices changed (reservations or tolerations): {_listed(edited)}"
         )
     if not changes and basis_fingerprint(before) != basis_fingerprint(now):
         changes.append("the selected devices' allocations changed")
