@@ -154,7 +154,10 @@ def resolve_subject(data: dict[str, Any], snapshot: Snapshot) -> Subject:
             }
         }
         subject.claims.append(_fresh_claim(f"{cls}-copy", "default", spec))
-        subject.claim_sources[f"{cls}-copy"] = f"{data.get('count', 1)} device(s) of DeviceClass {cls}"
+        count = data.get("count", 1)
+        subject.claim_sources[f"{cls}-copy"] = (
+            f"{count} device{'' if count == 1 else 's'} of DeviceClass {cls}"
+        )
         return subject
     if data.get("source") == "yaml":
         obj = parse_yaml_subject(data["yaml"])

@@ -89,3 +89,13 @@ def test_it_ignores_serial_numbers_no_selector_reads_but_not_ones_a_selector_nam
     picky = ask({"source": "yaml", "yaml": yaml.safe_dump(pasted)})
     assert copies(picky) == {"node-a": 1, "node-b": 2, "node-c": 1}
     assert picky["computed_nodes"] == 3
+
+
+@pytest.mark.parametrize(
+    ("count", "words"), [(1, "1 device of DeviceClass"), (2, "2 devices of DeviceClass")]
+)
+def test_it_says_how_many_devices_a_copy_of_a_class_asks_for_in_proper_number(count: int, words: str) -> None:
+    o.store(*o.small_cluster().values())
+    result = ask({"source": "class", "deviceClassName": o.DRIVER, "count": count})
+    (claim,) = result["subject"]["claims"]
+    assert claim["source"] == f"{words} {o.DRIVER}"
