@@ -112,6 +112,7 @@ NEW_LABELS = {
     **{f"filters.{name}": label for name, label in DEVICE_FILTER_LABELS.items()},
     "device": NEW_FORM_LABELS["devices"],
     "matching_count": NEW_FORM_LABELS["select_all"],
+    "expected_count": NEW_FORM_LABELS["select_all"],  # the service's refusal of a stale "Select all N"
     **{f"taint.{name}": NEW_FORM_LABELS[name] for name in ("key", "value", "effect")},
 }
 

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from inventory.filters import DEVICE_FILTER_LABELS
+from inventory.models import Device
 from maintenance.selectors import AUDIT_FILTER_LABELS
 from maintenance.views import NEW_LABELS
 from tests.form_labels import error_names, form_label, page_filters
@@ -68,6 +69,21 @@ def test_a_refused_form_field_is_named_by_its_label(
     panel = page.split('id="form-errors"')[1].split("</div>")[0]
     assert (form_label(page, name), field) in error_names(panel)
     assert form_label(page, name) == NEW_LABELS[field]
+
+
+def test_a_stale_select_all_count_is_named_by_the_select_all_label(
+    mirrored: Any, operator_client: Client
+) -> None:
+    # the page showed N matching devices; the cluster has changed since: the refusal names the choice the
+    # user made ("Select all"), not only the API's path
+    response = operator_client.post(
+        "/maintenance/new/", {**TAINT, "select_all": "yes", "matching_count": Device.objects.count() + 1}
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    panel = page.split('id="form-errors"')[1].split("</div>")[0]
+    assert error_names(panel) == [(form_label(page, "select_all"), "expected_count")]
+    assert form_label(page, "select_all") == "Select all"
 
 
 @pytest.mark.parametrize(("name", "value"), [("action", "exploded"), ("source", "moon"), ("since", "soon")])
