@@ -1,7 +1,8 @@
 // Small page behaviours wired by data attributes (the policy allows no inline handlers):
 // - <button data-copy="#selector">: copies that element's text to the clipboard.
 // - A live fragment (data-live-kinds, refreshed by htmx) that fails to refresh says so inside itself and
-//   keeps the last data it had; the next successful refresh replaces the message.
+//   keeps the last data it had; the next successful refresh replaces the message. A 404 is an object deleted
+//   while its page was open, and reads so.
 // - A filter form (<form class="filters" method="get">) leaves its empty fields out of the URL, so a
 //   shared link says only what was chosen (?driver=gpu.example.com, not ?q=&driver=…&pool=&node=…).
 // - A page answering a POST that must not be sent twice (data-no-resubmit: a new API token) turns its history
@@ -38,7 +39,10 @@
       box.prepend(note);
     }
     const at = new Date().toISOString().slice(11, 19);
-    note.textContent = "Could not refresh (" + why + " at " + at + " UTC); showing the data from before.";
+    // A detail page's object that is gone answers 404: say so, not as if the server had failed.
+    note.textContent = xhr && xhr.status === 404
+      ? "No longer in the cluster (deleted, as of " + at + " UTC): showing the data from before."
+      : "Could not refresh (" + why + " at " + at + " UTC); showing the data from before.";
     box.dataset.liveError = "true";
   }
   document.addEventListener("formdata", function (event) {
