@@ -1,0 +1,40 @@
+"""Device plugins → DRA at phone width: the node and pod names in its tables stay whole (at 390 px the
+"Nodes with a device plugin" table broke "legacy-00" at its hyphen, "legacy-" / "00"), and are links to
+their pages, as every other table's names are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from inventory.kube import MIRRORED_KINDS
+from tests.e2e.browser_helpers import log_in
+from tests.e2e.test_names_stay_whole import BROKEN
+from tests.inventory.factories import write
+from tests.simcluster.sim_helpers import running
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo_mirrored(transactional_db: None) -> None:
+    with running("demo") as (cluster, _, _):
+        objects = [(kind, obj) for kind in MIRRORED_KINDS for obj in cluster.store.list(kind)]
+    write(*objects)
+
+
+def test_the_device_plugin_tables_keep_names_whole_and_link_them_at_phone_width(
+    demo_mirrored: None, asgi_server: str, viewer: Any, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/migration/device-plugins/")
+    section = page.locator('section[data-resource="example.com/gpu"]')
+    section.wait_for()
+    assert page.evaluate(BROKEN) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    nodes = section.locator("table.plugin-nodes tbody tr td:first-child a.node-link")
+    assert nodes.all_inner_texts() == ["legacy-00", "legacy-01"]
+    assert nodes.first.get_attribute("href") == "/nodes/legacy-00/"
+    pods = section.locator("table.pods tbody tr td:first-child a.pod-link")
+    assert pods.count() == section.locator("table.pods tbody tr").count() > 0
