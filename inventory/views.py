@@ -516,6 +516,7 @@ def pods(request: HttpRequest) -> HttpResponse:
     refused = _query_errors(request, values, POD_FILTER_LABELS)
     qs = Pod.objects.none() if refused["errors"] else filterset.qs.order_by(*ordering)
     page = Paginator(qs, PODS_PER_PAGE).get_page(request.GET.get("page"))
+    pod_queries.mark_claims_in_mirror(page.object_list)
     query = request.GET.copy()
     for key in ("page", "fragment", "live"):
         query.pop(key, None)

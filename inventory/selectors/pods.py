@@ -11,6 +11,7 @@ with `dra.taints`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,6 +245,24 @@ def pod_counts() -> PodCounts:
         with_claims=counts["with_claims"],
         waiting=counts["waiting"],
     )
+
+
+def mark_claims_in_mirror(pods: Iterable[Pod]) -> None:
+    """Set `in_mirror` on each named claim of these pods (their `claims` rows): whether the mirror holds that
+    ResourceClaim, so a page links only to claims that have a page (a pod may name one that does not exist
+    yet, or any more). One query for the pods of a page."""
+    rows = [(pod.namespace, ref) for pod in pods for ref in (pod.claims or []) if ref.get("name")]
+    names: dict[str, set[str]] = {}
+    for namespace, ref in rows:
+        names.setdefault(namespace, set()).add(str(ref["name"]))
+    found: set[tuple[str, str]] = set()
+    if names:
+        q = Q()
+        for namespace, wanted in names.items():
+            q |= Q(namespace=namespace, name__in=sorted(wanted))
+        found = set(Claim.objects.filter(q).values_list("namespace", "name"))
+    for namespace, ref in rows:
+        ref["in_mirror"] = (namespace, str(ref["name"])) in found
 
 
 #: at most this many namespaces are offered as the namespace filter's suggestions

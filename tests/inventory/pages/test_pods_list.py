@@ -81,6 +81,10 @@ def pods() -> None:
         pod("web", namespace="default", node="node-1", created="2026-11-04T10:00:00Z"),
         pod("too-big", namespace="research", phase="Pending", created="2026-11-05T10:00:00Z",
             claims=[{"name": "gpus", "resourceClaimName": "eight-gpus"}]),
+        # the claims the pods name exist (a missing one: test_a_claim_the_mirror_does_not_hold_is_not_linked)
+        ("resourceclaims", f.claim("trainer-0-gpu-x7k2p", namespace="ml")),
+        ("resourceclaims", f.claim("legacy-gpu-extended-resources-abcde")),
+        ("resourceclaims", f.claim("eight-gpus", namespace="research")),
     )  # fmt: skip
 
 
@@ -130,6 +134,25 @@ def test_it_lists_every_pod_with_its_status_node_claims_extended_resources_and_a
     assert "not scheduled" in pending and '<span class="badge warn">' in pending
     assert 'href="/claims/research/eight-gpus/"' in pending
     assert "5 pods" in html and "1 Pending" in html and "4 Running" in html and "4 use DRA claims" in html
+
+
+def test_a_claim_the_mirror_does_not_hold_is_named_not_linked(client_in: Client, pods: None) -> None:
+    """A pod may name a ResourceClaim that does not exist (yet, or any more): its page would be a 404."""
+    f.write(
+        pod("waits", phase="Pending", claims=[{"name": "gpu", "resourceClaimName": "dataset-gpu"}]),
+        pod("elsewhere", namespace="research", claims=[{"name": "gpu", "resourceClaimName": "trainer-0-gpu-x7k2p"}]),
+    )  # fmt: skip
+    html = client_in.get(PODS).content.decode()
+    waits = row(html, "waits")
+    assert "dataset-gpu" in waits and "not in the mirror" in waits
+    assert 'href="/claims/ml/dataset-gpu/"' not in waits
+    assert client_in.get("/claims/ml/dataset-gpu/").status_code == 404  # where the link led
+    # the same claim name in another namespace is another claim
+    elsewhere = row(html, "elsewhere")
+    assert (
+        "not in the mirror" in elsewhere and 'href="/claims/research/trainer-0-gpu-x7k2p/"' not in elsewhere
+    )
+    assert 'href="/claims/ml/trainer-0-gpu-x7k2p/"' in row(html, "trainer-0")
 
 
 @pytest.mark.parametrize(
