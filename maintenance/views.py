@@ -87,7 +87,18 @@ def index(request: HttpRequest) -> HttpResponse:
     for m in maintenances:  # a rule changed outside dradash: the list must not say "applied" alone
         m.drift = drift.get(m.pk, [])  # type: ignore[attr-defined]
         m.drift_summary = drift_summary(m.drift)  # type: ignore[attr-defined]
-    return render(request, "maintenance/index.html", {"maintenances": maintenances, "nav": "maintenance"})
+    context = {
+        "maintenances": maintenances,
+        "nav": "maintenance",
+        # live as the audit page: a maintenance's every change, and a rule changed outside dradash, is an entry
+        "live_version": latest_version(),
+        "live_ws_path": "/ws/maintenance-audit/",
+        "live_poll_path": reverse("maintenance:audit-version"),
+        "fragment_url": reverse("maintenance:index") + "?fragment=table",
+    }
+    if request.GET.get("fragment") == "table":
+        return render(request, "maintenance/_index_table.html", context)
+    return render(request, "maintenance/index.html", context)
 
 
 # --------------------------------------------------------------------------- new

@@ -128,3 +128,14 @@ def test_it_counts_one_matching_entry_in_english(operator_client: Client) -> Non
     page = operator_client.get("/maintenance/audit/?rule=only-one").content.decode()
     assert "1 entry matches · newest first" in page
     assert "2 entries · newest first" in operator_client.get("/maintenance/audit/").content.decode()
+
+
+def test_the_maintenance_list_is_live_on_the_audit_socket(operator_client: Client) -> None:
+    """The list listens to the audit log's socket (every change of a maintenance is an entry) and its table
+    is served alone for the refresh."""
+    page = operator_client.get("/maintenance/").content.decode()
+    assert 'data-live-ws="/ws/maintenance-audit/"' in page
+    assert 'id="maintenance-live" data-live-kinds="audit"' in page
+    fragment = operator_client.get("/maintenance/?fragment=table").content.decode()
+    assert fragment.lstrip().startswith("<div") and 'id="maintenance-table"' in fragment
+    assert "<html" not in fragment and "No maintenance yet." in fragment
