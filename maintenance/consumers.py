@@ -3,7 +3,8 @@
 - `/ws/maintenance/<id>/` (`?pods=all` lists every pod): the maintenance's live document (state,
   allowed actions, preview state, eviction progress) on connect, then again after every coalesced burst of cluster changes (pods,
   claims, slices, rules), maintenance writes, or progress of its preview run.
-- `/ws/maintenance-audit/`: the audit page's socket, in the protocol of static/dradash/live.js:
+- `/ws/maintenance-audit/`: the audit page's socket (and the maintenance list's: every change of a maintenance is an
+  entry), in the protocol of static/dradash/live.js:
   `{"type": "hello", "version"}` on connect, `{"type": "changed", "kinds": ["audit"], "version"}` after
   new entries (the version is the newest entry's id).
 """
