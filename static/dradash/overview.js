@@ -19,7 +19,7 @@
     const datasets = [
       { label: "allocated", data: d.allocated, backgroundColor: "#5b84d9" },
       { label: "free", data: d.free, backgroundColor: "#6cc08b" },
-      { label: "not allocatable (tainted, counters used, pool incomplete …)", data: d.blocked, backgroundColor: "#e58a7f" },
+      { label: "not allocatable", data: d.blocked, backgroundColor: "#e58a7f" },  // said in full below the chart
     ];
     if (chart && chart.canvas === canvas) {
       chart.data.labels = d.labels;
