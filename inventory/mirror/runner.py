@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import DataError, connection
 from django.utils import timezone
 
 from inventory.kube import KIND, KubeClient, KubeError, connect
@@ -33,6 +33,7 @@ from inventory.mirror.writer import (
     Op,
     Replace,
     bulk_gc,
+    replace_nul,
 )
 from inventory.models import (
     NOT_SERVED,
@@ -521,6 +522,10 @@ class Mirror:
                 handle.applied_ops += len(ops)
                 return
             except Exception as exc:  # the database went away: keep the batch and retry, do not lose events
+                if isinstance(exc, DataError) and replace_nul(ops):
+                    # A NUL PostgreSQL cannot store: that batch would fail for ever. Write it without.
+                    log.warning("mirror: a batch held NUL characters (%s); writing them as U+FFFD", exc)
+                    continue
                 handle.last_error = str(exc)
                 log.exception("mirror: applying %d ops failed; retrying in %.1fs", len(ops), delay)
                 connection.close()

@@ -937,6 +937,45 @@ class _Activity:
     divergences: dict[str, tuple[str, Divergence]] = field(default_factory=dict)
 
 
+NUL_REPLACEMENT = "\ufffd"
+
+
+def _without_nul(value: Any) -> tuple[Any, bool]:
+    """`value` with every NUL character of its strings (keys too) replaced by U+FFFD; True if any was."""
+    if isinstance(value, str):
+        return (value.replace("\x00", NUL_REPLACEMENT), True) if "\x00" in value else (value, False)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        changed = False
+        for key, item in value.items():
+            new_key, key_changed = _without_nul(key)
+            out[new_key], item_changed = _without_nul(item)
+            changed = changed or key_changed or item_changed
+        return (out, True) if changed else (value, False)
+    if isinstance(value, list):
+        pairs = [_without_nul(item) for item in value]
+        return ([item for item, _ in pairs], True) if any(c for _, c in pairs) else (value, False)
+    return value, False
+
+
+def replace_nul(ops: Iterable[Op | ListOp]) -> bool:
+    """Replace the NUL characters of the objects in `ops` (in place) by U+FFFD; True if there were any.
+
+    Kubernetes takes any string in an annotation or a container's termination message, NUL included;
+    PostgreSQL stores none (jsonb refuses `\\u0000`, text a NUL byte), so a batch holding one could never
+    be written: the write loop calls this when a batch fails with a DataError, and writes the rest of the
+    object (its resourceVersion included) with the NUL replaced, instead of retrying it for ever."""
+    changed = False
+    for op in ops:
+        if isinstance(op, Event):
+            op.obj, hit = _without_nul(op.obj)
+            changed = changed or hit
+        elif isinstance(op, Replace | ListPage):
+            op.items, hit = _without_nul(op.items)
+            changed = changed or hit
+    return changed
+
+
 def _announce(changes: list[JSON], *, baseline: bool = False) -> None:
     """`baseline`: the changes are (a page of) the first list of a kind the mirror never held — what
     was in the cluster, not what changed in it (the audit log records none of them as a change)."""
