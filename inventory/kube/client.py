@@ -558,8 +558,11 @@ def _event(line: bytes, kind: str) -> WatchEvent:
         data = fastjson.loads(line)
     except ValueError as exc:
         raise KubeError(0, "InvalidResponse", f"watch {kind}: a line is not JSON") from exc
+    obj = (data.get("object") or {}) if isinstance(data, dict) else None
+    if not isinstance(obj, dict):
+        # JSON, but not a watch event (`0`, `null`, an object that is a list): as broken as a cut line.
+        raise KubeError(0, "InvalidResponse", f"watch {kind}: a line is not a watch event")
     event_type = str(data.get("type", ""))
-    obj = data.get("object") or {}
     if event_type == "ERROR":
         raise KubeError.from_status(int(obj.get("code") or 500), obj)
     resource = KIND.get(kind)

@@ -163,3 +163,25 @@ def test_it_impersonates_a_user_with_one_header_line_per_group(simcluster: Any) 
     assert not client.can_i(verb="create", resource="devicetaintrules", group="resource.k8s.io",
                             as_user=Identity("alice", ("sre",)))  # fmt: skip
     assert client.can_i(verb="create", resource="devicetaintrules", group="resource.k8s.io")
+
+
+class _Stream:
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+
+    def stream(self, amt: int, decode_content: bool = True) -> Any:
+        return iter(self.chunks)
+
+
+@pytest.mark.parametrize("line", [b"0", b"null", b'"ADDED"', b"[]", b'{"type": "ADDED", "object": [1]}'])
+def test_a_watch_line_that_is_json_but_not_an_event_is_a_broken_stream(line: bytes) -> None:
+    """A proxy that garbles a stream may leave a line that parses (a chunk size, `null`): a KubeError,
+    which the reflector answers by watching again from its rv, not an AttributeError that ends its thread."""
+    from inventory.kube.client import _split_events
+
+    good = b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "7"}}}\n'
+    events = _split_events(_Stream(good, line + b"\n", good), "pods")
+    assert next(events)[0] == "BOOKMARK"
+    with pytest.raises(KubeError) as raised:
+        next(events)
+    assert raised.value.reason == "InvalidResponse"
