@@ -223,13 +223,20 @@ class Reflector:
     def run(self) -> None:
         """List (or check the stored rv), then watch until stopped."""
         try:
-            if not self.resource_version and not self._list_until_done(INITIAL):
-                return
             while not self.stop_event.is_set():
-                if self._next_resync is not None and self._monotonic() >= self._next_resync:
-                    self._resync()
-                    continue
-                self._watch_once()
+                try:
+                    if not self.resource_version and not self._list_until_done(INITIAL):
+                        return
+                    if self._next_resync is not None and self._monotonic() >= self._next_resync:
+                        self._resync()
+                        continue
+                    self._watch_once()
+                except Exception as exc:
+                    # An answer nobody foresaw (a malformed object, a bug): this kind must not stop being
+                    # mirrored for good. Say so, back off, and go on from the last rv, checked first.
+                    log.exception("%s: unexpected failure; retrying", self.kind)
+                    if self._fail(f"unexpected failure: {exc!r}", None):
+                        return
         finally:
             self._set_health(STOPPED)
 
@@ -252,6 +259,11 @@ class Reflector:
                 items, rv = self._list()
             except KubeError as exc:
                 if self._fail(f"list failed: {exc}", exc):
+                    return False
+                continue
+            except Exception as exc:  # see `run`; listed again for the same reason
+                log.exception("%s: unexpected failure while listing; retrying", self.kind)
+                if self._fail(f"list failed: {exc!r}", None):
                     return False
                 continue
             self._replace(items, rv, reason)
@@ -468,13 +480,13 @@ class Reflector:
         self._backoff.reset()
         self._set_health(SYNCED)
 
-    def _fail(self, message: str, exc: KubeError) -> bool:
+    def _fail(self, message: str, exc: KubeError | None) -> bool:
         """Record an error and back off; True if asked to stop while waiting."""
         log.warning("%s %s", self.kind, message)
         self.health.error = message
         self.health.consecutive_errors += 1
         self._must_check = True
-        self._set_health(failure_state(exc))
+        self._set_health(failure_state(exc) if exc is not None else ERROR)
         return self._wait(self._backoff.next())
 
     def _set_health(self, state: str) -> None:

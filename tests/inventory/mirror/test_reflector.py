@@ -237,3 +237,30 @@ def test_it_backs_off_when_watches_close_at_once_without_events() -> None:
     assert len(waits) == 3 and waits[0] < waits[1] < waits[2]
     assert script.list_calls == 1
     assert "error" not in sink.states
+
+
+def test_an_unexpected_failure_mid_watch_is_an_error_and_the_watch_goes_on_from_the_last_rv() -> None:
+    """Not a KubeError (a malformed object, a bug): the kind says "error", then goes on; its thread does not
+    end with the kind "stopped" for good while the rest of the mirror runs."""
+    script = Script(
+        lists=[([obj("a", 5)], "10")],
+        watches=[[("ADDED", obj("b", 11)), ValueError("malformed")], [("ADDED", obj("c", 12))]],
+    )
+    reflector, sink = make(script)
+
+    reflector.run()
+
+    assert script.watch_rvs[:2] == ["10", "11"]
+    assert ("ADDED", "c", "12") in sink.calls
+    assert sink.states[-3:] == ["error", "synced", "stopped"]
+
+
+def test_an_unexpected_failure_of_a_list_is_retried() -> None:
+    script = Script(lists=[TypeError("not a list"), ([obj("a", 5)], "10")], watches=[])  # type: ignore[list-item]
+    reflector, sink = make(script)
+
+    reflector.run()
+
+    assert script.list_calls == 2
+    assert sink.calls[0] == ("replace", ["a"], "10")
+    assert sink.states[0] == "error"
