@@ -276,6 +276,10 @@ class Reflector:
         assert self._pages is not None
         sink: PagedSink = self._sink  # type: ignore[assignment]
         sink.begin_list(self.kind, reason)
+        if reason != RESYNC:
+            # The sink holds no rv until the list's end (a resync's alone keeps it): no health report
+            # meanwhile (an error, stopped) may give it back the old one over a part of a list.
+            self.health.resource_version = ""
         names: dict[NameKey, str] = {}
         rv = ""
         try:
