@@ -904,14 +904,12 @@ class BatchWriter:
                 if h.since is not None:
                     state.since = datetime.fromtimestamp(h.since, UTC)
                 if h.confirmed_at is not None:
-                    confirmed = datetime.fromtimestamp(h.confirmed_at, UTC)
-                    state.confirmed_at = max(confirmed, state.confirmed_at or confirmed)
+                    state.confirmed_at = _latest(state.confirmed_at, h.confirmed_at, now)
                 if h.resource_version:
                     state.resource_version = h.resource_version
             if kind in activity.confirmed and state.state == "synced":
                 # The data of this batch is the cluster's as of when it arrived.
-                confirmed = datetime.fromtimestamp(activity.confirmed[kind], UTC)
-                state.confirmed_at = max(confirmed, state.confirmed_at or confirmed)
+                state.confirmed_at = _latest(state.confirmed_at, activity.confirmed[kind], now)
             state.events_applied += activity.events.get(kind, 0)
             if kind in activity.divergences:
                 reason, divergence = activity.divergences[kind]
@@ -926,6 +924,13 @@ class BatchWriter:
             state.object_count = counts.get(kind, 0)
             state.save()
         return changed
+
+
+def _latest(held: datetime | None, confirmed: float, now: datetime) -> datetime:
+    """The later of two confirmations, unless the one held is in the future: this host's clock stepped
+    back since (NTP correcting a clock that ran ahead), and kept it would hide the data's age for as long."""
+    at = datetime.fromtimestamp(confirmed, UTC)
+    return max(at, held) if held is not None and held <= now else at
 
 
 @dataclass
