@@ -591,7 +591,7 @@ class BatchWriter:
                 elif states_changed:
                     _broadcast_derived(self.group, [WATCH_STATE_KIND])
         except Exception:
-            self._rules.clear()
+            self._rolled_back()
             raise
         listing.changes += len(changes)
         if _gc_paused and gc.get_count()[0] > BULK_GC_YOUNG:
@@ -605,6 +605,13 @@ class BatchWriter:
         if room > 0:
             listing.first_changes.extend(changes[:room])
         return states_changed
+
+    def _rolled_back(self) -> None:
+        """A batch's transaction failed: forget what it may have put in the caches kept across batches (the
+        rules; the devices each pod reports the health of), which the rolled-back rows no longer say. The
+        retry reads them again; kept, it would leave a deleted pod's health report on its devices."""
+        self._rules.clear()
+        self._reporting = None
 
     def _apply_batch(self, ops: Iterable[Op]) -> BatchResult:
         ops = list(ops)
@@ -622,7 +629,7 @@ class BatchWriter:
                 elif result.states_changed:
                     _broadcast_derived(self.group, [WATCH_STATE_KIND])
         except Exception:
-            self._rules.clear()  # it may hold the rules of the batch that was rolled back
+            self._rolled_back()
             raise
         relisted = [op.kind for op in ops if isinstance(op, Replace)]
         if relisted and len(result.changes) >= ANALYZE_AFTER:
