@@ -192,6 +192,10 @@ def served_kinds(client: KubeClient, kinds: list[str]) -> tuple[list[str], list[
     return served, missing
 
 
+def _not_served(kind: str) -> Health:
+    return Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)
+
+
 @dataclass
 class MirrorHandle:
     """A running mirror: reflector threads + the writer thread."""
@@ -303,10 +307,9 @@ class Mirror:
         pages: dict[str, ReadAhead[tuple[list[JSON], str]]] = {}
         try:
             with bulk_gc():  # the pages are decoded here: the collector waits for the whole load
-                if missing:
-                    results.append(self.writer.apply(
-                        [HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)) for kind in missing]
-                    ))  # fmt: skip
+                for kind in missing:  # the server holds none of its objects: neither does the database
+                    self.writer.begin_list(kind, reason=INITIAL)
+                    results.append(self.writer.finish_list(kind, "", health=_not_served(kind)))
                 for kind in before:
                     if kind == "resourceslices":
                         # Its pages run the allocator per pool (availability with the device rows): the
@@ -384,8 +387,10 @@ class Mirror:
         except KubeError as exc:
             log.warning("discovery failed (%s); watching every kind", exc)
             served, missing = list(self.kinds), []
-        for kind in missing:
-            q.put(HealthUpdate(kind, Health(kind=kind, state=WATCH_STOPPED, error=NOT_SERVED)))
+        for kind in missing:  # the server holds none of its objects: neither does the database
+            q.put(ListBegin(kind, INITIAL))
+            q.put(ListEnd(kind, "", INITIAL))
+            q.put(HealthUpdate(kind, _not_served(kind)))
         reflectors = [
             Reflector(
                 kind=kind,
