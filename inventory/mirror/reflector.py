@@ -90,7 +90,8 @@ class Health:
     consecutive_errors: int = 0
     #: when the kind last became synced, or stopped being so (wall clock); None before the first report
     since: float | None = None
-    #: when the data was last confirmed current: a list, an event or bookmark, a successful check
+    #: when the data was last confirmed current: a list, an event or bookmark, a successful check (unless
+    #: the watch before it delivered nothing)
     confirmed_at: float | None = None
     relist_reason: str = ""
 
@@ -217,6 +218,9 @@ class Reflector:
         self._must_check = bool(resume_from)
         # The last watch was refused (403) though lists are allowed: only a watch event says synced again.
         self._watch_forbidden = False
+        # The last watch delivered nothing (closed at once, or silent until the inactivity timeout): the
+        # check before the next one does not confirm the data (see `_check_server`).
+        self._watch_silent = False
 
     # ------------------------------------------------------------------ public
 
@@ -321,6 +325,7 @@ class Reflector:
         self.resource_version = rv
         self._must_check = False
         self._watch_forbidden = False
+        self._watch_silent = False
         if reason != RESYNC and self._next_resync is not None:
             self._next_resync = self._monotonic() + self._resync_seconds
         self.health.resource_version = rv
@@ -389,6 +394,11 @@ class Reflector:
             self._relist(str(reset))
             return False
         self._must_check = False
+        if self._watch_silent:
+            # The server still has our rv, but the last watch from it brought nothing: a proxy that cuts or
+            # buffers the stream passes every check while no change ever arrives. Only an event or
+            # bookmark confirms the data again; until then its age grows, and the pages say so.
+            return True
         if self._watch_forbidden:
             self.health.confirmed_at = self._now()
         else:
@@ -420,6 +430,7 @@ class Reflector:
             # Silence longer than the inactivity timeout: a half-open connection (NAT, load balancer)
             # looks exactly like a quiet cluster, so drop it and watch again from the last rv.
             log.info("watch %s: inactive, reconnecting from %s", self.kind, self.resource_version)
+            self._watch_silent = events == 0
             return
         except KubeError as exc:
             if exc.is_too_large_resource_version:
@@ -435,7 +446,8 @@ class Reflector:
         # A normal close (server timeout, apiserver restart): check, then resume from the last rv.
         if self.stop_event.is_set():
             return
-        if events == 0 and self._monotonic() - started < SHORT_WATCH_SECONDS:
+        self._watch_silent = events == 0 and self._monotonic() - started < SHORT_WATCH_SECONDS
+        if self._watch_silent:
             # Closed at once with nothing in it (a proxy cutting streams, a server shedding load):
             # reconnecting immediately would hammer it, so wait as after an error.
             log.info("watch %s: closed immediately; backing off", self.kind)
