@@ -9,7 +9,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -209,6 +209,10 @@ class MirrorHandle:
     applied_batches: int = 0
     applied_ops: int = 0
     last_error: str = ""
+    #: the database lost commits (`BatchWriter.lost_commits`): nothing more is written, the mirror stops
+    lost_commits: list[str] = field(default_factory=list)
+    #: a write failed since the database was last found to hold every commit: look before the next batch
+    write_failed: bool = False
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
@@ -510,6 +514,9 @@ class Mirror:
     def _apply_with_retry(self, handle: MirrorHandle, ops: list[QueueOp]) -> None:
         delay = 0.5
         while True:
+            if handle.lost_commits:
+                self._done(handle, ops)  # written on top of a database that lost events, they would hide it
+                return
             if self.may_write is not None and not self.may_write():
                 # No longer (surely) the leader: another replica may be writing. Drop the batch; the
                 # next leader resumes from the resourceVersions stored with the data it finds.
@@ -521,6 +528,16 @@ class Mirror:
             # reconnects for every batch, ~40 ms on PostgreSQL); a broken one fails the batch, is closed
             # below and replaced on the retry.
             try:
+                if handle.write_failed and (lost := self.writer.lost_commits()):
+                    # The database came back without commits it had acknowledged: the events in them are
+                    # lost, and the reflectors went on past them. Stop: the mirror started again resumes
+                    # from the resourceVersions the database holds, and the watch replays them.
+                    log.error("mirror: the database lost committed batches of %s; stopping", ", ".join(lost))
+                    handle.lost_commits = lost
+                    handle.stop_event.set()
+                    self._done(handle, ops)
+                    return
+                handle.write_failed = False
                 self._apply_ops(ops)
                 self._done(handle, ops)
                 handle.applied_batches += 1
@@ -531,6 +548,7 @@ class Mirror:
                     # A NUL PostgreSQL cannot store: that batch would fail for ever. Write it without.
                     log.warning("mirror: a batch held NUL characters (%s); writing them as U+FFFD", exc)
                     continue
+                handle.write_failed = True
                 handle.last_error = str(exc)
                 log.exception("mirror: applying %d ops failed; retrying in %.1fs", len(ops), delay)
                 connection.close()
@@ -546,6 +564,7 @@ class Mirror:
         try:
             work()
         except Exception as exc:
+            handle.write_failed = True
             handle.last_error = str(exc)
             log.exception("mirror: %s failed; retrying", what)
             connection.close()

@@ -305,6 +305,23 @@ class BatchWriter:
         self._stale_statistics: set[str] = set()
         self._availability_kinds: set[str] = set()
         self._listing: dict[str, _Listing] = {}
+        # The resourceVersion each kind's WatchState holds as of this writer's last commit (`lost_commits`).
+        self._committed_rvs: dict[str, str] = {}
+
+    def _on_commit_rv(self, kind: str, resource_version: str) -> None:
+        transaction.on_commit(lambda: self._committed_rvs.__setitem__(kind, resource_version))
+
+    def lost_commits(self) -> list[str]:
+        """Kinds whose WatchState no longer holds the resourceVersion this writer last committed: the
+        database lost commits it had acknowledged (a crash with `synchronous_commit = off`, a failover to an
+        asynchronous replica). Their events are gone from the database and the reflectors, which went on,
+        will not send them again: only a mirror resuming from what the database holds replays them."""
+        held = dict(
+            WatchState.objects.filter(kind__in=list(self._committed_rvs)).values_list(
+                "kind", "resource_version"
+            )
+        )
+        return sorted(kind for kind, rv in self._committed_rvs.items() if held.get(kind, "") != rv)
 
     def _pod_reports(self) -> dict[str, set[DeviceKey]]:
         if self._reporting is None:
@@ -475,6 +492,7 @@ class BatchWriter:
                 state.state, state.since = RELISTING, now
             state.resource_version = ""
             state.save()
+            self._on_commit_rv(kind, "")
             if changed:
                 _broadcast_derived(self.group, [WATCH_STATE_KIND])
         self._listing[kind] = _Listing(kind=kind, reason=reason, baseline=baseline)
@@ -930,6 +948,7 @@ class BatchWriter:
                 )  # fmt: skip
             state.object_count = counts.get(kind, 0)
             state.save()
+            self._on_commit_rv(kind, state.resource_version)
         return changed
 
 
