@@ -68,6 +68,11 @@ class Command(BaseCommand):
             if not handle.is_alive():
                 raise CommandError("the mirror writer stopped unexpectedly")
         handle.stop(timeout=15)
+        if handle.lost_commits:  # the writer stopped itself (the event is shared): say why, and fail
+            raise CommandError(
+                f"the database lost committed batches of {', '.join(handle.lost_commits)}; start the mirror "
+                "again: it resumes from what the database holds and the watch replays the rest"
+            )
         self.stdout.write("stopped")
 
     def _run_elected(self, client: Any, stop: threading.Event) -> None:

@@ -70,3 +70,60 @@ def _names_with_label(label: str) -> list[str]:
         )
         if label in (labels or {})
     ]
+
+
+def test_the_mirror_command_fails_with_the_reason_when_the_database_lost_commits(
+    simcluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`manage.py mirror` shares its stop event with the writer: when the writer stops itself over lost
+    commits, the command must not exit 0 saying "stopped" as after a SIGTERM."""
+    import threading
+
+    from django.core.management.base import CommandError
+
+    from inventory.management.commands.mirror import Command
+
+    client = connect(str(simcluster.kubeconfig_path))
+    started: list[Any] = []
+    real_start = Mirror.start
+
+    def keep(self: Mirror, *args: Any, **kwargs: Any) -> Any:
+        started.append(real_start(self, *args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(Mirror, "start", keep)
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            Command()._run_single(client, threading.Event())
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        wait_until(lambda: bool(started), what="the mirror to start")
+        assert wait_for_sync(started[0], timeout=30)
+        wait_until(started[0].caught_up, what="the writer to catch up")
+        first = simcluster.store.list("nodes")[0]["metadata"]["name"]
+        WatchState.objects.filter(kind="nodes").update(resource_version="1")  # behind what was committed
+        real = Mirror._apply_ops
+        calls = {"n": 0}
+
+        def broken_once(self: Mirror, ops: list[Any]) -> None:
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise OperationalError("server closed the connection unexpectedly")
+            real(self, ops)
+
+        monkeypatch.setattr(Mirror, "_apply_ops", broken_once)
+        simcluster.store.patch("nodes", first, {"metadata": {"labels": {"example.com/after": "yes"}}})
+        runner.join(30)
+    finally:
+        if started:
+            started[0].stop()
+        runner.join(10)
+    assert outcome and isinstance(outcome[0], CommandError), outcome
+    assert "lost committed batches of nodes" in str(outcome[0])
