@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dradash.api import Pagination, error_body, paginated, unknown_params
+from dradash.api import JSONParser, Pagination, error_body, paginated, unknown_params
 from dradash.context import user_can_author
 from maintenance import api_schema as schema
 from maintenance import selectors
@@ -56,6 +56,9 @@ from maintenance.validation import (
 )
 
 YAML_RULES_IN_DETAIL = 50
+#: every write takes a JSON object: a form cannot say `"confirm": true`, a version number or a list of
+#: devices, so a form body is refused whole (415, naming the type) rather than field by field
+JSON_ONLY = [JSONParser]
 
 
 class CanAuthor(BasePermission):
@@ -157,6 +160,7 @@ def _detail(maintenance: Maintenance) -> dict[str, Any]:
 
 
 class MaintenanceListView(APIView):
+    parser_classes = JSON_ONLY
     permission_classes = [IsAuthenticated, CanAuthor]
     pagination_class = Pagination
 
@@ -214,6 +218,7 @@ class MaintenanceDetailView(APIView):
 
 
 class MaintenancePreviewView(APIView):
+    parser_classes = JSON_ONLY
     # a preview raises the version and replaces the preview the enforce forms were drawn on: a write
     permission_classes = [IsAuthenticated, CanAuthor]
 
@@ -266,6 +271,7 @@ class MaintenanceDrainForecastView(APIView):
 
 
 class MaintenanceApplyView(APIView):
+    parser_classes = JSON_ONLY
     permission_classes = [IsAuthenticated, CanAuthor]
 
     @extend_schema(
@@ -292,6 +298,7 @@ class MaintenanceApplyView(APIView):
 
 
 class _DrainActionView(APIView):
+    parser_classes = JSON_ONLY
     permission_classes = [IsAuthenticated, CanAuthor]
 
     def act(self, request: Request, maintenance_id: str, service: Any) -> Response:
@@ -332,6 +339,7 @@ class MaintenanceDrainAbortView(_DrainActionView):
 
 
 class MaintenanceUndoView(APIView):
+    parser_classes = JSON_ONLY
     permission_classes = [IsAuthenticated, CanAuthor]
 
     @extend_schema(

@@ -67,3 +67,36 @@ def test_it_pages_maintenances_and_the_audit_log(mirrored: Any, operator: Any, a
     audit = api.get("/api/maintenance/audit/?limit=2").json()
     assert len(audit["results"]) == 2 and audit["next"]
     assert api.get("/api/maintenance/audit/?limit=5000").status_code == 400
+
+
+def test_it_refuses_a_form_body_on_every_write_naming_the_type_not_a_field(
+    mirrored: Any, operator: Any, api: Client
+) -> None:
+    # A form cannot carry `"confirm": true`, a version number or a list of devices: taking one only to
+    # say `version: must be a non-negative integer, got a string "3"` misleads, and so did the schema.
+    m = create(operator)
+    form = "application/x-www-form-urlencoded"
+    for url, body in (
+        ("/api/maintenance/", "title=t&reason=r&key=example.com/x&effect=None&filters=driver"),
+        *((f"/api/maintenance/{m.id}/{a}/", f"version={m.version}") for a in ("preview", "pause", "undo")),
+        (f"/api/maintenance/{m.id}/apply/", f"effect=NoSchedule&confirm=true&version={m.version}"),
+    ):
+        response = api.post(url, body, content_type=form)
+        assert response.status_code == 415, (url, response.content)
+        assert form in response.json()["detail"]
+    assert rules_in(mirrored) == {}
+    m.refresh_from_db()
+    assert m.state == "draft"
+
+
+def test_its_schema_offers_only_json_bodies_for_maintenance_writes() -> None:
+    from tests.dradash.test_api_fuzz import openapi_schema
+
+    paths = openapi_schema()["paths"]
+    writes = {
+        p: ops["post"] for p, ops in paths.items() if p.startswith("/api/maintenance/") and "post" in ops
+    }
+    assert len(writes) == 7
+    assert {p: list(op["requestBody"]["content"]) for p, op in writes.items()} == {
+        p: ["application/json"] for p in writes
+    }
