@@ -89,7 +89,9 @@ def pool_status_spec(
     checked, and all their errors are raised together."""
     errors: list[tuple[str, str]] = []
     spec: JSON = {}
-    if not isinstance(driver, str) or not driver.strip():
+    if driver is not None and not isinstance(driver, str):
+        errors.append(("driver", f"must be a string (a driver name), got {type(driver).__name__}"))
+    elif not isinstance(driver, str) or not driver.strip():
         errors.append(("driver", "is required — the driver whose pools to summarize"))
     elif problems := dns1123_subdomain_errors(driver.strip()):
         errors.append(("driver", problems[0]))

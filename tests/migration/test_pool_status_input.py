@@ -139,3 +139,19 @@ def test_a_refresh_whose_delete_fails_says_both_requests_exist(
         pool_status_refresh(name="dradash-old", user=user_in("operator", "opal"))
     assert cluster.calls == [("create", "dradash-")]
     assert "created dradash-new" in failed.value.message and "dradash-old" in failed.value.message
+
+
+@pytest.mark.parametrize("driver", [["gpu.example.com"], {"name": "gpu.example.com"}, 7, True])
+def test_it_says_a_driver_that_is_not_a_string_is_not_a_string_rather_than_missing(driver: Any) -> None:
+    with pytest.raises(PoolStatusInputError) as caught:
+        pool_status_spec(driver=driver)
+    assert caught.value.errors == [
+        ("driver", f"must be a string (a driver name), got {type(driver).__name__}")
+    ]
+
+
+@pytest.mark.parametrize("driver", [None, "", "  "])
+def test_it_still_says_a_missing_driver_is_required(driver: Any) -> None:
+    with pytest.raises(PoolStatusInputError) as caught:
+        pool_status_spec(driver=driver)
+    assert caught.value.errors == [("driver", "is required — the driver whose pools to summarize")]
