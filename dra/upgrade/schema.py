@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
@@ -36,6 +36,25 @@ def _registry() -> Registry[Any]:
     return registry
 
 
+def _within(bits: int) -> Callable[[object], bool]:
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1)
+
+    def check(instance: object) -> bool:
+        # only integers are bounded here; a value of another type is the `type` keyword's to refuse
+        if not isinstance(instance, int) or isinstance(instance, bool):
+            return True
+        return bool(low <= instance < high)
+
+    return check
+
+
+#: the schema's integer formats, which Draft 2020-12 only annotates: the API server decodes these fields
+#: into Go's int32/int64 and refuses a number outside their range, so the check must refuse it too
+FORMATS = jsonschema.FormatChecker(formats=())
+FORMATS.checks("int32")(_within(32))
+FORMATS.checks("int64")(_within(64))
+
+
 @functools.cache
 def _validator(api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     # kubernetes-validate's file naming: resource.k8s.io/v1 DeviceClass -> deviceclass-resource-v1.json
@@ -44,7 +63,9 @@ def _validator(api_version: str, kind: str) -> jsonschema.protocols.Validator | 
         schema = _read(f"{kind.lower()}-{short}.json")
     except FileNotFoundError:
         return None
-    validator: jsonschema.protocols.Validator = jsonschema.Draft202012Validator(schema, registry=_registry())
+    validator: jsonschema.protocols.Validator = jsonschema.Draft202012Validator(
+        schema, registry=_registry(), format_checker=FORMATS
+    )
     return validator
 
 

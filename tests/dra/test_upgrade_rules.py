@@ -454,3 +454,26 @@ def test_it_refuses_a_document_that_is_not_a_kubernetes_object_naming_what_is_mi
 
 def test_an_empty_document_is_dropped_as_before() -> None:
     assert upgrade_object(None).objects == [] and upgrade_object(None).action == "kept"
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**26])
+def test_it_refuses_an_int_attribute_outside_int64_which_the_api_server_cannot_decode(value: int) -> None:
+    old = slice_("v1beta1", {"name": "gpu-0", "basic": {"attributes": {"cores": {"int": value}}}})
+    (new,) = upgrade_object(old).objects
+    assert [(p.path, p.message) for p in schema_problems(new)] == [
+        ("spec.devices[0].attributes.cores.int", f"Kubernetes 1.37.0 schema: {value} is not a 'int64'")
+    ]
+
+
+@pytest.mark.parametrize("value", [2**63 - 1, -(2**63), 0])
+def test_it_takes_an_int_attribute_within_int64(value: int) -> None:
+    old = slice_("v1beta1", {"name": "gpu-0", "basic": {"attributes": {"cores": {"int": value}}}})
+    (new,) = upgrade_object(old).objects
+    assert schema_problems(new) == []
+
+
+def test_it_refuses_an_int64_field_outside_int64_anywhere_in_the_object() -> None:
+    old = slice_("v1beta1", {"name": "gpu-0"})
+    (new,) = upgrade_object(old).objects
+    new["spec"]["pool"]["generation"] = 2**64
+    assert [p.path for p in schema_problems(new)] == ["spec.pool.generation"]
