@@ -34,6 +34,18 @@ def viewer(transactional_db: None) -> Any:
 
 
 @pytest.fixture
+def operator(transactional_db: None) -> Any:
+    """A user in the operator role (password: browser_helpers.PASSWORD)."""
+    from django.contrib.auth.models import Group, User
+
+    from tests.e2e.browser_helpers import PASSWORD
+
+    user = User.objects.create_user(username="otto", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="operator")[0])
+    return user
+
+
+@pytest.fixture
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip("e2e needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")

@@ -7,25 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from inventory.mirror.runner import MirrorHandle
 from inventory.models import Device
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
-from tests.e2e.browser_helpers import PASSWORD, log_in
+from tests.e2e.browser_helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 RTL_TITLE = "firmware \u202eevil update"  # an override that is never closed
 LONG_REASON = "x" * 500
-
-
-@pytest.fixture
-def operator(transactional_db: None) -> User:
-    user = User.objects.create_user(username="otto", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="operator")[0])
-    return user
 
 
 @pytest.fixture

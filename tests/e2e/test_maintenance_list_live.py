@@ -7,23 +7,16 @@ import threading
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import connection
 
 from inventory.mirror.runner import MirrorHandle
 from inventory.models import Device
 from maintenance.planning import DeviceRef
 from maintenance.services import Draft, maintenance_create
-from tests.e2e.browser_helpers import PASSWORD, log_in
+from tests.e2e.browser_helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def operator(transactional_db: None) -> User:
-    user = User.objects.create_user(username="otto", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="operator")[0])
-    return user
 
 
 def _draft(title: str) -> Draft:

@@ -37,16 +37,7 @@ def test_a_database_that_lost_acknowledged_commits_is_caught_up_by_a_resumed_mir
         KubeObject.objects.filter(kind="nodes", name=first).update(**before_row)
         WatchState.objects.filter(kind="nodes").update(resource_version=before_state)
         # … and the writer meets it through a broken connection.
-        real = Mirror._apply_ops
-        calls = {"n": 0}
-
-        def broken_once(self: Mirror, ops: list[Any]) -> None:
-            calls["n"] += 1
-            if calls["n"] == 1:
-                raise OperationalError("server closed the connection unexpectedly")
-            real(self, ops)
-
-        monkeypatch.setattr(Mirror, "_apply_ops", broken_once)
+        _break_the_next_write(monkeypatch)
         simcluster.store.patch("nodes", second, {"metadata": {"labels": {"example.com/after": "yes"}}})
 
         wait_until(lambda: not handle.is_alive(), what="the mirror to stop", timeout=20)
@@ -60,6 +51,20 @@ def test_a_database_that_lost_acknowledged_commits_is_caught_up_by_a_resumed_mir
         wait_for_db_to_equal_cluster(simcluster)
     finally:
         resumed.stop()
+
+
+def _break_the_next_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's next batch fails as on a connection the database closed; the ones after it go through."""
+    real = Mirror._apply_ops
+    calls = {"n": 0}
+
+    def broken_once(self: Mirror, ops: list[Any]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        real(self, ops)
+
+    monkeypatch.setattr(Mirror, "_apply_ops", broken_once)
 
 
 def _names_with_label(label: str) -> list[str]:
@@ -109,16 +114,7 @@ def test_the_mirror_command_fails_with_the_reason_when_the_database_lost_commits
         wait_until(started[0].caught_up, what="the writer to catch up")
         first = simcluster.store.list("nodes")[0]["metadata"]["name"]
         WatchState.objects.filter(kind="nodes").update(resource_version="1")  # behind what was committed
-        real = Mirror._apply_ops
-        calls = {"n": 0}
-
-        def broken_once(self: Mirror, ops: list[Any]) -> None:
-            calls["n"] += 1
-            if calls["n"] == 1:
-                raise OperationalError("server closed the connection unexpectedly")
-            real(self, ops)
-
-        monkeypatch.setattr(Mirror, "_apply_ops", broken_once)
+        _break_the_next_write(monkeypatch)
         simcluster.store.patch("nodes", first, {"metadata": {"labels": {"example.com/after": "yes"}}})
         runner.join(30)
     finally:
