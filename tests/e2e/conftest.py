@@ -46,6 +46,18 @@ def operator(transactional_db: None) -> Any:
 
 
 @pytest.fixture
+def demo_mirrored(transactional_db: None) -> None:
+    """The demo topology's objects written into the mirror's tables (no mirror running)."""
+    from inventory.kube import MIRRORED_KINDS
+    from tests.inventory.factories import write
+    from tests.simcluster.sim_helpers import running
+
+    with running("demo") as (cluster, _, _):
+        objects = [(kind, obj) for kind in MIRRORED_KINDS for obj in cluster.store.list(kind)]
+    write(*objects)
+
+
+@pytest.fixture
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip("e2e needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)")

@@ -12,19 +12,9 @@ from typing import Any
 import pytest
 
 from allocation.services import whatif_run_execute
-from inventory.kube import MIRRORED_KINDS
 from tests.e2e.browser_helpers import log_in
-from tests.inventory.factories import write
-from tests.simcluster.sim_helpers import running
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def demo_mirrored(transactional_db: None) -> None:
-    with running("demo") as (cluster, _, _):
-        objects = [(kind, obj) for kind in MIRRORED_KINDS for obj in cluster.store.list(kind)]
-    write(*objects)
 
 
 def test_it_walks_the_assistant_to_which_pods_move_to_dra_and_whether_they_fit(

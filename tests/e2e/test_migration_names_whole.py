@@ -12,20 +12,10 @@ from typing import Any
 import pytest
 
 from allocation.services import whatif_run_execute
-from inventory.kube import MIRRORED_KINDS
 from tests.e2e.browser_helpers import log_in
 from tests.e2e.test_names_stay_whole import BROKEN
-from tests.inventory.factories import write
-from tests.simcluster.sim_helpers import running
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def demo_mirrored(transactional_db: None) -> None:
-    with running("demo") as (cluster, _, _):
-        objects = [(kind, obj) for kind in MIRRORED_KINDS for obj in cluster.store.list(kind)]
-    write(*objects)
 
 
 def test_the_device_plugin_tables_keep_names_whole_and_link_them_at_phone_width(
