@@ -365,6 +365,22 @@ def test_it_explains_kinds_without_pinning_api_version_and_kind(kubectl: Kubectl
     assert "enum:" not in out
 
 
+def test_kubectl_explain_names_quantities_and_int_or_strings_and_describes_them(kubectl: Kubectl) -> None:
+    """As against a real server: a Quantity is `<Quantity>`, not `<string>`, and its description follows the
+    field's."""
+    resources = _ok(kubectl("explain", "pods.spec.containers.resources"))
+    assert "  limits\t<map[string]Quantity>" in resources.splitlines()
+    assert "  requests\t<map[string]Quantity>" in resources.splitlines()
+    requests = _ok(kubectl("explain", "resourceclaims.spec.devices.requests.exactly.capacity", "--recursive"))
+    assert "  requests\t<map[string]Quantity>" in requests.splitlines()
+    value = _ok(kubectl("explain", "resourceslices.spec.devices.capacity.value"))
+    assert "FIELD: value <Quantity>" in value
+    assert "Quantity is a fixed-point representation of a number." in value
+    max_surge = _ok(kubectl("explain", "deployments.spec.strategy.rollingUpdate.maxSurge"))
+    assert "FIELD: maxSurge <IntOrString>" in max_surge
+    assert "IntOrString is a type that can hold an int32 or a string." in max_surge
+
+
 def test_it_shows_the_empty_selector_warning_in_kubectl(kubectl: Kubectl) -> None:
     everything = TAINT_RULE.replace(
         "  deviceSelector:\n    driver: gpu.example.com\n    pool: worker-07\n    device: gpu-0\n",
