@@ -465,6 +465,8 @@ BOOTSTRAP_CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
                                               "/openapi/*", "/readyz", "/version", "/version/"], "verbs": ["get"]}],
     "system:public-info-viewer": [{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
                                    "verbs": ["get"]}],
+    "system:monitoring": [{"nonResourceURLs": ["/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz",
+                                               "/livez/*", "/readyz/*", "/healthz/*"], "verbs": ["get"]}],
     "system:service-account-issuer-discovery": [{"nonResourceURLs": ["/.well-known/openid-configuration",
                                                                      "/.well-known/openid-configuration/",
                                                                      "/openid/v1/jwks", "/openid/v1/jwks/"],
@@ -487,6 +489,7 @@ BOOTSTRAP_BINDINGS: dict[str, tuple[str, list[str]]] = {
         ["system:authenticated", "system:unauthenticated"],
     ),
     "system:basic-user": ("system:basic-user", ["system:authenticated"]),
+    "system:monitoring": ("system:monitoring", ["system:monitoring"]),
     "system:service-account-issuer-discovery": (
         "system:service-account-issuer-discovery",
         ["system:serviceaccounts"],

@@ -31,6 +31,8 @@ from simcluster.errors import (
 from simcluster.escalation import REQUESTER, EscalationCheck
 from simcluster.impersonation import impersonate, requested
 from simcluster.jsondata import dumps
+from simcluster.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from simcluster.metrics import RequestMetrics
 from simcluster.nodeauthz import NodeAuthorizer
 from simcluster.noderestriction import NodeRestriction
 from simcluster.openapi import (
@@ -186,6 +188,7 @@ class SimServer:
         self._background: set[asyncio.Future[None]] = set()
         self._runner: web.AppRunner | None = None
         self._watches: set[WatchStream] = set()
+        self.metrics = RequestMetrics()
         self.loop: asyncio.AbstractEventLoop | None = None
         # The simulated DRA driver, when controllers run: `/_simcluster/device-unhealthy` drives it.
         self.driver: Any = None
@@ -280,8 +283,11 @@ class SimServer:
         try:
             if self.authenticator is not None:
                 request[USER_KEY] = self._admit(request, self.authenticator)
-            return await handler(request)
+            response = await handler(request)
+            self._count(request, response.status)
+            return response
         except ApiError as error:
+            self._count(request, error.status)
             return _error_response(error)
         except SelectorError as error:
             return _error_response(bad_request(str(error)))
@@ -292,6 +298,15 @@ class SimServer:
         except Exception as error:  # never a bare 500 page: answer a Status like kube does
             log.exception("internal error serving %s %s", request.method, request.path)
             return _error_response(ApiError(500, "InternalError", f"Internal error occurred: {error}"))
+
+    def _count(self, request: web.Request, code: int) -> None:
+        """apiserver_request_total's count of a resource request the server answered (refusals included)."""
+        if request.path.startswith("/api"):
+            attrs = request_attributes(self._user(request), request.method, request.path, request.query)
+            dry_run = request.query.getall("dryRun", [])
+            self.metrics.observe(
+                attrs, request.method, dry_run, request.headers.get("Content-Type", ""), code
+            )
 
     def _admit(self, request: web.Request, authenticator: Authenticator) -> UserInfo:
         """Authenticate, apply impersonation headers and authorize the request; its (effective) user."""
@@ -319,11 +334,14 @@ class SimServer:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segs = [s for s in request.path.split("/") if s]
         if not segs:
-            return _json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
-                                             "/openapi/v3", "/readyz", "/version"]})  # fmt: skip
+            return _json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                                             "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})  # fmt: skip
         head = segs[0]
         if head == "version" and len(segs) == 1:
             return _json_response(discovery.VERSION_INFO)
+        if segs == ["metrics"]:
+            exposition = await asyncio.to_thread(self.metrics.render, self.store)
+            return web.Response(body=exposition.encode(), headers={"Content-Type": METRICS_CONTENT_TYPE})
         if head in health.CHECKS:
             query = request.rel_url.query
             text = health.answer(

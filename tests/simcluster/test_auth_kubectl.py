@@ -173,3 +173,37 @@ def test_it_aggregates_a_cluster_role_labelled_for_view_into_view_edit_and_admin
         _out(kubectl("delete", "clusterrole", "widget-reader"))
         settle(cluster)
         assert kubectl("auth", "can-i", "list", "deviceclasses", "--as=bob").stdout == "no\n"
+
+
+def test_kubectl_get_raw_metrics_answers_the_admin_and_the_monitoring_group_and_forbids_others(
+    kubectl: Kubectl,
+) -> None:
+    _out(kubectl("create", "namespace", "team"))
+    _out(kubectl("get", "namespaces"))
+    _out(kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input_text=(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team}\ndata: {mode: fast}\n"
+    )))  # fmt: skip
+    lines = _out(kubectl("get", "--raw", "/metrics")).splitlines()
+    assert "# TYPE apiserver_storage_objects gauge" in lines
+    assert 'apiserver_storage_objects{resource="namespaces"} 5' in lines
+    assert 'apiserver_storage_objects{resource="resourceslices.resource.k8s.io"} 0' in lines
+    assert any(
+        line.startswith("kubernetes_build_info{") and 'git_version="v1.37.1"' in line for line in lines
+    )
+    requests = [line for line in lines if line.startswith("apiserver_request_total{")]
+    assert (
+        'apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="namespaces",'
+        'scope="cluster",subresource="",verb="LIST",version="v1"} 1'
+    ) in requests
+    assert any('dry_run="All"' in line and 'verb="APPLY"' in line and 'resource="configmaps"' in line
+               for line in requests)  # fmt: skip
+    # bootstrappolicy's system:monitoring role, bound to the group of that name
+    monitoring = _out(
+        kubectl("get", "--raw", "/metrics", "--as", "prometheus", "--as-group", "system:monitoring")
+    )
+    assert "# TYPE apiserver_storage_objects gauge" in monitoring
+    denied = kubectl("get", "--raw", "/metrics", "--as", "alice")
+    assert (denied.returncode, denied.stderr) == (
+        1,
+        'Error from server (Forbidden): forbidden: User "alice" cannot get path "/metrics"\n',
+    )
