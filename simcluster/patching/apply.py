@@ -31,6 +31,7 @@ from simcluster.patching.managed_fields import (
     prune_empty,
     remove_path,
 )
+from simcluster.resources import lookup as served_resource
 from simcluster.schema import ResourceDef
 
 
@@ -107,6 +108,43 @@ def _under(path: Path, owned: Path) -> bool:
     return path[: len(owned)] == owned
 
 
+#: the manager upstream's skipNonAppliedManager gives the fields of an object without managedFields
+BEFORE_FIRST_APPLY = "before-first-apply"
+
+
+def _before_first_apply(
+    resource: ResourceDef,
+    live: dict[str, Any],
+    root: dict[str, Any] | None,
+    api_version: str,
+    subresource: str | None,
+) -> list[dict[str, Any]]:
+    """An apply to an object that has no managedFields first records it as written by `before-first-apply`
+    (an Update from the empty object, as upstream's skipNonAppliedManager does), so an apply that changes its
+    fields conflicts with that manager instead of silently taking them. The status is the status
+    subresource's (the main resource's field manager resets it), and the rest the main resource's."""
+    if subresource == "status":
+        fields = {"status": live["status"]} if "status" in live else {}
+    elif getattr(served_resource(resource.group, resource.version, resource.plural), "status", False):
+        fields = {k: v for k, v in live.items() if k != "status"}
+    else:
+        fields = live
+    paths = owned_paths(fields, root)
+    if not paths:
+        return []
+    entry: dict[str, Any] = {
+        "manager": BEFORE_FIRST_APPLY,
+        "operation": "Update",
+        "apiVersion": api_version,
+        "time": _now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_to_v1(paths),
+    }
+    if subresource:
+        entry["subresource"] = subresource
+    return [entry]
+
+
 def server_side_apply(
     resource: ResourceDef,
     current: dict[str, Any] | None,
@@ -160,6 +198,8 @@ def server_side_apply(
     base_meta = base.get("metadata")
     entries = managed_entries(base_meta) if isinstance(base_meta, dict) else []
     entry_sub = subresource or ""
+    if current is not None and not entries:
+        entries = _before_first_apply(resource, base, root, api_version, subresource)
 
     def is_mine(entry: dict[str, Any]) -> bool:
         return (

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from simcluster.testing import SimCluster
 from tests.simcluster.conftest import Kubectl, kubectl_popen
@@ -179,6 +180,38 @@ def test_it_applies_server_side_and_reports_field_changes(kubectl: Kubectl, clus
     rule = cluster.store.get("devicetaintrules", "gpu-0-maintenance")
     assert rule["spec"]["taint"]["effect"] == "NoExecute"
     assert rule["metadata"]["generation"] == 2
+
+
+def test_server_side_apply_over_an_object_without_managed_fields_conflicts_with_before_first_apply(
+    kubectl: Kubectl, cluster: SimCluster
+) -> None:
+    """An object nobody's apply or update recorded (no managedFields, as the simulated controllers write them):
+    upstream first gives its fields to `before-first-apply`, so changing one conflicts until forced."""
+    cluster.store.create("deviceclasses", yaml_doc(DEVICE_CLASS))
+    changed = DEVICE_CLASS.replace("example.com/gpu", "example.com/accelerator")
+    refused = kubectl("apply", "--server-side", "-f", "-", input_text=changed)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[0] == (
+        'error: Apply failed with 1 conflict: conflict with "before-first-apply" using resource.k8s.io/v1: '
+        ".spec.extendedResourceName"
+    )
+    assert (
+        cluster.store.get("deviceclasses", "gpu.example.com")["spec"]["extendedResourceName"]
+        == "example.com/gpu"
+    )
+    _ok(kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", input_text=changed))
+    entries = json.loads(
+        _ok(kubectl("get", "deviceclass", "gpu.example.com", "-o", "jsonpath={.metadata.managedFields}"))
+    )
+    assert [(e["manager"], e["operation"], e["fieldsV1"]) for e in entries] == [
+        ("before-first-apply", "Update", {"f:spec": {"f:selectors": {}}}),
+        ("kubectl", "Apply", {"f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}}),
+    ]
+
+
+def yaml_doc(text: str) -> dict:
+    doc: dict = yaml.safe_load(text)
+    return doc
 
 
 def test_it_prints_rule_conditions_with_the_guides_jsonpath(kubectl: Kubectl, cluster: SimCluster) -> None:
