@@ -140,3 +140,20 @@ def test_an_unknown_kind_is_named_with_the_known_ones_above_the_forms(
     assert "must be one of feasibility, headroom, taint_impact" in errors
     assert f"got {posted.get('kind', '')!r}".replace("'", "&#x27;") in errors
     assert not WhatIfRun.objects.exists()
+
+
+def test_a_refused_plugin_removal_says_why_next_to_its_form(operator_client: Client) -> None:
+    """The device-plugin-removal form showed no message at all on a 400: the page came back with the
+    input kept and nothing saying what was wrong (every other what-if form says it under itself)."""
+    o.store(*o.small_cluster().values())
+    response = operator_client.post(
+        "/whatif/", {"kind": "plugin_removal", "resource": "not a resource name!", "nodes": "node-a"}
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    form = html[html.index('id="form-plugin_removal"') :]
+    form = form[: form.index("</form>")]
+    assert 'value="not a resource name!"' in form  # the input is kept ...
+    error = form[form.index('id="plugin_removal-error"') :]
+    assert "<strong>Extended resource</strong>" in error  # ... and the field is named beside it
+    assert not WhatIfRun.objects.exists()
