@@ -352,7 +352,7 @@ def maintenance_preview_start(
     audit.record(
         action="preview", maintenance=maintenance, user=user, preview_run_id=str(run.pk),
         message=f"preview started over {_n(basis['devices']['count'], 'device')} "
-                f"({len(basis['allocated'])} allocated, {len(basis['claims'])} claims)",
+                f"({len(basis['allocated'])} allocated, {_n(len(basis['claims']), 'claim')})",
         outcome={"fingerprint": basis_fingerprint(basis), "devices": basis["devices"]["count"],
                  "allocated": len(basis["allocated"]), "draft": draft_hash(maintenance)},
     )  # fmt: skip

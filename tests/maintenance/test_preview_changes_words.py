@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from maintenance.models import AuditEntry
 from maintenance.preview import basis_changes
+from maintenance.services import maintenance_preview_start
+from tests.inventory import factories as f
+from tests.maintenance.support import create
 
 
 def _basis(count: int, allocated: dict[str, str], claims: dict[str, str] | None = None) -> dict[str, object]:
@@ -29,3 +37,16 @@ def test_several_changes_read_in_the_plural() -> None:
         "the rules now select 2 devices (the preview saw 3)",
         "2 selected devices were released since: gpu/a/gpu-0, gpu/a/gpu-1",
     ]
+
+
+@pytest.mark.django_db
+def test_the_preview_started_entry_counts_one_claim_in_the_singular(operator: Any) -> None:
+    """The timeline read "preview started over 2 devices (1 allocated, 1 claims)"."""
+    f.write(
+        ("resourceslices", f.resource_slice("node-0-gpu", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])),
+        ("resourceclaims", f.claim("train", results=[f.result("gpu-0")])),
+    )
+    maintenance = create(operator)
+    maintenance_preview_start(maintenance=maintenance, user=operator)
+    started = AuditEntry.objects.get(maintenance_id=maintenance.id, action="preview")
+    assert started.message == "preview started over 2 devices (1 allocated, 1 claim)"
