@@ -8,6 +8,9 @@
 // - A page answering a POST that must not be sent twice (data-no-resubmit: a new API token) turns its history
 //   entry into a plain GET: a reload shows the page again instead of posting the form a second time (which
 //   refused the name as taken, and lost the key shown once).
+// - A form's refusal (data-error-focus: the message a refused POST is answered with) is brought into view and
+//   given the focus when the page loads: under a form far down the page (the what-if's third form) it was
+//   below the first screen, and the page, back at its top, looked as if the button had done nothing.
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -55,6 +58,12 @@
   });
   if (document.querySelector("[data-no-resubmit]") && window.history.replaceState) {
     window.history.replaceState(window.history.state, "", window.location.href);
+  }
+  const refusal = document.querySelector("[data-error-focus]");
+  if (refusal) {
+    if (!refusal.hasAttribute("tabindex")) refusal.setAttribute("tabindex", "-1");
+    refusal.focus({ preventScroll: true });
+    refusal.scrollIntoView({ block: "center" });
   }
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
