@@ -38,6 +38,12 @@
     return el;
   }
 
+  function evictionTime(pod) {
+    const td = document.createElement("td");
+    td.append(pod.evict_at ? when(pod.evict_at) : text("span", "never (tolerated)"));
+    return td;
+  }
+
   function countdown(pod) {
     if (pod.state !== "waiting" || pod.seconds_left == null) return pod.state;
     const left = Math.max(0, pod.seconds_left - (Date.now() - receivedAt) / 1000);
@@ -100,7 +106,7 @@
       const tr = document.createElement("tr");
       tr.dataset.state = pod.state;
       tr.append(text("td", pod.namespace + "/" + pod.name), text("td", pod.claims.join(", ")),
-        text("td", countdown(pod), "state-" + pod.state), text("td", pod.evict_at || "never (tolerated)"),
+        text("td", countdown(pod), "state-" + pod.state), evictionTime(pod),
         text("td", pod.replacement ? pod.replacement.name + " · " + pod.replacement.state +
           (pod.replacement.node ? " on " + pod.replacement.node : "") : ""));
       tbody.append(tr);
