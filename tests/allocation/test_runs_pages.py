@@ -64,7 +64,10 @@ def test_it_shows_which_nodes_fit_with_devices_and_why_others_do_not(client_in: 
     )
     page = answered(client_in, {"kind": "feasibility", "source": "yaml", "yaml": yaml_text})
     assert "Yes: fits on 1 of 2 nodes" in page
-    assert "<code>gpu → gpu.example.com/node-b/gpu-1</code>" in page
+    assert (
+        '<code><bdi class="k8s word">gpu</bdi> → <bdi class="k8s word">gpu.example.com/node-b/gpu-1</bdi></code>'
+        in page
+    )
     assert (
         "<strong>node-a</strong>: 1 usable device; the claim asks for 2; not usable: already in use (1)"
         in page
