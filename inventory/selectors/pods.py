@@ -82,6 +82,10 @@ class PodDetail:
     waiting: PodWaiting | None = None
 
     @property
+    def has_devices(self) -> bool:
+        return any(c.devices for c in self.claims)
+
+    @property
     def tolerated(self) -> list[tuple[PodDevice, DeviceTaintView]]:
         return [(d, t) for c in self.claims for d in c.devices for t in d.taints if t.tolerated_by]
 

@@ -249,3 +249,22 @@ def test_the_pod_page_shows_the_schedulers_extended_resource_claim(client_in: Cl
     assert "extended resources" in row
     assert f'href="{reverse("inventory:claim-detail", args=["default", claim])}"' in row
     assert f"/devices/{GPU}/{result['pool']}/{result['device']}/" in row
+
+
+@pytest.mark.django_db
+def test_a_pod_whose_devices_have_no_taints_is_told_so_in_one_line(client_in: Client) -> None:
+    """It read "Tolerated: No taint of its devices is tolerated. Not tolerated: None.", as if its devices
+    had taints it did not tolerate."""
+    f.write(
+        ("resourceslices", f.resource_slice("node-0-gpu", devices=[f.gpu("gpu-0")])),
+        ("resourceclaims", f.claim("train-gpu", results=[f.result("gpu-0")])),
+        ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": f.meta("train", namespace="default"),
+                  "spec": {"nodeName": "node-0", "containers": [{"name": "main"}],
+                           "resourceClaims": [{"name": "gpu", "resourceClaimName": "train-gpu"}]},
+                  "status": {"phase": "Running"}}),
+    )  # fmt: skip
+    html = client_in.get(reverse("inventory:pod-detail", args=["default", "train"])).content.decode()
+    assert f"/devices/{GPU}/node-0/gpu-0/" in html.split('id="pod-claims"')[1]
+    assert '<p id="pod-no-taints">Its devices have no taints.</p>' in html
+    assert "No taint of its devices is tolerated." not in html
+    assert 'id="pod-untolerated"' not in html
