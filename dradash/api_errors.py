@@ -1,18 +1,27 @@
-"""DRF's exception handler, and Django's 404/500 views for /api/, answering in the one error envelope."""
+"""DRF's exception handler, and Django's 404/500 views for /api/, answering in the one error envelope;
+the 503 a request gets when the database does not answer."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from dradash.api import error_body, error_response, field_errors
+
+log = logging.getLogger(__name__)
+
+#: what a request that met a database that does not answer gets in `Retry-After` (seconds)
+DATABASE_RETRY_AFTER_SECONDS = 10
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -50,3 +59,29 @@ def api_server_error(request: HttpRequest) -> HttpResponse:
         body = error_body([{"field": "", "message": "internal error; the server log has the details"}])
         return JsonResponse(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
     return server_error(request)
+
+
+def database_unavailable(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
+    """A 503 saying the database is unavailable, for an error of the connection (refused, cut, restarted,
+    a failover, a lock or a statement the server gave up on: Django's OperationalError and
+    InterfaceError), or None for any other exception. Nothing was done: the request's transaction, if
+    any, did not commit. The page is rendered without the request's context, as the 500 page is: the
+    context (the user, the data banner) is read from the very database that is gone."""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    log.warning("the database is unavailable (%s %s): %s", request.method, request.path[:200], exc)
+    if request.path.startswith("/api/"):
+        body = error_body(
+            [
+                {
+                    "field": "",
+                    "message": "the database is unavailable; nothing was changed — try again in a moment",
+                }
+            ]
+        )
+        response: HttpResponse = JsonResponse(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    else:
+        html = loader.get_template("503.html").render({"request_path": request.path})
+        response = HttpResponse(html, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    return response

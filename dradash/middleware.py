@@ -13,6 +13,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from dradash.api import error_body, text_problem
+from dradash.api_errors import database_unavailable
 
 
 class ApiBodyLimitMiddleware:
@@ -91,6 +92,21 @@ def _problem_in(request: HttpRequest, where: str) -> tuple[str, str] | None:
             if problem := text_problem(value):
                 return key[:100], problem
     return None
+
+
+class DatabaseUnavailableMiddleware:
+    """A view (or its template) that meets a database that does not answer gets a 503 saying so — the
+    API's JSON envelope, or a page — instead of the generic 500 "something went wrong"
+    (`dradash.api_errors.database_unavailable`)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return database_unavailable(request, exception)
 
 
 class ContentSecurityPolicyMiddleware(CSPMiddleware):

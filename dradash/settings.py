@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "dradash.middleware.ApiBodyLimitMiddleware",
     "dradash.middleware.RequestInputMiddleware",
+    "dradash.middleware.DatabaseUnavailableMiddleware",
     "inventory.middleware.DataAgeMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
