@@ -79,7 +79,7 @@ class InventoryConsumer(JsonSocket):
     def _schedule_flush(self) -> None:
         window = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
         wait = max(0.0, self.last_push + window - time.monotonic())
-        self.flush_task = asyncio.ensure_future(self._flush_after(wait))
+        self.flush_task = asyncio.ensure_future(self.or_close(self._flush_after(wait)))
 
     async def _flush_after(self, wait: float) -> None:
         # flush_task stays set until the message is out, so disconnect() can cancel a flush mid-send;

@@ -64,7 +64,7 @@ class _Coalescing(JsonSocket):
     def schedule(self) -> None:
         self.dirty = True
         if self.flush_task is None or self.flush_task.done():
-            self.flush_task = asyncio.ensure_future(self._flush())
+            self.flush_task = asyncio.ensure_future(self.or_close(self._flush()))
 
     async def _flush(self) -> None:
         interval = settings.DRADASH_LIVE_COALESCE_MS / 1000.0
