@@ -114,6 +114,10 @@ def whatif_run_create(
             phase="waiting for a worker",
         )
         transaction.on_commit(lambda: whatif_run_enqueue(run=run, celery_options=celery_options))
+    if not transaction.get_connection().in_atomic_block:
+        # Queued (or not: a broker that does not answer fails the run at once): the caller answers with
+        # the run as it is now, never a "pending" run that is already failed.
+        run.refresh_from_db()
     return run
 
 
@@ -153,7 +157,8 @@ def whatif_run_enqueue(*, run: WhatIfRun, celery_options: dict[str, Any] | None 
         celery_app.send_task(RUN_TASK, args=[str(run.id)], **options)
     except Exception as exc:  # the broker is down: say so on the run instead of leaving it pending
         log.exception("could not queue what-if run %s", run.id)
-        _finish(run.id, RunState.FAILED, expected=RunState.PENDING, error=f"could not queue the run: {exc}")
+        error = f"could not queue the run: the task broker did not answer ({str(exc)[:300]}); try again in a moment"
+        _finish(run.id, RunState.FAILED, expected=RunState.PENDING, error=error)
 
 
 def whatif_may_cancel(*, user: Any, run: WhatIfRun) -> bool:

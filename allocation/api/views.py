@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from allocation.api.serializers import WhatIfRunCreateSerializer, WhatIfRunListSerializer, WhatIfRunSerializer
-from allocation.models import WhatIfRun
+from allocation.models import RunState, WhatIfRun
 from allocation.services import whatif_may_cancel, whatif_run_cancel, whatif_run_create, whatif_run_settle
 from allocation.whatif.base import WhatIfInputError, WhatIfLimitError
 from dradash.api import error_body, error_response, field_errors
@@ -43,7 +43,13 @@ class WhatIfRunViewSet(
         # Reading one run is when its dead worker becomes visible: decide about this run only.
         return whatif_run_settle(run=super().get_object())
 
-    @extend_schema(request=WhatIfRunCreateSerializer, responses={202: WhatIfRunSerializer})
+    @extend_schema(
+        request=WhatIfRunCreateSerializer,
+        responses={
+            202: WhatIfRunSerializer,
+            503: OpenApiResponse(description="the task broker did not answer"),
+        },
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # A body over the limit never gets here: dradash.middleware answers it with a JSON 413.
         incoming = WhatIfRunCreateSerializer(data=request.data)
@@ -60,6 +66,9 @@ class WhatIfRunViewSet(
         except WhatIfInputError as exc:
             return error_response(exc.field, exc.message)
         data = WhatIfRunSerializer(run, context={"request": request}).data
+        if run.state == RunState.FAILED:  # never queued: the broker did not answer
+            body = error_body([{"field": "", "message": run.error}], run=data)
+            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["page_url"]})
 
     @extend_schema(request=None, responses={202: WhatIfRunSerializer})
