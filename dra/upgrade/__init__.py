@@ -2,6 +2,8 @@
 
 * `rules` — the conversion of one object (flat requests → ``exactly``, ``basic`` devices → flat,
   plain capacities → ``{value}``, legacy DeviceTaintRule selectors compiled through a `TaintInventory`).
+* `readback` — the converted object as the API server gives it back (its defaults, canonical
+  quantities, no empty fields it does not keep), so the output is what `kubectl get -o yaml` would show.
 * `stream` — a YAML stream in and out with ruamel.yaml's round trip: untouched documents byte-for-byte,
   comments kept, every converted document checked against the 1.37 schema (`schema`).
   A stream beyond `dra.yamlshape` (nesting depth, alias expansion) is a `StreamLimitError`.

@@ -2,7 +2,7 @@
 
 What changed between the versions (upstream's Go types at v0.31–v0.36 and the 1.37 OpenAPI):
 
-* v1beta2 already has v1's shapes: only ``apiVersion`` changes.
+* v1beta2 already has v1's shapes: ``apiVersion`` changes (and `readback` applies, as to every version).
 * v1beta1 and v1alpha3 requests are flat (``deviceClassName``, ``selectors``, ``allocationMode``,
   ``count``, ``adminAccess``, ``tolerations``, later ``capacity`` and ``derivedAttributes`` directly
   under the request): v1 wraps them in ``exactly``. ``firstAvailable`` requests keep their subrequests,
@@ -16,6 +16,10 @@ What changed between the versions (upstream's Go types at v0.31–v0.36 and the 
   both, v1 selects only by ``driver``/``pool``/``device``. Such a rule is compiled, through the
   `TaintInventory` the caller passes, into name-based v1 rules against the devices that exist now
   (`compile_taint_rule`); without an inventory it is refused.
+
+Then `readback.read_back` makes the result what the API server gives back when the old manifest is
+stored and read as v1: its defaults, canonical quantities, no empty fields it does not keep (a flat field
+left at its zero value is unset, as upstream's conversion decides; it is not moved under ``exactly``).
 
 Every field v1 keeps survives. Fields of the restructured types that the old version did not have are
 reported (never dropped); the caller validates the result against the 1.37 schema, which reports
@@ -34,6 +38,7 @@ from typing import Any, Protocol
 
 from dra.jsontypes import a_type
 
+from .readback import read_back
 from .tree import (
     Tree,
     add_comment_lines,
@@ -44,6 +49,7 @@ from .tree import (
     move_key,
     new_map_like,
     prefer_flow,
+    remove_key,
 )
 
 GROUP = "resource.k8s.io"
@@ -267,6 +273,10 @@ def upgrade_object(
         _slice_spec(spec, work, _join(path, "spec"))
     elif kind == "DeviceTaintRule":
         generated = _taint_rule(converted, spec, work, path, inventory)
+    if not work.problems:
+        for number, result in enumerate(generated if generated is not None else [converted]):
+            prefix = f"{path}[{number}]" if generated is not None and len(generated) > 1 else path
+            work.notes.extend(read_back(result, kind, prefix, work.refuse).notes())
     outcome.problems = work.problems
     if work.problems:
         return outcome
@@ -356,6 +366,15 @@ def _request(request: Tree, work: _Work, path: str) -> None:
     for key in request:
         if key not in REQUEST_FIELDS:
             work.unknown(_join(path, str(key)), "DeviceRequest")
+    # what upstream's conversion counts as set (hasAnyMainRequestFieldsSet): a field at its zero value
+    # (null, "", 0; a list only when null) is unset, and decoding drops it; so is an empty firstAvailable
+    unset = [key for key in request if key in FLAT_REQUEST_FIELDS and not _is_set(request[key])]
+    if "firstAvailable" in request and _empty_list(request["firstAvailable"]):
+        unset.append("firstAvailable")
+    for key in unset:
+        remove_key(request, key)
+    if unset:
+        work.notes.append(f"{label}: {', '.join(unset)} left out (unset: null, empty or zero)")
     flat = [key for key in request if key in FLAT_REQUEST_FIELDS]
     if "firstAvailable" in request:
         if flat:
@@ -383,6 +402,20 @@ def _request(request: Tree, work: _Work, path: str) -> None:
         move_key(request, exactly, key, shift=work.indent)
     insert_at(request, position, "exactly", exactly)
     work.notes.append(f"{label}: {', '.join(flat)} moved under exactly")
+
+
+def _is_set(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, int) and not isinstance(value, bool) and type(value).__name__ != "ScalarBoolean":
+        return value != 0
+    return True  # a list or map, even empty (decoded, it is not nil); a bool (a pointer in every version)
+
+
+def _empty_list(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and not value)
 
 
 def _claim_status(status: Any, work: _Work, path: str) -> None:

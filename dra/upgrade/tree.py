@@ -155,3 +155,45 @@ def _reindent(text: str, shift: int) -> str:
             line = " " * indent + stripped
         out.append(line)
     return "\n".join(out)
+
+
+def remove_key(node: Tree, key: str) -> None:
+    """Delete `node[key]`; the comment lines that followed its value now follow the key before it."""
+    keys = list(node)
+    attached = comment_of(node, key)
+    del node[key]
+    if attached is None or len(attached) < 3 or attached[2] is None:
+        return
+    position = keys.index(key)
+    if position > 0:
+        # only the full-line comments after the value travel, not an end-of-line comment about it
+        text = str(getattr(attached[2], "value", ""))
+        lines = [line for line in text.split("\n")[1:] if line.strip()]
+        if lines:
+            add_comment_lines(node, keys[position - 1], lines, shift=0)
+
+
+def insert_before_comments(node: Tree, position: int, key: str, value: Any) -> None:
+    """`insert_at`, but the comment lines between the previous field and the next stay above the next
+    (ruamel keeps them on the previous field, so the new field would come between them and their field)."""
+    keys = list(node)
+    insert_at(node, position, key, value)
+    comments = getattr(node, "ca", None)
+    if comments is None or position == 0 or position > len(keys):
+        return
+    slots = comments.items.get(keys[position - 1])
+    token = slots[2] if slots is not None and len(slots) > 2 else None
+    text = getattr(token, "value", None)
+    if token is None or not isinstance(text, str) or "\n" not in text.rstrip("\n"):
+        return
+    head, tail = text.split("\n", 1)
+    if not tail.strip():
+        return
+    if head.strip():
+        token.value = head + "\n"
+    else:
+        slots[2] = None
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    comments.items[key] = [None, None, CommentToken("\n" + tail, CommentMark(0), None), None]

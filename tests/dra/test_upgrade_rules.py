@@ -23,7 +23,9 @@ ALL_FLAT_FIELDS: JSON = {
     "adminAccess": True,
     "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}],
     "capacity": {"requests": {"memory": "40Gi"}},
-    "derivedAttributes": [],
+    "derivedAttributes": [
+        {"name": "derived/numa", "expression": 'device.attributes["gpu.example.com"].numa'}
+    ],
 }
 
 
@@ -79,7 +81,11 @@ def test_it_keeps_first_available_subrequests_as_they_are() -> None:
     old = claim("v1beta1", {"name": "accel", "firstAvailable": copy.deepcopy(subrequests)})
     outcome = upgrade_object(old)
     (new,) = outcome.objects
-    assert new["spec"]["devices"]["requests"] == [{"name": "accel", "firstAvailable": subrequests}]
+    defaulted = [
+        {**subrequests[0], "allocationMode": "ExactCount", "count": 1},
+        subrequests[1] | {"allocationMode": "ExactCount"},
+    ]
+    assert new["spec"]["devices"]["requests"] == [{"name": "accel", "firstAvailable": defaulted}]
     assert any("firstAvailable kept (2 subrequests)" in n for n in outcome.notes)
 
 
@@ -119,11 +125,14 @@ def test_it_leaves_the_input_untouched() -> None:
     assert old == before
 
 
-def test_it_only_relabels_v1beta2_objects() -> None:
+def test_it_relabels_v1beta2_objects_and_fills_in_only_the_servers_defaults() -> None:
     request = {"name": "gpu", "exactly": {"deviceClassName": "a", "count": 1}}
     old = claim("v1beta2", copy.deepcopy(request))
     (new,) = upgrade_object(old).objects
-    assert new == {**old, "apiVersion": "resource.k8s.io/v1"}
+    exactly = {"deviceClassName": "a", "allocationMode": "ExactCount", "count": 1}
+    assert new == {**old, "apiVersion": "resource.k8s.io/v1"} | {
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}
+    }
 
 
 def test_it_converts_claim_templates_inside_spec_spec() -> None:
@@ -178,7 +187,10 @@ def test_it_wraps_plain_v1alpha3_capacities_as_value() -> None:
     old = slice_("v1alpha3", {"name": "nic-0", "basic": {"capacity": {"bandwidth": "400G", "queues": 64}}})
     outcome = upgrade_object(old)
     (new,) = outcome.objects
-    assert new["spec"]["devices"][0]["capacity"] == {"bandwidth": {"value": "400G"}, "queues": {"value": 64}}
+    assert new["spec"]["devices"][0]["capacity"] == {
+        "bandwidth": {"value": "400G"},
+        "queues": {"value": "64"},
+    }
     assert schema_problems(new) == []
     assert any("2 capacities" in n for n in outcome.notes)
 
@@ -279,7 +291,7 @@ def test_it_converts_the_items_of_a_list() -> None:
     (new,) = outcome.objects
     assert new["apiVersion"] == "v1"
     assert new["items"][0]["spec"]["devices"]["requests"] == [
-        {"name": "g", "exactly": {"deviceClassName": "c"}}
+        {"name": "g", "exactly": {"deviceClassName": "c", "allocationMode": "ExactCount", "count": 1}}
     ]
     assert new["items"][1] == old["items"][1]
     assert outcome.notes[0].startswith("items[0]: apiVersion")

@@ -97,6 +97,7 @@ def test_it_keeps_comments_quotes_and_indentation_of_moved_fields() -> None:
                 - name: gpus          # two on one NUMA node
                   exactly:
                     deviceClassName: gpu.example.com
+                    allocationMode: ExactCount
                     # two, not one
                     count: 2
                     selectors:
@@ -105,6 +106,8 @@ def test_it_keeps_comments_quotes_and_indentation_of_moved_fields() -> None:
                 - name: nic
                   exactly:
                     deviceClassName: "nic.example.com"
+                    allocationMode: ExactCount
+                    count: 1
               constraints:
                 - requests: [gpus, nic]
                   matchAttribute: resource.kubernetes.io/numaNode

@@ -38,7 +38,9 @@ def test_it_converts_a_pasted_stream_for_a_viewer(viewer_client: Client) -> None
     ]
     assert body["documents"][1]["notes"][1] == "request 'gpu': deviceClassName moved under exactly"
     assert load_documents(body["yaml"])[1]["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
-        "deviceClassName": "h100.example.com"
+        "deviceClassName": "h100.example.com",
+        "allocationMode": "ExactCount",
+        "count": 1,
     }
     assert "+apiVersion: resource.k8s.io/v1\n" in body["diff"]
 

@@ -43,7 +43,7 @@ def test_it_prints_the_converted_stream_and_exits_1_when_something_would_change(
     assert [d["apiVersion"] for d in docs] == ["resource.k8s.io/v1", "resource.k8s.io/v1"]
     assert docs[0]["spec"]["spec"]["devices"]["requests"][1] == {
         "name": "nic",
-        "exactly": {"deviceClassName": "cx7.example.com"},
+        "exactly": {"deviceClassName": "cx7.example.com", "allocationMode": "ExactCount", "count": 1},
     }
     assert "document 1 (ResourceClaimTemplate two-gpus-one-nic): request 'gpus': deviceClassName" in err
     assert (manifests / "v1beta1-templates.yaml").read_text() == (
@@ -70,6 +70,8 @@ def test_it_prints_a_unified_diff(manifests: Path) -> None:
         "-        deviceClassName: h100.example.com",
         "+        exactly:",
         "+          deviceClassName: h100.example.com",
+        "+          allocationMode: ExactCount",
+        "+          count: 1",
     ]
 
 
@@ -83,7 +85,7 @@ def test_it_rewrites_changed_files_in_place_and_leaves_the_rest(manifests: Path,
     assert (code, out) == (1, "")
     assert target.read_text() == (FIXTURES / "v1beta2-claims.yaml").read_text().replace(
         "resource.k8s.io/v1beta2\n", "resource.k8s.io/v1\n"
-    )
+    ).replace("        count: 1\n", "        allocationMode: ExactCount\n        count: 1\n")
     assert target.stat().st_mode & 0o777 == 0o640
     assert untouched.read_text() == "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
     assert sorted(p.name for p in manifests.iterdir() if p.name.startswith(".")) == []

@@ -30,7 +30,8 @@ OLD_FILES = [
     "v1beta1-slices.yaml",
 ]
 
-# The same claims, converted by hand from the v1.33 docs' description of the shapes (not by the tool).
+# The same claims, converted by hand from the v1.33 docs' description of the shapes (not by the tool), with the
+# defaults the API server fills in (allocationMode ExactCount, count 1).
 BY_HAND: dict[str, dict[str, Any]] = {
     "two-gpus-one-nic": {
         "requests": [
@@ -46,7 +47,7 @@ BY_HAND: dict[str, dict[str, Any]] = {
                     "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}],
                 },
             },
-            {"name": "nic", "exactly": {"deviceClassName": "cx7.example.com"}},
+            {"name": "nic", "exactly": {"deviceClassName": "cx7.example.com", "allocationMode": "ExactCount", "count": 1}},
         ],
         "constraints": [{"requests": ["gpus", "nic"], "matchAttribute": "resource.kubernetes.io/numaNode"}],
         "config": [
@@ -65,16 +66,17 @@ BY_HAND: dict[str, dict[str, Any]] = {
             {
                 "name": "accel",
                 "firstAvailable": [
-                    {"name": "full", "deviceClassName": "h100.example.com"},
+                    {"name": "full", "deviceClassName": "h100.example.com", "allocationMode": "ExactCount", "count": 1},
                     {
                         "name": "mig-pair",
                         "deviceClassName": "mig.example.com",
+                        "allocationMode": "ExactCount",
                         "count": 2,
                         "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].profile == "1g.5gb"'}}],
                     },
                 ],
             },
-            {"name": "nic", "exactly": {"deviceClassName": "cx7.example.com"}},
+            {"name": "nic", "exactly": {"deviceClassName": "cx7.example.com", "allocationMode": "ExactCount", "count": 1}},
         ]
     },
     "gpu-debug": {
@@ -83,6 +85,7 @@ BY_HAND: dict[str, dict[str, Any]] = {
                 "name": "gpu",
                 "exactly": {
                     "deviceClassName": "gpu.example.com",
+                    "allocationMode": "ExactCount",
                     "count": 1,
                     "tolerations": [
                         {"key": "example.com/maintenance", "operator": "Equal", "value": "firmware-update",
