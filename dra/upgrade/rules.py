@@ -434,6 +434,20 @@ def _claim_status(status: Any, work: _Work, path: str) -> None:
 def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
     if spec is None or work.version == "v1beta2":
         return
+    # v1beta1 and v1alpha3 have plain fields here, where "" and false mean unset; v1 has pointers and refuses
+    # both values ("must be either unset or set to …"): the server's conversion leaves them unset
+    dropped = []
+    if isinstance(spec.get("nodeName"), str) and spec["nodeName"] == "":
+        dropped.append("nodeName")
+    if _is_false(spec.get("allNodes")):
+        dropped.append("allNodes")
+    for key in dropped:
+        remove_key(spec, key)
+    for key in dropped:
+        shown = '""' if key == "nodeName" else "false"
+        work.notes.append(
+            f"{_join(path, key)}: {shown} meant unset in {work.version}; v1 leaves the field out"
+        )
     devices = spec.get("devices")
     if not isinstance(devices, list):
         return
@@ -481,6 +495,11 @@ def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
         work.notes.append(
             f"{wrapped} capacit{'ies' if wrapped != 1 else 'y'}: plain quantity wrapped as {{value}}"
         )
+
+
+def _is_false(value: Any) -> bool:
+    """`false` as any YAML loader gives it (ruamel's ScalarBoolean is an int)."""
+    return (isinstance(value, bool) or type(value).__name__ == "ScalarBoolean") and not value
 
 
 def _wrap_capacity(basic: Tree) -> int:

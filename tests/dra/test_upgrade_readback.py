@@ -256,3 +256,21 @@ def test_the_yaml_shows_the_defaults_next_to_the_moved_fields() -> None:
         "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: c   # the class\n"
         "        allocationMode: ExactCount\n        count: 1\n"
     )
+
+
+@pytest.mark.parametrize("version", ["v1alpha3", "v1beta1"])
+def test_a_slice_with_node_name_empty_or_all_nodes_false_converts_to_one_a_v1_server_accepts(
+    version: str,
+) -> None:
+    """Upstream pkg/apis/resource/v1beta1/conversion.go Convert_v1beta1_ResourceSliceSpec_To_resource_ResourceSliceSpec:
+    the old plain `nodeName: ""` / `allNodes: false` become unset pointers; v1 refuses them as values
+    ("must be either unset or set to …")."""
+    by_name = converted(slice_(version, {"name": "g"}, nodeName="node-9", allNodes=False))
+    assert "allNodes" not in by_name["spec"] and by_name["spec"]["nodeName"] == "node-9"
+    everywhere = converted(slice_(version, {"name": "g"}, nodeName="", allNodes=True))
+    assert "nodeName" not in everywhere["spec"] and everywhere["spec"]["allNodes"] is True
+
+
+def test_a_v1beta2_slice_keeps_all_nodes_false_which_was_already_a_pointer() -> None:
+    new = converted(slice_("v1beta2", {"name": "g"}, nodeName="node-9", allNodes=False))
+    assert new["spec"]["allNodes"] is False  # v1beta2's server refused it too: nothing to convert
