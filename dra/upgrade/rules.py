@@ -432,7 +432,16 @@ def _claim_status(status: Any, work: _Work, path: str) -> None:
 
 
 def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
-    if spec is None or work.version == "v1beta2":
+    if spec is None:
+        return
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        work.refuse(
+            _join(path, "sharedCounters"),
+            "Invalid value: a v1.37 ResourceSlice has either sharedCounters or devices, never both (the API "
+            'server answers "only one of `sharedCounters` or `devices` is allowed"): publish the counter '
+            "sets in a ResourceSlice of their own in the same pool, and count it in resourceSliceCount",
+        )
+    if work.version == "v1beta2":
         return
     # v1beta1 and v1alpha3 have plain fields here, where "" and false mean unset; v1 has pointers and refuses
     # both values ("must be either unset or set to …"): the server's conversion leaves them unset

@@ -274,3 +274,23 @@ def test_a_slice_with_node_name_empty_or_all_nodes_false_converts_to_one_a_v1_se
 def test_a_v1beta2_slice_keeps_all_nodes_false_which_was_already_a_pointer() -> None:
     new = converted(slice_("v1beta2", {"name": "g"}, nodeName="node-9", allNodes=False))
     assert new["spec"]["allNodes"] is False  # v1beta2's server refused it too: nothing to convert
+
+
+@pytest.mark.parametrize("version", ["v1alpha3", "v1beta1", "v1beta2"])
+def test_a_1_33_slice_with_both_shared_counters_and_devices_is_refused_naming_shared_counters(
+    version: str,
+) -> None:
+    """1.33 let a slice carry counter sets and devices; upstream validation (validateResourceSliceSpec) now
+    says "only one of `sharedCounters` or `devices` is allowed", and the split cannot be guessed."""
+    counters = [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]
+    device = {
+        "name": "g",
+        "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}],
+    }
+    if version != "v1beta2":
+        device = {"name": "g", "basic": {"consumesCounters": device["consumesCounters"]}}
+    outcome = upgrade_object(slice_(version, device, nodeName="node-9", sharedCounters=counters))
+    assert outcome.action == "refused"
+    assert [p.path for p in outcome.problems] == ["spec.sharedCounters"]
+    assert "only one of `sharedCounters` or `devices` is allowed" in outcome.problems[0].message
+    assert "ResourceSlice of their own" in outcome.problems[0].message
