@@ -94,7 +94,13 @@ class UpgradeView(APIView):
         body = upgrade_report(result)
         if result.failed:
             problems = [
-                {"field": "yaml", "document": doc.index, "path": p.path, "message": p.message}
+                {
+                    "field": "yaml",
+                    "document": doc.index,
+                    "path": p.path,
+                    "converted_path": p.converted_path or p.path,
+                    "message": p.message,
+                }
                 for doc in result.documents
                 for p in doc.problems
             ]

@@ -187,7 +187,10 @@ def upgrade_report(result: StreamResult) -> dict[str, Any]:
                 "action": doc.action,
                 "changed": doc.changed,
                 "notes": doc.notes,
-                "errors": [{"field": p.path, "message": p.message} for p in doc.problems],
+                "errors": [
+                    {"field": p.path, "converted_path": p.converted_path or p.path, "message": p.message}
+                    for p in doc.problems
+                ],
             }
             for doc in result.documents
         ],

@@ -121,13 +121,17 @@ SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", 
 
 @dataclass(frozen=True)
 class FieldProblem:
-    """Why a document cannot be converted: the field path (kube style) and the reason."""
+    """Why a document cannot be converted: the field path (kube style) as the manifest has it, the reason,
+    and where the conversion moved that field (`converted_path`, the v1 path the API server would name),
+    when it moved (a v1beta1 request's `count` is v1's `exactly.count`)."""
 
     path: str
     message: str
+    converted_path: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        where = f"{self.path} (in v1: {self.converted_path})" if self.converted_path else self.path
+        return f"{where}: {self.message}" if where else self.message
 
 
 # ----------------------------------------------------------------------------------- the inventory seam
@@ -177,10 +181,27 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     problems: list[FieldProblem] = field(default_factory=list)
     generated: bool = False  # the objects are new (compiled DeviceTaintRules), not the input rewritten
+    #: (v1 path, manifest path) of every field the conversion moved, in the order it moved them
+    moves: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return self.action == "converted"
+
+    def at_source(self, problem: FieldProblem) -> FieldProblem:
+        """`problem`, found on the converted object, named by the manifest's own path (and its v1 path)."""
+        return at_source(problem, self.moves)
+
+
+def at_source(problem: FieldProblem, moves: list[tuple[str, str]]) -> FieldProblem:
+    path = problem.path
+    # the last move undone first: a v1alpha3 device's capacity was wrapped in {value} before it left `basic`
+    for converted, source in reversed(moves):
+        if path == converted or path.startswith((converted + ".", converted + "[")):
+            path = source + path[len(converted) :]
+    if path == problem.path:
+        return problem
+    return FieldProblem(path, problem.message, converted_path=problem.path)
 
 
 class _Work:
@@ -190,6 +211,10 @@ class _Work:
         self.indent = indent
         self.notes: list[str] = []
         self.problems: list[FieldProblem] = []
+        self.moves: list[tuple[str, str]] = []
+
+    def moved(self, converted: str, source: str) -> None:
+        self.moves.append((converted, source))
 
     def refuse(self, path: str, message: str) -> None:
         self.problems.append(FieldProblem(path, message))
@@ -277,7 +302,8 @@ def upgrade_object(
         for number, result in enumerate(generated if generated is not None else [converted]):
             prefix = f"{path}[{number}]" if generated is not None and len(generated) > 1 else path
             work.notes.extend(read_back(result, kind, prefix, work.refuse).notes())
-    outcome.problems = work.problems
+    outcome.moves = work.moves
+    outcome.problems = [outcome.at_source(problem) for problem in work.problems]
     if work.problems:
         return outcome
     outcome.action = "converted"
@@ -311,6 +337,7 @@ def _upgrade_list(obj: Tree, *, inventory: TaintInventory | None, indent: int, p
     ]
     for i, result in enumerate(results):
         outcome.problems.extend(result.problems)
+        outcome.moves.extend(result.moves)
         outcome.notes.extend(f"items[{i}]: {note}" for note in result.notes)
     if outcome.problems:
         outcome.action = "refused"
@@ -401,6 +428,7 @@ def _request(request: Tree, work: _Work, path: str) -> None:
     for key in flat:
         move_key(request, exactly, key, shift=work.indent)
     insert_at(request, position, "exactly", exactly)
+    work.moved(_join(path, "exactly"), path)
     work.notes.append(f"{label}: {', '.join(flat)} moved under exactly")
 
 
@@ -479,7 +507,7 @@ def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
                 work.unknown(_join(device_path, f"basic.{key}"), "BasicDevice")
         if _has_problem_under(work, device_path):
             continue
-        wrapped += _wrap_capacity(basic)
+        wrapped += _wrap_capacity(basic, work, _join(device_path, "basic.capacity"))
         keys = list(device)
         position = keys.index("basic")
         # what follows `basic:` (its comment, the comment lines before its first field) now follows the
@@ -492,6 +520,7 @@ def _slice_spec(spec: Tree | None, work: _Work, path: str) -> None:
         moved = list(basic)
         for offset, key in enumerate(moved):
             move_key(basic, device, key, shift=-work.indent, position=position + offset)
+            work.moved(_join(device_path, str(key)), _join(device_path, f"basic.{key}"))
         if position > 0:
             attach_comment(device, keys[position - 1], basic_comment, shift=-work.indent)
             add_comment_lines(device, keys[position - 1], basic_lines, shift=-work.indent)
@@ -511,7 +540,7 @@ def _is_false(value: Any) -> bool:
     return (isinstance(value, bool) or type(value).__name__ == "ScalarBoolean") and not value
 
 
-def _wrap_capacity(basic: Tree) -> int:
+def _wrap_capacity(basic: Tree, work: _Work, path: str) -> int:
     """v1alpha3 capacities are plain quantities; v1 (and v1beta1) wrap each in `{value: …}`."""
     capacity = basic.get("capacity")
     if not isinstance(capacity, MutableMapping):
@@ -525,6 +554,7 @@ def _wrap_capacity(basic: Tree) -> int:
         holder["value"] = value
         prefer_flow(holder)
         capacity[name] = holder
+        work.moved(_join(path, f"{name}.value"), _join(path, str(name)))
         wrapped += 1
     return wrapped
 

@@ -32,6 +32,7 @@ from ..yamlshape import YamlShapeError, check_yaml_shape
 from .rules import (
     ANNOTATION_COMPILED_AT,
     ANNOTATION_COMPILED_SELECTOR,
+    TARGET_API_VERSION,
     FieldProblem,
     Outcome,
     TaintInventory,
@@ -294,14 +295,37 @@ def _upgrade_chunk(chunk: _Chunk, index: int, inventory: TaintInventory | None) 
     result.action = outcome.action
     if outcome.action != "converted":
         return result
-    for number, obj in enumerate(outcome.objects):
-        prefix = f"[{number}]" if outcome.generated and len(outcome.objects) > 1 else ""
-        result.problems.extend(schema_problems(to_plain(obj), prefix=prefix))
+    for prefix, obj in _checked_objects(outcome):
+        result.problems.extend(map(outcome.at_source, schema_problems(obj, prefix=prefix)))
     if result.problems:
         result.action = "refused"
         return result
     result.text = _render(chunk, yaml, outcome)
     return result
+
+
+def _checked_objects(outcome: Outcome) -> list[tuple[str, Any]]:
+    """The converted objects to check against the 1.37 schema, with the path prefix that names them. A list
+    (`kubectl get -o yaml` of several objects is a v1 List) has no schema of its own: its resource.k8s.io/v1
+    items are checked, each under `items[N]`; its other items were not converted."""
+    checked = []
+    for number, obj in enumerate(outcome.objects):
+        plain = to_plain(obj)
+        prefix = f"[{number}]" if outcome.generated and len(outcome.objects) > 1 else ""
+        items = (
+            plain.get("items")
+            if isinstance(plain, Mapping) and str(plain.get("kind")).endswith("List")
+            else None
+        )
+        if not isinstance(items, list):
+            checked.append((prefix, plain))
+            continue
+        checked += [
+            (f"{prefix}items[{index}]", item)
+            for index, item in enumerate(items)
+            if isinstance(item, Mapping) and item.get("apiVersion") == TARGET_API_VERSION
+        ]
+    return checked
 
 
 def _render(chunk: _Chunk, yaml: YAML, outcome: Outcome) -> str:

@@ -159,7 +159,9 @@ def test_a_value_that_is_not_a_quantity_is_refused_naming_its_field() -> None:
         slice_("v1beta1", {"name": "g", "basic": {"capacity": {"memory": {"value": "80 GB"}}}}, allNodes=True)
     )
     assert outcome.action == "refused"
-    assert [p.path for p in outcome.problems] == ["spec.devices[0].capacity.memory.value"]
+    assert [(p.path, p.converted_path) for p in outcome.problems] == [
+        ("spec.devices[0].basic.capacity.memory.value", "spec.devices[0].capacity.memory.value")
+    ]
     assert "quantities must match the regular expression" in outcome.problems[0].message
 
 

@@ -225,3 +225,82 @@ def test_it_writes_compiled_rules_as_separate_documents_with_a_note() -> None:
         "taint": {"key": "example.com/fw", "effect": "NoSchedule"},
     }
     assert any(n.startswith("generated rules: fw-node-2-") for n in result.documents[1].notes)
+
+
+MISNAMED = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: trainer}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.example.com
+      count: two
+---
+apiVersion: resource.k8s.io/v1alpha3
+kind: ResourceSlice
+metadata: {name: node-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    basic:
+      capacity: {memory: 80 GB}
+---
+apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata: {name: already-flat}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com, count: two}
+"""
+
+
+def test_a_refused_field_is_named_where_the_manifest_has_it_and_where_v1_puts_it() -> None:
+    """A v1beta1 request's `count` is v1's `exactly.count`, a v1alpha3 device's plain capacity is v1's
+    `capacity.<name>.value` out of `basic`: the error names the line the user wrote, then the v1 path (which
+    the API server would name); a v1beta2 field that did not move is named once."""
+    result = upgrade_text(MISNAMED, source="old.yaml")
+    problems = [(d.index, p.path, p.converted_path) for d in result.documents for p in d.problems]
+    assert problems == [
+        (1, "spec.devices.requests[0].count", "spec.devices.requests[0].exactly.count"),
+        (2, "spec.devices[0].basic.capacity.memory", "spec.devices[0].capacity.memory.value"),
+        (3, "spec.devices.requests[0].exactly.count", ""),
+    ]
+    messages = result.messages()
+    assert messages[0].startswith(
+        "old.yaml: document 1 (ResourceClaim trainer): spec.devices.requests[0].count "
+        "(in v1: spec.devices.requests[0].exactly.count): "
+    )
+    assert messages[2].startswith(
+        "old.yaml: document 3 (ResourceClaim already-flat): spec.devices.requests[0].exactly.count: "
+    )
+
+
+def test_the_list_kubectl_get_prints_is_converted_item_by_item() -> None:
+    """`kubectl get resourceclaims -A -o yaml` prints a v1 List: its old DRA items are converted and
+    checked against the 1.37 schema one by one (a List has no schema of its own; it was refused as "no
+    schema for List v1"), its other items are kept."""
+    text = (
+        "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ''}\nitems:\n"
+        + textwrap.indent(MISNAMED.split("---\n")[0].replace("count: two", "count: 2"), "  ").replace(
+            "  apiVersion", "- apiVersion", 1
+        )
+        + "- apiVersion: v1\n  kind: Pod\n  metadata: {name: trainer-0}\n"
+    )
+    result = upgrade_text(text, source="claims.yaml")
+    assert result.messages() == []
+    (items,) = [doc["items"] for doc in load_documents(result.text)]
+    assert items[0]["apiVersion"] == "resource.k8s.io/v1"
+    assert items[0]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert items[1] == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer-0"}}
+
+    refused = upgrade_text(text.replace("count: 2", "count: two"), source="claims.yaml")
+    assert [(p.path, p.converted_path) for d in refused.documents for p in d.problems] == [
+        ("items[0].spec.devices.requests[0].count", "items[0].spec.devices.requests[0].exactly.count")
+    ]

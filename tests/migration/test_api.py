@@ -11,7 +11,7 @@ from django.test import Client
 
 from dra.upgrade import load_documents
 from migration.upgrade import MAX_UPLOAD_BYTES
-from tests.migration.conftest import FIXTURES
+from tests.migration.conftest import FIXTURES, MISCOUNTED_CLAIM
 
 URL = "/api/migration/upgrade/"
 
@@ -66,6 +66,20 @@ def test_it_answers_422_naming_the_document_and_field_it_cannot_convert(viewer_c
     )
     assert body["documents"][1]["errors"][0]["field"] == "spec.deviceSelector.deviceClassName"
     assert body["detail"].startswith("yaml: ")
+
+
+def test_a_refused_field_is_named_as_the_manifest_has_it_and_as_v1_has_it(viewer_client: Client) -> None:
+    response = viewer_client.post(URL, {"yaml": MISCOUNTED_CLAIM}, content_type="application/json")
+    assert response.status_code == 422
+    (error,) = response.json()["errors"]
+    assert (error["path"], error["converted_path"]) == (
+        "spec.devices.requests[0].count",
+        "spec.devices.requests[0].exactly.count",
+    )
+    (document,) = response.json()["documents"]
+    assert [(e["field"], e["converted_path"]) for e in document["errors"]] == [
+        ("spec.devices.requests[0].count", "spec.devices.requests[0].exactly.count")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from migration.upgrade import MAX_UPLOAD_BYTES
-from tests.migration.conftest import FIXTURES
+from tests.migration.conftest import FIXTURES, MISCOUNTED_CLAIM
 
 URL = "/migration/upgrade/"
 
@@ -81,6 +81,14 @@ def test_it_names_the_document_and_field_it_refuses(viewer_client: Client) -> No
     assert re.search(r'<article class="panel doc refused" id="doc-2">', html)
     assert "<code>spec.deviceSelector.deviceClassName</code>: v1 DeviceTaintRules select devices only" in html
     assert 'id="download"' not in html and "Fix the errors below" in html
+
+
+def test_a_refused_field_is_named_as_the_manifest_has_it_then_as_v1_has_it(viewer_client: Client) -> None:
+    html = viewer_client.post(URL, {"yaml": MISCOUNTED_CLAIM}).content.decode()
+    assert (
+        "<code>spec.devices.requests[0].count</code> (in v1: <code>spec.devices.requests[0].exactly.count</code>): "
+        "Kubernetes 1.37.0 schema: &#x27;two&#x27; is not of type" in html
+    )
 
 
 def test_it_refuses_an_empty_or_oversized_manifest_with_the_limit(viewer_client: Client) -> None:
