@@ -64,24 +64,25 @@ def api_server_error(request: HttpRequest) -> HttpResponse:
 def database_unavailable(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
     """A 503 saying the database is unavailable, for an error of the connection (refused, cut, restarted,
     a failover, a lock or a statement the server gave up on: Django's OperationalError and
-    InterfaceError), or None for any other exception. Nothing was done: the request's transaction, if
-    any, did not commit. The page is rendered without the request's context, as the 500 page is: the
-    context (the user, the data banner) is read from the very database that is gone."""
+    InterfaceError), or None for any other exception. The request's transaction, if any, did not commit;
+    a read changed nothing, a write is not promised to have changed nothing. The page is rendered without
+    the request's context, as the 500 page is: the context (the user, the data banner) is read from the
+    very database that is gone."""
     if not isinstance(exc, OperationalError | InterfaceError):
         return None
     log.warning("the database is unavailable (%s %s): %s", request.method, request.path[:200], exc)
+    # a read changed nothing; a write may have reached the cluster before the database went (a rule created,
+    # its record not written), so it is not said to have changed nothing
+    read_only = request.method in ("GET", "HEAD", "OPTIONS")
+    outcome = (
+        "nothing was changed" if read_only else "this request may not have finished: look before repeating it"
+    )
     if request.path.startswith("/api/"):
-        body = error_body(
-            [
-                {
-                    "field": "",
-                    "message": "the database is unavailable; nothing was changed — try again in a moment",
-                }
-            ]
-        )
+        message = f"the database is unavailable; {outcome} — try again in a moment"
+        body = error_body([{"field": "", "message": message}])
         response: HttpResponse = JsonResponse(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     else:
-        html = loader.get_template("503.html").render({"request_path": request.path})
+        html = loader.get_template("503.html").render({"request_path": request.path, "outcome": outcome})
         response = HttpResponse(html, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
     return response

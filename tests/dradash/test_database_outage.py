@@ -65,3 +65,25 @@ def test_an_api_call_made_while_the_database_is_down_is_a_503_in_the_api_envelop
         cut.restore()
         status, headers, _ = get(asgi_server, path, cookie)
         assert status == 200 and headers.get("x-dradash-data-synced") in {"true", "false"}
+
+
+def test_only_a_read_met_by_a_database_outage_is_said_to_have_changed_nothing(asgi_server: str) -> None:
+    """A write may have reached the cluster before the database went (a DeviceTaintRule created, its record
+    not written): its 503 tells the user to look before repeating it, not that nothing changed."""
+    cookie = session_cookie()
+    parts = urlsplit(asgi_server)
+    with database_through_cut() as cut:
+        cut.cut()
+        _, _, read = get(asgi_server, "/api/maintenance/", cookie)
+        assert "nothing was changed" in json.loads(read)["errors"][0]["message"]
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+        connection.request(
+            "POST",
+            "/api/maintenance/",
+            body="{}",
+            headers={"Cookie": cookie, "Content-Type": "application/json"},
+        )
+        response = connection.getresponse()
+        message = json.loads(response.read())["errors"][0]["message"]
+        assert response.status == 503
+        assert "nothing was changed" not in message and "look before repeating it" in message
