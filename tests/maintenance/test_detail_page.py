@@ -1,0 +1,29 @@
+"""A maintenance's page as a user (and a screen reader) reads it: it leads back to the Maintenance list as
+every other detail page leads back to its list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from maintenance.planning import DeviceRef
+from tests.inventory import factories as f
+from tests.maintenance.support import GPU, create
+
+pytestmark = pytest.mark.django_db
+
+
+def a_draft(operator: Any) -> Any:
+    f.write(("resourceslices", f.resource_slice("node-0-gpu", devices=[f.gpu("gpu-0"), f.gpu("gpu-1")])))
+    return create(operator, devices=[DeviceRef(GPU, "node-0", "gpu-0"), DeviceRef(GPU, "node-0", "gpu-1")])
+
+
+def test_the_page_leads_back_to_the_maintenance_list(operator: Any, operator_client: Client) -> None:
+    m = a_draft(operator)
+
+    page = operator_client.get(f"/maintenance/{m.id}/").content.decode()
+
+    crumbs = page.split("<h1")[0].split("<main")[-1]
+    assert '<p class="muted"><a href="/maintenance/">Maintenance</a></p>' in crumbs
