@@ -63,7 +63,9 @@
     if (c.total) label += " · replacements: " + c.replacement_running + " running, " + c.replacement_pending +
       " pending, " + c.replacement_unschedulable + " unschedulable";
     if (of && doc.complete) label += " · complete";
-    counts.textContent = label;
+    // #progress-counts is a polite live region: written only when the words change, so a screen reader
+    // hears each eviction once, not the same line again on every second's redraw of the countdowns.
+    if (counts.textContent !== label) counts.textContent = label;
     counts.dataset.complete = doc.complete ? "true" : "false";
     counts.dataset.evicted = String(done);
     counts.dataset.of = String(of);

@@ -1,8 +1,9 @@
 """A maintenance's page as a user (and a screen reader) reads it: it leads back to the Maintenance list as
-every other detail page leads back to its list."""
+every other detail page leads back to its list; the eviction counts are announced as they change."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -27,3 +28,17 @@ def test_the_page_leads_back_to_the_maintenance_list(operator: Any, operator_cli
 
     crumbs = page.split("<h1")[0].split("<main")[-1]
     assert '<p class="muted"><a href="/maintenance/">Maintenance</a></p>' in crumbs
+
+
+def test_screen_readers_hear_the_eviction_counts_as_they_change(
+    operator: Any, operator_client: Client
+) -> None:
+    m = a_draft(operator)
+
+    page = operator_client.get(f"/maintenance/{m.id}/").content.decode()
+
+    counts = re.search(r'<p id="progress-counts"[^>]*>', page)
+    assert counts, "the page has no eviction counts line"
+    assert 'aria-live="polite"' in counts.group(0) and 'aria-atomic="true"' in counts.group(0)
+    table = re.search(r'<table[^>]*id="progress-pods"[^>]*>', page)
+    assert table and "aria-live" not in table.group(0)  # the counts speak, not every redrawn row
