@@ -226,8 +226,8 @@ def new(request: HttpRequest) -> HttpResponse:
 
 #: What the maintenance page calls each field its actions' errors name: its forms' labels (the page renders
 #: them), and for what a form sends without a field of its own, the words the page shows it by ("State
-#: draft · version 3", the preview, the Rules panel): "I have reviewed this blast radius (confirm): …",
-#: "Version (version): this page showed version 3; …". The enforce forms' ...
+#: draft · version 3", the preview, the Rules panel): "I have reviewed the NoExecute blast radius
+#: (confirm): …", "Version (version): this page showed version 3; …". The page's ...
 DETAIL_LABELS = {
     "version": "Version",
     "state": "State",
@@ -238,6 +238,16 @@ DETAIL_LABELS = {
     "rules": "Rules",
     "confirm": "I have reviewed this blast radius",
     "typed": "To confirm, type",
+}
+#: ... each enforce form's: its checkbox and typed phrase say which effect they confirm, so the NoSchedule and
+#: NoExecute forms' fields are not two of the same name on one page ...
+ENFORCE_LABELS = {
+    effect: {
+        **DETAIL_LABELS,
+        "confirm": f"I have reviewed the {effect} blast radius",
+        "typed": f"To confirm {effect}, type",
+    }
+    for effect in ("NoSchedule", "NoExecute")
 }
 #: ... the drain form's (its `mode` is the drain itself) ...
 DRAIN_LABELS = {
@@ -261,7 +271,14 @@ def _enforce_options(maintenance: Maintenance, preview: Any, actions: list[str])
             if preview.ready
             else None
         )
-        options.append({"effect": effect, "blast": blast, "challenge": challenge(blast) if blast else None})
+        options.append(
+            {
+                "effect": effect,
+                "blast": blast,
+                "challenge": challenge(blast) if blast else None,
+                "labels": ENFORCE_LABELS[effect],
+            }
+        )
     return options
 
 
@@ -425,6 +442,7 @@ def apply(request: HttpRequest, maintenance_id: str) -> HttpResponse:
             preview_id=form.get("preview", ""),
             expected_version=version,
         ),  # fmt: skip
+        ENFORCE_LABELS.get(form.get("effect", ""), DETAIL_LABELS),
     )
 
 

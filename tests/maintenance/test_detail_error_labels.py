@@ -1,5 +1,5 @@
 """A maintenance's page names what its forms sent and were refused by the label the user sees on that form,
-then by the path the server knows it by: "I have reviewed this blast radius (confirm): …", "Pods evicted at
+then by the path the server knows it by: "I have reviewed the NoExecute blast radius (confirm): …", "Pods evicted at
 once (concurrency): …" — never "confirm:" beside a checkbox labelled otherwise. What a form sends without a
 field of its own is named as the page shows it (State, Version, Preview). The REST API keeps the path alone."""
 
@@ -58,12 +58,12 @@ def test_the_enforce_forms_refusals_are_named_by_their_labels(
     page, names = refused(operator_client, m, "apply", enforce)
     form = form_of(page, "enforce-NoExecute-form")
     assert names == [(form_label(form, "confirm"), "confirm")]
-    assert form_label(form, "confirm") == "I have reviewed this blast radius"
+    assert form_label(form, "confirm") == "I have reviewed the NoExecute blast radius"
 
     page, names = refused(operator_client, m, "apply", {**enforce, "confirm": "yes", "typed": "not it"})
     form = form_of(page, "enforce-NoExecute-form")
     assert names == [(form_label(form, "typed"), "typed")]
-    assert form_label(form, "typed") == "To confirm, type"
+    assert form_label(form, "typed") == "To confirm NoExecute, type"
 
     _, names = refused(operator_client, m, "apply", {**enforce, "effect": "Sometimes"})
     assert names == [("Effect", "taint.effect")]

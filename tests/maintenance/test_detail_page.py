@@ -1,5 +1,7 @@
 """A maintenance's page as a user (and a screen reader) reads it: it leads back to the Maintenance list as
-every other detail page leads back to its list; the eviction counts are announced as they change."""
+every other detail page leads back to its list; the eviction counts are announced as they change; and the
+NoSchedule and NoExecute forms' confirmations say which effect each confirms, instead of two identically
+named "I have reviewed this blast radius" checkboxes and "type 3 to confirm" boxes."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import pytest
 from django.test import Client
 
 from maintenance.planning import DeviceRef
+from tests.form_labels import form_label
 from tests.inventory import factories as f
-from tests.maintenance.support import GPU, create
+from tests.maintenance.support import GPU, create, preview_now
+from tests.maintenance.test_detail_error_labels import busiest_node_gpus, form_of
 
 pytestmark = pytest.mark.django_db
 
@@ -42,3 +46,22 @@ def test_screen_readers_hear_the_eviction_counts_as_they_change(
     assert 'aria-live="polite"' in counts.group(0) and 'aria-atomic="true"' in counts.group(0)
     table = re.search(r'<table[^>]*id="progress-pods"[^>]*>', page)
     assert table and "aria-live" not in table.group(0)  # the counts speak, not every redrawn row
+
+
+def test_each_enforce_forms_confirmation_names_its_effect(
+    mirrored: Any, operator: Any, operator_client: Client
+) -> None:
+    m = create(operator, devices=busiest_node_gpus(mirrored))
+    preview_now(m, operator)
+
+    page = operator_client.get(f"/maintenance/{m.id}/").content.decode()
+
+    no_schedule, no_execute = (
+        form_of(page, "enforce-NoSchedule-form"),
+        form_of(page, "enforce-NoExecute-form"),
+    )
+    assert form_label(no_schedule, "confirm") == "I have reviewed the NoSchedule blast radius"
+    assert form_label(no_execute, "confirm") == "I have reviewed the NoExecute blast radius"
+    assert form_label(no_execute, "typed") == "To confirm NoExecute, type"
+    # the typed box is named by its visible label (and the phrase in it), not by an aria-label over it
+    assert not re.search(r'<input[^>]*name="typed"[^>]*aria-label', page)
