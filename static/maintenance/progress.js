@@ -27,6 +27,66 @@
     return el;
   }
 
+  // A link to an object's page whose text is the object's name, set as text (never HTML: names come from the
+  // cluster). A word (no whitespace, at most 63 characters, as dradash_format.WORD_MAX) stays whole in its
+  // cell; "namespace/name" may break after its slash only, as {% pod_link %} renders it on the server.
+  const WORD_MAX = 63;
+  function isWord(s) { return s.length > 0 && s.length <= WORD_MAX && !/\s/.test(s); }
+  function objectLink(path, namespace, name, shown, cls) {
+    const a = document.createElement("a");
+    a.className = "obj-link " + cls;
+    a.href = "/" + path + "/" + encodeURIComponent(namespace) + "/" + encodeURIComponent(name) + "/";
+    const bdi = document.createElement("bdi");
+    const slash = shown.lastIndexOf("/");
+    if (isWord(shown)) {
+      bdi.className = "word";
+      bdi.textContent = shown;
+    } else if (slash > 0 && isWord(shown.slice(0, slash + 1)) && isWord(shown.slice(slash + 1))) {
+      bdi.append(text("span", shown.slice(0, slash + 1), "word"), text("span", shown.slice(slash + 1), "word"));
+    } else {
+      bdi.textContent = shown;
+    }
+    a.append(bdi);
+    return a;
+  }
+  function podLink(namespace, name, short) {
+    return objectLink("pods", namespace, name, short ? name : namespace + "/" + name, "pod-link");
+  }
+
+  function podCell(pod) {
+    const td = document.createElement("td");
+    td.append(podLink(pod.namespace, pod.name, false));
+    return td;
+  }
+
+  // A pod's claims, "namespace/name" (a namespace holds no "/"; a bare name is in the pod's namespace): each
+  // links to its page.
+  function claimsCell(pod) {
+    const td = document.createElement("td");
+    pod.claims.forEach((claim, i) => {
+      const slash = claim.indexOf("/");
+      const namespace = slash > 0 ? claim.slice(0, slash) : pod.namespace;
+      if (i) td.append(", ");
+      td.append(objectLink("claims", namespace, claim.slice(slash + 1), claim, "claim-link"));
+    });
+    return td;
+  }
+
+  function replacementCell(pod) {
+    const td = document.createElement("td");
+    const r = pod.replacement;
+    if (!r) return td;
+    td.append(podLink(r.namespace || pod.namespace, r.name, true), " · " + r.state);
+    if (r.node) {
+      const node = document.createElement("a");
+      node.className = "obj-link node-link";
+      node.href = "/nodes/" + encodeURIComponent(r.node) + "/";
+      node.append(text("bdi", r.node, isWord(r.node) ? "word" : ""));
+      td.append(" on ", node);
+    }
+    return td;
+  }
+
   // The page's one time format: <time> with the relative text, the absolute UTC time on hover (time.js).
   function when(at) {
     const then = Date.parse(at);
@@ -107,10 +167,8 @@
     for (const pod of doc.pods) {
       const tr = document.createElement("tr");
       tr.dataset.state = pod.state;
-      tr.append(text("td", pod.namespace + "/" + pod.name), text("td", pod.claims.join(", ")),
-        text("td", countdown(pod), "state-" + pod.state), evictionTime(pod),
-        text("td", pod.replacement ? pod.replacement.name + " · " + pod.replacement.state +
-          (pod.replacement.node ? " on " + pod.replacement.node : "") : ""));
+      tr.append(podCell(pod), claimsCell(pod), text("td", countdown(pod), "state-" + pod.state),
+        evictionTime(pod), replacementCell(pod));
       tbody.append(tr);
     }
     if (!doc.pods.length) {
