@@ -391,7 +391,12 @@
       placeholder: "No devices match these filters.",
       columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
       // The same marks as every other table's sort buttons (.th-sort in dradash.css): ↕ sortable, ▲ / ▼ sorted.
-      headerSortElement: function (column, dir) { return SORT_MARKS[dir] || SORT_MARKS.none; },
+      // The mark is decoration, hidden from screen readers: the header's aria-sort (Tabulator's) says it.
+      headerSortElement: function (column, dir) {
+        const mark = el("span", null, SORT_MARKS[dir] || SORT_MARKS.none);
+        mark.setAttribute("aria-hidden", "true");
+        return mark;
+      },
       rowFormatter: function (row) {
         const d = row.getData();
         row.getElement().dataset.device = d.driver + "/" + d.pool + "/" + d.device;
