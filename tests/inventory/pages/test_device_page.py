@@ -1,0 +1,51 @@
+"""A device's page as a screen reader reads it: its Attributes and Capacity tables say which column is the
+name and which the value (they had no header cells)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.inventory.pages_support import DRIVER, device, make_user, small_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client_in(client: Client) -> Client:
+    client.force_login(make_user())
+    return client
+
+
+def table(page: str, table_id: str) -> str:
+    found = re.search(rf'<table[^>]*id="{table_id}"[^>]*>(.*?)</table>', page, re.S)
+    assert found, f"no table {table_id}"
+    return found.group(1)
+
+
+def test_the_attributes_and_capacity_tables_name_their_columns(client_in: Client) -> None:
+    small_world()
+
+    page = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-0"])
+    ).content.decode()
+
+    attributes, capacity = table(page, "device-attributes"), table(page, "device-capacity")
+    assert re.findall(r'<th scope="col">([^<]*)</th>', attributes) == ["Attribute", "Value"]
+    assert re.findall(r'<th scope="col">([^<]*)</th>', capacity) == ["Capacity", "Value"]
+    assert "model" in attributes and "h200" in attributes
+    assert "memory" in capacity and "141Gi" in capacity
+
+
+def test_a_device_without_attributes_or_capacity_says_none_under_the_headers(client_in: Client) -> None:
+    device("bare-0", attributes={}, capacity={}, numa=None)
+
+    page = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-1", "bare-0"])
+    ).content.decode()
+
+    for table_id in ("device-attributes", "device-capacity"):
+        assert '<tr><td colspan="2" class="muted">None.</td></tr>' in table(page, table_id)
