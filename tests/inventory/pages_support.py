@@ -226,7 +226,7 @@ def small_world() -> dict[str, Any]:
         claim_namespace="ml",
         claim_name="train",
         health="Healthy",
-        statuses=[{"claim": "ml/train", "shareID": "", **claim_raw["status"]["devices"][0]}],
+        statuses=[{"namespace": "ml", "claim": "train", "shareID": "", **claim_raw["status"]["devices"][0]}],
     )
     gpu1 = device(
         "gpu-1",

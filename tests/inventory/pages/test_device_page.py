@@ -1,5 +1,6 @@
-"""A device's page as a screen reader reads it: its Attributes and Capacity tables say which column is the
-name and which the value (they had no header cells)."""
+"""A device's page as a user (and a screen reader) reads it: its Attributes and Capacity tables say which
+column is the name and which the value (they had no header cells), and the device's status names its claim
+as namespace/name with a link to the claim's page (it showed the bare name, as text)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,16 @@ def test_a_device_without_attributes_or_capacity_says_none_under_the_headers(cli
 
     for table_id in ("device-attributes", "device-capacity"):
         assert '<tr><td colspan="2" class="muted">None.</td></tr>' in table(page, table_id)
+
+
+def test_the_device_status_names_its_claim_with_its_namespace_and_links_to_it(client_in: Client) -> None:
+    small_world()  # gpu-0's status, as the mirror writes it: {"namespace": "ml", "claim": "train", …}
+
+    page = client_in.get(
+        reverse("inventory:device-detail", args=[DRIVER, "node-1", "gpu-0"])
+    ).content.decode()
+
+    status = page.split("<h2>Device status (from the claim)</h2>")[1].split("</table>")[0]
+    claim = status.split("<tbody>")[1].split("</td>")[0]
+    assert '<a class="obj-link claim-link" href="/claims/ml/train/">' in claim
+    assert re.sub(r"<[^>]+>", "", claim).strip() == "ml/train"
