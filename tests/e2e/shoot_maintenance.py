@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
-from allocation.worker import start_embedded_worker, stop_embedded_worker
+from allocation.supervisor import start_embedded_worker, stop_embedded_worker
 from inventory.kube import connect
 from inventory.mirror.runner import Mirror, wait_for_sync
 from simcluster.testing import run_simcluster
