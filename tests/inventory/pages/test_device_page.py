@@ -63,3 +63,28 @@ def test_the_device_status_names_its_claim_with_its_namespace_and_links_to_it(cl
     claim = status.split("<tbody>")[1].split("</td>")[0]
     assert '<a class="obj-link claim-link" href="/claims/ml/train/">' in claim
     assert re.sub(r"<[^>]+>", "", claim).strip() == "ml/train"
+
+
+def test_a_device_held_by_an_extended_resource_claim_says_so_in_words_not_true(client_in: Client) -> None:
+    from tests.inventory import factories as f
+
+    f.write(
+        ("resourceslices", f.resource_slice("node-0-gpus", devices=[f.gpu("gpu-0")])),
+        (
+            "resourceclaims",
+            f.claim(
+                "trainer-0-extended-resources-x7k2p",
+                results=[f.result("gpu-0")],
+                annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+                owner_pod="trainer-0",
+            ),
+        ),
+    )
+
+    page = client_in.get(
+        reverse("inventory:device-detail", args=["gpu.example.com", "node-0", "gpu-0"])
+    ).content.decode()
+
+    badge = re.search(r'<span class="badge"[^>]*>(extended resource[^<]*)</span>', page)
+    assert badge and badge.group(1) == "extended resource"
+    assert "True" not in page.split("trainer-0-extended-resources-x7k2p")[1].split("</td>")[0]
