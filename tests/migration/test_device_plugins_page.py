@@ -65,3 +65,41 @@ def test_each_resources_removal_field_is_named_by_its_visible_label(
         assert label, f"the {name} field has no label"
         assert re.sub(r"<[^>]+>", "", label[1]) == f"Remove the {name} device plugin from"
     assert len(ids) == 2  # one field per resource, each its own
+
+
+def text_of(section: str, element_id: str) -> str:
+    found = re.search(rf'<(\w+)[^>]*\bid="{element_id}"[^>]*>(.*?)</\1>', section, re.S)
+    assert found, f"no element {element_id}"
+    return " ".join(re.sub(r"<[^>]+>", "", found.group(2)).split())
+
+
+def test_each_class_picker_is_named_by_the_words_beside_it(
+    two_resources: None, viewer_client: Client
+) -> None:
+    """ "and give [class] extendedResourceName <resource>": the picker's name is those visible words (an
+    aria-label "DeviceClass that gets extendedResourceName" replaced them and was the same for every
+    resource)."""
+    page = viewer_client.get("/migration/device-plugins/").content.decode()
+
+    names = set()
+    for resource, section in sections(page).items():
+        picker = re.search(r'<select name="deviceClassName"[^>]*>', section)
+        assert picker and "aria-label=" not in picker.group(0)
+        labelled_by = re.search(r'aria-labelledby="([^"]+)"', picker.group(0))
+        assert labelled_by, f"the {resource} class picker has no name"
+        name = " ".join(text_of(section, part) for part in labelled_by[1].split())
+        assert name == f"and give extendedResourceName {resource}"
+        names.add(name)
+    assert len(names) == 2
+
+
+def test_the_table_of_classes_contesting_a_name_heads_every_column(viewer_client: Client) -> None:
+    f.write(
+        ("deviceclasses", f.device_class("a-gpu", extended="example.com/gpu")),
+        ("deviceclasses", f.device_class("b-gpu", extended="example.com/gpu")),
+        ("nodes", plugin_node("gpu-0", "example.com/gpu")),
+    )
+    page = viewer_client.get("/migration/device-plugins/").content.decode()
+
+    conflict = page.split('class="alert warn conflict"')[1].split("</thead>")[0]
+    assert re.findall(r"<th>(.*?)</th>", conflict) == ["DeviceClass", "created", "outcome"]
