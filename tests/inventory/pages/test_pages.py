@@ -151,6 +151,17 @@ def test_it_shows_classes_with_their_implicit_extended_resource_name(
     assert "deviceclass.resource.kubernetes.io/gpu.example.com" in html
 
 
+def test_every_column_of_the_classes_table_is_named_for_a_screen_reader(
+    client_in: Client, world: dict[str, Any]
+) -> None:
+    """The last column (each class's YAML link) had an empty header cell: a screen reader announced it as
+    nothing."""
+    html = client_in.get(reverse("inventory:classes")).content.decode()
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    names = [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<th[^>]*>(.*?)</th>", head)]
+    assert names[-1] == "Manifest" and all(names), names
+
+
 def test_it_shows_taint_rules_with_matched_devices_and_eviction_condition(
     client_in: Client, world: dict[str, Any]
 ) -> None:
