@@ -53,17 +53,3 @@ def viewer_client(db: Any) -> Client:
 
 
 from tests.maintenance.conftest import cluster_settings, mirrored, user_in  # noqa: E402, F401  (fixtures)
-
-#: a v1beta1 request whose `count` is no integer: the manifest's path is `…requests[0].count`, v1's is
-#: `…requests[0].exactly.count`
-MISCOUNTED_CLAIM = """\
-apiVersion: resource.k8s.io/v1beta1
-kind: ResourceClaim
-metadata: {name: trainer}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      deviceClassName: gpu.example.com
-      count: two
-"""

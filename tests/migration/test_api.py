@@ -11,7 +11,8 @@ from django.test import Client
 
 from dra.upgrade import load_documents
 from migration.upgrade import MAX_UPLOAD_BYTES
-from tests.migration.conftest import FIXTURES, MISCOUNTED_CLAIM
+from tests.dra.test_upgrade_yaml import MISCOUNTED_CLAIM
+from tests.migration.conftest import FIXTURES
 
 URL = "/api/migration/upgrade/"
 
