@@ -222,16 +222,21 @@ TOP: Mapping[str, Mapping[str, str]] = {
     "DeviceTaintRule": {"spec": "DeviceTaintRuleSpec", "status": "DeviceTaintRuleStatus"},
 }
 
-#: the Go struct order of the fields a default adds, so it lands where `kubectl get` would list it
-_REQUEST_ORDER = (
-    "name",
+#: v1 ExactDeviceRequest's fields in Go struct order (v1beta1's flat DeviceRequest had the same, which
+#: `rules` moves under `exactly`)
+EXACT_REQUEST_FIELDS = (
     "deviceClassName",
     "selectors",
     "allocationMode",
     "count",
     "adminAccess",
     "tolerations",
+    "capacity",
+    "derivedAttributes",
 )
+#: the Go struct order of the fields a default adds, so it lands where `kubectl get` would list it (a
+#: subrequest has a name first, then the same fields)
+_REQUEST_ORDER = ("name", *EXACT_REQUEST_FIELDS)
 
 
 @dataclass

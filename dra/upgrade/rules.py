@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from dra.jsontypes import a_type
 
-from .readback import read_back
+from .readback import EXACT_REQUEST_FIELDS, read_back
 from .tree import (
     Tree,
     add_comment_lines,
@@ -72,18 +72,9 @@ KINDS_BY_VERSION: Mapping[str, frozenset[str]] = {
 #: kinds of an old version that are still current in 1.37 and stay as they are
 CURRENT_KINDS = {("v1alpha3", "ResourcePoolStatusRequest")}
 
-#: the fields of a flat v1beta1/v1alpha3 DeviceRequest that v1 moves under `exactly`
-#: (tests/dra/test_upgrade_schema.py checks these against the 1.37 schema)
-FLAT_REQUEST_FIELDS = (
-    "deviceClassName",
-    "selectors",
-    "allocationMode",
-    "count",
-    "adminAccess",
-    "tolerations",
-    "capacity",
-    "derivedAttributes",
-)
+#: the fields of a flat v1beta1/v1alpha3 DeviceRequest that v1 moves under `exactly`: v1's ExactDeviceRequest
+#: (tests/dra/test_upgrade_rules.py checks these against the 1.37 schema)
+FLAT_REQUEST_FIELDS = EXACT_REQUEST_FIELDS
 REQUEST_FIELDS = frozenset({"name", "firstAvailable", *FLAT_REQUEST_FIELDS})
 #: the fields of v1beta1/v1alpha3 BasicDevice; all of them are fields of the v1 Device
 BASIC_DEVICE_FIELDS = frozenset(
