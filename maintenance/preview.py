@@ -115,6 +115,10 @@ def basis_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return changes
 
 
+#: how many of the pods a preview would evict the maintenance page names (the count is always shown)
+EVICTED_PODS_NAMED = 10
+
+
 @dataclass
 class PreviewStatus:
     """The latest preview of a maintenance as enforcing sees it."""
@@ -134,6 +138,22 @@ class PreviewStatus:
     def result(self) -> dict[str, Any]:
         result = getattr(self.run, "result", None)
         return result if isinstance(result, dict) else {}
+
+    @property
+    def evicted_pods(self) -> list[dict[str, Any]]:
+        """The pods the preview says NoExecute would evict, the first EVICTED_PODS_NAMED of them (the run's
+        page lists them all)."""
+        pods = self.result.get("pods")
+        evicted = (
+            [p for p in pods if isinstance(p, dict) and p.get("evicted")] if isinstance(pods, list) else []
+        )
+        return evicted[:EVICTED_PODS_NAMED]
+
+    @property
+    def evicted_not_named(self) -> int:
+        summary = self.result.get("summary")
+        evicted = summary.get("evicted") if isinstance(summary, dict) else None
+        return max(0, evicted - len(self.evicted_pods)) if isinstance(evicted, int) else 0
 
     @property
     def run_id(self) -> str:

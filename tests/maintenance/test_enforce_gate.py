@@ -145,3 +145,34 @@ def test_the_preview_counts_in_plain_english(mirrored: Any, operator: Any) -> No
             for count, text in re.findall(rf"<strong>(\d+)</strong> ({word}s?)\b", radius):
                 assert text == (word if count == "1" else plural), radius
         assert "1 pods" not in html and "1 allocated claims" not in html and "1 pod are" not in html
+
+
+def test_the_preview_names_the_pods_it_would_evict_with_links(mirrored: Any, operator: Any) -> None:
+    """ "2 pods would be evicted with NoExecute: ml/a, ml/b": the page names them (it gave the count alone,
+    and only the run's page said which), each linked to its pod's page."""
+    from django.test import Client
+
+    node = max(("node-0", "node-1", "node-2"), key=lambda n: len(gpu_pods_on(mirrored, n)))
+    pods = gpu_pods_on(mirrored, node)
+    assert pods
+    gpus = Device.objects.filter(driver=GPU, pool=node)
+    m = create(operator, devices=[DeviceRef(d.driver, d.pool, d.name) for d in gpus])
+    preview_now(m, operator)
+    client = Client()
+    client.force_login(operator)
+    radius = client.get(f"/maintenance/{m.id}/").content.decode().split('id="blast-radius"', 1)[1]
+    named = radius.split('id="blast-radius-pods">', 1)[1].split("</span>\n", 1)[0].split("</li>", 1)[0]
+    links = re.findall(r'href="/pods/([^/"]+)/([^/"]+)/"', named)
+    assert sorted(name for _, name in links) == sorted(pods.values())
+
+
+def test_a_preview_evicting_many_pods_names_ten_and_counts_the_rest() -> None:
+    from types import SimpleNamespace
+
+    from maintenance.preview import EVICTED_PODS_NAMED, PreviewStatus
+
+    pods = [{"namespace": "ml", "name": f"p-{i}", "evicted": i % 2 == 0} for i in range(30)]
+    status = PreviewStatus(run=SimpleNamespace(result={"pods": pods, "summary": {"evicted": 15}}))
+    assert [p["name"] for p in status.evicted_pods] == [f"p-{i}" for i in range(0, 20, 2)]
+    assert len(status.evicted_pods) == EVICTED_PODS_NAMED and status.evicted_not_named == 5
+    assert PreviewStatus().evicted_pods == [] and PreviewStatus().evicted_not_named == 0
