@@ -297,8 +297,8 @@ def _upgrade_chunk(chunk: _Chunk, index: int, inventory: TaintInventory | None) 
         return result
     for prefix, obj in _checked_objects(outcome):
         result.problems.extend(map(outcome.at_source, schema_problems(obj, prefix=prefix)))
-    if result.problems:
-        result.action = "refused"
+    if result.problems:  # refused as every refused document is: its version stays, nothing was written
+        result.action, result.to_version = "refused", ""
         return result
     result.text = _render(chunk, yaml, outcome)
     return result

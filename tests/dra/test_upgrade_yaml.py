@@ -311,3 +311,13 @@ def test_the_list_kubectl_get_prints_is_converted_item_by_item() -> None:
     assert [(p.path, p.converted_path) for d in refused.documents for p in d.problems] == [
         ("items[0].spec.devices.requests[0].count", "items[0].spec.devices.requests[0].exactly.count")
     ]
+
+
+def test_a_document_the_schema_refuses_reads_like_any_refused_one_with_no_target_version() -> None:
+    """Refused by the 1.37 schema after its conversion (document 1) or by the conversion itself (document 2):
+    both keep their version and name none they were written as (the page showed "v1beta1 → v1" for one)."""
+    result = upgrade_text(MISNAMED, source="old.yaml")
+    assert [(d.action, d.from_version, d.to_version) for d in result.documents[:2]] == [
+        ("refused", "resource.k8s.io/v1beta1", ""),
+        ("refused", "resource.k8s.io/v1alpha3", ""),
+    ]
