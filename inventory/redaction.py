@@ -16,7 +16,10 @@ parameter is set; the value becomes `REDACTED`. Redacted, wherever they appear i
   `connectionString`, … — `names_a_credential`), at any depth, and the `value` of a
   `{"name": <such a name>, "value": …}` pair;
 * the password in a URL's user information (`postgres://user:…@host`) in those parameters and in
-  annotation values.
+  annotation values;
+* the same fields of the data a driver reports per allocated device (a claim's `status.devices[].data`,
+  as opaque as the parameters): in the object, and where pages and the API show it on its own
+  (`redact_device_status`: the claim, pod and device pages, `/api/claims/…`, `/api/devices/…`).
 
 A pasted object (the what-if's `input.yaml`) is YAML text: `redact_yaml_text` applies the same rule to
 each document in it (text that is not YAML is replaced whole).
@@ -77,11 +80,22 @@ def redact_object(raw: Mapping[str, Any]) -> dict[str, Any]:
             key: REDACTED if key == LAST_APPLIED or names_a_credential(key) else _without_url_password(value)
             for key, value in metadata["annotations"].items()
         }
+    status = redacted.get("status")
+    if isinstance(status, dict) and isinstance(status.get("devices"), list):
+        status["devices"] = [redact_device_status(entry) for entry in status["devices"]]
     if redacted.get("kind") == "Secret":
         for field in ("data", "stringData"):
             if isinstance(redacted.get(field), dict):
                 redacted[field] = dict.fromkeys(redacted[field], REDACTED)
     return redacted
+
+
+def redact_device_status(entry: Any) -> Any:
+    """A claim's `status.devices[]` entry (or a Device row's copy of it) with the credential-named fields of
+    its driver `data` redacted, as in opaque parameters."""
+    if isinstance(entry, Mapping) and "data" in entry:
+        return {**entry, "data": _credentials(entry["data"])}
+    return entry
 
 
 def reveal_or_redact(raw: Mapping[str, Any], *, reveal: bool) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from inventory.filters import (
     PodFilterSet,
 )
 from inventory.models import Claim, Device, KubeObject, Pod
+from inventory.redaction import redact_device_status
 from inventory.selectors import claims as claim_queries
 from inventory.selectors import devices as device_queries
 from inventory.selectors import nodes as node_queries
@@ -316,6 +317,8 @@ def device_detail(request: HttpRequest, driver: str, pool: str, name: str) -> Ht
     except Device.DoesNotExist:
         raise Http404("no such device (it may have been removed from its ResourceSlice)") from None
     detail = device_queries.device_detail(device=device)
+    if not user_is_admin(request.user):  # the drivers' device status data: credentials for admins only
+        device.statuses = [redact_device_status(entry) for entry in device.statuses or []]
     context = {
         "device": device,
         "detail": detail,
@@ -363,7 +366,9 @@ def claims(request: HttpRequest) -> HttpResponse:
 @require_safe
 def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     try:
-        detail = claim_queries.claim_detail(namespace=namespace, name=name)
+        detail = claim_queries.claim_detail(
+            namespace=namespace, name=name, reveal=user_is_admin(request.user)
+        )
     except (KubeObject.DoesNotExist, Claim.DoesNotExist):
         raise Http404("no such ResourceClaim") from None
     raw = detail.obj.raw
@@ -391,7 +396,7 @@ def claim_detail(request: HttpRequest, namespace: str, name: str) -> HttpRespons
         "reserved": reserved,
         "results": results,
         "extended_mappings": mappings,
-        "features": claim_features(claim=detail.obj, pods=detail.pods),
+        "features": claim_features(claim=detail.obj, pods=detail.pods, reveal=user_is_admin(request.user)),
         "fragment_url": _fragment_url(request, "body"),
     }
     return _page(
@@ -547,7 +552,9 @@ def pod_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     context = {
         "pod": detail,
         "obj": detail.obj,
-        "pod_devices": pod_device_metadata(namespace=namespace, name=name),
+        "pod_devices": pod_device_metadata(
+            namespace=namespace, name=name, reveal=user_is_admin(request.user)
+        ),
         "fragment_url": _fragment_url(request, "body"),
         "live_kinds": DEVICE_KINDS,
     }

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from inventory import tables
 from inventory.models import Claim, Device, KubeObject, Pod, Pool, WatchState
-from inventory.redaction import reveal_or_redact
+from inventory.redaction import redact_device_status, reveal_or_redact
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
@@ -22,7 +22,10 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
     def to_representation(self, instance: Device) -> dict[str, Any]:
         # Every field is a plain column (JSON columns are already Python values): skip DRF's per-field
         # machinery, which costs about as much as the query for a page of 100 devices.
-        return {name: getattr(instance, name) for name in tables.api_fields()}
+        data = {name: getattr(instance, name) for name in tables.api_fields()}
+        if "statuses" in data and not self.context.get("reveal", False):
+            data["statuses"] = [redact_device_status(entry) for entry in data["statuses"] or []]
+        return data
 
     class Meta:
         model = Device

@@ -80,6 +80,10 @@ class DeviceViewSet(viewsets.ReadOnlyModelViewSet[Device]):
         served = [name for name in tables.api_fields() if name != "device_id"]
         return super().get_queryset().only(*served, "driver", "pool", "name")
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        # The drivers' device status data (`statuses[].data`) keeps its credentials for admins only.
+        return super().get_serializer_context() | {"reveal": user_is_admin(self.request.user)}
+
     def _by_identity(self, driver: str, pool: str, name: str) -> Response:
         device = self.get_queryset().filter(driver=driver, pool=pool, name=name).first()
         if device is None:
@@ -133,8 +137,9 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet[Claim]):
     @extend_schema(responses=s.ClaimDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         claim = self.get_object()
-        detail = claim_detail(namespace=claim.namespace, name=claim.name)
-        context = {"detail": detail, "request": request, "reveal": user_is_admin(request.user)}
+        reveal = user_is_admin(request.user)
+        detail = claim_detail(namespace=claim.namespace, name=claim.name, reveal=reveal)
+        context = {"detail": detail, "request": request, "reveal": reveal}
         return Response(s.ClaimDetailSerializer(claim, context=context).data)
 
 

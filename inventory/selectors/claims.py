@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 
 from inventory.filters import ClaimFilterSet
 from inventory.models import Claim, Device, KubeObject
+from inventory.redaction import redact_device_status
 from inventory.selectors.common import JSON, InvalidFilters, clip
 
 
@@ -163,7 +164,8 @@ class ClaimDetail:
     extended_resources: list[JSON] = field(default_factory=list)
 
 
-def claim_detail(*, namespace: str, name: str) -> ClaimDetail:
+def claim_detail(*, namespace: str, name: str, reveal: bool = False) -> ClaimDetail:
+    """The claim with its results; the drivers' device status data redacted unless `reveal` (admins)."""
     obj = KubeObject.objects.get(kind="resourceclaims", namespace=namespace, name=name)
     claim = Claim.objects.get(uid=obj.uid)
     status = obj.raw.get("status") or {}
@@ -189,7 +191,9 @@ def claim_detail(*, namespace: str, name: str) -> ClaimDetail:
                 "shareID": result.get("shareID") or "",
                 "consumedCapacity": result.get("consumedCapacity") or {},
                 "tolerations": result.get("tolerations") or [],
-                "status": device_status_view(entry) if entry else None,
+                "status": device_status_view(entry if reveal else redact_device_status(entry))
+                if entry
+                else None,
             }
         )
         q |= Q(driver=result.get("driver"), pool=result.get("pool"), name=result.get("device"))

@@ -23,6 +23,7 @@ from dra.node_allocatable import NodeAllocatableError, claim_statuses, dra_reque
 from dra.objects import LIST_ATTRIBUTE_TYPES
 from dra.quantity import Quantity, QuantityError
 from inventory.models import Device, KubeObject
+from inventory.redaction import redact_device_status
 from inventory.selectors.common import JSON
 
 #: where the kubelet writes a device's metadata for the container (KEP-5304)
@@ -224,10 +225,10 @@ def attribute_view(attr: Mapping[str, Any]) -> JSON:
     return {"type": "", "value": attr, "list": False}
 
 
-def device_metadata(*, claim: KubeObject) -> list[JSON]:
+def device_metadata(*, claim: KubeObject, reveal: bool = False) -> list[JSON]:
     """Per allocation result of the claim: the metadata file the container reads (device attributes
     downward API) and what the driver published about the device (its attributes, and the claim's
-    device status: networkData, data)."""
+    device status: networkData, data — its credential-named fields redacted unless `reveal`, for admins)."""
     status = (claim.raw or {}).get("status") or {}
     results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
     by_status = {
@@ -247,6 +248,8 @@ def device_metadata(*, claim: KubeObject) -> list[JSON]:
         request = str(r.get("request", "")).split("/")[0]
         device = rows.get(key)
         entry = by_status.get(key) or {}
+        if not reveal:
+            entry = redact_device_status(entry)
         out.append(
             {
                 "request": r.get("request"),
@@ -266,7 +269,7 @@ def device_metadata(*, claim: KubeObject) -> list[JSON]:
     return out
 
 
-def pod_device_metadata(*, namespace: str, name: str) -> list[JSON]:
+def pod_device_metadata(*, namespace: str, name: str, reveal: bool = False) -> list[JSON]:
     """The downward API metadata of every device allocated to the pod's claims. For h-find's Pod page:
     `inventory/partials/pod_device_metadata.html` with `pod_devices` = this."""
     pod = KubeObject.objects.filter(kind="pods", namespace=namespace, name=name).first()
@@ -296,7 +299,7 @@ def pod_device_metadata(*, namespace: str, name: str) -> list[JSON]:
             "entry": entry,
             "namespace": namespace,
             "claim": claim_name,
-            "devices": device_metadata(claim=claims[claim_name]),
+            "devices": device_metadata(claim=claims[claim_name], reveal=reveal),
         }
         for entry, claim_name in names
         if claim_name in claims
@@ -442,11 +445,11 @@ def device_features(*, device: Device) -> JSON:
     }
 
 
-def claim_features(*, claim: KubeObject, pods: Iterable[KubeObject]) -> JSON:
+def claim_features(*, claim: KubeObject, pods: Iterable[KubeObject], reveal: bool = False) -> JSON:
     pods = list(pods)
     results = (((claim.raw or {}).get("status") or {}).get("allocation") or {}).get("devices") or {}
     return {
-        "metadata": device_metadata(claim=claim),
+        "metadata": device_metadata(claim=claim, reveal=reveal),
         "groups": workload_groups(claim=claim),
         "node_costs": claim_node_costs(claim=claim, pods=pods),
         "skip_node_operations": [
