@@ -28,12 +28,14 @@ def test_it_shows_each_element_of_a_list_attribute_on_its_own(client: Client) ->
     html = client.get("/devices/gpu.example.com/node-0/fpga-0/").content.decode()
 
     labels = attribute_cell(html, "labels")
-    assert re.findall(r'<span class="badge">([^<]*)</span>', labels) == ["a,b", "c"]
+    assert re.findall(r'<span class="badge"><bdi[^>]*>([^<]*)</bdi></span>', labels) == ["a,b", "c"]
     assert 'data-list="true"' in labels and "a,b, c" not in labels
     assert 'title="[&quot;a,b&quot;, &quot;c&quot;]"' in labels  # the text form is a JSON list
     healthy = attribute_cell(html, "healthy")
-    assert re.findall(r'<span class="badge">([^<]*)</span>', healthy) == ["true", "false"]
-    assert attribute_cell(html, "model").strip() == "X1, rev 2"  # a plain string stays plain text
+    assert re.findall(r'<span class="badge"><bdi[^>]*>([^<]*)</bdi></span>', healthy) == ["true", "false"]
+    assert re.fullmatch(
+        r'<bdi class="k8s">X1, rev 2</bdi>', attribute_cell(html, "model").strip()
+    )  # plain text
 
 
 def test_the_devices_table_and_exports_keep_each_element_of_a_list_attribute(client: Client) -> None:
