@@ -113,9 +113,12 @@ class InventoryStreamConsumer(JsonSocket):
     `{"type": "hello", "resourceVersions": {kind: rv}}` — list through the REST API, then apply the
     changes that follow. Then, per mirror batch: `{"type": "changes", "changes": [{kind, type, uid,
     name, namespace}], "count": n, "truncated": bool, "rv": {kind: rv}}`. `?kinds=a,b` limits the kinds.
+    A socket opened with a token is closed (4401) at the next change once the token is revoked or its user
+    deactivated (a session's socket ends with its session: `dradash.sessionguard`).
     """
 
     kinds: set[str] | None = None
+    token_key: str = ""
 
     async def connect(self) -> None:
         await self.accept()
@@ -123,11 +126,8 @@ class InventoryStreamConsumer(JsonSocket):
         if user is None or not user.is_authenticated:
             headers = dict(self.scope.get("headers") or [])
             auth = headers.get(b"authorization", b"").decode("latin-1")
-            user = (
-                await database_sync_to_async(user_for_key)(auth[6:].strip())
-                if auth.startswith("Token ")
-                else None
-            )
+            self.token_key = auth[6:].strip() if auth.startswith("Token ") else ""
+            user = await database_sync_to_async(user_for_key)(self.token_key) if self.token_key else None
         if user is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
@@ -153,6 +153,9 @@ class InventoryStreamConsumer(JsonSocket):
             await self.channel_layer.group_discard(INVENTORY_GROUP, self.channel_name)
 
     async def inventory_changed(self, event: dict[str, Any]) -> None:
+        if self.token_key and await database_sync_to_async(user_for_key)(self.token_key) is None:
+            await self.close(code=CLOSE_UNAUTHENTICATED)  # the token was revoked, or its user deactivated
+            return
         changes = event.get("changes") or []
         if self.kinds is not None:
             changes = [c for c in changes if c.get("kind") in self.kinds]

@@ -7,6 +7,7 @@ import hashlib
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
@@ -191,3 +192,49 @@ def test_it_names_the_accepted_scheme_when_the_authorization_header_uses_another
 def test_a_signed_in_browser_keeps_its_session_behind_a_proxy_that_adds_basic_auth(browser: Client) -> None:
     response = browser.get("/api/devices/", HTTP_AUTHORIZATION="Basic cHJveHk6c2VjcmV0")
     assert response.status_code == 200
+
+
+def change(name: str) -> dict[str, object]:
+    entry = {"kind": "pods", "type": "ADDED", "uid": f"uid-{name}", "name": name, "namespace": "ml"}
+    return {
+        "type": "inventory.changed",
+        "kinds": ["pods"],
+        "changes": [entry],
+        "count": 1,
+        "truncated": False,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("how", ["revoked", "user deactivated"])
+async def test_a_stream_opened_with_a_token_stops_once_the_token_is_revoked(how: str) -> None:
+    def setup() -> tuple[User, ApiToken, str]:
+        robot = User.objects.create_user("robot")
+        token, key = api_token_create(user=robot, name="stream")
+        return robot, token, key
+
+    def take_away(robot: User, token: ApiToken) -> None:
+        if how == "revoked":
+            token.delete()
+        else:
+            robot.is_active = False
+            robot.save()
+
+    robot, token, key = await sync_to_async(setup)()
+    ws = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns),
+        "/ws/api/inventory/",
+        headers=[(b"authorization", f"Token {key}".encode())],
+    )
+    ws.scope["user"] = AnonymousUser()
+    await ws.connect()
+    assert (await ws.receive_json_from(timeout=5))["type"] == "hello"
+    layer = get_channel_layer()
+    await layer.group_send("inventory", change("before"))
+    assert (await ws.receive_json_from(timeout=5))["changes"][0]["name"] == "before"
+
+    await sync_to_async(take_away)(robot, token)
+    await layer.group_send("inventory", change("after"))
+
+    assert await ws.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
+    await ws.disconnect()
