@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from django.conf import settings
 from django.db.models import Case, QuerySet, Value, When
 
 from dra.availability import BLOCK_REASONS
@@ -299,6 +300,7 @@ def table_spec() -> dict[str, Any]:
         "blockLabels": BLOCK_LABELS,
         "healthUnreported": health_label(""),
         "wordMax": WORD_MAX,  # a name this long or shorter is kept whole (dradash_format)
+        "stringMax": settings.DRADASH_MAX_STRING,  # a cluster string is cut to this, as |k8s cuts it
     }
 
 

@@ -15,6 +15,13 @@
     const word = text && text.length <= spec.wordMax && !/\s/.test(text);
     return el("span", word ? "word" : null, text);
   }
+  // A string from the cluster as the pages' |k8s filter shows it: isolated in a <bdi> (a right-to-left
+  // override inside it reorders nothing outside) and cut to spec.stringMax characters.
+  let stringMax = 1024;
+  function k8s(text, cls) {
+    const t = text === null || text === undefined ? "" : String(text);
+    return el("bdi", cls, t.length > stringMax ? t.slice(0, stringMax - 1) + "…" : t);
+  }
   const EFFECTS = ["None", "NoSchedule", "NoExecute"];
   function taints(cell) {
     const box = el("span");
@@ -22,7 +29,9 @@
       const effect = EFFECTS.includes(t.effect) ? t.effect : "None";
       const from = t.source === "rule" ? "DeviceTaintRule " + t.rule : "ResourceSlice (driver)";
       const label = t.key + (t.value ? "=" + t.value : "") + ":" + t.effect;
-      box.appendChild(el("span", "badge taint " + effect, label, "from " + from));
+      const badge = el("span", "badge taint " + effect, null, k8s(from).textContent);
+      badge.appendChild(k8s(label));
+      box.appendChild(badge);
     });
     return box;
   }
@@ -134,17 +143,19 @@
     const values = cell.getValue() || {};
     Object.keys(values).forEach(function (name) {
       const line = el("span", "attr-line");
-      line.appendChild(el("span", "mono", name + ": "));
+      const key = el("span", "mono");
+      key.append(k8s(name), ": ");
+      line.appendChild(key);
       const v = values[name];
       if (Array.isArray(v)) {
         const list = el("span", "attr-list");
         list.dataset.list = "true";
         list.appendChild(document.createTextNode("["));
-        v.forEach(function (item) { list.appendChild(el("span", "badge", item)); });
+        v.forEach(function (item) { list.appendChild(k8s(item, "badge")); });
         list.appendChild(document.createTextNode("]"));
         line.appendChild(list);
       } else {
-        line.appendChild(el("span", "mono", v));
+        line.appendChild(k8s(v, "mono"));
       }
       box.appendChild(line);
     });
@@ -326,6 +337,7 @@
     const specEl = document.getElementById("device-table-spec");
     if (!holder || !specEl || !window.Tabulator) return;
     const spec = JSON.parse(specEl.textContent);
+    stringMax = spec.stringMax || stringMax;
     const count = document.getElementById("device-count");
     if (holder.dataset.invalid) {
       // The server refused these filters and the page says why: there is nothing to load.
