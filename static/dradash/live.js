@@ -18,12 +18,20 @@
   let pollTimer = null;
   let backoff = 1000;
   let stopped = false;
+  // When the page last knew it showed the current state: rendered, a socket message, a poll answered.
+  let currentAt = new Date();
 
   function setState(state, text) {
     const el = document.getElementById("live-status");
     if (!el) return;
     el.dataset.state = state;
     el.textContent = text;
+  }
+
+  // A poll that failed (the server answered 5xx, or did not answer): what the page shows may be stale,
+  // so it must not read "polling" as if it were current, until a poll is answered again.
+  function notCurrent() {
+    setState("offline", "not live — last updated " + currentAt.toISOString().slice(11, 19) + " UTC");
   }
 
   // A region already re-fetching gets one more refresh when that request ends, never a dropped one
@@ -88,13 +96,20 @@
       .then(function (r) {
         if (r.type === "opaqueredirect" || r.status === 401 || r.status === 403) {
           stopped = true;
+          stopPolling();
           setState("offline", "logged out");
           return null;
         }
-        return r.ok ? r.json() : null;
+        if (!r.ok) throw new Error("the server answered " + r.status);
+        return r.json();
       })
-      .then(function (data) { if (data) seeVersion(data.version, null); })
-      .catch(function () { setState("offline", "offline"); });
+      .then(function (data) {
+        if (!data || pollTimer === null) return; // logged out, or the socket is back: it says what is
+        currentAt = new Date();
+        setState("polling", "polling");
+        seeVersion(data.version, null);
+      })
+      .catch(function () { if (pollTimer !== null) notCurrent(); });
   }
 
   function startPolling() {
@@ -119,14 +134,18 @@
       startPolling();
       return;
     }
+    let opened = false;
     socket.onopen = function () {
       backoff = 1000;
+      opened = true;
+      currentAt = new Date();
       stopPolling();
       setState("live", "live");
     };
     socket.onmessage = function (ev) {
       let msg;
       try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      currentAt = new Date();
       if (msg.type === "hello") seeVersion(msg.version, null);
       else if (msg.type === "changed") {
         version = msg.version || version;
@@ -134,6 +153,7 @@
       }
     };
     socket.onclose = function (ev) {
+      if (opened) currentAt = new Date(); // the page was live up to now
       socket = null;
       if (ev.code === 4401 || ev.code === 4403) {
         stopped = true;

@@ -87,3 +87,39 @@ def test_it_polls_when_the_socket_drops_and_goes_live_again_when_it_returns(
     page.reload()
     expect(page.locator("#live-status")).to_have_attribute("data-state", "polling")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=10_000)
+
+
+@pytest.mark.parametrize("failure", ["server error", "no answer"])
+def test_it_says_the_page_is_not_live_while_its_polls_fail_and_polling_once_one_is_answered(
+    viewer: Any, asgi_server: str, browser: Any, failure: str
+) -> None:
+    """The socket is down, so the page polls; while the polls fail (a 503, or no answer at all) what it
+    shows may be stale, so it must not read "polling" as if it were current."""
+    import re
+
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    poll_url = page.evaluate("document.body.dataset.livePoll")
+    failing = [True]
+
+    def poll(route: Any) -> None:
+        if not failing[0]:
+            route.continue_()
+        elif failure == "server error":
+            route.fulfill(status=503, content_type="application/json", body='{"errors": []}')
+        else:
+            route.abort("connectionrefused")
+
+    page.route(f"**{poll_url}*", poll)
+    page.route_web_socket("**/ws/inventory/", lambda ws: ws.close(code=1011, reason="server restarting"))
+    page.reload()
+
+    status = page.locator("#live-status")
+    expect(status).to_have_attribute("data-state", "offline", timeout=10_000)
+    expect(status).to_have_text(re.compile(r"^not live — last updated \d\d:\d\d:\d\d UTC$"))
+
+    failing[0] = False
+    expect(status).to_have_attribute("data-state", "polling", timeout=10_000)
+    expect(status).to_have_text("polling")
