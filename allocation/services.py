@@ -22,7 +22,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from allocation.models import RunState, WhatIfRun
@@ -317,13 +317,25 @@ class _Heartbeat(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
+        """One beat every HEARTBEAT_SECONDS until stopped. A beat that fails (the database did not
+        answer: a restart, a failover, a cut) is logged and the next one tries again on a new
+        connection: a thread that ended at the first error left a live run to be reaped as "stopped
+        responding" once one step took longer than STALE_AFTER."""
         try:
             while not self.stopped.wait(HEARTBEAT_SECONDS):
-                WhatIfRun.objects.filter(pk=self.run_id, state=RunState.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
-        except Exception:
-            log.warning("heartbeat of what-if run %s stopped", self.run_id, exc_info=True)
+                try:
+                    WhatIfRun.objects.filter(pk=self.run_id, state=RunState.RUNNING).update(
+                        heartbeat_at=timezone.now()
+                    )
+                except Exception as exc:
+                    log.warning(
+                        "heartbeat of what-if run %s failed (tried again in %s s): %s: %s",
+                        self.run_id,
+                        HEARTBEAT_SECONDS,
+                        type(exc).__name__,
+                        exc,
+                    )
+                    connection.close()  # the next beat connects again
         finally:
             connection.close()
 
@@ -380,12 +392,42 @@ def whatif_run_execute(*, run_id: str, clock: Callable[[], float] | None = None)
         _finish(run.pk, RunState.FAILED, error=str(exc))
     except AllocationError as exc:
         _finish(run.pk, RunState.FAILED, error=f"the allocator refused the question: {exc}")
+    except (OperationalError, InterfaceError) as exc:
+        log.warning("what-if run %s failed: the database is unavailable: %s", run.pk, exc)
+        _finish_after_database_error(run.pk, database_unavailable_message(exc))
     except Exception as exc:
         log.exception("what-if run %s failed", run.pk)
         _finish(run.pk, RunState.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=HEARTBEAT_SECONDS * 2)
+
+
+def database_unavailable_message(exc: BaseException) -> str:
+    """A run's failure when the database did not answer it (the API's 503 says the same of a request)."""
+    cause = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
+    return (
+        f"the database is unavailable (it did not answer: {type(exc).__name__}: {cause[:300]}); "
+        "run the what-if again in a moment"
+    )
+
+
+#: tries at writing a run's end after the database failed it (HEARTBEAT_SECONDS apart)
+FINISH_TRIES = 3
+
+
+def _finish_after_database_error(run_id: Any, error: str) -> None:
+    """End the run as failed on a new connection (the one that failed is broken), trying again a few
+    times while the database is still away; if it never comes back, the reaper ends the run."""
+    for attempt in range(FINISH_TRIES):
+        connection.close()
+        try:
+            _finish(run_id, RunState.FAILED, error=error)
+            return
+        except (OperationalError, InterfaceError) as exc:
+            log.warning("what-if run %s: could not write its failure (try %d): %s", run_id, attempt + 1, exc)
+            time.sleep(HEARTBEAT_SECONDS)
+    connection.close()
 
 
 def _budget_message(run: WhatIfRun, budget: Budget) -> str:
