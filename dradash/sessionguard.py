@@ -3,7 +3,7 @@
 `SessionGuard` wraps every websocket (inside Channels' auth middleware): when the session that opened a
 socket ends — the user logs out (a `session.ended` message to the group `session-<key>`, sent by
 `end_session_sockets` on Django's `user_logged_out`), or the session expires or is deleted (checked
-every `CHECK_SECONDS`) — the socket is closed with code 4401 and the consumer is told it disconnected,
+every `CHECK_SECONDS`; a check the database does not answer is made again at the next one) — the socket is closed with code 4401 and the consumer is told it disconnected,
 so nothing more is streamed to a browser whose user is gone. Sockets authenticated otherwise (an API
 token) are left alone. Consumers need no code for this.
 """
@@ -43,9 +43,14 @@ def end_session_sockets(sender: Any, request: Any, user: Any, **kwargs: Any) -> 
 
 def _session_alive(session_key: str) -> bool:
     from django.contrib.sessions.models import Session
+    from django.db import connection
     from django.utils import timezone
 
-    return Session.objects.filter(session_key=session_key, expire_date__gt=timezone.now()).exists()
+    try:
+        return Session.objects.filter(session_key=session_key, expire_date__gt=timezone.now()).exists()
+    except Exception:
+        connection.close()  # it may be broken (the database went away): the next check connects again
+        raise
 
 
 class SessionGuard:
@@ -103,9 +108,21 @@ class SessionGuard:
                     await layer.group_discard(session_group(key), channel)
 
         async def watch_expiry() -> None:
+            # A check the database did not answer (a restart, a failover, a cut) is logged and made
+            # again at the next tick: ended by one error, the socket outlived its session unchecked.
             while not closed.is_set():
                 await asyncio.sleep(self.check_seconds)
-                if not await sync_to_async(_session_alive, thread_sensitive=False)(key):
+                try:
+                    alive = await sync_to_async(_session_alive, thread_sensitive=False)(key)
+                except Exception as exc:
+                    log.warning(
+                        "could not check a websocket's session (checked again in %s s): %s: %s",
+                        self.check_seconds,
+                        type(exc).__name__,
+                        exc,
+                    )
+                    continue
+                if not alive:
                     await end("the session expired or was deleted")
                     return
 
