@@ -26,6 +26,8 @@ class ClusterWriteError(Exception):
 
     #: "Kubernetes denied: alice cannot create devicetaintrules" when the cluster refused the user (403)
     denied: str = ""
+    #: no answer from the API server at all (refused, reset, cut, timed out): it refused nothing
+    unreachable: bool = False
 
     def __str__(self) -> str:
         return f"{self.status} {self.reason}: {self.message}"
@@ -47,6 +49,8 @@ def _call(
     try:
         return fn(*args, **kwargs)
     except KubeError as error:
+        if error.is_unreachable:
+            raise _unreachable(error.reason, error.message) from error
         denied = ""
         if error.status == 403 and identity is not None and verb:
             denied = f"Kubernetes denied: {identity.user} cannot {verb} {resource}"
@@ -54,9 +58,13 @@ def _call(
             error.status, error.reason, denied or error.message, list(error.causes or []), denied=denied
         ) from error
     except OSError as error:  # connection refused, timeouts: the API server is unreachable
-        raise ClusterWriteError(
-            503, "ServiceUnavailable", f"cannot reach the Kubernetes API: {error}"
-        ) from error
+        raise _unreachable("ConnectionError", str(error)) from error
+
+
+def _unreachable(reason: str, detail: str) -> ClusterWriteError:
+    """The API server did not answer: 503, as every "cannot reach" of the product (the database, the task
+    broker, pool status writes) — the cluster's own error answers stay 502 — with the client's error."""
+    return ClusterWriteError(503, reason, f"cannot reach the Kubernetes API: {detail}", unreachable=True)
 
 
 def get_rule(name: str) -> dict[str, Any] | None:

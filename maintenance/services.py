@@ -490,10 +490,25 @@ def _undo_write(desired: dict[str, Any], current: dict[str, Any] | None, user: A
         cluster.patch_rule(name, {"spec": {"taint": current["spec"]["taint"]}}, dry_run=False, as_user=user)
 
 
-def _refused_headline(maintenance: Maintenance, error: ClusterWriteError | None = None) -> str:
+def _refused_headline(
+    maintenance: Maintenance, error: ClusterWriteError | None = None, left: list[str] | None = None
+) -> str:
+    if left:
+        # Not "nothing was applied": these are in the cluster with the new effect; writing them again
+        # (the same enforce) makes the cluster and this maintenance agree.
+        return (
+            f"Writing the rules failed and {_n(len(left), 'rule')} could not be rolled back "
+            f"({', '.join(left[:3])}{' …' if len(left) > 3 else ''}): enforce again once the cluster answers."
+        )
     if error is not None and error.denied:
         # The cluster's RBAC refused the operator (impersonation): say who and what, and that nothing stuck.
         return f"{error.denied}; nothing was applied."
+    if error is not None and error.unreachable:  # it refused nothing: it did not answer
+        if maintenance.state == Maintenance.DRAFT:
+            return "Cannot reach the Kubernetes API; nothing was applied. Your draft is kept: try again."
+        return (
+            f"Cannot reach the Kubernetes API; the rules keep effect {maintenance.applied_effect}: try again."
+        )
     if maintenance.state == Maintenance.DRAFT:
         return "The cluster refused the change; nothing was applied. Your draft is kept."
     return f"The cluster refused the change; the rules keep effect {maintenance.applied_effect}."
@@ -594,6 +609,7 @@ def maintenance_apply(
             )  # fmt: skip
     except ClusterWriteError as error:
         rollback_problems = []
+        left = []
         for desired, current, _ in reversed(done):
             try:
                 _undo_write(desired, current, user)
@@ -602,14 +618,15 @@ def maintenance_apply(
                              message="rolled back after a later write failed")  # fmt: skip
             except ClusterWriteError as undo_error:
                 rollback_problems.append(f"{desired['metadata']['name']}: {undo_error}")
+                left.append(desired["metadata"]["name"])
         message = "writing the rules failed; rolled back the ones already written"
         if rollback_problems:
-            message += " (could not roll back: " + "; ".join(rollback_problems) + ")"
+            message = "writing the rules failed; could not roll back: " + "; ".join(rollback_problems)
         _release(maintenance, before)
         _record_failure(maintenance, user, effect, message, error)
         raise MaintenanceError(
             _cluster_field_errors(error), status=_http_status(error), cluster_error=error.as_dict(),
-            headline=_refused_headline(maintenance, error),
+            headline=_refused_headline(maintenance, error, left),
         ) from error  # fmt: skip
 
     maintenance.state = states.next_state(maintenance.state, states.APPLY)
@@ -708,6 +725,10 @@ def maintenance_undo(
 
 
 def _http_status(error: ClusterWriteError) -> int:
+    """The cluster's refusals as they are; 503 when it did not answer (as the database, the task broker
+    and pool status writes: dradash cannot reach what it needs now); 502 for its other error answers."""
+    if error.unreachable:
+        return 503
     if error.status in (409, 422, 403, 404):
         return error.status
     return 502
@@ -716,6 +737,8 @@ def _http_status(error: ClusterWriteError) -> int:
 def _cluster_field_errors(error: ClusterWriteError) -> list[FieldError]:
     if error.denied:
         return [FieldError("cluster", error.denied)]
+    if error.unreachable:  # "cannot reach the Kubernetes API: <the client's error>"
+        return [FieldError("cluster", error.message)]
     if error.causes:
         return [FieldError(str(c.get("field", "rule")), str(c.get("message", ""))) for c in error.causes]
     return [FieldError("cluster", f"{error.reason}: {error.message}")]
