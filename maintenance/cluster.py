@@ -30,6 +30,8 @@ class ClusterWriteError(Exception):
     unreachable: bool = False
 
     def __str__(self) -> str:
+        if self.unreachable:  # no status came back: "cannot reach the Kubernetes API: …"
+            return self.message
         return f"{self.status} {self.reason}: {self.message}"
 
     def as_dict(self) -> dict[str, Any]:

@@ -692,6 +692,7 @@ def maintenance_undo(
     names = [rule["name"] for rule in maintenance.rules]
     uids = _rule_uids(maintenance, names)
     problems: list[str] = []
+    unreachable = True  # every failed delete found no API server: 503, as an enforce
     for name in names:
         try:
             cluster.delete_rule(name, as_user=user)
@@ -699,6 +700,7 @@ def maintenance_undo(
                          rule_uid=uids.get(name, ""), message="deleted (undo)")  # fmt: skip
         except ClusterWriteError as error:
             problems.append(f"{name}: {error}")
+            unreachable = unreachable and error.unreachable
     if problems:
         Maintenance.objects.filter(pk=maintenance.pk).update(
             write_intent={}, last_error={"message": "some rules could not be deleted", "details": problems}
@@ -709,7 +711,7 @@ def maintenance_undo(
         )
         audit.announce([maintenance.id])
         raise MaintenanceError(
-            [FieldError("rules", "; ".join(problems))], status=502,
+            [FieldError("rules", "; ".join(problems))], status=503 if unreachable else 502,
             headline="Some rules could not be deleted; the others are gone. Try undo again.",
         )  # fmt: skip
     maintenance.state = states.next_state(maintenance.state, states.UNDO)

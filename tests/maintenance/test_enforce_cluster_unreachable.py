@@ -115,3 +115,30 @@ def test_a_cut_between_two_rule_writes_says_which_rule_stayed_and_enforcing_agai
     assert {r["spec"]["taint"]["effect"] for r in rules_in(mirrored).values()} == {"NoSchedule"}
     m.refresh_from_db()
     assert (m.state, m.applied_effect, m.last_error) == (Maintenance.APPLIED, "NoSchedule", {})
+
+
+def test_undoing_while_the_api_server_does_not_answer_is_a_503_and_can_be_done_again(
+    mirrored: Any, operator: Any, cut: TcpCut
+) -> None:
+    api = Client()
+    api.force_login(operator)
+    m = create(operator)
+    run = preview_now(m, operator)
+    assert enforce(api, m, str(run.pk)).status_code == 200
+
+    cut.cut()
+    m.refresh_from_db()
+    undo = {"mode": "delete", "version": m.version}
+    response = api.post(f"/api/maintenance/{m.id}/undo/", undo, content_type="application/json")
+    body = response.json()
+    assert response.status_code == 503, body
+    assert "cannot reach the Kubernetes API: " in body["errors"][0]["message"], body
+    assert sorted(rules_in(mirrored)) == sorted(r["name"] for r in m.rules)
+    m.refresh_from_db()
+    assert (m.state, m.write_intent) == (Maintenance.APPLIED, {})
+
+    cut.restore()
+    undo = {"mode": "delete", "version": m.version}
+    response = api.post(f"/api/maintenance/{m.id}/undo/", undo, content_type="application/json")
+    assert response.status_code == 200, response.json()
+    assert rules_in(mirrored) == {}
