@@ -88,34 +88,6 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
-#: how long a read from the channel layer's Redis may take: longer than channels_redis's BZPOPMIN wait for a
-#: socket's next message (5 s, `brpop_timeout`), which redis-py 8's default socket timeout (5 s) cut short —
-#: every idle websocket died with "Timeout reading from …" — and short enough that a Redis that stopped
-#: answering ends the sockets (the pages reconnect, or poll) instead of hanging them
-REDIS_LAYER_SOCKET_TIMEOUT = 15.0
-REDIS_LAYER_CONNECT_TIMEOUT = 5.0
-
-
-def redis_channel_layer(url: str, *, capacity: int) -> dict[str, object]:
-    """The Redis channel layer (channels_redis) on `url`, as CHANNEL_LAYERS["default"]."""
-    return {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {
-            # Measured: the default pool (100) and capacity (100) drop group messages silently under load.
-            "hosts": [
-                {
-                    "address": url,
-                    "max_connections": 1000,
-                    "socket_timeout": REDIS_LAYER_SOCKET_TIMEOUT,
-                    "socket_connect_timeout": REDIS_LAYER_CONNECT_TIMEOUT,
-                }
-            ],
-            "capacity": capacity,
-            "expiry": 60,
-        },
-    }
-
-
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     """Turn DATABASE_URL (sqlite:///path or postgres://user:pass@host:port/name) into a DATABASES entry."""
     from urllib.parse import unquote, urlparse

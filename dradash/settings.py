@@ -16,7 +16,6 @@ from dradash.env import (
     env_secret,
     env_str,
     local_secret_key,
-    redis_channel_layer,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -100,7 +99,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL", "")
 CHANNEL_CAPACITY = env_int("DRADASH_CHANNEL_CAPACITY", 5000, minimum=100)
 if REDIS_URL:
-    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL, capacity=CHANNEL_CAPACITY)}
+    # Measured: the default pool (100) and capacity (100) drop group messages silently under load.
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "max_connections": 1000}],
+                "capacity": CHANNEL_CAPACITY,
+                "expiry": 60,
+            },
+        }
+    }
 else:
     CHANNEL_LAYERS = {
         "default": {
