@@ -20,12 +20,16 @@ from simcluster.patching.errors import Json, PatchError
 from simcluster.patching.managed_fields import (
     SERVER_METADATA,
     Path,
+    compare,
+    empty_object_nodes,
     fields_from_v1,
     fields_to_v1,
     item_token,
     list_keys,
     lookup,
     managed_entries,
+    node_map,
+    node_path,
     owned_paths,
     path_text,
     prune_empty,
@@ -120,16 +124,12 @@ def _before_first_apply(
     subresource: str | None,
 ) -> list[dict[str, Any]]:
     """An apply to an object that has no managedFields first records it as written by `before-first-apply`
-    (an Update from the empty object, as upstream's skipNonAppliedManager does), so an apply that changes its
-    fields conflicts with that manager instead of silently taking them. The status is the status
+    (an Update from the kind's empty object, as upstream's skipNonAppliedManager does), so an apply that
+    changes its fields conflicts with that manager instead of silently taking them. The status is the status
     subresource's (the main resource's field manager resets it), and the rest the main resource's."""
-    if subresource == "status":
-        fields = {"status": live["status"]} if "status" in live else {}
-    elif getattr(served_resource(resource.group, resource.version, resource.plural), "status", False):
-        fields = {k: v for k, v in live.items() if k != "status"}
-    else:
-        fields = live
-    paths = owned_paths(fields, root)
+    new_nodes = node_map(_tracked(resource, live, subresource), root)
+    empty = empty_object_nodes(new_nodes, root, _root_name(resource))
+    paths, _ = compare(empty, new_nodes)
     if not paths:
         return []
     entry: dict[str, Any] = {
@@ -143,6 +143,20 @@ def _before_first_apply(
     if subresource:
         entry["subresource"] = subresource
     return [entry]
+
+
+def _root_name(resource: ResourceDef) -> str | None:
+    return schema.definition_name(resource.group, resource.version, resource.kind)
+
+
+def _tracked(resource: ResourceDef, obj: dict[str, Any], subresource: str | None) -> dict[str, Any]:
+    """The part of `obj` a write's field manager records: the status subresource's writes only the status;
+    the main resource's all but the status, when the kind has a status subresource (its reset fields)."""
+    if subresource == "status":
+        return {"status": obj["status"]} if "status" in obj else {}
+    if getattr(served_resource(resource.group, resource.version, resource.plural), "status", False):
+        return {k: v for k, v in obj.items() if k != "status"}
+    return obj
 
 
 def server_side_apply(
@@ -283,17 +297,27 @@ def record_update(
     *,
     field_manager: str,
     subresource: str | None = None,
+    decoded: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Record a non-apply write (create, PUT, merge/JSON/strategic PATCH) in ``new``'s managedFields.
 
-    The manager takes ownership of the leaf fields that the write set or changed (operation ``Update``), and
-    other managers lose them, so a later apply by someone else that changes those fields conflicts as kube's
-    does.  Optional for the server: without it apply still works, just without Update-vs-Apply conflicts.
+    As upstream's field manager: the write is compared with the object before it (on create, the kind's
+    empty object) and the manager takes what it added or changed (operation ``Update``), with ``.`` for an
+    object or list item it added; other managers lose those fields, and everyone what it removed, so a later
+    apply by someone else that changes them conflicts as kube's does. `decoded`: the object as the request
+    decoded to, defaults of the scheme included, before admission and the registry's strategy changed it
+    (upstream records it then: what they add is nobody's); ``new`` when not given.
     """
     root = schema.kind_schema(resource.group, resource.version, resource.kind)
-    new_paths = owned_paths(new, root)
-    old_paths = owned_paths(old, root) if old is not None else set()
-    changed = {p for p in new_paths if p not in old_paths or lookup(new, p) != lookup(old or {}, p)}
+    new_nodes = node_map(_tracked(resource, new if decoded is None else decoded, subresource), root)
+    if old is None:
+        old_nodes = empty_object_nodes(new_nodes, root, _root_name(resource))
+    else:
+        old_nodes = node_map(_tracked(resource, old, subresource), root)
+    changed, removed = compare(old_nodes, new_nodes)
+    if decoded is not None:  # what the object no longer has after admission is not recorded
+        final = node_map(_tracked(resource, new, subresource), root)
+        changed = {p for p in changed if p in final}
     result = copy.deepcopy(new)
     metadata = result.setdefault("metadata", {})
     if not isinstance(metadata, dict):
@@ -303,8 +327,7 @@ def record_update(
     kept: list[dict[str, Any]] = []
     mine_paths: set[Path] = set()
     for entry in entries:
-        paths = fields_from_v1(entry.get("fieldsV1"))
-        paths = {p for p in paths if p in new_paths or p[-1] == "." and lookup(new, p)[0]}
+        paths = {node_path(p) for p in fields_from_v1(entry.get("fieldsV1"))} - removed
         if (
             entry.get("manager") == field_manager
             and entry.get("operation") == "Update"

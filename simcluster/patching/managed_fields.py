@@ -48,6 +48,21 @@ def item_token(item: Any, keys: tuple[str, ...]) -> str:
     return "k:" + json.dumps(ident, sort_keys=True, separators=(",", ":"))
 
 
+def _atomic_map(node: dict[str, Any] | None) -> bool:
+    """A struct kept whole (``x-kubernetes-map-type: atomic``: LabelSelector, OwnerReference): one leaf."""
+    return node is not None and schema.resolve(node).get("x-kubernetes-map-type") == "atomic"
+
+
+def _descends(value: Json, sub: dict[str, Any] | None, map_like: bool) -> bool:
+    """Whether a non-empty object value is walked field by field rather than owned as one leaf."""
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and not _atomic_map(sub)
+        and (map_like or sub is None or "properties" in schema.resolve(sub) or schema.is_map_schema(sub))
+    )
+
+
 def _leaves(value: Json, node: dict[str, Any] | None, prefix: Path, out: set[Path]) -> None:
     if isinstance(value, dict) and value:
         map_like = schema.is_map_schema(node)
@@ -56,16 +71,9 @@ def _leaves(value: Json, node: dict[str, Any] | None, prefix: Path, out: set[Pat
             token = "f:" + key
             if isinstance(sub_value, list):
                 _list_leaves(sub_value, sub, prefix + (token,), out)
-            elif (
-                isinstance(sub_value, dict)
-                and sub_value
-                and (
-                    map_like
-                    or sub is None
-                    or "properties" in schema.resolve(sub)
-                    or schema.is_map_schema(sub)
-                )
-            ):
+            elif _descends(sub_value, sub, map_like):
+                if map_like:  # a map's entry is owned itself too, as any key that is data, not a field
+                    out.add(prefix + (token, "."))
                 _leaves(sub_value, sub, prefix + (token,), out)
             else:
                 out.add(prefix + (token,))
@@ -85,8 +93,52 @@ def _list_leaves(values: list[Any], node: dict[str, Any] | None, prefix: Path, o
     item_node = schema.item_schema(node)
     for item in values:
         item_prefix = prefix + (item_token(item, keys),)
+        if _atomic_map(item_node):
+            out.add(item_prefix)
+            continue
         out.add(item_prefix + (".",))
         _leaves(item, item_node, item_prefix, out)
+
+
+#: a node that holds others (an object walked field by field, a list walked item by item)
+_INNER: Final = object()
+
+
+def _nodes(value: Json, node: dict[str, Any] | None, prefix: Path, out: dict[Path, Any]) -> None:
+    """Every node of `value` under `prefix`, as structured-merge-diff's comparison sees them: a leaf maps
+    to its value, a node with fields or items to `_INNER`. Paths carry no ``.``: a node is its path."""
+    if isinstance(value, dict) and value:
+        map_like = schema.is_map_schema(node)
+        for key, sub_value in value.items():
+            sub = schema.field_schema(node, key)
+            path = prefix + ("f:" + key,)
+            if isinstance(sub_value, list):
+                _list_nodes(sub_value, sub, path, out)
+            elif _descends(sub_value, sub, map_like):
+                out[path] = _INNER
+                _nodes(sub_value, sub, path, out)
+            else:
+                out[path] = sub_value
+
+
+def _list_nodes(values: list[Any], node: dict[str, Any] | None, path: Path, out: dict[Path, Any]) -> None:
+    kind, keys = list_keys(node)
+    if kind == "atomic" or not values:
+        out[path] = values
+        return
+    out[path] = _INNER
+    if kind == "set":
+        for value in values:
+            out[path + ("v:" + json.dumps(value, sort_keys=True, separators=(",", ":")),)] = value
+        return
+    item_node = schema.item_schema(node)
+    for item in values:
+        item_path = path + (item_token(item, keys),)
+        if _atomic_map(item_node) or not isinstance(item, dict):
+            out[item_path] = item
+        else:
+            out[item_path] = _INNER
+            _nodes(item, item_node, item_path, out)
 
 
 def owned_paths(applied: dict[str, Any], root: dict[str, Any] | None) -> set[Path]:
@@ -105,12 +157,28 @@ def owned_paths(applied: dict[str, Any], root: dict[str, Any] | None) -> set[Pat
 
 
 def fields_to_v1(paths: set[Path]) -> dict[str, Any]:
+    """The FieldsV1 tree of a set of paths. A path that is owned itself and has owned paths under it (a list
+    item, a map's entry, an object an Update added) gets ``.`` among its children, as upstream serializes a
+    set member that is also a parent; a path ending in ``.`` says the same."""
     tree: dict[str, Any] = {}
-    for path in sorted(paths):
+    members: list[Path] = []
+    for path in paths:
         node = tree
         for token in path:
             node = node.setdefault(token, {})
-    return tree
+        if path and path[-1] != ".":
+            members.append(path)
+    for path in members:
+        node = tree
+        for token in path:
+            node = node[token]
+        if node and "." not in node:
+            node["."] = {}
+    return _sorted_tree(tree)
+
+
+def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
+    return {token: _sorted_tree(tree[token]) for token in sorted(tree)}
 
 
 def fields_from_v1(tree: Any, prefix: Path = ()) -> set[Path]:
@@ -205,3 +273,101 @@ def path_text(path: Path) -> str:
 def managed_entries(metadata: dict[str, Any]) -> list[dict[str, Any]]:
     entries = metadata.get("managedFields")
     return [dict(e) for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+# ---------------------------------------------------------------------- an Update's record
+#
+# A non-apply write (create, PUT, merge/JSON/strategic PATCH) is recorded as structured-merge-diff compares
+# the object before the write with the object the request decoded to (defaults of the scheme included,
+# before admission and the registry's strategy add theirs): the writer owns every node it added (an object
+# or list item as well as its leaves: ``.``) and every leaf it changed; everyone loses what it removed.
+
+#: metadata an Update never records (upstream's stripMeta, besides `metadata` itself)
+UPDATE_STRIPPED: Final = frozenset(
+    {"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation",
+     "managedFields", "resourceVersion"}
+)  # fmt: skip
+
+#: optional fields that hold a struct by value, so present (``{}``) in a kind's empty object; besides these,
+#: a required field and any struct named metadata, spec or status are
+_VALUE_STRUCTS: Final = frozenset(
+    {
+        ("io.k8s.api.apps.v1.DeploymentSpec", "strategy"),
+        ("io.k8s.api.apps.v1.DaemonSetSpec", "updateStrategy"),
+        ("io.k8s.api.apps.v1.StatefulSetSpec", "updateStrategy"),
+        ("io.k8s.api.core.v1.Container", "resources"),
+        ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", "resources"),
+        ("io.k8s.api.resource.v1.ResourceClaimSpec", "devices"),
+    }
+)
+
+
+def node_map(obj: dict[str, Any], root: dict[str, Any] | None) -> dict[Path, Any]:
+    """The nodes of `obj` an Update compares (identity and server-owned metadata left out)."""
+    trimmed = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    meta = trimmed.get("metadata")
+    if isinstance(meta, dict):
+        trimmed["metadata"] = {k: v for k, v in meta.items() if k not in UPDATE_STRIPPED}
+    out: dict[Path, Any] = {}
+    _nodes(trimmed, root, (), out)
+    out.pop(("f:metadata",), None)  # never owned itself
+    return out
+
+
+def _definition(node: dict[str, Any], name: str | None) -> str | None:
+    ref = node.get("$ref")
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else name
+
+
+def _in_empty_object(path: Path, root: dict[str, Any] | None, root_name: str | None) -> bool:
+    """Whether the node at `path` is there in the kind's empty object (the Go zero value, encoded): the
+    object a create is compared with. Data (map entries, list items) never is."""
+    node, name = root, root_name
+    for token in path:
+        if node is None or not token.startswith("f:"):
+            return False
+        parent = schema.resolve(node)
+        sub = (parent.get("properties") or {}).get(token[2:])
+        if sub is None:
+            return False
+        field = token[2:]
+        struct = "properties" in schema.resolve(sub)
+        if not (
+            (struct and field in ("metadata", "spec", "status"))
+            or field in (parent.get("required") or ())
+            or (name, field) in _VALUE_STRUCTS
+        ):
+            return False
+        node, name = sub, _definition(sub, None)
+    return True
+
+
+def empty_object_nodes(new_nodes: dict[Path, Any], root: dict[str, Any] | None, root_name: str | None
+                       ) -> dict[Path, Any]:  # fmt: skip
+    """The nodes of the kind's empty object that `new_nodes` shares: its objects and lists with something
+    in them, and its empty objects (which a create leaving them empty does not change)."""
+    return {
+        path: value
+        for path, value in new_nodes.items()
+        if (value is _INNER or value == {}) and _in_empty_object(path, root, root_name)
+    }
+
+
+def compare(old: dict[Path, Any], new: dict[Path, Any]) -> tuple[set[Path], set[Path]]:
+    """(added or changed, removed) nodes between two node maps."""
+    changed = {
+        path
+        for path, value in new.items()
+        if path not in old
+        or (
+            value is not _INNER
+            and old[path] is not _INNER
+            and (value != old[path] or type(value) is not type(old[path]))
+        )
+    }
+    return changed, old.keys() - new.keys()
+
+
+def node_path(path: Path) -> Path:
+    """A FieldsV1 path as a node: ``.`` (the node itself) dropped."""
+    return path[:-1] if path and path[-1] == "." else path
