@@ -115,8 +115,9 @@ def _default_claim_spec(spec: Any) -> None:
             _default_exact(sub)
 
 
-def _default_pod(obj: Obj, *, template: bool = False) -> None:
-    """SetDefaults_PodSpec and the container defaults; a pod (not a template) also gets its priority."""
+def _default_pod(obj: Obj, *, template: bool = False, admission: bool = True) -> None:
+    """SetDefaults_PodSpec and the container defaults; a pod (not a template) also gets its priority (the
+    Priority admission plugin's, with `admission`)."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -127,6 +128,7 @@ def _default_pod(obj: Obj, *, template: bool = False) -> None:
     spec.setdefault("securityContext", {})
     if not template:  # SetDefaults_Pod (not PodSpec) and the Priority admission plugin: pods only
         spec.setdefault("enableServiceLinks", True)
+    if not template and admission:
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)
     for volume in spec.get("volumes") or []:
@@ -155,9 +157,14 @@ def _default_pod(obj: Obj, *, template: bool = False) -> None:
                 resources["requests"] = dict(resources["limits"])
 
 
-def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
-    """Fill in defaults in place. `old` is the stored object on update, None on create."""
+def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str, *, admission: bool = True) -> None:
+    """Fill in defaults in place. `old` is the stored object on update, None on create.
+
+    With `admission` False only the scheme's defaults (SetDefaults_*: what decoding the request gives, which
+    the writer's managedFields record), not what admission plugins and the registry's strategy add after."""
     spec = obj.get("spec")
+    if not admission and plural in ("resourceslices", "devicetaintrules"):
+        return  # taint timeAdded: the strategy's
     if plural == "resourceslices" and isinstance(spec, dict):
         for device in spec.get("devices") or []:
             if isinstance(device, dict):
@@ -181,18 +188,21 @@ def apply_defaults(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
     elif plural == "resourceclaimtemplates" and isinstance(spec, dict):
         _default_claim_spec(spec.get("spec"))
     elif plural == "pods" and old is None:
-        _default_pod(obj)
-        _admit_pod(obj)
+        _default_pod(obj, admission=admission)
+        if admission:
+            _admit_pod(obj)
     elif plural == "deployments" and isinstance(spec, dict):
         _default_deployment(spec)
     elif plural == "jobs" and old is None and isinstance(spec, dict):
-        _default_job(obj, spec)
+        _default_job(obj, spec, admission=admission)
     elif plural == "services" and old is None and isinstance(spec, dict):
-        _default_service(obj, spec)
+        _default_service(obj, spec, admission=admission)
+    elif plural == "daemonsets" and not admission and isinstance(spec, dict):
+        _default_daemon_set_spec(spec)  # the template generation is the strategy's
     elif plural in _WORKLOAD_DEFAULTS and isinstance(spec, dict):
         _WORKLOAD_DEFAULTS[plural](obj, spec, old)
     elif plural in ("persistentvolumeclaims", "persistentvolumes"):
-        _default_volume(plural, obj, old, now)
+        _default_volume(plural, obj, old, now, admission=admission)
     elif plural == "endpoints":
         for subset in obj.get("subsets") or []:
             for port in (subset.get("ports") or []) if isinstance(subset, dict) else []:
@@ -246,16 +256,7 @@ TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 def _default_daemon_set(obj: Obj, spec: Obj, old: Obj | None) -> None:
     """apps/v1 SetDefaults_DaemonSet, and the registry's template generation: 1 on create, one more when an
     update changes the template (PrepareForUpdate; an update may not set it)."""
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", 1)
-                rolling.setdefault("maxSurge", 0)
-    spec.setdefault("revisionHistoryLimit", 10)
-    _default_template(spec)
+    _default_daemon_set_spec(spec)
     meta = obj.setdefault("metadata", {})
     if not isinstance(meta, dict):
         return
@@ -271,6 +272,20 @@ def _default_daemon_set(obj: Obj, spec: Obj, old: Obj | None) -> None:
     if spec.get("template") != (old.get("spec") or {}).get("template"):
         generation += 1
     annotations[TEMPLATE_GENERATION] = str(generation)
+
+
+def _default_daemon_set_spec(spec: Obj) -> None:
+    """apps/v1 SetDefaults_DaemonSet."""
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _default_template(spec)
 
 
 def _default_stateful_set(obj: Obj, spec: Obj, old: Obj | None) -> None:
@@ -326,11 +341,11 @@ def _default_claim(claim: Obj) -> None:
         status["phase"] = "Pending"
 
 
-def _default_volume(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
+def _default_volume(plural: str, obj: Obj, old: Obj | None, now: str, *, admission: bool = True) -> None:
     """PersistentVolumeClaim and PersistentVolume defaults, and the protection finalizer a new one gets; a new
     volume's phase is Pending since its last transition, now (the strategy's PrepareForCreate:
     PersistentVolumeLastPhaseTransitionTime is GA)."""
-    if old is None:  # the StorageObjectInUseProtection admission plugin (simcluster.controllers.storage)
+    if old is None and admission:  # the StorageObjectInUseProtection admission plugin (controllers.storage)
         meta = obj.setdefault("metadata", {})
         finalizer = (
             "kubernetes.io/pvc-protection"
@@ -358,7 +373,7 @@ def _default_volume(plural: str, obj: Obj, old: Obj | None, now: str) -> None:
             status["lastPhaseTransitionTime"] = now
 
 
-def _default_job(obj: Obj, spec: Obj) -> None:
+def _default_job(obj: Obj, spec: Obj, *, admission: bool = True) -> None:
     """batch/v1 Job defaults (SetDefaults_Job) and the selector the job strategy generates on create."""
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
@@ -374,7 +389,7 @@ def _default_job(obj: Obj, spec: Obj) -> None:
     if not isinstance(template, dict):
         return
     meta = obj.get("metadata") or {}
-    if not spec["manualSelector"] and meta.get("uid"):
+    if admission and not spec["manualSelector"] and meta.get("uid"):
         uid, name = str(meta["uid"]), str(meta.get("name", ""))
         given = spec.get("selector")
         selector: Obj = given if isinstance(given, dict) else {}
@@ -389,7 +404,7 @@ def _default_job(obj: Obj, spec: Obj) -> None:
     _default_pod(template, template=True)
 
 
-def _default_service(obj: Obj, spec: Obj) -> None:
+def _default_service(obj: Obj, spec: Obj, *, admission: bool = True) -> None:
     """core/v1 Service defaults (SetDefaults_Service) and what the registry allocates on create: a cluster IP
     from 10.96.0.0/12 (picked from the uid, so distinct in practice) and node ports for NodePort and
     LoadBalancer services."""
@@ -402,9 +417,16 @@ def _default_service(obj: Obj, spec: Obj) -> None:
             port.setdefault("protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
                 port["targetPort"] = port.get("port")
-            if kind in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
+            if admission and kind in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
                 port["nodePort"] = 30000 + (seed + index) % 2768
     if kind == "ExternalName":
+        return
+    if not admission:  # the registry allocates the rest, after the field manager saw the service
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+        if kind in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+        if kind == "LoadBalancer":
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
         return
     if not spec.get("clusterIP"):
         offset = 11 + seed % (2**20 - 12)  # past .0.1 (the API server) and .0.10 (cluster DNS)

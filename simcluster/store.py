@@ -854,6 +854,9 @@ class Store:
         now = self.now()
         # before defaulting: a Job's generated selector names its uid
         meta["uid"] = str(uuid.UUID(int=_RANDOM.getrandbits(128), version=4))
+        # what the field manager records: the object as decoded, with the scheme's defaults, before admission
+        # and the strategy's PrepareForCreate add theirs
+        decoded = _decoded_for_create(resource, new, now) if field_manager else None
         self._prepare_create(resource, new)
         _struct_status(resource, new)
         canonical_quantities(resource.group, resource.version, resource.kind, new)
@@ -865,7 +868,7 @@ class Store:
         # Validation saw what the request decoded to; what is stored and returned went through encoding.
         drop_empty_collections(resource.group, resource.version, resource.kind, new)
         if field_manager:
-            new = _record_manager(resource, None, new, field_manager, None)
+            new = _record_manager(resource, None, new, field_manager, None, decoded)
             meta = new["metadata"]
         with self._lock:
             key = self._key(resource, name, meta.get("namespace"))
@@ -1067,6 +1070,7 @@ class Store:
         """`owned`: `incoming` is a fresh object nobody else holds, so it need not be copied."""
         name = key[1]
         old = current.obj
+        decoded: Obj | None = None
         in_meta = incoming.get("metadata") or {}
         wanted_rv = in_meta.get("resourceVersion")
         if wanted_rv not in (None, "") and str(wanted_rv) != old["metadata"]["resourceVersion"]:
@@ -1110,6 +1114,11 @@ class Store:
             if resource.plural == "namespaces" and subresource is None:
                 _keep_namespace_finalizers(new, old)  # only the finalize subresource changes them
             defaulting.normalize_times(new, old)
+            if field_manager:  # what the field manager records: before the strategy's PrepareForUpdate
+                decoded = clone(new)
+                defaulting.apply_defaults(resource.plural, decoded, old, self.now(), admission=False)
+                canonical_quantities(resource.group, resource.version, resource.kind, decoded, old)
+                drop_empty_collections(resource.group, resource.version, resource.kind, decoded, old)
             defaulting.apply_defaults(resource.plural, new, old, self.now())
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         _struct_status(resource, new)
@@ -1126,7 +1135,7 @@ class Store:
         if _reorder(new) == old:
             return decode(current.raw), warnings  # no-op: no new resourceVersion, no event
         if field_manager:
-            new = _record_manager(resource, old, new, field_manager, subresource)
+            new = _record_manager(resource, old, new, field_manager, subresource, decoded)
         if dry_run:
             return _reorder(new), warnings
         if (
@@ -1575,10 +1584,33 @@ def drop_field(obj: Obj, path: str) -> None:
 
 
 def _record_manager(
-    resource: ResourceDef, old: Obj | None, new: Obj, field_manager: str, subresource: str | None
+    resource: ResourceDef,
+    old: Obj | None,
+    new: Obj,
+    field_manager: str,
+    subresource: str | None,
+    decoded: Obj | None = None,
 ) -> Obj:
     """Give `field_manager` the fields this non-apply write set (managedFields, operation Update)."""
-    return patching.record_update(resource, old, new, field_manager=field_manager, subresource=subresource)
+    return patching.record_update(
+        resource, old, new, field_manager=field_manager, subresource=subresource, decoded=decoded
+    )
+
+
+def _decoded_for_create(resource: ResourceDef, obj: Obj, now: str) -> Obj:
+    """`obj` as a create request decodes to: the scheme's defaults (a namespace's name label among them),
+    none of what admission or the registry's strategy adds (a pod's service account, tolerations and token
+    volume, its priority, a taint's timeAdded, a service's cluster IP)."""
+    decoded: Obj = clone(obj)
+    if resource.plural == "namespaces" and isinstance(decoded.get("metadata"), dict):
+        labels = decoded["metadata"].setdefault("labels", {})
+        if isinstance(labels, dict):
+            labels["kubernetes.io/metadata.name"] = decoded["metadata"].get("name")
+    canonical_quantities(resource.group, resource.version, resource.kind, decoded)
+    defaulting.normalize_times(decoded)
+    defaulting.apply_defaults(resource.plural, decoded, None, now, admission=False)
+    drop_empty_collections(resource.group, resource.version, resource.kind, decoded)
+    return decoded
 
 
 def _apply(
