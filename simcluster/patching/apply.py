@@ -322,7 +322,17 @@ def record_update(
     metadata = result.setdefault("metadata", {})
     if not isinstance(metadata, dict):
         return result  # validation refuses such an object; nothing to record
-    entries = managed_entries(metadata)
+    # A subresource's write keeps the stored object's record (the request's is ignored); the main resource's
+    # takes the request's when it brings one, an empty list resetting it, else the stored object's.
+    given = metadata.get("managedFields")
+    if subresource is not None and old is not None:
+        given = (old.get("metadata") or {}).get("managedFields")
+    entries = managed_entries({"managedFields": given})
+    if old is not None and not entries:
+        # upstream's skipNonAppliedManager: an update of an object nobody is recorded for (or whose record
+        # the request reset) is not tracked; only a create or an apply starts the record
+        metadata.pop("managedFields", None)
+        return dict(result)
     api_version = resource.version if not resource.group else f"{resource.group}/{resource.version}"
     kept: list[dict[str, Any]] = []
     mine_paths: set[Path] = set()
@@ -352,5 +362,8 @@ def record_update(
         if subresource:
             entry["subresource"] = subresource
         kept.append(entry)
-    metadata["managedFields"] = kept
+    if kept:
+        metadata["managedFields"] = kept
+    else:
+        metadata.pop("managedFields", None)
     return dict(result)

@@ -251,17 +251,23 @@ def test_a_second_managers_apply_of_a_taint_rules_time_added_does_not_conflict_w
     )
 
 
-def test_a_label_on_an_object_nobody_recorded_is_recorded_alone(
+def test_a_label_on_an_object_nobody_recorded_leaves_it_unrecorded(
     kubectl: Kubectl, cluster: SimCluster
 ) -> None:
-    """An Update to an object without managedFields (as a controller wrote it) records only what it changed:
-    upstream tracks it (track-on-create probability 1) but has no `before-first-apply` for an Update."""
+    """An Update of an object without managedFields is not tracked (upstream's skipNonAppliedManager tracks
+    from a create or the first apply only); kubectl's edit of one recorded adds its entry."""
     cluster.store.create(
         "configmaps", {"metadata": {"name": "settings"}, "data": {"mode": "fast"}}, namespace="default"
     )
     _ok(kubectl("label", "configmap", "settings", "tier=gold"))
-    assert _entries(kubectl, "configmap", "settings") == [
-        ("kubectl-label", "Update", {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}})
+    settings = json.loads(_ok(kubectl("get", "configmap", "settings", "-o", "json")))
+    assert settings["metadata"]["labels"] == {"tier": "gold"}
+    assert "managedFields" not in settings["metadata"]
+    _ok(kubectl("create", "configmap", "limits", "--from-literal=max=4"))
+    _ok(kubectl("label", "configmap", "limits", "tier=gold"))
+    assert _entries(kubectl, "configmap", "limits") == [
+        ("kubectl-create", "Update", {"f:data": {".": {}, "f:max": {}}}),
+        ("kubectl-label", "Update", {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}),
     ]
 
 
