@@ -808,6 +808,7 @@ class Store:
         resource = self._resource(plural)
         if not isinstance(obj, dict):
             raise bad_request("the body of the request was in an unknown format")
+        field_manager = _acting_manager(field_manager)
         new: Obj = clone(obj)
         new["apiVersion"] = resource.api_version
         new["kind"] = resource.kind
@@ -1025,6 +1026,7 @@ class Store:
             raise resource_not_found()
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             raise bad_request("the body of the request was in an unknown format")
+        field_manager = _acting_manager(field_manager)
         meta = obj["metadata"]
         name = str(meta.get("name") or "")
         if not name:
@@ -1200,6 +1202,8 @@ class Store:
         body = patch if isinstance(patch, bytes) else dumps(patch)
         ctype = content_type.split(";")[0].strip().lower()
         is_apply = ctype == "application/apply-patch+yaml" or ctype == "application/apply-patch+cbor"
+        if not is_apply:
+            field_manager = _acting_manager(field_manager)
         if is_apply and not field_manager:
             raise bad_request("PATCH requests with apply content type must specify a fieldManager")
         with self._lock:
@@ -1578,6 +1582,27 @@ def drop_field(obj: Obj, path: str) -> None:
             return
     if tokens and isinstance(node, dict):
         node.pop(tokens[-1], None)
+
+
+# ---------------------------------------------------------------------- field managers
+
+_ACTING = threading.local()
+
+
+@contextlib.contextmanager
+def writing_as(manager: str | None) -> Iterator[None]:
+    """Name the field manager of this thread's writes that name none, as a controller's client names itself
+    (kube-controller-manager, kube-scheduler, kubelet, a DRA driver): their managedFields record it."""
+    before = getattr(_ACTING, "manager", None)
+    _ACTING.manager = manager
+    try:
+        yield
+    finally:
+        _ACTING.manager = before
+
+
+def _acting_manager(given: str | None) -> str | None:
+    return given or getattr(_ACTING, "manager", None)
 
 
 # ---------------------------------------------------------------------- patching

@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra.allocator import DEFAULT_FEATURES
-from simcluster.controllers.base import Clock, FakeClock, Loop, SystemClock, stop_loops
+from simcluster.controllers.base import (
+    KUBE_SCHEDULER,
+    KUBELET,
+    Clock,
+    FakeClock,
+    Loop,
+    SystemClock,
+    stop_loops,
+)
 from simcluster.controllers.claims import WATCHES as CLAIM_WATCHES
 from simcluster.controllers.claims import ClaimController
 from simcluster.controllers.daemonsets import WATCHES as DAEMONSET_WATCHES
@@ -174,11 +182,15 @@ def start_all(store: Store, topology: Topology | None, options: dict[str, Any] |
     wiring: list[tuple[str, Loop, frozenset[str]]] = [
         ("driver", driver.loop, Driver.WATCHES),
         # The scheduler is every burst's critical path: it alone runs unpaced.
-        ("scheduler", Loop("scheduler", scheduler.reconcile, batch_delay=batch), SCHEDULER_WATCHES),
+        (
+            "scheduler",
+            Loop("scheduler", scheduler.reconcile, batch_delay=batch, manager=KUBE_SCHEDULER),
+            SCHEDULER_WATCHES,
+        ),
         ("eviction", Loop("eviction", eviction.reconcile, batch_delay=batch, pace=pace), EVICTION_WATCHES),
         ("claims", Loop("claims", claims.reconcile, batch_delay=batch, pace=pace), CLAIM_WATCHES),
         ("owners", Loop("owners", owners.reconcile, batch_delay=batch, pace=pace), OWNER_WATCHES),
-        ("pods", Loop("pods", pods.reconcile, batch_delay=batch, pace=pace), POD_WATCHES),
+        ("pods", Loop("pods", pods.reconcile, batch_delay=batch, pace=pace, manager=KUBELET), POD_WATCHES),
         (
             "poolstatus",
             Loop("poolstatus", pool_status.reconcile, batch_delay=batch, pace=pace),

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from simcluster.store import writing_as
+
 log = logging.getLogger("simcluster.controllers")
 
 
@@ -71,14 +73,27 @@ _MAX_WAIT = 5.0
 _ERROR_RETRY = 0.5
 
 
+KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
+KUBE_SCHEDULER = "kube-scheduler"
+KUBELET = "kubelet"
+
+
 class Loop:
     """A worker thread running `reconcile` when poked. `reconcile` returns the seconds until it wants to
     run again by itself (None: only when poked)."""
 
     def __init__(
-        self, name: str, reconcile: Callable[[], float | None], *, batch_delay: float = 0.0, pace: float = 0.0
+        self,
+        name: str,
+        reconcile: Callable[[], float | None],
+        *,
+        batch_delay: float = 0.0,
+        pace: float = 0.0,
+        manager: str | None = KUBE_CONTROLLER_MANAGER,
     ) -> None:
         self.name = name
+        # the field manager its writes are recorded by (managedFields), as the component's client names itself
+        self.manager = manager
         self._reconcile = reconcile
         # Wait this long after the first poke so that a burst of store events makes one pass, not many.
         self.batch_delay = batch_delay
@@ -139,6 +154,10 @@ class Loop:
             return True
 
     def _run(self) -> None:
+        with writing_as(self.manager):
+            self._passes()
+
+    def _passes(self) -> None:
         while True:
             with self._cond:
                 while not self._dirty and not self._stopped:

@@ -25,6 +25,7 @@ from dra.objects import (
 from simcluster.controllers.base import Clock, Loop, SystemClock, format_time
 from simcluster.controllers.common import read_all
 from simcluster.errors import ApiError
+from simcluster.store import writing_as
 from simcluster.topology import PoolSpec, Topology
 
 log = logging.getLogger("simcluster.controllers.driver")
@@ -124,7 +125,8 @@ class Driver:
         published_at = format_time(self.clock.now())
         for spec in topology.pools:
             self._pools[(spec.driver, spec.node)] = self._initial_state(spec, published_at)
-        self.loop = Loop("driver-claim-status", self._reconcile_claim_status)
+        # each write names its driver (writing_as), as a driver's client names itself
+        self.loop = Loop("driver-claim-status", self._reconcile_claim_status, manager=None)
 
     @staticmethod
     def _initial_state(spec: PoolSpec, published_at: str) -> _PoolState:
@@ -178,10 +180,12 @@ class Driver:
                 current = self.store.get("resourceslices", name)
                 current["spec"] = body["spec"]
                 current.setdefault("metadata", {}).setdefault("labels", {}).update(body["metadata"]["labels"])
-                self.store.update("resourceslices", current)
+                with writing_as(str(body["spec"]["driver"])):
+                    self.store.update("resourceslices", current)
                 names.append(name)
             else:
-                created = self.store.create("resourceslices", body)
+                with writing_as(str(body["spec"]["driver"])):
+                    created = self.store.create("resourceslices", body)
                 names.append(created["metadata"]["name"])
         for stale in state.slice_names[len(wanted) :]:
             self.store.delete("resourceslices", stale)
@@ -294,7 +298,8 @@ class Driver:
             others = [d for d in existing if d.get("driver") not in self.drivers]
             claim.setdefault("status", {})["devices"] = others + [self._device_status(claim, r) for r in ours]
             try:
-                self.store.update("resourceclaims", claim, subresource="status")
+                with writing_as(min(str(d["driver"]) for d in [*ours, *mine])):
+                    self.store.update("resourceclaims", claim, subresource="status")
             except ApiError as error:
                 if error.status not in (404, 409):
                     raise

@@ -51,7 +51,7 @@ from dra.nodefit import UNTOLERATED_TAINT, node_refusal
 from dra.objects import is_extended_resource_claim
 from dra.selection import SelectorError, node_selector_matches
 from dra.taints import RuleIndex
-from simcluster.controllers.base import Clock, format_time
+from simcluster.controllers.base import KUBE_CONTROLLER_MANAGER, KUBELET, Clock, format_time
 from simcluster.controllers.common import (
     DELETE_PROTECTION,
     POD_CLAIM_NAME,
@@ -88,7 +88,7 @@ from simcluster.controllers.scoring import (
 )
 from simcluster.errors import ApiError, is_namespace_terminating
 from simcluster.jsondata import clone
-from simcluster.store import Store
+from simcluster.store import Store, writing_as
 
 log = logging.getLogger("simcluster.scheduler")
 
@@ -483,7 +483,9 @@ class Scheduler:
             "metadata": claim_meta,
             "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
         }
-        created = self.store.create("resourceclaims", claim)
+        # upstream's resourceclaim controller (in kube-controller-manager) makes it, not the scheduler
+        with writing_as(KUBE_CONTROLLER_MANAGER):
+            created = self.store.create("resourceclaims", claim)
         world.claims[(ns, name_of(created))] = created
         world.own(created)
         return created
@@ -491,13 +493,14 @@ class Scheduler:
     def _write_claim_statuses(self, pod: JSON, generated: Mapping[str, str]) -> None:
         statuses = [{"name": k, "resourceClaimName": v} for k, v in sorted(generated.items())]
         pod.setdefault("status", {})["resourceClaimStatuses"] = statuses
-        updated = self.store.patch(
-            "pods",
-            name_of(pod),
-            {"status": {"resourceClaimStatuses": statuses}},
-            namespace=namespace_of(pod),
-            subresource="status",
-        )
+        with writing_as(KUBE_CONTROLLER_MANAGER):  # the resourceclaim controller's, as the claims it made
+            updated = self.store.patch(
+                "pods",
+                name_of(pod),
+                {"status": {"resourceClaimStatuses": statuses}},
+                namespace=namespace_of(pod),
+                subresource="status",
+            )
         pod["metadata"] = updated["metadata"]
 
     # --- Filter ----------------------------------------------------------------------------------------
@@ -1031,9 +1034,10 @@ class Scheduler:
             )
             if costs:
                 status["nodeAllocatableResourceClaimStatuses"] = costs
-        self.store.patch(
-            "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
-        )
+        with writing_as(KUBELET):  # the started pod's status is the kubelet's to write, in one write here
+            self.store.patch(
+                "pods", name_of(pod), {"status": status}, namespace=namespace_of(pod), subresource="status"
+            )
 
     def _mark_unschedulable(self, pod: JSON, message: str, *, reason: str = "Unschedulable") -> None:
         conditions = list((pod.get("status") or {}).get("conditions") or [])

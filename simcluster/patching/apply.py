@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from simcluster import schema
+from simcluster.jsondata import clone
 from simcluster.patching.errors import Json, PatchError
 from simcluster.patching.managed_fields import (
     SERVER_METADATA,
@@ -316,9 +317,8 @@ def record_update(
         old_nodes = node_map(_tracked(resource, old, subresource), root)
     changed, removed = compare(old_nodes, new_nodes)
     if decoded is not None:  # what the object no longer has after admission is not recorded
-        final = node_map(_tracked(resource, new, subresource), root)
-        changed = {p for p in changed if p in final}
-    result = copy.deepcopy(new)
+        changed = {p for p in changed if lookup(new, p)[0]}
+    result: dict[str, Any] = clone(new)
     metadata = result.setdefault("metadata", {})
     if not isinstance(metadata, dict):
         return result  # validation refuses such an object; nothing to record

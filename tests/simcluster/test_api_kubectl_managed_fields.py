@@ -9,12 +9,17 @@ item the write added is owned itself too (``.``). The expected trees are what a 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from simcluster.testing import SimCluster
-from tests.simcluster.conftest import Kubectl
+from simcluster.testing import SimCluster, run_simcluster
+from tests.simcluster.conftest import Kubectl, kubectl_path
+from tests.simcluster.sim_helpers import claim_template, claims_of, pods, settle, template_pod
 
 pytestmark = pytest.mark.kubectl
 
@@ -337,4 +342,72 @@ def test_a_patch_of_a_taint_rules_effect_owns_the_effect_not_the_time_added_the_
             },
         ),
         ("kubectl-patch", "Update", {"f:spec": {"f:taint": {"f:effect": {}}}}),
+    ]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[tuple[SimCluster, Kubectl]]:
+    """The tiny topology with its controllers running, and kubectl against it."""
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
+        settle(cluster)
+
+        def run(*args: str, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+            command = [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"),
+                       "--cache-dir", str(tmp_path / "cache"), *args]  # fmt: skip
+            return subprocess.run(command, input=input_text, capture_output=True, text=True, timeout=60,
+                                  env={**os.environ, "HOME": str(tmp_path)})  # fmt: skip
+
+        yield cluster, run
+
+
+def _managers(kubectl: Kubectl, *target: str) -> list[tuple[str, str, str]]:
+    raw = _ok(kubectl("get", *target, "-o", "jsonpath={.metadata.managedFields}"))
+    return [(e["manager"], e["operation"], e.get("subresource", "")) for e in json.loads(raw)]
+
+
+def test_what_the_controllers_wrote_is_recorded_under_their_components_names(
+    live: tuple[SimCluster, Kubectl],
+) -> None:
+    cluster, kubectl = live
+    _ok(kubectl("create", "deployment", "web", "--image=nginx"))
+    template = claim_template("one-gpu", [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}])
+    _ok(kubectl("create", "-f", "-", input_text=json.dumps(template)))
+    _ok(kubectl("create", "-f", "-", input_text=json.dumps(template_pod("trainer", "one-gpu"))))
+    settle(cluster)
+    assert _managers(kubectl, "deployment", "web") == [
+        ("kubectl-create", "Update", ""),
+        ("kube-controller-manager", "Update", ""),  # the revision annotation
+        ("kube-controller-manager", "Update", "status"),
+    ]
+    ((replica_set,),) = [[r for r in cluster.store.list("replicasets", namespace="default")
+                          if r["metadata"]["labels"].get("app") == "web"]]  # fmt: skip
+    name, owner = replica_set["metadata"]["name"], replica_set["metadata"]["ownerReferences"][0]["uid"]
+    assert _managers(kubectl, "replicaset", name) == [
+        ("kube-controller-manager", "Update", ""),
+        ("kube-controller-manager", "Update", "status"),
+    ]
+    ((_, _, created),) = [
+        e for e in _entries(kubectl, "replicaset", name) if e[0] == "kube-controller-manager"
+    ][:1]
+    assert created["f:metadata"]["f:ownerReferences"] == {".": {}, f'k:{{"uid":"{owner}"}}': {}}
+    ((web_pod,),) = [[p["metadata"]["name"] for p in pods(cluster, app="web", namespace="default")]]
+    assert _managers(kubectl, "pod", web_pod) == [
+        ("kube-controller-manager", "Update", ""),
+        ("kubelet", "Update", "status"),  # the started pod's conditions, IPs and container statuses
+    ]
+    assert _managers(kubectl, "pod", "trainer", "-n", "ml") == [
+        ("kubectl-create", "Update", ""),
+        ("kube-controller-manager", "Update", "status"),  # the claim made for it: resourceClaimStatuses
+        ("kubelet", "Update", "status"),
+    ]
+    (claim,) = claims_of(cluster, cluster.store.get("pods", "trainer", namespace="ml"))
+    assert _managers(kubectl, "resourceclaim", claim["metadata"]["name"], "-n", "ml") == [
+        ("kube-controller-manager", "Update", ""),  # made from its template
+        ("kube-scheduler", "Update", ""),  # the delete-protection finalizer
+        ("kube-scheduler", "Update", "status"),  # the allocation and reservation
+        ("gpu.example.com", "Update", "status"),  # the driver's device status
+    ]
+    slices = [s for s in cluster.store.list("resourceslices") if s["spec"]["driver"] == "gpu.example.com"]
+    assert _managers(kubectl, "resourceslice", slices[0]["metadata"]["name"]) == [
+        ("gpu.example.com", "Update", "")
     ]
