@@ -133,9 +133,16 @@ def _before_first_apply(
     paths, _ = compare(empty, new_nodes)
     if not paths:
         return []
+    return [_entry(BEFORE_FIRST_APPLY, "Update", api_version, paths, subresource)]
+
+
+def _entry(
+    manager: str, operation: str, api_version: str, paths: set[Path], subresource: str | None
+) -> dict[str, Any]:
+    """One managedFields entry: `manager` owns `paths` through `operation`, now."""
     entry: dict[str, Any] = {
-        "manager": BEFORE_FIRST_APPLY,
-        "operation": "Update",
+        "manager": manager,
+        "operation": operation,
         "apiVersion": api_version,
         "time": _now(),
         "fieldsType": "FieldsV1",
@@ -143,7 +150,7 @@ def _before_first_apply(
     }
     if subresource:
         entry["subresource"] = subresource
-    return [entry]
+    return entry
 
 
 def _root_name(resource: ResourceDef) -> str | None:
@@ -269,16 +276,7 @@ def server_side_apply(
         if kept:
             entry["fieldsV1"] = fields_to_v1(kept)
             new_entries.append(entry)
-    mine: dict[str, Any] = {
-        "manager": field_manager,
-        "operation": "Apply",
-        "apiVersion": api_version,
-        "time": _now(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields_to_v1(owned),
-    }
-    if subresource:
-        mine["subresource"] = subresource
+    mine = _entry(field_manager, "Apply", api_version, owned, subresource)
     if owned:
         new_entries.append(mine)
     metadata = result.setdefault("metadata", {})
@@ -351,17 +349,7 @@ def record_update(
             kept.append(entry)
     mine_paths |= changed
     if mine_paths:
-        entry = {
-            "manager": field_manager,
-            "operation": "Update",
-            "apiVersion": api_version,
-            "time": _now(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fields_to_v1(mine_paths),
-        }
-        if subresource:
-            entry["subresource"] = subresource
-        kept.append(entry)
+        kept.append(_entry(field_manager, "Update", api_version, mine_paths, subresource))
     if kept:
         metadata["managedFields"] = kept
     else:

@@ -138,6 +138,21 @@ def result(
     return {"request": request, "driver": driver, "pool": pool, "device": device, **extra}
 
 
+def pod(name: str, *, claim: str, namespace: str = "default", node: str = "node-0") -> JSON:
+    """A running pod on `node` whose one container uses ResourceClaim `claim` (uid "uid-<name>")."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta(name, namespace=namespace, uid=f"uid-{name}"),
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
 def write(*objs: tuple[str, JSON]) -> None:
     """Apply (kind, object) pairs as ADDED events in one batch."""
     BatchWriter().apply([Event(kind, "ADDED", obj, obj["metadata"]["resourceVersion"]) for kind, obj in objs])

@@ -37,17 +37,7 @@ def mirror() -> None:
         reserved_for=[{"resource": "pods", "name": "p-0", "uid": "uid-p-0"}],
         device_status=status,
     )
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": f.meta("p-0", namespace="ml", uid="uid-p-0"),
-        "spec": {
-            "nodeName": "node-0",
-            "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
-            "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
-        },
-        "status": {"phase": "Running"},
-    }
+    pod = f.pod("p-0", claim="c1", namespace="ml")
     f.write(
         ("deviceclasses", f.device_class(DRIVER)),
         ("resourceslices", f.resource_slice("s", devices=[f.gpu("gpu-0")])),

@@ -20,24 +20,10 @@ import pytest
 from simcluster.testing import SimCluster, run_simcluster
 from tests.simcluster.conftest import Kubectl, kubectl_path
 from tests.simcluster.sim_helpers import claim_template, claims_of, pods, settle, template_pod
+from tests.simcluster.test_api_kubectl import TAINT_RULE
 
 pytestmark = pytest.mark.kubectl
 
-TAINT_RULE = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceTaintRule
-metadata:
-  name: gpu-0-maintenance
-spec:
-  deviceSelector:
-    driver: gpu.example.com
-    pool: worker-07
-    device: gpu-0
-  taint:
-    key: example.com/maintenance
-    value: firmware-update
-    effect: NoSchedule
-"""
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim

@@ -77,17 +77,7 @@ def hostile() -> None:
             }
         ],
     )
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": f.meta("p-0", namespace="ml", uid="uid-p-0"),
-        "spec": {
-            "nodeName": "node-0",
-            "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
-            "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
-        },
-        "status": {"phase": "Running"},
-    }
+    pod = f.pod("p-0", claim="c1", namespace="ml")
     f.write(
         ("deviceclasses", f.device_class(DRIVER)),
         ("nodes", f.node("node-0", **{"example.com/evil": "v" + RLO})),
