@@ -146,7 +146,9 @@ def test_it_records_dradash_as_the_field_manager_of_its_writes(simcluster: Any) 
     client.patch_object("devicetaintrules", "client-test", {"spec": {"taint": {"effect": "NoSchedule"}}})
 
     stored = simcluster.store.get("devicetaintrules", "client-test")
-    assert {entry["manager"] for entry in stored["metadata"]["managedFields"]} == {"dradash"}
+    # the eviction controller may have written the rule's status meanwhile, under its own name, as upstream's does
+    spec_writers = {e["manager"] for e in stored["metadata"]["managedFields"] if not e.get("subresource")}
+    assert spec_writers == {"dradash"}
 
 
 def test_it_impersonates_a_user_with_one_header_line_per_group(simcluster: Any) -> None:
