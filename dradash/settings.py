@@ -287,7 +287,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI and ReDoc from the vendored drf-spectacular-sidecar package: no CDN (air-gapped clusters).
     "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": f"{STATIC_URL}dradash/favicon.svg",  # the dashboard's, not Swagger's
     "REDOC_DIST": "SIDECAR",
     # Four models have a `state`: each set of choices gets its own name in the schema.
     "ENUM_NAME_OVERRIDES": {

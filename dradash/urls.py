@@ -3,7 +3,10 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from dradash import health, metrics, views
@@ -15,6 +18,12 @@ READ = ["get", "head"]
 #: worker); their scripts still come only from the vendored sidecar ('self').
 DOC_VIEWER_CSP = csp_update({"style-src": ["'unsafe-inline'"], "worker-src": ["'self'", "blob:"]})
 
+#: Browsers ask for /favicon.ico on a page that names no icon (a JSON answer, the admin, ReDoc), logged in or
+#: not: the dashboard's icon, not a 404 in their console. A temporary redirect, kept a day.
+FAVICON = cache_control(max_age=86400)(
+    RedirectView.as_view(url=static("dradash/favicon.svg"), http_method_names=READ)
+)
+
 handler404 = "dradash.api_errors.api_not_found"
 handler500 = "dradash.api_errors.api_server_error"
 
@@ -22,6 +31,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
+    path("favicon.ico", FAVICON, name="favicon"),
     path("admin/", admin.site.urls),
     # Only the methods a form uses: Django's LoginView would answer a PUT like a POST.
     path(
