@@ -32,12 +32,13 @@ def _most_read_bytes() -> int:
     return 2 * max(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0, FORM_MAX_BYTES)
 
 
+#: every websocket's guard (the tests shorten its `check_seconds`)
+session_guard = SessionGuard(URLRouter(websocket_urlpatterns))
+
 router = ProtocolTypeRouter(
     {
         "http": BodySizeGuard(django_asgi_app, max_bytes=_most_read_bytes),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(SessionGuard(URLRouter(websocket_urlpatterns)))
-        ),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(session_guard)),
     }
 )
 

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from dradash.sessionguard import user_group
 from dradash.sockets import CLOSE_BAD_REQUEST, JsonSocket
 from dradash.tokens import user_for_key
 from inventory.kube import MIRRORED_KINDS
@@ -113,12 +114,15 @@ class InventoryStreamConsumer(JsonSocket):
     `{"type": "hello", "resourceVersions": {kind: rv}}` — list through the REST API, then apply the
     changes that follow. Then, per mirror batch: `{"type": "changes", "changes": [{kind, type, uid,
     name, namespace}], "count": n, "truncated": bool, "rv": {kind: rv}}`. `?kinds=a,b` limits the kinds.
-    A socket opened with a token is closed (4401) at the next change once the token is revoked or its user
-    deactivated (a session's socket ends with its session: `dradash.sessionguard`).
+    A socket opened with a token is closed (4401) at once when its user is deactivated or deleted (the
+    `user.changed` message to `user-<pk>`, `dradash.sessionguard.user_changed`), and at the next change once
+    the token is revoked (or its user deactivated, should that message have been lost). A session's socket
+    ends with its session: `dradash.sessionguard`.
     """
 
     kinds: set[str] | None = None
     token_key: str = ""
+    token_user_group: str = ""
 
     async def connect(self) -> None:
         await self.accept()
@@ -131,6 +135,9 @@ class InventoryStreamConsumer(JsonSocket):
         if user is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        if self.token_key:
+            self.token_user_group = user_group(user.pk)
+            await self.channel_layer.group_add(self.token_user_group, self.channel_name)
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         asked = {k for value in query.get("kinds", []) for k in value.split(",") if k}
         if unknown := sorted(asked - set(MIRRORED_KINDS)):
@@ -151,10 +158,21 @@ class InventoryStreamConsumer(JsonSocket):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "joined", False):
             await self.channel_layer.group_discard(INVENTORY_GROUP, self.channel_name)
+        if self.token_user_group:
+            await self.channel_layer.group_discard(self.token_user_group, self.channel_name)
 
-    async def inventory_changed(self, event: dict[str, Any]) -> None:
+    async def _closed_if_token_refused(self) -> bool:
         if self.token_key and await database_sync_to_async(user_for_key)(self.token_key) is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)  # the token was revoked, or its user deactivated
+            return True
+        return False
+
+    async def user_changed(self, event: dict[str, Any]) -> None:
+        """The token's user was saved or deleted: a deactivated or deleted user's socket ends now."""
+        await self._closed_if_token_refused()
+
+    async def inventory_changed(self, event: dict[str, Any]) -> None:
+        if await self._closed_if_token_refused():
             return
         changes = event.get("changes") or []
         if self.kinds is not None:
