@@ -73,8 +73,12 @@ def test_the_eviction_table_links_each_pod_claim_and_replacement_to_its_page(
     ]
     assert row.locator("b").count() == 0  # the claim's name is text, never markup
     assert row.locator("td").nth(4).inner_text() == "trainer-1 · running on node-1"
-    # each name on one line at phone width: a word is kept whole in its cell
-    heights = row.locator("a").evaluate_all("(as) => as.map((a) => a.getClientRects().length)")
-    assert heights == [1, 1, 1, 1, 1]
+    # each name on one line at phone width: a word is kept whole in its cell. The table is redrawn every
+    # second (the countdowns), so the lines are counted on a drawn table, waiting for one if need be.
+    lines = "() => [...document.querySelectorAll('#progress-pods tbody tr a')].map((a) => a.getClientRects().length)"
+    page.wait_for_function(
+        f"() => ({lines})().length === 5 && ({lines})().every((n) => n > 0)", timeout=10_000
+    )
+    assert page.evaluate(lines) == [1, 1, 1, 1, 1]
     page.locator("#progress-pods a", has_text="trainer-1").click()
     page.wait_for_url(f"{asgi_server}/pods/ml/trainer-1/")
