@@ -58,6 +58,12 @@ class DradashOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
             return False
         return True
 
+    def get_user(self, user_id: Any) -> Any:
+        """The session's user, while active: mozilla-django-oidc's returns a deactivated one too, so an
+        operator an admin deactivated kept every page until the session ended (ModelBackend refuses them)."""
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
+
     def filter_users_by_claims(self, claims: dict[str, Any]) -> Any:
         return self.UserModel.objects.filter(username=self.get_username(claims))
 

@@ -63,6 +63,21 @@ def test_it_moves_the_roles_with_the_groups_on_every_login(oidc: Any) -> None:
     assert roles(user) == {"viewer"}
 
 
+def test_a_deactivated_user_signed_in_through_oidc_loses_the_dashboard_at_the_next_request(
+    oidc: Any, client: Any
+) -> None:
+    oidc.AUTHENTICATION_BACKENDS = [*oidc.AUTHENTICATION_BACKENDS, "inventory.oidc.DradashOIDCBackend"]
+    user = DradashOIDCBackend().create_user({"email": "olga@example.com", "groups": ["sre"]})
+    client.force_login(user, backend="inventory.oidc.DradashOIDCBackend")
+    assert client.get("/devices/").status_code == 200
+
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    answer = client.get("/devices/")
+    assert answer.status_code == 302 and answer["Location"].startswith("/accounts/login/")
+    assert client.get("/api/devices/").status_code in (401, 403)
+
+
 def test_it_refuses_a_login_without_the_username_claim_or_any_mapped_group(oidc: Any) -> None:
     backend = DradashOIDCBackend()
     assert not backend.verify_claims({"groups": ["staff"]})
