@@ -19,6 +19,8 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from dradash.models import ApiToken
+from dradash.realtime import broadcast
+from dradash.sessionguard import user_group
 
 KEY_PREFIX = "dd_"
 MAX_TOKENS_PER_USER = 20
@@ -63,6 +65,8 @@ def api_token_create(*, user: Any, name: str) -> tuple[ApiToken, str]:
 def api_token_revoke(*, user: Any, token_id: int) -> bool:
     """Delete one of the user's own tokens; False if it is not theirs (or gone already)."""
     deleted, _ = ApiToken.objects.filter(user=user, pk=token_id).delete()
+    if deleted:
+        _streams_recheck(user)
     return deleted > 0
 
 
@@ -74,7 +78,15 @@ def legacy_token(*, user: Any) -> Token | None:
 
 def legacy_token_revoke(*, user: Any) -> bool:
     deleted, _ = Token.objects.filter(user=user).delete()
+    if deleted:
+        _streams_recheck(user)
     return deleted > 0
+
+
+def _streams_recheck(user: Any) -> None:
+    """Once the revoke commits, the user's token streams check their token and the revoked one closes
+    (4401) at once, not at the next inventory change."""
+    broadcast(user_group(user.pk), {"type": "user.changed"})
 
 
 def user_for_key(key: str) -> AbstractBaseUser | None:

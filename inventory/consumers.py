@@ -114,10 +114,10 @@ class InventoryStreamConsumer(JsonSocket):
     `{"type": "hello", "resourceVersions": {kind: rv}}` — list through the REST API, then apply the
     changes that follow. Then, per mirror batch: `{"type": "changes", "changes": [{kind, type, uid,
     name, namespace}], "count": n, "truncated": bool, "rv": {kind: rv}}`. `?kinds=a,b` limits the kinds.
-    A socket opened with a token is closed (4401) at once when its user is deactivated or deleted (the
-    `user.changed` message to `user-<pk>`, `dradash.sessionguard.user_changed`), and at the next change once
-    the token is revoked (or its user deactivated, should that message have been lost). A session's socket
-    ends with its session: `dradash.sessionguard`.
+    A socket opened with a token is closed (4401) at once when its user is deactivated or deleted, or the
+    token is revoked (the `user.changed` message to `user-<pk>`: `dradash.sessionguard.user_changed`, and
+    `dradash.tokens`' revokes), and otherwise at the next change, should that message have been lost. A
+    session's socket ends with its session: `dradash.sessionguard`.
     """
 
     kinds: set[str] | None = None

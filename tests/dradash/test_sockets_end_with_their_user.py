@@ -1,7 +1,7 @@
 """A user an admin deactivates, deletes or gives a new password may no longer use the dashboard: their open
 websockets close with 4401 at once, not when their session ends (before, they kept streaming until then);
 another user's stay open. Sockets opened with an API token close too when their user is deactivated or
-deleted. Over a real server (uvicorn) and real websockets; well within the session check's 30 s."""
+deleted, or the token is revoked. Over a real server (uvicorn) and real websockets; well within the session check's 30 s."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 
 from dradash.realtime import send_now
 from dradash.sessionguard import CHECK_SECONDS
-from dradash.tokens import api_token_create
+from dradash.tokens import api_token_create, api_token_revoke
 from tests.dradash.sockets_support import assert_closed_for_the_user, assert_open, opened, session_cookie
 from tests.inventory.pages_support import make_user
 
@@ -76,3 +76,20 @@ def test_it_closes_a_stream_opened_with_a_token_at_once_when_its_user_is_deactiv
         assert_closed_for_the_user(robots, timeout=AT_ONCE)
         send_now("inventory", {"type": "inventory.changed", "kinds": ["pods"], "changes": [], "count": 0})
         assert json.loads(others.recv(timeout=20))["type"] == "changes"  # the other user's stream goes on
+
+
+def test_it_closes_a_stream_at_once_when_its_token_is_revoked_and_leaves_the_users_other_token_open(
+    asgi_server: str,
+) -> None:
+    robot = make_user("robot")
+    revoked, key = api_token_create(user=robot, name="ci")
+    _, kept_key = api_token_create(user=robot, name="nightly")
+    with ExitStack() as sockets:
+        gone = opened(sockets, asgi_server, "/ws/api/inventory/", {"Authorization": f"Token {key}"})
+        kept = opened(sockets, asgi_server, "/ws/api/inventory/", {"Authorization": f"Token {kept_key}"})
+
+        assert api_token_revoke(user=robot, token_id=revoked.pk)  # no inventory change follows
+
+        assert_closed_for_the_user(gone, timeout=AT_ONCE)
+        send_now("inventory", {"type": "inventory.changed", "kinds": ["pods"], "changes": [], "count": 0})
+        assert json.loads(kept.recv(timeout=20))["type"] == "changes"  # the other token's stream goes on
