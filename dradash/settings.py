@@ -99,17 +99,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL", "")
 CHANNEL_CAPACITY = env_int("DRADASH_CHANNEL_CAPACITY", 5000, minimum=100)
 if REDIS_URL:
-    # Measured: the default pool (100) and capacity (100) drop group messages silently under load.
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "max_connections": 1000}],
-                "capacity": CHANNEL_CAPACITY,
-                "expiry": 60,
-            },
-        }
-    }
+    from dradash.channel_layer import redis_channel_layer
+
+    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL, capacity=CHANNEL_CAPACITY)}
 else:
     CHANNEL_LAYERS = {
         "default": {

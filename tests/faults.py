@@ -2,7 +2,8 @@
 
 `TcpCut` is a TCP forwarder on a free loopback port in front of a real server (PostgreSQL, Redis, the
 simcluster): point the product at it, then `cut()` it — every open connection is closed and new ones are
-refused, as when the server went away — and `restore()` it. `database_through(cut)` points this process's
+refused, as when the server went away — or `freeze()` it — connections stay open but nothing passes, as
+when the server hangs or the network drops packets — and `restore()` it. `database_through(cut)` points this process's
 Django connections at such a forwarder for the length of a `with`.
 """
 
@@ -12,6 +13,7 @@ import contextlib
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +31,7 @@ class TcpCut:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         self._cut = False
+        self._frozen = False
         self._closed = False
         self._thread = threading.Thread(target=self._accept, name=f"tcpcut-{self.port}", daemon=True)
         self._thread.start()
@@ -45,9 +48,14 @@ class TcpCut:
         for sock in sockets:
             _close(sock)
 
+    def freeze(self) -> None:
+        """Pass nothing more either way, closing nothing: what is sent waits, unanswered."""
+        self._frozen = True
+
     def restore(self) -> None:
         with self._lock:
             self._cut = False
+            self._frozen = False
 
     def close(self) -> None:
         self.cut()
@@ -85,6 +93,11 @@ class TcpCut:
             sel.register(b, selectors.EVENT_READ)
             try:
                 while True:
+                    if self._frozen:
+                        time.sleep(0.05)
+                        if a not in self._open:
+                            return
+                        continue
                     for key, _ in sel.select(timeout=0.5):
                         sock: Any = key.fileobj
                         data = sock.recv(65536)

@@ -14,6 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from dradash.channel_layer import redis_channel_layer
 from dradash.realtime import broadcast
 from inventory.consumers import INVENTORY_GROUP, InventoryConsumer
 from inventory.models import WatchState
@@ -39,12 +40,7 @@ def layer(request: pytest.FixtureRequest, settings: Any) -> str:
     if request.param == "redis":
         if not _redis_reachable(REDIS_TEST_URL):
             pytest.skip(f"Redis not reachable at {REDIS_TEST_URL}")
-        settings.CHANNEL_LAYERS = {
-            "default": {
-                "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [{"address": REDIS_TEST_URL, "max_connections": 100}], "capacity": 5000},
-            }
-        }
+        settings.CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_TEST_URL, capacity=5000)}
     else:
         settings.CHANNEL_LAYERS = {
             "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}

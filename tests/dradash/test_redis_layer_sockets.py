@@ -1,0 +1,130 @@
+"""The Redis channel layer (production's, the Helm chart's) keeps idle live pages connected and lets a
+cancelled receive end. Over the real Redis.
+
+- channels_redis waits for a socket's next message with a BZPOPMIN; redis-py 8 gives up on a reply after
+  5 s by default, the same 5 s as that wait: every idle socket's consumer died, and every live page dropped
+  and reconnected every few seconds, missing what changed meanwhile.
+- A Redis that stops answering ends the sockets within seconds, so the pages say they are not live, instead
+  of leaving them open and silent while the dashboard's data moves on.
+- With a socket timeout, redis-py sends each command in `asyncio.wait_for`, which on Python 3.11 swallows
+  a cancellation arriving as the send completes: the cancelled receive waited for messages for ever (a
+  closed page's consumer never ended; an event loop never finished closing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import redis
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.test import Client
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from dradash.channel_layer import SOCKET_TIMEOUT, RedisChannelLayer, redis_channel_layer
+from tests.faults import TcpCut
+from tests.inventory.pages_support import make_user
+
+REDIS_TEST_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/7"
+
+#: longer than redis-py 8's default 5 s socket timeout, shorter than ours
+IDLE_SECONDS = 6.5
+
+
+@pytest.fixture
+def redis_url() -> str:
+    try:
+        redis.Redis.from_url(REDIS_TEST_URL, socket_connect_timeout=1).ping()
+    except redis.exceptions.RedisError:
+        pytest.skip(f"Redis not reachable at {REDIS_TEST_URL}")
+    return REDIS_TEST_URL
+
+
+@pytest.fixture
+def redis_through_cut(redis_url: str) -> Iterator[tuple[TcpCut, str]]:
+    parts = urlsplit(redis_url)
+    cut = TcpCut(parts.hostname or "127.0.0.1", parts.port or 6379)
+    try:
+        yield cut, urlunsplit(parts._replace(netloc=f"127.0.0.1:{cut.port}"))
+    finally:
+        cut.close()
+
+
+def _session_cookie() -> str:
+    client = Client()
+    client.force_login(make_user("ada"))
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_idle_live_page_keeps_its_socket_on_the_redis_layer_and_is_told_the_next_change(
+    redis_url: str, settings: object, asgi_server: str
+) -> None:
+    assert IDLE_SECONDS < SOCKET_TIMEOUT
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(redis_url, capacity=5000)}  # type: ignore[attr-defined]
+    cookie = _session_cookie()
+    with connect(
+        asgi_server.replace("http://", "ws://") + "/ws/inventory/",
+        additional_headers={"Cookie": cookie, "Origin": asgi_server},
+        open_timeout=20,
+    ) as ws:
+        assert json.loads(ws.recv(timeout=20))["type"] == "hello"
+        time.sleep(IDLE_SECONDS)  # nothing happens for a while …
+        # … then the mirror writes a batch: the page is told, on the socket it opened.
+        event = {"type": "inventory.changed", "kinds": ["resourceslices"], "changes": []}
+        async_to_sync(get_channel_layer().group_send)("inventory", event)
+        changed = json.loads(ws.recv(timeout=20))
+        assert changed["type"] == "changed" and changed["kinds"] == ["resourceslices"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_socket_closes_within_seconds_when_redis_stops_answering(
+    redis_through_cut: tuple[TcpCut, str], settings: object, asgi_server: str
+) -> None:
+    cut, url = redis_through_cut
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url, capacity=5000)}  # type: ignore[attr-defined]
+    with connect(
+        asgi_server.replace("http://", "ws://") + "/ws/inventory/",
+        additional_headers={"Cookie": _session_cookie(), "Origin": asgi_server},
+        open_timeout=20,
+    ) as ws:
+        assert json.loads(ws.recv(timeout=20))["type"] == "hello"
+        cut.freeze()  # Redis hangs: connections stay open, nothing comes back
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=SOCKET_TIMEOUT + 15)
+        # closed by the server, not by the wait above running out
+        assert time.monotonic() - started < SOCKET_TIMEOUT + 10
+        cut.restore()
+
+
+def test_a_cancelled_receive_ends_even_when_the_cancel_lands_as_a_command_is_sent(redis_url: str) -> None:
+    """Many receives, each cancelled at a random moment while the layer asks Redis again and again (a
+    10 ms wait, so the cancel often lands on a send): every one of them ends."""
+
+    async def scenario() -> list[int]:
+        config = redis_channel_layer(redis_url, capacity=100)["CONFIG"]
+        layer = RedisChannelLayer(**config)  # type: ignore[arg-type]
+        layer.brpop_timeout = 0.01
+        still_waiting = []
+        for attempt in range(200):
+            task = asyncio.ensure_future(layer.receive(await layer.new_channel()))
+            await asyncio.sleep(random.uniform(0.0, 0.03))
+            task.cancel()
+            done, _ = await asyncio.wait([task], timeout=1.0)
+            if not done:
+                still_waiting.append(attempt)
+                task.cancel()  # a second cancel, so the scenario itself ends
+                await asyncio.wait([task], timeout=5.0)
+        await layer.close_pools()
+        return still_waiting
+
+    assert asyncio.run(scenario()) == []
