@@ -34,6 +34,7 @@ from maintenance.drain import (
     maintenance_drain_start,
 )
 from maintenance.errors import MaintenanceError
+from maintenance.leftovers import maintenance_leftovers_remove
 from maintenance.live import maintenance_live
 from maintenance.models import AuditEntry, Maintenance
 from maintenance.progress import rule_drift
@@ -52,6 +53,7 @@ from maintenance.validation import (
     parse_drain_action,
     parse_drain_forecast,
     parse_preview,
+    parse_remove_leftovers,
     parse_undo,
 )
 
@@ -78,6 +80,13 @@ DRIFT_HELP = (
     "mirror): applied_effect is what dradash applied, cluster_effect what the cluster has (null: deleted)"
 )
 
+LEFTOVER_HELP = (
+    "rules a failed enforce wrote and could not roll back (the cluster stopped answering): they are in the "
+    "cluster with `effect` until dradash removes them (retried automatically once the cluster answers; "
+    "POST remove-leftovers/ at once) or an enforce writes every rule again: [{name, uid, effect, previous "
+    "(the taint it is set back to; null: deleted), at, by, error}]"
+)
+
 
 class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
     created_by = serializers.CharField(source="created_by.username", default="", read_only=True)
@@ -92,8 +101,9 @@ class MaintenanceSerializer(serializers.ModelSerializer[Maintenance]):
             "id", "title", "reason", "ticket", "created_by", "created_at", "state", "version", "taint_key",
             "taint_value", "target_effect", "applied_effect", "every_device", "filters", "device_count",
             "rule_count", "scope", "devices", "rules", "preview_run_id", "affected", "enforced_at", "last_error",
-            "drain", "drift",
+            "leftover_rules", "drain", "drift",
         ]  # fmt: skip
+        extra_kwargs = {"leftover_rules": {"help_text": LEFTOVER_HELP}}
 
     @extend_schema_field(serializers.DictField(allow_null=True))
     def get_drain(self, maintenance: Maintenance) -> dict[str, Any] | None:
@@ -119,7 +129,8 @@ class MaintenanceSummarySerializer(serializers.ModelSerializer[Maintenance]):
         model = Maintenance
         fields = ["id", "title", "created_by", "created_at", "state", "version", "taint_key", "taint_value",
                   "target_effect", "applied_effect", "every_device", "device_count", "rule_count", "scope",
-                  "drift"]  # fmt: skip
+                  "leftover_rules", "drift"]  # fmt: skip
+        extra_kwargs = {"leftover_rules": {"help_text": LEFTOVER_HELP}}
 
 
 class AuditEntrySerializer(serializers.ModelSerializer[AuditEntry]):
@@ -357,6 +368,29 @@ class MaintenanceUndoView(APIView):
         return Response({**MaintenanceSerializer(maintenance).data, "undo": consequences})
 
 
+class MaintenanceRemoveLeftoversView(APIView):
+    parser_classes = JSON_ONLY
+    permission_classes = [IsAuthenticated, CanAuthor]
+
+    @extend_schema(
+        operation_id="maintenance_remove_leftovers", request=schema.RemoveLeftoversRequest,
+        responses=MaintenanceSerializer,
+        description="Remove at once the rules a failed enforce left in the cluster (`leftover_rules`): deleted, "
+        "or set back to the taint they had. 409 when there are none; 503 when the cluster still does not answer "
+        "(`leftover_rules` then lists what is still there).",
+    )  # fmt: skip
+    def post(self, request: Request, maintenance_id: str) -> Response:
+        maintenance = get_object_or_404(Maintenance, pk=maintenance_id)
+        try:
+            confirmed, version = parse_remove_leftovers(request.data)
+            maintenance_leftovers_remove(
+                maintenance=maintenance, user=request.user, confirmed=confirmed, expected_version=version
+            )
+        except MaintenanceError as error:
+            return _error(error)
+        return Response(MaintenanceSerializer(maintenance).data)
+
+
 class MaintenanceProgressView(APIView):
     """The same document the live page receives over /ws/maintenance/<id>/ (`?pods=all` lists every pod)."""
 
@@ -437,6 +471,11 @@ urlpatterns = [
         name="api-drain-forecast",
     ),
     path("<str:maintenance_id>/undo/", MaintenanceUndoView.as_view(), name="api-undo"),
+    path(
+        "<str:maintenance_id>/remove-leftovers/",
+        MaintenanceRemoveLeftoversView.as_view(),
+        name="api-remove-leftovers",
+    ),
     path("<str:maintenance_id>/pause/", MaintenanceDrainPauseView.as_view(), name="api-drain-pause"),
     path("<str:maintenance_id>/resume/", MaintenanceDrainResumeView.as_view(), name="api-drain-resume"),
     path("<str:maintenance_id>/abort/", MaintenanceDrainAbortView.as_view(), name="api-drain-abort"),

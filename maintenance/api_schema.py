@@ -83,6 +83,11 @@ class DrainActionRequest(serializers.Serializer[Any]):
     version = serializers.IntegerField(min_value=0, required=False, help_text="the version the caller saw")
 
 
+class RemoveLeftoversRequest(serializers.Serializer[Any]):
+    confirm = serializers.BooleanField(help_text="must be true: the removal changes the cluster")
+    version = serializers.IntegerField(min_value=0, required=False, help_text="the version the caller saw")
+
+
 class UndoRequest(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=["delete", "none"], required=False)
     version = serializers.IntegerField(min_value=0, required=False)

@@ -135,6 +135,8 @@ def _ours_in_flight(maintenance: Maintenance | None, *, deleted: bool, effect: s
     intent = maintenance.write_intent if maintenance is not None else {}
     if not intent:
         return False
+    if intent.get("op") == "rollback":  # removing what a failed enforce left: deletes and set-backs alike
+        return True
     if deleted:
         return intent.get("op") == "undo"
     return intent.get("op") == "apply" and intent.get("effect") == effect

@@ -9,6 +9,10 @@ the drain's lease (DRADASH_DRAIN_LEASE_SECONDS), and each pod's eviction is clai
 UPDATE. A driver that dies holds its lease until it runs out; the next driver then resumes the drain and
 re-checks an eviction the dead one left in flight. The work is I/O (HTTP to the API server, the
 database), so a thread does not starve the web process.
+
+The same loop retries, every `leftover_every` seconds, the rollback of rules a failed enforce left in the
+cluster (`maintenance.leftovers`): it is the one periodic loop every deployment runs, and what it retries
+is as idempotent as a drain step (each retry claims the maintenance's version first).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
+from collections.abc import Callable
 
 from django.db import close_old_connections
 
@@ -33,9 +39,21 @@ def driver_token() -> str:
 
 
 class DrainDriver:
-    def __init__(self, *, every: float = STEP_EVERY_SECONDS, token: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        every: float = STEP_EVERY_SECONDS,
+        token: str | None = None,
+        leftover_every: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        from maintenance.leftovers import RETRY_EVERY_SECONDS
+
         self.every = every
         self.token = token or driver_token()
+        self.leftover_every = RETRY_EVERY_SECONDS if leftover_every is None else leftover_every
+        self._clock = clock
+        self._leftovers_at: float | None = None  # when this driver last retried them
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -75,12 +93,26 @@ class DrainDriver:
                 log.exception("drain step of maintenance %s failed", maintenance_id)
         return held
 
+    def retry_leftovers(self) -> int:
+        """Retry the rollback of leftover rules if `leftover_every` has passed; the number removed."""
+        from maintenance.leftovers import leftovers_retry_all
+
+        now = self._clock()
+        if self._leftovers_at is not None and now - self._leftovers_at < self.leftover_every:
+            return 0
+        self._leftovers_at = now
+        return leftovers_retry_all()
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 self.step_all()
             except Exception:
                 log.exception("drain driver step failed")
+            try:
+                self.retry_leftovers()
+            except Exception:
+                log.exception("retrying the leftover rules failed")
             finally:
                 close_old_connections()
             self._wake.wait(self.every)

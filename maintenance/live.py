@@ -43,7 +43,9 @@ def live_document(
             state=maintenance.state,
             effect=maintenance.applied_effect,
             drain_state=drain["state"] if drain else "",
+            leftovers=bool(maintenance.leftover_rules),
         ),  # fmt: skip
+        "leftover_rules": maintenance.leftover_rules,
         "preview": preview_doc,
         "preview_key": preview_key(preview_doc),
         "undo": undo_consequences(progress=progress, drain=drain)

@@ -9,6 +9,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import ProtectedError
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 
 
 def new_maintenance_id() -> str:
@@ -65,6 +68,11 @@ class Maintenance(models.Model):
     # Set (committed) before dradash writes the rules and cleared after, so the mirror's audit hook
     # can tell dradash's own writes from someone else's while they are under way: {op, effect}.
     write_intent = models.JSONField(default=dict, blank=True)
+    # Rules an enforce wrote and then could not roll back (the cluster stopped answering mid-way): in the
+    # cluster, not as this maintenance says, until a retry removes them (maintenance.leftovers) or an
+    # enforce writes every rule again: [{name, uid, effect, previous (the taint to set back; null:
+    # delete), at, by, error}].
+    leftover_rules = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -79,6 +87,25 @@ class Maintenance(models.Model):
             "value": self.taint_value,
             "effect": self.applied_effect or self.target_effect,
         }
+
+
+class LeftoverRulesError(ProtectedError):
+    """A maintenance whose failed enforce left rules in the cluster is not deleted: its row is the only
+    record of them."""
+
+
+@receiver(pre_delete, sender=Maintenance)
+def _keep_leftover_rules(sender: Any, instance: Maintenance, **kwargs: Any) -> None:
+    """Any delete (the shell, an admin, a future discard; `QuerySet.delete` too, as it sends this per row)
+    is refused while rules are left: deleting the row would orphan them in the cluster."""
+    left = [str(r.get("name", "")) for r in instance.leftover_rules]
+    if left:
+        raise LeftoverRulesError(
+            f"maintenance {instance.pk} is not deleted: a failed enforce left {len(left)} rule"
+            f"{'' if len(left) == 1 else 's'} in the cluster ({', '.join(left[:5])}{' …' if len(left) > 5 else ''}); "
+            "remove them first (Remove them now, or enforce again and undo)",
+            {instance},
+        )
 
 
 class MaintenancePreview(models.Model):

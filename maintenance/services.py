@@ -285,11 +285,16 @@ def _check(maintenance: Maintenance, action: str, expected_version: int | None) 
             f"{maintenance.version} and is {_describe(maintenance)}{_last_change(maintenance)}",
         )
     if not states.allows(maintenance.state, action, drain_state=states.drain_state_of(maintenance)):
+        why = states.REFUSAL[maintenance.state]
+        if maintenance.state == Maintenance.DRAFT and maintenance.leftover_rules:
+            why = (
+                f"it is a draft; only the {_n(len(maintenance.leftover_rules), 'rule')} a failed enforce left "
+                "are in the cluster (remove them from its page)"
+            )
         raise _conflict(
             maintenance,
             "state",
-            f"cannot {action}: this maintenance is {_describe(maintenance)} — {states.REFUSAL[maintenance.state]}"
-            f"{_last_change(maintenance)}",
+            f"cannot {action}: this maintenance is {_describe(maintenance)} — {why}{_last_change(maintenance)}",
         )
 
 
@@ -498,7 +503,8 @@ def _refused_headline(
         # (the same enforce) makes the cluster and this maintenance agree.
         return (
             f"Writing the rules failed and {_n(len(left), 'rule')} could not be rolled back "
-            f"({', '.join(left[:3])}{' …' if len(left) > 3 else ''}): enforce again once the cluster answers."
+            f"({', '.join(left[:3])}{' …' if len(left) > 3 else ''}): they are listed on this maintenance's page; "
+            "dradash removes them once the cluster answers, or enforce again."
         )
     if error is not None and error.denied:
         # The cluster's RBAC refused the operator (impersonation): say who and what, and that nothing stuck.
@@ -610,7 +616,9 @@ def maintenance_apply(
     except ClusterWriteError as error:
         rollback_problems = []
         left = []
-        for desired, current, _ in reversed(done):
+        leftovers: list[dict[str, Any]] = []
+        failed_at = timezone.now().isoformat()
+        for desired, current, stored in reversed(done):
             try:
                 _undo_write(desired, current, user)
                 audit.record(action="delete" if current is None else "update", maintenance=maintenance,
@@ -619,9 +627,22 @@ def maintenance_apply(
             except ClusterWriteError as undo_error:
                 rollback_problems.append(f"{desired['metadata']['name']}: {undo_error}")
                 left.append(desired["metadata"]["name"])
+                leftovers.append(
+                    {"name": desired["metadata"]["name"], "uid": (stored.get("metadata") or {}).get("uid", ""),
+                     "effect": effect, "previous": None if current is None else current["spec"]["taint"],
+                     "at": failed_at, "by": audit.user_name(user), "user_id": getattr(user, "pk", None),
+                     "error": str(undo_error)}
+                )  # fmt: skip
         message = "writing the rules failed; rolled back the ones already written"
         if rollback_problems:
             message = "writing the rules failed; could not roll back: " + "; ".join(rollback_problems)
+        # A rule an earlier failure left keeps its first record: what it is set back to is what the
+        # cluster had before dradash touched it, not what that failure left.
+        known = {r["name"] for r in maintenance.leftover_rules}
+        before["leftover_rules"] = [
+            *maintenance.leftover_rules,
+            *(r for r in leftovers if r["name"] not in known),
+        ]
         _release(maintenance, before)
         _record_failure(maintenance, user, effect, message, error)
         raise MaintenanceError(
@@ -633,7 +654,18 @@ def maintenance_apply(
     maintenance.applied_effect = effect
     maintenance.last_error = {}
     maintenance.write_intent = {}
-    maintenance.save(update_fields=["state", "applied_effect", "last_error", "write_intent", "updated_at"])
+    # Every rule was just written with `effect`: those a failed enforce left now match this maintenance.
+    maintenance.leftover_rules = []
+    maintenance.save(
+        update_fields=[
+            "state",
+            "applied_effect",
+            "last_error",
+            "write_intent",
+            "leftover_rules",
+            "updated_at",
+        ]
+    )
     audit.announce([maintenance.id])
     return maintenance
 
@@ -718,7 +750,17 @@ def maintenance_undo(
     maintenance.applied_effect = ""
     maintenance.last_error = {}
     maintenance.write_intent = {}
-    maintenance.save(update_fields=["state", "applied_effect", "last_error", "write_intent", "updated_at"])
+    maintenance.leftover_rules = []  # every rule of this maintenance is deleted
+    maintenance.save(
+        update_fields=[
+            "state",
+            "applied_effect",
+            "last_error",
+            "write_intent",
+            "leftover_rules",
+            "updated_at",
+        ]
+    )
     audit.record(action="undo", maintenance=maintenance, user=user,
                  message=f"undone: {_n(len(names), 'rule')} deleted. " + consequences["text"],
                  outcome=consequences)  # fmt: skip

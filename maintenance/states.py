@@ -7,7 +7,9 @@ allows, so a button never promises an action the server will refuse.
       └──drain (NoSchedule, then evictions)──▶ draining ──every pod moved (complete)──▶ applied (NoSchedule)
                        applied ──drain──▶ draining ──abort (NoSchedule stays)──▶ applied
                                           draining ──pause──▶ draining (paused) ──resume──▶ draining
-    (undo "set effect None" is an apply of None: the rules stay, harmless. After a drain, NoExecute
+    (undo "set effect None" is an apply of None: the rules stay, harmless. A draft or applied maintenance
+    whose failed enforce left rules in the cluster also offers "remove the leftover rules", which changes
+    no state: maintenance.leftovers. After a drain, NoExecute
     — "catch the stragglers" — is an apply of NoExecute with its own preview and typed confirmation.)
 
 Each affected pod of a drain is in one of POD_STATES (maintenance.drain moves them).
@@ -33,10 +35,11 @@ PAUSE = "pause"
 RESUME = "resume"
 ABORT = "abort"
 COMPLETE = "complete"  # the driver's, not a button: every affected pod has moved
+REMOVE_LEFTOVERS = "remove leftover rules"
 
 ALLOWED: dict[str, frozenset[str]] = {
-    DRAFT: frozenset({PREVIEW, APPLY, DRAIN}),
-    APPLIED: frozenset({PREVIEW, APPLY, UNDO, DRAIN}),
+    DRAFT: frozenset({PREVIEW, APPLY, DRAIN, REMOVE_LEFTOVERS}),
+    APPLIED: frozenset({PREVIEW, APPLY, UNDO, DRAIN, REMOVE_LEFTOVERS}),
     DRAINING: frozenset({PREVIEW, PAUSE, RESUME, ABORT, COMPLETE}),
     UNDONE: frozenset(),
 }
@@ -108,10 +111,12 @@ def next_state(state: str, action: str) -> str:
     return AFTER.get((state, action), state)
 
 
-def offered(*, state: str, effect: str, drain_state: str = "") -> list[str]:
+def offered(*, state: str, effect: str, drain_state: str = "", leftovers: bool = False) -> list[str]:
     """The buttons a page shows: the allowed actions, refined by the effect the cluster has now (and,
-    while draining, by the drain's state)."""
+    while draining, by the drain's state; "remove-leftovers" only while a failed enforce left rules)."""
     buttons: list[str] = []
+    if leftovers and allows(state, REMOVE_LEFTOVERS):
+        buttons.append("remove-leftovers")
     if allows(state, PREVIEW):
         buttons.append("preview")
     if state == DRAINING:
@@ -139,7 +144,10 @@ def current(maintenance: Any) -> dict[str, Any]:
         "version": maintenance.version,
         "drain": drain_state or None,
         "actions": offered(
-            state=maintenance.state, effect=maintenance.applied_effect, drain_state=drain_state
+            state=maintenance.state,
+            effect=maintenance.applied_effect,
+            drain_state=drain_state,
+            leftovers=bool(getattr(maintenance, "leftover_rules", None)),
         ),
     }
 

@@ -14,6 +14,9 @@ urlpatterns = [
     path("maintenance/<str:maintenance_id>/preview/", views.preview, name="preview"),
     path("maintenance/<str:maintenance_id>/apply/", views.apply, name="apply"),
     path("maintenance/<str:maintenance_id>/undo/", views.undo, name="undo"),
+    path(
+        "maintenance/<str:maintenance_id>/remove-leftovers/", views.remove_leftovers, name="remove-leftovers"
+    ),
     path("maintenance/<str:maintenance_id>/pause/", views.drain_pause, name="drain-pause"),
     path("maintenance/<str:maintenance_id>/resume/", views.drain_resume, name="drain-resume"),
     path("maintenance/<str:maintenance_id>/abort/", views.drain_abort, name="drain-abort"),

@@ -38,6 +38,7 @@ APPLY_FIELDS = (
 DRAIN_ACTION_FIELDS = ("version",)
 DRAIN_FORECAST_PARAMS = ("concurrency",)
 UNDO_FIELDS = ("mode", "version")
+REMOVE_LEFTOVERS_FIELDS = ("confirm", "version")
 PREVIEW_FIELDS = ("version",)
 DEVICE_FIELDS = ("driver", "pool", "device")
 
@@ -321,6 +322,20 @@ def parse_drain_action(body: Any) -> int | None:
     version = reader.integer("version")
     reader.done()
     return version
+
+
+def parse_remove_leftovers(body: Any) -> tuple[bool, int | None]:
+    """{"confirm": true, "version": n} of "remove the rules a failed enforce left"."""
+    reader = _Reader(body if body is not None else {}, REMOVE_LEFTOVERS_FIELDS)
+    confirm = reader.body.get("confirm", False)
+    if not isinstance(confirm, bool):
+        reader.errors.append(
+            FieldError("confirm", f"must be the JSON boolean true, got {a_type(confirm)} {_shown(confirm)}")
+        )
+        confirm = False
+    version = reader.integer("version")
+    reader.done()
+    return confirm is True, version
 
 
 def parse_drain_forecast(params: Mapping[str, str]) -> int | None:

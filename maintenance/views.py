@@ -41,6 +41,7 @@ from maintenance.drain import (
     maintenance_drain_start,
 )
 from maintenance.errors import MaintenanceError
+from maintenance.leftovers import RETRY_EVERY_SECONDS, maintenance_leftovers_remove
 from maintenance.live import live_document, maintenance_live
 from maintenance.models import AuditEntry, Maintenance
 from maintenance.progress import drift_summary, maintenance_progress, rule_drift
@@ -258,6 +259,8 @@ DRAIN_LABELS = {
 }
 #: ... and the undo buttons'.
 UNDO_LABELS = {**DETAIL_LABELS, "mode": "Undo"}
+#: ... and "Remove them now"'s.
+LEFTOVER_LABELS = {**DETAIL_LABELS, "confirm": "Remove the rules the failed enforce left"}
 
 
 def _enforce_options(maintenance: Maintenance, preview: Any, actions: list[str]) -> list[dict[str, Any]]:
@@ -345,6 +348,7 @@ def _detail_context(request: HttpRequest, maintenance: Maintenance, **extra: Any
         "live_url": reverse("maintenance:detail", args=[maintenance.id]) + "?fragment=live",
         "labels": DETAIL_LABELS,
         "drain_labels": DRAIN_LABELS,
+        "leftover_retry_seconds": int(RETRY_EVERY_SECONDS),
         "errors": [],
         **extra,
     }
@@ -474,6 +478,20 @@ def undo(request: HttpRequest, maintenance_id: str) -> HttpResponse:
             maintenance=m, user=request.user, mode=mode, expected_version=version
         ),
         UNDO_LABELS,
+    )
+
+
+@login_required
+@require_POST
+def remove_leftovers(request: HttpRequest, maintenance_id: str) -> HttpResponse:
+    confirmed = request.POST.get("confirm") == "yes"
+    return _write_and_show(
+        request,
+        maintenance_id,
+        lambda m, version: maintenance_leftovers_remove(
+            maintenance=m, user=request.user, confirmed=confirmed, expected_version=version
+        ),
+        LEFTOVER_LABELS,
     )
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,3 +55,20 @@ def mirrored(cluster_settings: Any, db: Any) -> Any:
     mirror.sync_once()
     cluster_settings.sync = mirror.sync_once
     return cluster_settings
+
+
+@pytest.fixture
+def cut(mirrored: Any, settings: Any, tmp_path: Path) -> Iterator[Any]:
+    """dradash's writes go to the simcluster through a TcpCut (tests/faults.py; the mirror read it directly)."""
+    from tests.faults import TcpCut
+
+    proxy = TcpCut("127.0.0.1", mirrored.port)
+    through = tmp_path / "through-cut-kubeconfig"
+    text = Path(mirrored.kubeconfig_path).read_text()
+    assert f":{mirrored.port}" in text
+    through.write_text(text.replace(f":{mirrored.port}", f":{proxy.port}"))
+    settings.DRADASH_KUBECONFIG = str(through)
+    try:
+        yield proxy
+    finally:
+        proxy.close()

@@ -96,7 +96,7 @@ def test_its_schema_offers_only_json_bodies_for_maintenance_writes() -> None:
     writes = {
         p: ops["post"] for p, ops in paths.items() if p.startswith("/api/maintenance/") and "post" in ops
     }
-    assert len(writes) == 7
+    assert len(writes) == 8
     assert {p: list(op["requestBody"]["content"]) for p, op in writes.items()} == {
         p: ["application/json"] for p in writes
     }

@@ -6,8 +6,6 @@ once the API server answers again. Over a real simcluster behind a TCP cut (test
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,21 +17,6 @@ from tests.faults import TcpCut
 from tests.maintenance.support import create, preview_now, rules_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def cut(mirrored: Any, settings: Any, tmp_path: Path) -> Iterator[TcpCut]:
-    """dradash's writes go to the simcluster through a TcpCut (the mirror read it directly)."""
-    proxy = TcpCut("127.0.0.1", mirrored.port)
-    through = tmp_path / "through-cut-kubeconfig"
-    text = Path(mirrored.kubeconfig_path).read_text()
-    assert f":{mirrored.port}" in text
-    through.write_text(text.replace(f":{mirrored.port}", f":{proxy.port}"))
-    settings.DRADASH_KUBECONFIG = str(through)
-    try:
-        yield proxy
-    finally:
-        proxy.close()
 
 
 def enforce(api: Client, m: Maintenance, run_id: str) -> Any:
