@@ -17,6 +17,8 @@ from simcluster.controllers.common import (
     meta,
     name_of,
     namespace_of,
+    post_containers_started,
+    post_containers_stopping,
     read_all,
     set_condition,
     uid_of,
@@ -37,6 +39,9 @@ class PodLifecycle:
             try:
                 if is_deleting(pod):
                     held = bool(meta(pod).get("finalizers"))
+                    node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+                    if node_name and (pod.get("status") or {}).get("phase") == "Running":
+                        post_containers_stopping(self.store, self.clock, pod, node_name)
                     if held and (pod.get("spec") or {}).get("nodeName") and not is_terminal(pod):
                         self._stop(pod)
                     if not held or meta(pod).get("deletionGracePeriodSeconds"):
@@ -64,6 +69,9 @@ class PodLifecycle:
                         },
                         namespace=namespace_of(pod),
                         subresource="status",
+                    )
+                    post_containers_started(
+                        self.store, self.clock, pod, str((pod.get("spec") or {}).get("nodeName"))
                     )
             except ApiError as error:
                 if error.status not in (404, 409):

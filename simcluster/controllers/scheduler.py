@@ -64,6 +64,7 @@ from simcluster.controllers.common import (
     namespace_of,
     owner_reference,
     pod_reference,
+    post_containers_started,
     post_event,
     read_all,
     reserved_for,
@@ -968,6 +969,7 @@ class Scheduler:
             message=f"Successfully assigned {ns}/{name_of(pod)} to {name_of(node)}",
             component=COMPONENT,
         )
+        post_containers_started(self.store, self.clock, bound, name_of(node))  # its kubelet starts it
 
     def _reserve(self, claim: JSON, pod: JSON, allocation: JSON | None, consumer: JSON | None = None) -> JSON:
         """Finalizer first, then allocation and reservation in one status write."""
