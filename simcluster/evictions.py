@@ -230,7 +230,8 @@ def _delete(
         )
         return
     status = clone(pod.get("status") or {})
-    set_status_condition(status, {"type": "DisruptionTarget", "status": "True", "lastTransitionTime": store.now(),
+    set_status_condition(status, {"type": "DisruptionTarget", "observedGeneration": int(meta.get("generation") or 1),
+                                  "status": "True", "lastTransitionTime": store.now(),
                                   "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"})  # fmt: skip
     marked = clone(pod)
     marked["status"] = status

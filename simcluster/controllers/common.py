@@ -331,6 +331,13 @@ def bind_pod(store: Store, pod: Mapping[str, Any], node: str) -> JSON:
     return store.bind_pod(name_of(pod), namespace=namespace_of(pod), node=node, uid=uid_of(pod))
 
 
+def pod_generation(pod: Mapping[str, Any]) -> int:
+    """The generation a pod's status and conditions observe (PodObservedGenerationTracking, GA and locked on
+    since v1.35: the kubelet writes `status.observedGeneration`, and every writer of a pod condition its
+    `observedGeneration`, from `metadata.generation`; pkg/api/v1/pod/util.go)."""
+    return int(meta(pod).get("generation") or 1)
+
+
 def set_condition(conditions: Iterable[JSON], condition: JSON) -> list[JSON]:
     """Replace the condition of the same type, keeping lastTransitionTime when the status is unchanged."""
     out: list[JSON] = []

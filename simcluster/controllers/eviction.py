@@ -34,6 +34,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     pod_claim_names,
+    pod_generation,
     post_event,
     read_all,
     reserved_for,
@@ -280,7 +281,7 @@ class EvictionController:
             message="Marking for deletion",
             component=COMPONENT,
         )
-        condition = {
+        condition: dict[str, Any] = {
             "type": "DisruptionTarget",
             "status": "True",
             "reason": DISRUPTION_REASON,
@@ -291,6 +292,7 @@ class EvictionController:
             current = self.store.get("pods", name, namespace=ns)
             if uid_of(current) != uid:
                 return False
+            condition["observedGeneration"] = pod_generation(current)
             conditions = set_condition((current.get("status") or {}).get("conditions") or [], condition)
             self.store.patch(
                 "pods", name, {"status": {"conditions": conditions}}, namespace=ns, subresource="status"

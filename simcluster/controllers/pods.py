@@ -17,6 +17,7 @@ from simcluster.controllers.common import (
     meta,
     name_of,
     namespace_of,
+    pod_generation,
     post_containers_started,
     post_containers_stopping,
     read_all,
@@ -59,10 +60,16 @@ class PodLifecycle:
                         name_of(pod),
                         {
                             "status": {
+                                "observedGeneration": pod_generation(pod),
                                 "phase": "Running",
                                 "startTime": now,
                                 "conditions": [
-                                    {"type": t, "status": "True", "lastTransitionTime": now}
+                                    {
+                                        "type": t,
+                                        "observedGeneration": pod_generation(pod),
+                                        "status": "True",
+                                        "lastTransitionTime": now,
+                                    }
                                     for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
                                 ],
                             }
@@ -89,9 +96,10 @@ class PodLifecycle:
         current = self.store.get("pods", name, namespace=namespace)
         conditions = (current.get("status") or {}).get("conditions") or []
         for kind in ("Ready", "ContainersReady"):
-            done = {"type": kind, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
+            done = {"type": kind, "observedGeneration": pod_generation(current), "status": "False",
+                    "reason": "PodCompleted", "lastTransitionTime": now}  # fmt: skip
             conditions = set_condition(conditions, done)
-        status = {"phase": phase, "conditions": conditions}
+        status = {"observedGeneration": pod_generation(current), "phase": phase, "conditions": conditions}
         self.store.patch("pods", name, {"status": status}, namespace=namespace, subresource="status")
 
     @staticmethod

@@ -63,6 +63,7 @@ from simcluster.controllers.common import (
     name_of,
     namespace_of,
     owner_reference,
+    pod_generation,
     pod_reference,
     post_containers_started,
     post_event,
@@ -995,9 +996,16 @@ class Scheduler:
         conditions: list[JSON] = list((pod.get("status") or {}).get("conditions") or [])
         for kind in ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready"):
             conditions = set_condition(
-                conditions, {"type": kind, "status": "True", "lastTransitionTime": now}
+                conditions,
+                {
+                    "type": kind,
+                    "observedGeneration": pod_generation(pod),
+                    "status": "True",
+                    "lastTransitionTime": now,
+                },
             )
         status: JSON = {
+            "observedGeneration": pod_generation(pod),
             "phase": "Running",
             "conditions": conditions,
             "hostIP": _node_ip(node),
@@ -1048,6 +1056,7 @@ class Scheduler:
             return
         condition = {
             "type": "PodScheduled",
+            "observedGeneration": pod_generation(pod),
             "status": "False",
             "reason": reason,
             "message": message,
