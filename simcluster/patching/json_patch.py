@@ -104,7 +104,8 @@ def json_patch(target: Json, operations: Json) -> Json:
         op = operation.get("op")
         path = operation.get("path")
         if not isinstance(path, str):
-            raise PatchError(400, "BadRequest", f"json patch operation {number} ({op}) has no path")
+            # json-patch (v4) finds this applying the patch: kube-apiserver answers 422, as for any failed op
+            raise PatchError(422, "Invalid", f"{op} operation failed to decode path")
         if op in ("add", "replace", "test") and "value" not in operation:
             raise PatchError(400, "BadRequest", f"json patch operation {number} ({op}) has no value")
         if op == "add":
@@ -116,7 +117,7 @@ def json_patch(target: Json, operations: Json) -> Json:
         elif op in ("move", "copy"):
             source = operation.get("from")
             if not isinstance(source, str):
-                raise PatchError(400, "BadRequest", f"json patch operation {number} ({op}) has no from")
+                raise PatchError(422, "Invalid", f"{op} operation failed to decode from")
             if (
                 op == "move"
                 and isinstance(source, str)
@@ -136,5 +137,6 @@ def json_patch(target: Json, operations: Json) -> Json:
                     f"found {json.dumps(actual)}",
                 )
         else:
-            raise PatchError(400, "BadRequest", f"json patch operation {number}: unknown op {op!r}")
+            # json-patch's Apply: "Unexpected kind: <op>", which kube-apiserver answers with a bare 422
+            raise PatchError(422, "Invalid", f"Unexpected kind: {op}")
     return doc

@@ -46,3 +46,27 @@ def test_kubectl_patch_that_is_no_json_is_refused_in_go_encoding_json_words(
     assert (refused.returncode, refused.stderr) == (1, f"Error from server (BadRequest): {message}\n")
     kept = kubectl("get", "configmap", "settings", "-o", "jsonpath={.data}")
     assert kept.stdout == '{"mode":"fast"}'
+
+
+@pytest.mark.parametrize(
+    "operations",
+    [
+        '[{"op":"delete","path":"/data/mode"}]',  # "remove" misremembered
+        '[{"op":"remove"}]',
+        '[{"op":"move","path":"/data/speed"}]',
+    ],
+    ids=["unknown-op", "no-path", "move-without-from"],
+)
+def test_kubectl_patch_with_an_unknown_json_patch_op_is_refused_as_a_patch_that_does_not_apply(
+    kubectl: Kubectl, operations: str
+) -> None:
+    """json-patch's Apply fails on the op (`Unexpected kind: delete`, a missing path or from), and
+    kube-apiserver answers every failed Apply with a bare 422 (NewGenericServerResponse): kubectl shows only its
+    generic sentence."""
+    created = kubectl("apply", "-f", "-", input_text=CONFIG_MAP)
+    assert created.returncode == 0, created.stderr
+    refused = kubectl("patch", "configmap", "settings", "--type=json", "-p", operations)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "The request is invalid: the server rejected our request due to an error in our request\n",
+    )

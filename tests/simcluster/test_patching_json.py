@@ -176,14 +176,16 @@ def test_it_refuses_a_failed_test_with_422_and_changes_nothing() -> None:
         ([{"op": "remove", "path": "/spec/deviceSelector/device"}], 422, "nonexistent key 'device'"),
         ([{"op": "replace", "path": "/spec/nothing/here", "value": 1}], 422, "does not exist"),
         ([{"op": "add", "path": "/status/conditions/5", "value": {}}], 422, "out of range"),
-        ([{"op": "frobnicate", "path": "/spec"}], 400, "unknown op"),
+        ([{"op": "frobnicate", "path": "/spec"}], 422, "Unexpected kind: frobnicate"),
+        ([{"op": "remove"}], 422, "remove operation failed to decode path"),
         ([{"op": "add", "path": "spec/taint", "value": 1}], 400, "invalid JSON pointer"),
         ([{"op": "add", "path": "/spec/taint/key"}], 400, "has no value"),
         ({"op": "add"}, 400, "cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
     ],
 )
 def test_it_explains_bad_json_patches(operations: Any, status: int, fragment: str) -> None:
-    """Malformed patches (400) say why; a patch that does not apply (422) says it in the log only, as upstream."""
+    """Patches that do not decode (400) say why; a patch that does not apply, an unknown op among them (422),
+    says it in the log only, as upstream."""
     with pytest.raises(PatchError) as raised:
         patch(operations, JSON_PATCH)
     assert raised.value.status == status
