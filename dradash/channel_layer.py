@@ -41,8 +41,14 @@ class RedisChannelLayer(_RedisChannelLayer):  # type: ignore[misc]
         return member
 
 
-def redis_channel_layer(url: str, *, capacity: int) -> dict[str, object]:
-    """CHANNEL_LAYERS["default"] for the Redis at `url`."""
+def redis_channel_layer(
+    url: str, *, capacity: int, socket_timeout: float = SOCKET_TIMEOUT
+) -> dict[str, object]:
+    """CHANNEL_LAYERS["default"] for the Redis at `url` (`socket_timeout` above BRPOP_TIMEOUT)."""
+    if socket_timeout <= BRPOP_TIMEOUT:
+        raise ValueError(
+            f"socket_timeout {socket_timeout} s must exceed the {BRPOP_TIMEOUT} s wait for a message"
+        )
     return {
         "BACKEND": "dradash.channel_layer.RedisChannelLayer",
         "CONFIG": {
@@ -51,7 +57,7 @@ def redis_channel_layer(url: str, *, capacity: int) -> dict[str, object]:
                 {
                     "address": url,
                     "max_connections": 1000,
-                    "socket_timeout": SOCKET_TIMEOUT,
+                    "socket_timeout": socket_timeout,
                     "socket_connect_timeout": CONNECT_TIMEOUT,
                 }
             ],

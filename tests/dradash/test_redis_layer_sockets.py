@@ -90,7 +90,9 @@ def test_a_live_socket_closes_within_seconds_when_redis_stops_answering(
     redis_through_cut: tuple[TcpCut, str], settings: object, asgi_server: str
 ) -> None:
     cut, url = redis_through_cut
-    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url, capacity=5000)}  # type: ignore[attr-defined]
+    # a short read timeout, so that the test waits seconds, not minutes, on a loaded machine
+    layer = redis_channel_layer(url, capacity=5000, socket_timeout=3)
+    settings.CHANNEL_LAYERS = {"default": layer}  # type: ignore[attr-defined]
     with connect(
         asgi_server.replace("http://", "ws://") + "/ws/inventory/",
         additional_headers={"Cookie": _session_cookie(), "Origin": asgi_server},
@@ -98,10 +100,10 @@ def test_a_live_socket_closes_within_seconds_when_redis_stops_answering(
     ) as ws:
         assert json.loads(ws.recv(timeout=20))["type"] == "hello"
         cut.freeze()  # Redis hangs: connections stay open, nothing comes back
-        # The server closes the socket once the layer's read times out (each of the socket's two readers,
-        # its consumer and its session guard, may wait out one); without a timeout it would wait for ever.
+        # The server closes the socket once the layer's reads time out (each of the socket's readers, its
+        # consumer and its session guard, may wait out one); without a timeout it would wait for ever.
         with pytest.raises(ConnectionClosed):
-            ws.recv(timeout=4 * SOCKET_TIMEOUT + 20)
+            ws.recv(timeout=90)
         cut.restore()
 
 
@@ -127,3 +129,8 @@ def test_a_cancelled_receive_ends_even_when_the_cancel_lands_as_a_command_is_sen
         return still_waiting
 
     assert asyncio.run(scenario()) == []
+
+
+def test_a_read_timeout_that_would_cut_the_wait_for_a_message_short_is_refused() -> None:
+    with pytest.raises(ValueError, match="socket_timeout 2 s must exceed the 2 s wait"):
+        redis_channel_layer("redis://127.0.0.1:6379/7", capacity=100, socket_timeout=2)
