@@ -92,6 +92,23 @@ def kubectl(cluster: SimCluster, tmp_path: Path) -> Kubectl:
     return run
 
 
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[SimCluster]:
+    """The `tiny` topology with every controller running; its kubeconfig at tmp_path/kubeconfig."""
+    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as running:
+        yield running
+
+
+def kubectl_out(tmp_path: Path, *args: str) -> str:
+    """kubectl 1.37.1 on the `live` cluster: its output, the command having succeeded."""
+    result = subprocess.run(
+        [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"), "--cache-dir", str(tmp_path / "cache"),
+         *args], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def kubectl_popen(cluster: SimCluster, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     """Start a long-running kubectl (e.g. `get -w`)."""
     return subprocess.Popen(

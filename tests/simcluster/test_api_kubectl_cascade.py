@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from simcluster.testing import SimCluster, run_simcluster
+from simcluster.testing import SimCluster
 from tests.simcluster.conftest import kubectl_path
 from tests.simcluster.sim_helpers import settle
 
@@ -49,12 +48,6 @@ metadata: {name: alice-replicasets}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: replicasets}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 """
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SimCluster]:
-    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
-        yield cluster
 
 
 def _command(tmp_path: Path, *args: str) -> list[str]:

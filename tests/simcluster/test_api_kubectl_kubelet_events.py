@@ -6,31 +6,11 @@ pkg/kubelet/kuberuntime/kuberuntime_container.go)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from simcluster.testing import SimCluster, run_simcluster
-from tests.simcluster.conftest import kubectl_path
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import kubectl_out
 from tests.simcluster.sim_helpers import settle
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SimCluster]:
-    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
-        yield cluster
-
-
-def _run(tmp_path: Path, *args: str) -> str:
-    result = subprocess.run(
-        [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"), "--cache-dir", str(tmp_path / "cache"),
-         *args], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def _events_section(described: str) -> list[list[str]]:
@@ -42,11 +22,11 @@ def _events_section(described: str) -> list[list[str]]:
 def test_kubectl_describe_pod_lists_the_kubelets_pulled_created_and_started(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "run", "app", "--image=registry.example.com/app:1.2")
-    _run(tmp_path, "wait", "--for=condition=Ready", "pod/app", "--timeout=30s")
+    kubectl_out(tmp_path, "run", "app", "--image=registry.example.com/app:1.2")
+    kubectl_out(tmp_path, "wait", "--for=condition=Ready", "pod/app", "--timeout=30s")
     settle(live)
     node = live.store.get("pods", "app", namespace="default")["spec"]["nodeName"]
-    rows = _events_section(_run(tmp_path, "describe", "pod", "app"))
+    rows = _events_section(kubectl_out(tmp_path, "describe", "pod", "app"))
     assert [(row[1], row[3], row[4]) for row in rows] == [
         ("Scheduled", "default-scheduler", f"Successfully assigned default/app to {node}"),
         ("Pulled", "kubelet", 'spec.containers{app}: Container image "registry.example.com/app:1.2" already '
@@ -54,7 +34,9 @@ def test_kubectl_describe_pod_lists_the_kubelets_pulled_created_and_started(
         ("Created", "kubelet", "spec.containers{app}: Container created"),
         ("Started", "kubelet", "spec.containers{app}: Container started"),
     ]  # fmt: skip
-    wide = _run(tmp_path, "get", "events", "-o", "wide", "--field-selector", "reason=Started").splitlines()
+    wide = kubectl_out(
+        tmp_path, "get", "events", "-o", "wide", "--field-selector", "reason=Started"
+    ).splitlines()
     header = wide[0].split()
     assert header[:6] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT"]
     assert wide[1].split()[3:7] == ["pod/app", "spec.containers{app}", "kubelet,", node]
@@ -63,17 +45,19 @@ def test_kubectl_describe_pod_lists_the_kubelets_pulled_created_and_started(
 def test_kubectl_shows_an_image_pulled_again_and_the_container_stopped_on_deletion(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "run", "web", "--image=nginx")  # :latest, so imagePullPolicy Always: pulled every start
-    _run(tmp_path, "wait", "--for=condition=Ready", "pod/web", "--timeout=30s")
+    kubectl_out(
+        tmp_path, "run", "web", "--image=nginx"
+    )  # :latest, so imagePullPolicy Always: pulled every start
+    kubectl_out(tmp_path, "wait", "--for=condition=Ready", "pod/web", "--timeout=30s")
     settle(live)
-    rows = _events_section(_run(tmp_path, "describe", "pod", "web"))
+    rows = _events_section(kubectl_out(tmp_path, "describe", "pod", "web"))
     reasons = [row[1] for row in rows]
     assert reasons == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
     assert rows[1][4] == 'spec.containers{web}: Pulling image "nginx"'
     assert rows[2][4].startswith('spec.containers{web}: Successfully pulled image "nginx" in ')
     assert " including waiting). Image size: " in rows[2][4] and rows[2][4].endswith(" bytes.")
-    _run(tmp_path, "delete", "pod", "web")
-    killing = _run(
+    kubectl_out(tmp_path, "delete", "pod", "web")
+    killing = kubectl_out(
         tmp_path, "get", "events", "--field-selector", "involvedObject.name=web,reason=Killing",
         "-o", "custom-columns=FROM:.source.component,PART:.involvedObject.fieldPath,MESSAGE:.message",
         "--no-headers",

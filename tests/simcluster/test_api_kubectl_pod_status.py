@@ -6,40 +6,20 @@ the kubelet, the scheduler and the eviction API stamp every pod condition they w
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from simcluster.testing import SimCluster, run_simcluster
-from tests.simcluster.conftest import kubectl_path
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import kubectl_out
 from tests.simcluster.sim_helpers import settle
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SimCluster]:
-    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
-        yield cluster
-
-
-def _run(tmp_path: Path, *args: str) -> str:
-    result = subprocess.run(
-        [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"), "--cache-dir", str(tmp_path / "cache"),
-         *args], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def test_a_started_pods_status_and_conditions_observe_its_generation(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "run", "app", "--image=registry.example.com/app:1.2")
-    _run(tmp_path, "wait", "--for=condition=Ready", "pod/app", "--timeout=30s")
+    kubectl_out(tmp_path, "run", "app", "--image=registry.example.com/app:1.2")
+    kubectl_out(tmp_path, "wait", "--for=condition=Ready", "pod/app", "--timeout=30s")
     settle(live)
-    pod = json.loads(_run(tmp_path, "get", "pod", "app", "-o", "json"))
+    pod = json.loads(kubectl_out(tmp_path, "get", "pod", "app", "-o", "json"))
     assert pod["metadata"]["generation"] == 1
     assert pod["status"]["observedGeneration"] == 1
     observed = {c["type"]: c.get("observedGeneration") for c in pod["status"]["conditions"]}
@@ -47,7 +27,7 @@ def test_a_started_pods_status_and_conditions_observe_its_generation(
         "PodScheduled": 1, "Initialized": 1, "PodReadyToStartContainers": 1, "ContainersReady": 1, "Ready": 1,
     }  # fmt: skip
     # what `kubectl wait` users poll for: the kubelet has seen the pod's current spec
-    waited = _run(
+    waited = kubectl_out(
         tmp_path, "wait", "--for=jsonpath={.status.observedGeneration}=1", "pod/app", "--timeout=10s"
     )
     assert waited == "pod/app condition met\n"
@@ -56,11 +36,11 @@ def test_a_started_pods_status_and_conditions_observe_its_generation(
 def test_the_schedulers_unschedulable_condition_observes_the_pods_generation(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "run", "nowhere", "--image=registry.example.com/app:1.2",
+    kubectl_out(tmp_path, "run", "nowhere", "--image=registry.example.com/app:1.2",
          "--overrides", '{"spec":{"nodeSelector":{"no-such-label":"x"}}}')  # fmt: skip
     settle(live)
     condition = json.loads(
-        _run(
+        kubectl_out(
             tmp_path,
             "get",
             "pod",

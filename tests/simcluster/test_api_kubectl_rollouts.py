@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from simcluster.testing import SimCluster, run_simcluster
+from simcluster.testing import SimCluster
 from tests.simcluster.conftest import kubectl_path
 from tests.simcluster.sim_helpers import condition, settle
 
 pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SimCluster]:
-    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
-        yield cluster
 
 
 def _kubectl(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -5,62 +5,44 @@ new kinds."""
 from __future__ import annotations
 
 import base64
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from simcluster.testing import SimCluster, run_simcluster
-from tests.simcluster.conftest import kubectl_path
+from simcluster.testing import SimCluster
+from tests.simcluster.conftest import kubectl_out
 from tests.simcluster.sim_helpers import settle
 
 
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SimCluster]:
-    with run_simcluster(topology="tiny", kubeconfig_path=tmp_path / "kubeconfig") as cluster:
-        yield cluster
-
-
-def _run(tmp_path: Path, *args: str) -> str:
-    result = subprocess.run(
-        [str(kubectl_path()), "--kubeconfig", str(tmp_path / "kubeconfig"), "--cache-dir", str(tmp_path / "cache"),
-         *args], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 def test_it_creates_scales_and_rolls_out_a_deployment_from_kubectl(live: SimCluster, tmp_path: Path) -> None:
-    assert _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2", "--port=80") == (
-        "deployment.apps/web created\n"
-    )
+    assert kubectl_out(
+        tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2", "--port=80"
+    ) == ("deployment.apps/web created\n")
     stored = live.store.get("deployments", "web", namespace="default")
     container = stored["spec"]["template"]["spec"]["containers"][0]
     assert (container["name"], container["image"], container["ports"]) == ("nginx", "nginx:1", [{"containerPort": 80,
                                                                                                 "protocol": "TCP"}])  # fmt: skip
     assert stored["spec"]["selector"] == {"matchLabels": {"app": "web"}}
-    assert _run(tmp_path, "scale", "deployment/web", "--replicas=3") == "deployment.apps/web scaled\n"
+    assert kubectl_out(tmp_path, "scale", "deployment/web", "--replicas=3") == "deployment.apps/web scaled\n"
     # kubectl waits for the rollout; under load it may print "Waiting for …" lines first, as on a real cluster.
-    assert _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s").endswith(
+    assert kubectl_out(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s").endswith(
         'deployment "web" successfully rolled out\n'
     )
     settle(live)
-    table = _run(tmp_path, "get", "deployment", "web").splitlines()
+    table = kubectl_out(tmp_path, "get", "deployment", "web").splitlines()
     assert table[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     assert table[1].split()[:4] == ["web", "3/3", "3", "3"]
 
 
 def test_it_creates_secrets_configmaps_and_budgets_from_kubectl(live: SimCluster, tmp_path: Path) -> None:
-    _run(tmp_path, "create", "secret", "generic", "db", "--from-literal=password=s3cret")
+    kubectl_out(tmp_path, "create", "secret", "generic", "db", "--from-literal=password=s3cret")
     assert (
         base64.b64decode(live.store.get("secrets", "db", namespace="default")["data"]["password"])
         == b"s3cret"
     )
-    _run(tmp_path, "create", "configmap", "settings", "--from-literal=mode=fast")
+    kubectl_out(tmp_path, "create", "configmap", "settings", "--from-literal=mode=fast")
     assert live.store.get("configmaps", "settings", namespace="default")["data"] == {"mode": "fast"}
-    _run(tmp_path, "create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=50%")
+    kubectl_out(tmp_path, "create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=50%")
     spec = live.store.get("poddisruptionbudgets", "web", namespace="default")["spec"]
     assert spec == {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}
 
@@ -68,7 +50,7 @@ def test_it_creates_secrets_configmaps_and_budgets_from_kubectl(live: SimCluster
 @pytest.mark.parametrize("field", ["deployments.spec.strategy", "leases.spec", "clusterroles.rules",
                                    "serviceaccounts", "rolebindings.subjects"])  # fmt: skip
 def test_it_explains_the_new_kinds(live: SimCluster, tmp_path: Path, field: str) -> None:
-    out = _run(tmp_path, "explain", field)
+    out = kubectl_out(tmp_path, "explain", field)
     assert out.splitlines()[0].split()[0] in ("KIND:", "GROUP:")
     assert "FIELD" in out or "DESCRIPTION" in out
 
@@ -90,7 +72,8 @@ spec:
 
 def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp_path: Path) -> None:
     assert (
-        _run(tmp_path, "apply", "-f", str(_write(tmp_path, "job.yaml", JOB))) == "job.batch/burn-in created\n"
+        kubectl_out(tmp_path, "apply", "-f", str(_write(tmp_path, "job.yaml", JOB)))
+        == "job.batch/burn-in created\n"
     )
     settle(live)
     (pod,) = [
@@ -99,7 +82,7 @@ def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp
         if p["metadata"]["name"].startswith("burn-in-")
     ]
     live.controllers.pods.complete("default", pod["metadata"]["name"])
-    assert _run(tmp_path, "wait", "--for=condition=complete", "job/burn-in", "--timeout=30s") == (
+    assert kubectl_out(tmp_path, "wait", "--for=condition=complete", "job/burn-in", "--timeout=30s") == (
         "job.batch/burn-in condition met\n"
     )
     conditions = live.store.get("jobs", "burn-in", namespace="default")["status"]["conditions"]
@@ -107,13 +90,14 @@ def test_it_marks_a_finished_job_complete_for_kubectl_wait(live: SimCluster, tmp
         ("SuccessCriteriaMet", "True", "CompletionsReached"),
         ("Complete", "True", "CompletionsReached"),
     ]
-    assert _run(tmp_path, "get", "job", "burn-in").splitlines()[1].split()[:3] == [
+    assert kubectl_out(tmp_path, "get", "job", "burn-in").splitlines()[1].split()[:3] == [
         "burn-in",
         "Complete",
         "1/1",
     ]
     events = [
-        line.split(None, 4)[2:] for line in _run(tmp_path, "events", "--for", "job/burn-in").splitlines()[1:]
+        line.split(None, 4)[2:]
+        for line in kubectl_out(tmp_path, "events", "--for", "job/burn-in").splitlines()[1:]
     ]
     assert sorted((reason, message) for reason, _, message in events) == [
         ("Completed", "Job completed"),
@@ -128,7 +112,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_it_creates_a_job_from_kubectl_with_a_real_servers_defaults(live: SimCluster, tmp_path: Path) -> None:
-    assert _run(tmp_path, "create", "job", "burn-in", "--image=registry.example.com/gpu-burn:2", "--", "burn",
+    assert kubectl_out(tmp_path, "create", "job", "burn-in", "--image=registry.example.com/gpu-burn:2", "--", "burn",
                 "--minutes=5") == "job.batch/burn-in created\n"  # fmt: skip
     job = live.store.get("jobs", "burn-in", namespace="default")
     uid, spec = job["metadata"]["uid"], job["spec"]
@@ -152,7 +136,7 @@ def test_it_creates_a_job_from_kubectl_with_a_real_servers_defaults(live: SimClu
 def test_it_keeps_the_pods_of_a_replicaset_deleted_with_cascade_orphan(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl_out(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
     settle(live)
     (rs,) = live.store.list("replicasets", namespace="default")
     rs_name = rs["metadata"]["name"]
@@ -162,8 +146,8 @@ def test_it_keeps_the_pods_of_a_replicaset_deleted_with_cascade_orphan(
         if any(ref["uid"] == rs["metadata"]["uid"] for ref in p["metadata"].get("ownerReferences", []))
     ]
     assert len(pods) == 2
-    _run(tmp_path, "delete", "deployment", "web", "--cascade=orphan")
-    assert _run(tmp_path, "delete", "replicaset", rs_name, "--cascade=orphan") == (
+    kubectl_out(tmp_path, "delete", "deployment", "web", "--cascade=orphan")
+    assert kubectl_out(tmp_path, "delete", "replicaset", rs_name, "--cascade=orphan") == (
         f'replicaset.apps "{rs_name}" deleted from default namespace\n'
     )
     settle(live)
@@ -173,18 +157,22 @@ def test_it_keeps_the_pods_of_a_replicaset_deleted_with_cascade_orphan(
 
 
 def test_it_creates_services_from_kubectl_with_allocated_addresses(live: SimCluster, tmp_path: Path) -> None:
-    assert _run(tmp_path, "create", "service", "clusterip", "trainer", "--tcp=80:8080") == (
+    assert kubectl_out(tmp_path, "create", "service", "clusterip", "trainer", "--tcp=80:8080") == (
         "service/trainer created\n"
     )
-    _run(tmp_path, "create", "service", "nodeport", "metrics", "--tcp=9400")
-    _run(tmp_path, "create", "service", "externalname", "registry", "--external-name=registry.example.com")
+    kubectl_out(tmp_path, "create", "service", "nodeport", "metrics", "--tcp=9400")
+    kubectl_out(
+        tmp_path, "create", "service", "externalname", "registry", "--external-name=registry.example.com"
+    )
     spec = live.store.get("services", "trainer", namespace="default")["spec"]
     assert spec["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
     assert spec["clusterIPs"] == [spec["clusterIP"]] and spec["clusterIP"].startswith("10.")
     assert (spec["type"], spec["sessionAffinity"], spec["ipFamilies"], spec["ipFamilyPolicy"]) == (
         "ClusterIP", "None", ["IPv4"], "SingleStack",
     )  # fmt: skip
-    rows = {line.split()[0]: line.split() for line in _run(tmp_path, "get", "services").splitlines()[1:]}
+    rows = {
+        line.split()[0]: line.split() for line in kubectl_out(tmp_path, "get", "services").splitlines()[1:]
+    }
     node_port = live.store.get("services", "metrics", namespace="default")["spec"]["ports"][0]["nodePort"]
     assert 30000 <= node_port <= 32767
     assert rows["metrics"][1:5] == ["NodePort", rows["metrics"][2], "<none>", f"9400:{node_port}/TCP"]
@@ -194,7 +182,7 @@ def test_it_creates_services_from_kubectl_with_allocated_addresses(live: SimClus
 
 def test_it_describes_a_topology_node_as_its_kubelet_registered_it(live: SimCluster, tmp_path: Path) -> None:
     node = live.store.list("nodes")[0]["metadata"]["name"]
-    out = _run(tmp_path, "describe", "node", node)
+    out = kubectl_out(tmp_path, "describe", "node", node)
     lease = out.split("Lease:\n", 1)[1].splitlines()
     assert lease[0].split() == ["HolderIdentity:", node]
     assert lease[2].split()[0] == "RenewTime:" and "0001" not in lease[2]
@@ -207,12 +195,12 @@ def test_it_describes_a_topology_node_as_its_kubelet_registered_it(live: SimClus
 
 
 def test_it_reports_container_and_image_ids_of_a_started_pod(live: SimCluster, tmp_path: Path) -> None:
-    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1.27")
+    kubectl_out(tmp_path, "create", "deployment", "web", "--image=nginx:1.27")
     settle(live)
     pod = next(
         p for p in live.store.list("pods", namespace="default") if p["metadata"]["name"].startswith("web-")
     )
-    out = _run(tmp_path, "describe", "pod", pod["metadata"]["name"])
+    out = kubectl_out(tmp_path, "describe", "pod", pod["metadata"]["name"])
     fields = dict(
         line.strip().split(":", 1) for line in out.splitlines() if line.startswith("    ") and ":" in line
     )
@@ -224,15 +212,15 @@ def test_it_reports_container_and_image_ids_of_a_started_pod(live: SimCluster, t
 def test_it_drops_the_unavailable_count_of_a_deployment_once_every_replica_is_available(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
-    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
-    _run(tmp_path, "rollout", "restart", "deployment/web")
-    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    kubectl_out(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+    kubectl_out(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    kubectl_out(tmp_path, "rollout", "restart", "deployment/web")
+    kubectl_out(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
     settle(live)
     status = live.store.get("deployments", "web", namespace="default")["status"]
     assert (status["replicas"], status["availableReplicas"], status["updatedReplicas"]) == (2, 2, 2)
     assert "unavailableReplicas" not in status
-    described = _run(tmp_path, "describe", "deployment", "web")
+    described = kubectl_out(tmp_path, "describe", "deployment", "web")
     assert (
         "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in described
     )
@@ -241,10 +229,10 @@ def test_it_drops_the_unavailable_count_of_a_deployment_once_every_replica_is_av
 def test_it_leaves_the_zero_counts_out_of_a_scaled_down_replica_sets_status(
     live: SimCluster, tmp_path: Path
 ) -> None:
-    _run(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=1")
-    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
-    _run(tmp_path, "scale", "deployment/web", "--replicas=0")
-    _run(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    kubectl_out(tmp_path, "create", "deployment", "web", "--image=nginx:1", "--replicas=1")
+    kubectl_out(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
+    kubectl_out(tmp_path, "scale", "deployment/web", "--replicas=0")
+    kubectl_out(tmp_path, "rollout", "status", "deployment/web", "--timeout=30s")
     settle(live)
     (rs,) = live.store.list("replicasets", namespace="default")
     assert rs["status"] == {"replicas": 0, "observedGeneration": rs["metadata"]["generation"]}
@@ -252,7 +240,7 @@ def test_it_leaves_the_zero_counts_out_of_a_scaled_down_replica_sets_status(
 
 def test_it_creates_the_debugging_pod_of_kubectl_debug_node(live: SimCluster, tmp_path: Path) -> None:
     node = live.store.list("nodes")[0]["metadata"]["name"]
-    out = _run(tmp_path, "debug", f"node/{node}", "--image=busybox:1.37", "--", "sleep", "60")
+    out = kubectl_out(tmp_path, "debug", f"node/{node}", "--image=busybox:1.37", "--", "sleep", "60")
     (pod,) = [
         p
         for p in live.store.list("pods", namespace="default")
