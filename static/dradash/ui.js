@@ -11,6 +11,8 @@
 // - A form's refusal (data-error-focus: the message a refused POST is answered with) is brought into view and
 //   given the focus when the page loads: under a form far down the page (the what-if's third form) it was
 //   below the first screen, and the page, back at its top, looked as if the button had done nothing.
+// - A "Columns" chooser (details.col-chooser, a list over the table) closes like a menu: Escape closes it and
+//   gives the focus back to its button, and a click elsewhere closes it; it stayed open over the rows.
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -65,6 +67,18 @@
     refusal.focus({ preventScroll: true });
     refusal.scrollIntoView({ block: "center" });
   }
+  function openChoosers() { return document.querySelectorAll("details.col-chooser[open]"); }
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    openChoosers().forEach(function (details) {
+      const inside = details.contains(document.activeElement);
+      details.open = false;
+      if (inside) details.querySelector("summary").focus();
+    });
+  });
+  document.addEventListener("click", function (event) {
+    openChoosers().forEach(function (details) { if (!details.contains(event.target)) details.open = false; });
+  });
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
 })();
