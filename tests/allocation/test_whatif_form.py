@@ -82,6 +82,40 @@ def test_a_failed_run_says_failed_with_one_message(operator_client: Client) -> N
     assert "Succeeded" not in html
 
 
+@pytest.mark.parametrize(
+    ("state", "percent", "stopped"),
+    [
+        (RunState.FAILED, 0, "(stopped while trying each node)"),
+        (RunState.CANCELLED, 40, "(stopped while trying each node, 40% done)"),
+        (RunState.TIMED_OUT, 85, "(stopped while trying each node, 85% done)"),
+    ],
+)
+def test_a_run_that_ended_without_an_answer_shows_no_progress_bar(
+    operator_client: Client, state: str, percent: int, stopped: str
+) -> None:
+    """A failed run read "Failed — trying each node [empty bar] 0%", as if it were still at work."""
+    run = WhatIfRun.objects.create(
+        kind="feasibility", input={"source": "yaml"}, state=state, error="why", phase="trying each node",
+        time_limit_seconds=10, percent=percent,
+    )  # fmt: skip
+    html = operator_client.get(f"/whatif/{run.id}/").content.decode()
+    status = html[html.index('id="run-status"') : html.index('id="run-error"')]
+    assert "<progress" not in status
+    assert 'id="run-phase"' not in status
+    assert stopped in status
+
+
+def test_a_running_run_shows_its_phase_and_progress(operator_client: Client) -> None:
+    run = WhatIfRun.objects.create(
+        kind="feasibility", input={"source": "yaml"}, state=RunState.RUNNING, phase="trying each node",
+        time_limit_seconds=10, percent=30,
+    )  # fmt: skip
+    html = operator_client.get(f"/whatif/{run.id}/").content.decode()
+    assert '<span id="run-phase">trying each node</span>' in html
+    assert '<progress id="run-progress" max="100" value="30">' in html
+    assert "stopped while" not in html
+
+
 def test_a_taint_impact_answer_becomes_the_start_of_a_draft(operator_client: Client) -> None:
     o.store(*o.small_cluster().values())
     operator_client.post(
