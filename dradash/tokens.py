@@ -62,12 +62,15 @@ def api_token_create(*, user: Any, name: str) -> tuple[ApiToken, str]:
     return token, key
 
 
-def api_token_revoke(*, user: Any, token_id: int) -> bool:
-    """Delete one of the user's own tokens; False if it is not theirs (or gone already)."""
-    deleted, _ = ApiToken.objects.filter(user=user, pk=token_id).delete()
-    if deleted:
-        _streams_recheck(user)
-    return deleted > 0
+def api_token_revoke(*, user: Any, token_id: int) -> str | None:
+    """Delete one of the user's own tokens and return its name; None if it is not theirs (or gone already)."""
+    with transaction.atomic():
+        token = ApiToken.objects.select_for_update().filter(user=user, pk=token_id).first()
+        if token is None:
+            return None
+        token.delete()
+    _streams_recheck(user)
+    return str(token.name)
 
 
 def legacy_token(*, user: Any) -> Token | None:

@@ -57,8 +57,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    if not api_token_revoke(user=request.user, token_id=token_id):
+    name = api_token_revoke(user=request.user, token_id=token_id)
+    if name is None:
         return _page(request, status=404, revoke_error="no such token of yours (revoked already?)")
+    messages.success(request, f"Token “{name}” revoked: requests that send it are refused from now on.")
     return redirect("tokens")
 
 
@@ -67,6 +69,7 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
 def legacy_token_revoke_view(request: HttpRequest) -> HttpResponse:
     if not legacy_token_revoke(user=request.user):
         return _page(request, status=404, revoke_error="you have no legacy token (revoked already?)")
+    messages.success(request, "Legacy token revoked: requests that send it are refused from now on.")
     return redirect("tokens")
 
 

@@ -11,6 +11,8 @@
 // - A form's refusal (data-error-focus: the message a refused POST is answered with) is brought into view and
 //   given the focus when the page loads: under a form far down the page (the what-if's third form) it was
 //   below the first screen, and the page, back at its top, looked as if the button had done nothing.
+// - A form with data-confirm (revoking an API token) asks first, in the words of that attribute; "Cancel" sends
+//   nothing. One click on the wrong row's button took a token away from the scripts that use it.
 // - A "Columns" chooser (details.col-chooser, a list over the table) closes like a menu: Escape closes it and
 //   gives the focus back to its button, and a click elsewhere closes it; it stayed open over the rows.
 (function () {
@@ -67,6 +69,10 @@
     refusal.focus({ preventScroll: true });
     refusal.scrollIntoView({ block: "center" });
   }
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
+  });
   function openChoosers() { return document.querySelectorAll("details.col-chooser[open]"); }
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;

@@ -76,6 +76,26 @@ def test_it_lets_a_user_hold_several_tokens_and_revoke_one_of_them(browser: Clie
     assert api(second).get("/api/devices/").status_code == 200
 
 
+def test_a_revoked_token_is_named_on_the_page_that_follows_and_each_button_says_which(
+    browser: Client,
+) -> None:
+    """The row just vanished: nothing said which token had gone (the buttons all read "Revoke")."""
+    make(browser, "ci-<pipeline>")
+    make(browser, "laptop")
+    token = ApiToken.objects.get(name="ci-<pipeline>")
+    listing = browser.get("/accounts/tokens/").content.decode()
+    assert 'aria-label="Revoke ci-&lt;pipeline&gt;"' in listing and 'aria-label="Revoke laptop"' in listing
+    assert 'data-confirm="Revoke token “laptop”? Scripts that send it stop working at once."' in listing
+
+    page = browser.post(f"/accounts/tokens/{token.pk}/revoke/", follow=True).content.decode()
+
+    assert (
+        '<div class="alert ok" role="status" id="token-message">Token “ci-&lt;pipeline&gt;” revoked: requests '
+        "that send it are refused from now on.</div>"
+    ) in page
+    assert "token-message" not in browser.get("/accounts/tokens/").content.decode()  # said once
+
+
 def test_it_refuses_to_revoke_another_users_token(browser: Client) -> None:
     grace = User.objects.create_user("grace")
     token, key = api_token_create(user=grace, name="grace-ci")

@@ -38,3 +38,38 @@ def test_a_new_token_can_be_copied_and_a_reload_does_not_post_it_again(
     expect(page.locator("#new-token")).to_have_count(0)  # shown once, as the page said
     expect(page.locator("#tokens tbody tr", has_text="ci")).to_have_count(1)
     context.close()
+
+
+def test_revoking_a_token_asks_first_and_then_says_which_one_went(
+    viewer: Any, asgi_server: str, browser: Any
+) -> None:
+    """One click on a row's "Revoke" took the token away at once, and the row just vanished."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    log_in(page, asgi_server, viewer.username, start="/accounts/tokens/")
+    for name in ("ci", "laptop"):
+        page.fill("main input[name=name]", name)
+        page.click("main button[type=submit]")
+        expect(page.locator("#new-token")).to_be_visible()
+    asked: list[str] = []
+
+    def answer(dialog: Any, accept: bool) -> None:
+        asked.append(dialog.message)
+        if accept:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    page.once("dialog", lambda d: answer(d, False))
+    page.get_by_role("button", name="Revoke ci").click()
+    expect(page.locator("#tokens tbody tr")).to_have_count(2)  # "Cancel" sent nothing
+    assert asked == ["Revoke token “ci”? Scripts that send it stop working at once."]
+
+    page.once("dialog", lambda d: answer(d, True))
+    page.get_by_role("button", name="Revoke ci").click()
+    expect(page.locator("#token-message")).to_have_text(
+        "Token “ci” revoked: requests that send it are refused from now on."
+    )
+    expect(page.locator("#tokens tbody tr")).to_have_count(1)
+    expect(page.locator("#tokens tbody tr", has_text="laptop")).to_have_count(1)
