@@ -69,6 +69,16 @@ class MirrorStatus:
         return self.synced and not self.stale
 
     @property
+    def listed_problems(self) -> list[KindStatus]:
+        """The kinds the banner names one by one: none when every kind is unreachable (the banner's "the
+        cluster is unreachable since …" says it once; nine kinds each "unreachable since" the same second
+        filled a phone's first screen)."""
+        if self.problems and len(self.problems) == len(self.kinds):
+            if all(k.state == WATCH_UNREACHABLE for k in self.problems):
+                return []
+        return self.problems
+
+    @property
     def forbidden(self) -> list[str]:
         return [k.kind for k in self.problems if k.state == WATCH_FORBIDDEN]
 
