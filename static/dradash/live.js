@@ -21,12 +21,27 @@
   // When the page last knew it showed the current state: rendered, a socket message, a poll answered.
   let currentAt = new Date();
 
-  function setState(state, text) {
+  // The badge says how this page follows dradash (live, polling, not live) and, while the stale-data banner is
+  // up (the cluster unreachable, a watch failing), that what dradash has is not current: a green "live" next
+  // to "The data shown may not be current" read as if the cluster's data were live.
+  let shownState = "";
+  let shownText = "";
+  function show() {
     const el = document.getElementById("live-status");
-    if (!el) return;
-    el.dataset.state = state;
-    el.textContent = text;
+    if (!el || !shownState) return;
+    const connected = shownState === "live" || shownState === "polling";
+    const behind = connected && !!document.querySelector('#status-banner [data-testid="status-banner"]');
+    el.dataset.state = shownState;
+    el.dataset.current = behind ? "false" : "true";
+    el.textContent = behind ? shownText + " · data not current" : shownText;
+    el.title = behind ? "connected to dradash, but its data of the cluster is not current (see the banner)" : "live updates";
   }
+  function setState(state, text) {
+    shownState = state;
+    shownText = text;
+    show();
+  }
+  body.addEventListener("htmx:afterSettle", show);
 
   // A poll that failed (the server answered 5xx, or did not answer): what the page shows may be stale,
   // so it must not read "polling" as if it were current, until a poll is answered again.

@@ -23,3 +23,24 @@ def log_in(page: Any, base: str, username: str, *, start: str = "/devices/") -> 
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base}{start}")
+
+
+def mirror_current() -> None:
+    """Every mirrored kind's watch synced and confirmed now, as a running mirror reports it: no stale-data banner
+    (written from a thread of its own: a test's browser event loop owns the test's thread)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def write() -> None:
+        from django.utils import timezone
+
+        from inventory.kube import MIRRORED_KINDS
+        from inventory.models import WatchState
+
+        now = timezone.now()
+        for kind in MIRRORED_KINDS:
+            WatchState.objects.update_or_create(
+                kind=kind, defaults={"state": "synced", "since": now, "confirmed_at": now}
+            )
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(write).result()
