@@ -213,6 +213,7 @@ def devices(request: HttpRequest) -> HttpResponse:
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
         # The filters alone (no paging, sorting or live parameters): what a new maintenance starts from.
         "maintenance_query": urlencode({k: v for k in filterset.filters if (v := request.GET.get(k, ""))}),
+        "filtered": any(request.GET.get(k, "") for k in filterset.filters),
         "table": tables.table_spec(),
     }
     status = 400 if context["errors"] else 200
@@ -354,6 +355,7 @@ def claims(request: HttpRequest) -> HttpResponse:
         "page": page,
         "query": query.urlencode(),
         "values": {k: request.GET.get(k, "") for k in filterset.filters},
+        "filtered": any(request.GET.get(k, "") for k in filterset.filters),
         "fragment_url": _fragment_url(request, "table"),
         "counts": claim_state_counts(),
         "sort": sort if sort.lstrip("-") in claim_queries.CLAIM_SORTS else "",

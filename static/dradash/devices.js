@@ -400,7 +400,10 @@
         }
         return response;
       },
-      placeholder: "No devices match these filters.",
+      // Empty without a filter is a cluster where no driver has published a device yet, not a filter's doing.
+      placeholder: holder.dataset.filtered === "false"
+        ? "No devices in the mirror yet: no ResourceSlice publishes any."
+        : "No devices match these filters.",
       columnDefaults: { headerSort: false, tooltip: false, vertAlign: "middle" },
       // The same marks as every other table's sort buttons (.th-sort in dradash.css): ↕ sortable, ▲ / ▼ sorted.
       // The mark is decoration, hidden from screen readers: the header's aria-sort (Tabulator's) says it.

@@ -354,7 +354,7 @@ def test_it_counts_the_devices_each_rule_selects(world: dict[str, Any]) -> None:
 def test_it_explains_an_invalid_claim_filter(client_in: Client, world: dict[str, Any]) -> None:
     html = client_in.get(reverse("inventory:claims"), {"state": "exploded"}).content.decode()
     assert "<strong>State</strong> (<code>state</code>): Select a valid choice" in html
-    assert "No claims match." in html
+    assert "Nothing is listed while the query above is refused." in html
 
 
 def test_it_sorts_devices_by_taint_severity_on_the_server(client_in: Client, world: dict[str, Any]) -> None:
