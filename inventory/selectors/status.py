@@ -73,9 +73,9 @@ class MirrorStatus:
         """The kinds the banner names one by one: none when every kind is unreachable (the banner's "the
         cluster is unreachable since …" says it once; nine kinds each "unreachable since" the same second
         filled a phone's first screen)."""
-        if self.problems and len(self.problems) == len(self.kinds):
-            if all(k.state == WATCH_UNREACHABLE for k in self.problems):
-                return []
+        every_kind = bool(self.problems) and len(self.problems) == len(self.kinds)
+        if every_kind and all(k.state == WATCH_UNREACHABLE for k in self.problems):
+            return []
         return self.problems
 
     @property
