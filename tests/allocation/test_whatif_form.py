@@ -30,6 +30,20 @@ def test_the_form_offers_claim_pod_and_a_labelled_yaml_tab(operator_client: Clie
     assert '<option value="Pod|default/train-0" >default/train-0</option>' in form
 
 
+def test_on_a_fresh_cluster_the_pickers_say_there_is_nothing_to_pick(operator_client: Client) -> None:
+    """An empty "— choose —" list and a blank DeviceClass box looked broken on a cluster with no objects."""
+    html = operator_client.get("/whatif/").content.decode()
+    assert html.count('<option value="">— none in the mirror: paste its YAML —</option>') == 2
+    assert '<option value="">— no pod in the mirror: paste its YAML —</option>' in html
+    assert (
+        '<select name="deviceClassName" id="headroom-class"><option value="">— no DeviceClass in the mirror —'
+        in html
+    )
+    o.store(*o.small_cluster().values())
+    html = operator_client.get("/whatif/").content.decode()
+    assert "in the mirror" not in html
+
+
 def test_a_pending_claims_page_opens_the_feasibility_form_with_that_claim_picked(
     operator_client: Client,
 ) -> None:
