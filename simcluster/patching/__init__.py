@@ -101,17 +101,24 @@ _DECODED_INTO = {
 }
 
 
+def _not_json(word: str) -> Any:
+    """NaN and Infinity, which Python's json reads and Go's refuses."""
+    raise ValueError(f"{word} is not JSON")
+
+
 def _decode_json(body: bytes, media: str) -> Json:
     """The patch, or kube-apiserver's BadRequest in Go's encoding/json words for one that does not decode:
     `error decoding patch: unexpected end of JSON input`, `invalid character 'b' looking for beginning of
     object key string`, `json: cannot unmarshal array into Go value of type map[string]interface {}`."""
     prefix, go_type = _DECODED_INTO.get(media, ("error decoding patch: ", "map[string]interface {}"))
-    syntax = gojson.syntax_error(body)
-    if syntax is not None:
-        raise PatchError(400, "BadRequest", prefix + syntax)
     try:
-        patch = json.loads(body)
+        # Go's decoder is only asked for the words of a refusal: scanning every patch twice cost the
+        # scheduler's burst writes about a twentieth of their time.
+        patch = json.loads(body, parse_constant=_not_json)
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        syntax = gojson.syntax_error(body)
+        if syntax is not None:
+            raise PatchError(400, "BadRequest", prefix + syntax) from None
         raise PatchError(400, "BadRequest", f"error decoding patch: {error}") from None
     wrong = None
     if media == JSON_PATCH:

@@ -159,26 +159,18 @@ def owned_paths(applied: dict[str, Any], root: dict[str, Any] | None) -> set[Pat
 def fields_to_v1(paths: set[Path]) -> dict[str, Any]:
     """The FieldsV1 tree of a set of paths. A path that is owned itself and has owned paths under it (a list
     item, a map's entry, an object an Update added) gets ``.`` among its children, as upstream serializes a
-    set member that is also a parent; a path ending in ``.`` says the same."""
+    set member that is also a parent; a path ending in ``.`` says the same.
+
+    The paths are inserted in sorted order, so each level's keys come out sorted with no second pass (the
+    tree is built on every write a controller makes: a burst's hot path)."""
+    parents = {path[:i] for path in paths for i in range(1, len(path))}
+    marked = {path + (".",) for path in paths if path and path[-1] != "." and path in parents}
     tree: dict[str, Any] = {}
-    members: list[Path] = []
-    for path in paths:
+    for path in sorted(paths | marked):
         node = tree
         for token in path:
             node = node.setdefault(token, {})
-        if path and path[-1] != ".":
-            members.append(path)
-    for path in members:
-        node = tree
-        for token in path:
-            node = node[token]
-        if node and "." not in node:
-            node["."] = {}
-    return _sorted_tree(tree)
-
-
-def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
-    return {token: _sorted_tree(tree[token]) for token in sorted(tree)}
+    return tree
 
 
 def fields_from_v1(tree: Any, prefix: Path = ()) -> set[Path]:
