@@ -1601,6 +1601,11 @@ def writing_as(manager: str | None) -> Iterator[None]:
         _ACTING.manager = before
 
 
+def acting_manager() -> str | None:
+    """The field manager `writing_as` names for this thread's writes now (None: none named)."""
+    return getattr(_ACTING, "manager", None)
+
+
 def _acting_manager(given: str | None) -> str | None:
     return given or getattr(_ACTING, "manager", None)
 

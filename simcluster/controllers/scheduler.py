@@ -57,6 +57,7 @@ from simcluster.controllers.common import (
     POD_CLAIM_NAME,
     bind_pod,
     creation_time,
+    events_after,
     is_deleting,
     is_terminal,
     meta,
@@ -337,13 +338,14 @@ class Scheduler:
                 requested[i] = (requested[i][0] + asked[0], requested[i][1] + asked[1])
         world.requested = requested
         retry = False
-        for pod in pending:
-            try:
-                self._schedule(clone(pod), world)
-            except ApiError as error:
-                if error.status not in (404, 409) and not is_namespace_terminating(error):
-                    raise
-                retry = True  # something changed under us; the next pass sees the new state
+        with events_after():  # the pass's pods are bound and started first, their events then
+            for pod in pending:
+                try:
+                    self._schedule(clone(pod), world)
+                except ApiError as error:
+                    if error.status not in (404, 409) and not is_namespace_terminating(error):
+                        raise
+                    retry = True  # something changed under us; the next pass sees the new state
         return 0.05 if retry else None
 
     def _enqueue(self, pending: list[JSON]) -> None:
