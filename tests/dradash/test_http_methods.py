@@ -31,8 +31,9 @@ POST_ROUTES = {
     "api/maintenance/<str:maintenance_id>/preview/", "api/maintenance/<str:maintenance_id>/apply/",
     "api/maintenance/<str:maintenance_id>/undo/", "api/migration/upgrade/",
     "migration/pool-status/", "api/migration/pool-status/", "api/migration/pool-status/<str:name>/refresh/",
-    # the drain's pause / resume / abort (issue 14)
-    *(f"{api}maintenance/<str:maintenance_id>/{action}/" for api in ("", "api/") for action in ("pause", "resume", "abort")),
+    # the drain's pause / resume / abort (issue 14), and removing the rules a failed enforce left
+    *(f"{api}maintenance/<str:maintenance_id>/{action}/" for api in ("", "api/")
+      for action in ("pause", "resume", "abort", "remove-leftovers")),
 }  # fmt: skip
 #: routes that take a DELETE (a one-shot object deleted to be made again)
 DELETE_ROUTES = {"api/migration/pool-status/<str:name>/"}

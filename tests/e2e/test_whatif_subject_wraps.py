@@ -18,7 +18,11 @@ CLAIM = "-".join(letter * 60 for letter in "abc")
 
 @pytest.fixture
 def run(viewer: Any) -> str:
-    o.store(*o.small_cluster().values(), o.claim(CLAIM))
+    claim = o.claim(CLAIM)
+    claim["metadata"]["uid"] = (
+        "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"  # a real uid's length (the name is long)
+    )
+    o.store(*o.small_cluster().values(), claim)
     answer = whatif_run_create(
         kind="feasibility",
         input={"source": "pick", "kind": "ResourceClaim", "namespace": "default", "name": CLAIM},
