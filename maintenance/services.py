@@ -650,11 +650,19 @@ def maintenance_apply(
             headline=_refused_headline(maintenance, error, left),
         ) from error  # fmt: skip
 
-    maintenance.state = states.next_state(maintenance.state, states.APPLY)
-    maintenance.applied_effect = effect
+    # Every rule was just written with `effect`: those a failed enforce left now match this maintenance.
+    _settle(maintenance, states.APPLY, applied_effect=effect)
+    audit.announce([maintenance.id])
+    return maintenance
+
+
+def _settle(maintenance: Maintenance, action: str, *, applied_effect: str) -> None:
+    """An apply or undo went through: the next state, the effect the rules now have, and no error, write
+    in flight or rule left over by a failed enforce (every rule now matches this maintenance)."""
+    maintenance.state = states.next_state(maintenance.state, action)
+    maintenance.applied_effect = applied_effect
     maintenance.last_error = {}
     maintenance.write_intent = {}
-    # Every rule was just written with `effect`: those a failed enforce left now match this maintenance.
     maintenance.leftover_rules = []
     maintenance.save(
         update_fields=[
@@ -666,8 +674,6 @@ def maintenance_apply(
             "updated_at",
         ]
     )
-    audit.announce([maintenance.id])
-    return maintenance
 
 
 def _release(maintenance: Maintenance, before: dict[str, Any]) -> None:
@@ -746,21 +752,7 @@ def maintenance_undo(
             [FieldError("rules", "; ".join(problems))], status=503 if unreachable else 502,
             headline="Some rules could not be deleted; the others are gone. Try undo again.",
         )  # fmt: skip
-    maintenance.state = states.next_state(maintenance.state, states.UNDO)
-    maintenance.applied_effect = ""
-    maintenance.last_error = {}
-    maintenance.write_intent = {}
-    maintenance.leftover_rules = []  # every rule of this maintenance is deleted
-    maintenance.save(
-        update_fields=[
-            "state",
-            "applied_effect",
-            "last_error",
-            "write_intent",
-            "leftover_rules",
-            "updated_at",
-        ]
-    )
+    _settle(maintenance, states.UNDO, applied_effect="")  # every rule of this maintenance is deleted
     audit.record(action="undo", maintenance=maintenance, user=user,
                  message=f"undone: {_n(len(names), 'rule')} deleted. " + consequences["text"],
                  outcome=consequences)  # fmt: skip
