@@ -25,7 +25,7 @@ What simcluster does differently from Kubernetes (see the report in RESULTS.md):
 separate resourceclaim controller, creates the claim from the template when it first tries the pod.
 
     .venv/bin/python bench/bench_burst.py [--nodes 3000] [--pods 1500] [--database-url URL ...]
-        [--deployment] [--no-append] [--note TEXT]
+        [--deployment] [--repeat N] [--no-append] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -535,6 +535,12 @@ def main() -> None:
         action="store_true",
         help="leave simcluster's loaded world in the garbage collector's reach (before 2026-12-03)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds (each database each round); the table shows the slowest, a line under it every round",
+    )
     parser.add_argument("--no-append", action="store_true")
     parser.add_argument("--note", default="", help="a line appended under the table")
     parser.add_argument("--mirror-worker", action="store_true", help=argparse.SUPPRESS)
@@ -549,7 +555,12 @@ def main() -> None:
 
     kubectl = str(kubectl_binary())
     head = commit()
-    results = [run_one(url, args, kubectl) for url in args.database_urls or DEFAULT_DBS]
+    urls = args.database_urls or DEFAULT_DBS
+    rounds = [[run_one(url, args, kubectl) for url in urls] for _ in range(args.repeat)]
+    # The table shows each database's slowest burst of the rounds: the figure a user can count on.
+    results = [
+        max((r[i] for r in rounds), key=lambda r: r.get("burst_s", float("inf"))) for i in range(len(urls))
+    ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     kind = "Deployment" if args.deployment else "ReplicaSet"
     lines = [
@@ -563,6 +574,28 @@ def main() -> None:
         f"{POLL_S * 1000:.0f} ms. Times from the create.\n",
         *table(results, args),
     ]
+    if args.repeat > 1:
+        lines += [
+            "",
+            f"{args.repeat} rounds, one fresh simcluster per database per round; the table shows each "
+            "database's slowest. Every round's burst time (scheduler passes · owners passes):",
+        ]
+        for i in range(len(urls)):
+            runs = [r[i] for r in rounds]
+            times = sorted(r["burst_s"] for r in runs if "burst_s" in r)
+            median = statistics.median(times) if times else float("nan")
+            lines.append(
+                f"- {runs[0]['database']}: "
+                + ", ".join(
+                    f"{r['burst_s']:.2f} s ({r['controllers']['scheduler']['passes']} · "
+                    f"{r['controllers']['owners']['passes']})"
+                    if "burst_s" in r
+                    else "did not finish"
+                    for r in runs
+                )
+                + f"; median {median:.2f} s, max {max(times, default=float('nan')):.2f} s"
+                + f" ({sum(1 for t in times if t <= TARGET_BURST_S)}/{len(runs)} within {TARGET_BURST_S:.0f} s)"
+            )
     if args.note:
         lines += ["", args.note]
     from bench_mirror import publish

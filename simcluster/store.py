@@ -77,6 +77,8 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # not a system call each (SystemRandom was a tenth of a burst's controller time; uuid4's urandom, made under the
 # store lock, let go of the GIL and kept every other writer waiting for it).
 _RANDOM = random.Random()
+#: kube-apiserver's maxNameGenerationCreateAttempts: tries of a generateName create before AlreadyExists
+_GENERATE_NAME_ATTEMPTS = 8
 _METADATA_ORDER = (
     "name",
     "generateName",
@@ -422,6 +424,11 @@ def _keep_namespace_finalizers(new: Obj, old: Obj) -> None:
         spec["finalizers"] = finalizers
     else:
         spec.pop("finalizers", None)
+
+
+def _generated_name(prefix: str) -> str:
+    """generateName's prefix and 5 random characters of the alphabet kube's utilrand.String draws from."""
+    return prefix + "".join(_RANDOM.choices(_NAME_ALPHABET, k=5))
 
 
 def _reorder(obj: Obj) -> Obj:
@@ -828,9 +835,10 @@ class Store:
         requested_name = str(meta.get("name") or meta.get("generateName") or "")
         if resource.namespaced:
             self._admit_into_namespace(resource, str(meta["namespace"]), requested_name)
+        generated = not meta.get("name") and bool(meta.get("generateName"))
         if not meta.get("name"):
-            if meta.get("generateName"):
-                meta["name"] = str(meta["generateName"]) + "".join(_RANDOM.choices(_NAME_ALPHABET, k=5))
+            if generated:
+                meta["name"] = _generated_name(str(meta["generateName"]))
             else:
                 raise invalid(
                     resource,
@@ -875,6 +883,13 @@ class Store:
             key = self._key(resource, name, meta.get("namespace"))
             if resource.namespaced and ("", key[0]) not in self._table("namespaces"):
                 raise namespace_not_found(key[0])
+            # RetryGenerateName (GA since v1.32): a generated name that is taken is drawn again, up to
+            # 8 attempts in all, before the create fails with AlreadyExists
+            attempts = 1
+            while key in self._table(plural) and generated and attempts < _GENERATE_NAME_ATTEMPTS:
+                attempts += 1
+                name = meta["name"] = _generated_name(str(meta["generateName"]))
+                key = self._key(resource, name, meta.get("namespace"))
             if key in self._table(plural):
                 raise already_exists(resource, name)
             meta["creationTimestamp"] = now

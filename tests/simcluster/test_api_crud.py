@@ -106,6 +106,66 @@ def test_it_generates_names_from_generate_name(http: Http) -> None:
     assert name.startswith("trainer-gpu-") and len(name) == len("trainer-gpu-") + 5
 
 
+def _names_drawn_after(seed: int, prefix: str, count: int) -> list[str]:
+    """The generated names a create with generateName draws after `store._RANDOM.seed(seed)`: the first
+    name, then the uid (128 random bits), then each retry's name."""
+    from simcluster import store
+
+    store._RANDOM.seed(seed)
+    names = [store._generated_name(prefix)]
+    store._RANDOM.getrandbits(128)
+    names += [store._generated_name(prefix) for _ in range(count - 1)]
+    return names
+
+
+def test_a_generated_name_that_is_taken_is_drawn_again(http: Http) -> None:
+    """RetryGenerateName (GA in v1.32): a ReplicaSet of thousands of pods hits a taken 5-character suffix
+    now and then; kube-apiserver draws another instead of failing the create with AlreadyExists."""
+    from simcluster import store
+
+    resource = BY_PLURAL["resourceclaims"]
+    taken, retried = _names_drawn_after(7, "trainer-gpu-", 2)
+    first = sample("resourceclaims")
+    first["metadata"]["name"] = taken
+    assert http.request("POST", collection_path(resource), first)[0] == 201
+    obj = sample("resourceclaims")
+    del obj["metadata"]["name"]
+    obj["metadata"]["generateName"] = "trainer-gpu-"
+    store._RANDOM.seed(7)  # the next draw is the taken name
+    status, _, created = http.request("POST", collection_path(resource), obj)
+    assert status == 201, created
+    assert created["metadata"]["name"] == retried != taken
+
+
+def test_a_generated_name_gives_up_after_eight_taken_draws(http: Http) -> None:
+    from simcluster import store
+
+    resource = BY_PLURAL["resourceclaims"]
+    names = _names_drawn_after(11, "trainer-gpu-", 8)
+    for name in names:
+        taken = sample("resourceclaims")
+        taken["metadata"]["name"] = name
+        assert http.request("POST", collection_path(resource), taken)[0] == 201
+    obj = sample("resourceclaims")
+    del obj["metadata"]["name"]
+    obj["metadata"]["generateName"] = "trainer-gpu-"
+    store._RANDOM.seed(11)
+    status, _, body = http.request("POST", collection_path(resource), obj)
+    assert status == 409
+    assert body["reason"] == "AlreadyExists"
+    assert body["message"] == f'resourceclaims.resource.k8s.io "{names[-1]}" already exists'
+
+
+def test_a_taken_name_asked_for_by_name_is_not_drawn_again(http: Http) -> None:
+    resource = BY_PLURAL["resourceclaims"]
+    obj = sample("resourceclaims")
+    obj["metadata"]["generateName"] = "trainer-gpu-"  # ignored: the name is given
+    assert http.request("POST", collection_path(resource), obj)[0] == 201
+    status, _, body = http.request("POST", collection_path(resource), obj)
+    assert status == 409
+    assert body["reason"] == "AlreadyExists"
+
+
 def test_it_needs_an_existing_namespace_for_namespaced_kinds(http: Http) -> None:
     resource = BY_PLURAL["resourceclaims"]
     status, _, body = http.request("POST", collection_path(resource, "nowhere"), sample("resourceclaims"))
