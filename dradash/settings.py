@@ -140,6 +140,11 @@ DRADASH_MIRROR_IN_PROCESS = env_bool("DRADASH_MIRROR_IN_PROCESS", False)
 # The mirror compares a fresh list of every kind with the database this often (0 = never) and repairs
 # what differs, like an informer's resync period but against the cluster itself.
 DRADASH_MIRROR_RESYNC_SECONDS = env_int("DRADASH_MIRROR_RESYNC_SECONDS", 300, minimum=0)
+# The mirror asks the API server for /version this often (0 = never); with no answer within the timeout it
+# ends its watch streams, so the pages say the cluster does not answer at once instead of after the watches'
+# two-minute inactivity timeout.
+DRADASH_MIRROR_HEARTBEAT_SECONDS = env_int("DRADASH_MIRROR_HEARTBEAT_SECONDS", 15, minimum=0)
+DRADASH_MIRROR_HEARTBEAT_TIMEOUT_SECONDS = env_int("DRADASH_MIRROR_HEARTBEAT_TIMEOUT_SECONDS", 10, minimum=1)
 # Several mirror replicas: the one holding this coordination.k8s.io/v1 Lease mirrors, the others wait.
 DRADASH_MIRROR_LEADER_ELECTION = env_bool("DRADASH_MIRROR_LEADER_ELECTION", False)
 DRADASH_MIRROR_LEASE_NAME = env_str("DRADASH_MIRROR_LEASE_NAME", "dradash-mirror")

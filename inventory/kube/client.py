@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -12,11 +14,13 @@ import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from urllib3 import HTTPHeaderDict
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ProtocolError, ReadTimeoutError
 from urllib3.exceptions import HTTPError as Urllib3HTTPError
-from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from dra.kinds import BY_PLURAL, Kind
 from dradash import fastjson
+
+log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 WatchEvent = tuple[str, JSON]
@@ -152,6 +156,9 @@ class KubeClient:
         self._pool: urllib3.PoolManager = api_client.rest_client.pool_manager
         self.host: str = str(api_client.configuration.host)
         self.field_manager = field_manager
+        # open watch streams → why they were interrupted (None: they were not); see interrupt_watches
+        self._watches: dict[Any, str | None] = {}
+        self._watches_lock = threading.Lock()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -198,11 +205,14 @@ class KubeClient:
                 url,
                 body=payload,
                 headers=header_params,
-                timeout=urllib3.Timeout(connect=DEFAULT_CONNECT_TIMEOUT, read=timeout),
+                # a TLS handshake counts as connecting: a server that hangs holds it as long
+                timeout=urllib3.Timeout(connect=min(DEFAULT_CONNECT_TIMEOUT, timeout), read=timeout),
                 retries=False,
                 preload_content=True,
             )
-        except ReadTimeoutError as exc:
+        except NewConnectionError as exc:  # refused, no route (urllib3 makes it a ConnectTimeoutError too)
+            raise KubeError(0, "ConnectionError", f"{method} {path}: {exc}") from exc
+        except (ReadTimeoutError, ConnectTimeoutError) as exc:
             raise KubeTimeout(f"{method} {path}: no answer within {timeout:g}s") from exc
         except (Urllib3HTTPError, OSError) as exc:
             raise KubeError(0, "ConnectionError", f"{method} {path}: {exc}") from exc
@@ -334,12 +344,46 @@ class KubeClient:
             )
         except (Urllib3HTTPError, OSError) as exc:
             raise KubeError(0, "ConnectionError", f"watch {kind}: {exc}") from exc
+        with self._watches_lock:
+            self._watches[response] = None
         try:
             if response.status >= 400:
                 raise KubeError.from_status(response.status, response.read())
-            yield from _split_events(response, kind)
+            try:
+                yield from _split_events(response, kind)
+            except KubeError as exc:
+                raise self._interrupted(response, kind) or exc from exc
+            # a stream cut by interrupt_watches may end as if the server closed it
+            interrupted = self._interrupted(response, kind)
+            if interrupted is not None:
+                raise interrupted
         finally:
+            with self._watches_lock:
+                reason = self._watches.pop(response, None)
+            if reason is not None:
+                response.close()  # its connection is half shut: not one to reuse
             response.release_conn()
+
+    def _interrupted(self, response: Any, kind: str) -> KubeError | None:
+        with self._watches_lock:
+            reason = self._watches.get(response)
+        return None if reason is None else KubeError(0, "ConnectionError", f"watch {kind}: {reason}")
+
+    def interrupt_watches(self, reason: str) -> int:
+        """End every open watch stream now, each with KubeError(0, "ConnectionError", reason): the API
+        server stopped answering (the mirror's heartbeat), and a watch waiting out its inactivity timeout
+        (two minutes: real servers send a bookmark about every minute) would keep its kind "synced" for as
+        long. Returns how many streams it ended."""
+        with self._watches_lock:
+            ended = [response for response, why in self._watches.items() if why is None]
+            for response in ended:
+                self._watches[response] = reason
+        for response in ended:
+            try:
+                response.shutdown()  # wakes the thread blocked reading it
+            except Exception:  # an already closed stream: its reader ends anyway
+                log.debug("interrupting a watch stream failed", exc_info=True)
+        return len(ended)
 
     # ------------------------------------------------------------------ writes
 
@@ -500,8 +544,8 @@ class KubeClient:
 
     # ------------------------------------------------------------------ discovery
 
-    def server_version(self) -> JSON:
-        return self._request("GET", "/version")
+    def server_version(self, *, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> JSON:
+        return self._request("GET", "/version", timeout=timeout)
 
     def api_versions(self) -> list[str]:
         """Every group/version the server serves, as `kubectl api-versions` prints them (sorted)."""

@@ -241,6 +241,8 @@ class Mirror:
         page_size: int = 500,
         resync_seconds: float | None = None,
         may_write: Callable[[], bool] | None = None,
+        heartbeat_seconds: float | None = None,
+        heartbeat_timeout: float | None = None,
     ) -> None:
         self.client = client
         self.kinds = kinds or DEFAULT_KINDS
@@ -251,6 +253,14 @@ class Mirror:
         self.page_size = page_size
         self.resync_seconds = float(
             settings.DRADASH_MIRROR_RESYNC_SECONDS if resync_seconds is None else resync_seconds
+        )
+        self.heartbeat_seconds = float(
+            settings.DRADASH_MIRROR_HEARTBEAT_SECONDS if heartbeat_seconds is None else heartbeat_seconds
+        )
+        self.heartbeat_timeout = float(
+            settings.DRADASH_MIRROR_HEARTBEAT_TIMEOUT_SECONDS
+            if heartbeat_timeout is None
+            else heartbeat_timeout
         )
         self.writer = BatchWriter()
         # The leader election's fence: a batch is written only while this returns True.
@@ -430,7 +440,35 @@ class Mirror:
         handle.writer.start()
         for thread in threads:
             thread.start()
+        if self.heartbeat_seconds > 0:
+            threading.Thread(
+                target=self._heartbeat, args=(stop,), name="mirror-heartbeat", daemon=True
+            ).start()
         return handle
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        """Ask the API server for /version every `heartbeat_seconds`. No answer (refused, cut, or nothing
+        within `heartbeat_timeout`): end every watch stream at once, so that each kind turns "unreachable"
+        now and the pages say the cluster does not answer, instead of after the watches' two-minute
+        inactivity timeout (a hung server, or a network path that drops packets, keeps a stream open and
+        silent). The reflectors then check and watch again as after any error, and come back "synced" when
+        the server answers."""
+        while not stop.wait(self.heartbeat_seconds):
+            try:
+                self.client.server_version(timeout=self.heartbeat_timeout)
+            except KubeError as exc:
+                if not exc.is_unreachable:
+                    continue  # it answered: an error status is the reflectors' to meet, each for its kind
+                reason = (
+                    f"the API server did not answer GET /version within {self.heartbeat_timeout:g}s"
+                    if exc.reason == "Timeout"
+                    else f"the API server cannot be reached: {exc}"
+                )
+                ended = self.client.interrupt_watches(reason)
+                if ended:
+                    log.warning("heartbeat: %s; ended %d watch streams", reason, ended)
+            except Exception:  # the heartbeat must never stop for good
+                log.exception("mirror heartbeat failed")
 
     def _write_loop(self, handle: MirrorHandle) -> None:
         carry: QueueOp | None = None  # a list op met while draining: it goes alone, next
