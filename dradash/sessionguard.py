@@ -9,7 +9,8 @@ message to the group `user-<pk>`, sent after commit by `user_changed` on the use
 post_delete: the guard checks the session at once); and, checked every `CHECK_SECONDS` in case a message
 was lost (the channel layer was down, a queryset `.update()` sent none), when the session expired or was
 deleted, its user was deactivated or deleted, or its password is no longer the one it signed in with
-(Django's session auth hash). A check the database does not answer is made again at the next one.
+(Django's session auth hash). A check the database does not answer is made again at the next one; a
+listener the channel layer failed (Redis restarted) listens again, and the session is checked at once.
 Sockets authenticated otherwise (an API token) are left to their consumer, which joins `user-<pk>` too.
 Consumers need no code for this.
 """
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 SESSION_ENDED = 4401
 CHECK_SECONDS = 30.0
+#: seconds before a failed logout listener listens again, doubled per failure up to the second figure
+LISTEN_RETRY = (1.0, 60.0)
 
 
 def session_group(session_key: str) -> str:
@@ -137,15 +140,12 @@ class SessionGuard:
                 if message.get("type") == "websocket.disconnect":
                     return
 
-        async def watch_logout() -> None:
-            layer = get_channel_layer()
-            if layer is None:
-                return
+        async def listen(layer: Any) -> None:
             channel = await layer.new_channel()
             groups = [session_group(key)] + ([user_group(user_pk)] if user_pk is not None else [])
-            for group in groups:
-                await layer.group_add(group, channel)
             try:
+                for group in groups:
+                    await layer.group_add(group, channel)
                 while True:
                     message = await layer.receive(channel)
                     if message.get("type") == "session.ended":
@@ -157,6 +157,29 @@ class SessionGuard:
                 for group in groups:
                     with contextlib.suppress(Exception):
                         await layer.group_discard(group, channel)
+
+        async def watch_logout() -> None:
+            # A channel layer that failed (Redis restarted, failed over, cut) is listened to again, after
+            # a pause that doubles up to a minute: ended by one error, a logout elsewhere closed the socket
+            # only at the next session check, and a password change or deactivation not before it either.
+            layer = get_channel_layer()
+            if layer is None:
+                return
+            pause = LISTEN_RETRY[0]
+            while not closed.is_set():
+                try:
+                    await listen(layer)
+                    return
+                except Exception as exc:
+                    log.warning(
+                        "a websocket's logout listener failed (listening again in %s s): %s: %s",
+                        pause,
+                        type(exc).__name__,
+                        exc,
+                    )
+                check_now.set()  # a logout sent while it was not listening: the session check sees it
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LISTEN_RETRY[1])
 
         async def watch_expiry() -> None:
             # A check the database did not answer (a restart, a failover, a cut) is logged and made
