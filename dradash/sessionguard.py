@@ -171,6 +171,12 @@ class SessionGuard:
                     await listen(layer)
                     return
                 except Exception as exc:
+                    task = asyncio.current_task()
+                    if closed.is_set() or (task is not None and task.cancelling()):
+                        # the socket ended meanwhile, or a cancel redis-py's wait_for swallowed (Python
+                        # 3.11): listening again would wait on a Redis that is away, and keep the ASGI
+                        # app from returning
+                        raise asyncio.CancelledError from exc
                     log.warning(
                         "a websocket's logout listener failed (listening again in %s s): %s: %s",
                         pause,
@@ -206,6 +212,7 @@ class SessionGuard:
         try:
             await self.app(scope, inbox.get, guarded_send)
         finally:
+            closed.set()  # whatever a helper is doing, it does not start over
             for task in helpers:
                 task.cancel()
             for task in helpers:

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
-from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.test import Client
@@ -33,29 +29,8 @@ from dradash.channel_layer import SOCKET_TIMEOUT, RedisChannelLayer, redis_chann
 from tests.faults import TcpCut
 from tests.inventory.pages_support import make_user
 
-REDIS_TEST_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/7"
-
 #: longer than redis-py 8's default 5 s socket timeout, shorter than ours
 IDLE_SECONDS = 6.5
-
-
-@pytest.fixture
-def redis_url() -> str:
-    try:
-        redis.Redis.from_url(REDIS_TEST_URL, socket_connect_timeout=1).ping()
-    except redis.exceptions.RedisError:
-        pytest.skip(f"Redis not reachable at {REDIS_TEST_URL}")
-    return REDIS_TEST_URL
-
-
-@pytest.fixture
-def redis_through_cut(redis_url: str) -> Iterator[tuple[TcpCut, str]]:
-    parts = urlsplit(redis_url)
-    cut = TcpCut(parts.hostname or "127.0.0.1", parts.port or 6379)
-    try:
-        yield cut, urlunsplit(parts._replace(netloc=f"127.0.0.1:{cut.port}"))
-    finally:
-        cut.close()
 
 
 def _session_cookie() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -118,21 +119,29 @@ def _names_drawn_after(seed: int, prefix: str, count: int) -> list[str]:
     return names
 
 
+def _take(http: Http, names: list[str]) -> None:
+    for name in names:
+        claim = sample("resourceclaims")
+        claim["metadata"]["name"] = name
+        assert http.request("POST", collection_path(BY_PLURAL["resourceclaims"]), claim)[0] == 201
+
+
+def _create_generated(http: Http, prefix: str) -> tuple[int, Any, Any]:
+    claim = sample("resourceclaims")
+    del claim["metadata"]["name"]
+    claim["metadata"]["generateName"] = prefix
+    return http.request("POST", collection_path(BY_PLURAL["resourceclaims"]), claim)
+
+
 def test_a_generated_name_that_is_taken_is_drawn_again(http: Http) -> None:
     """RetryGenerateName (GA in v1.32): a ReplicaSet of thousands of pods hits a taken 5-character suffix
     now and then; kube-apiserver draws another instead of failing the create with AlreadyExists."""
     from simcluster import store
 
-    resource = BY_PLURAL["resourceclaims"]
     taken, retried = _names_drawn_after(7, "trainer-gpu-", 2)
-    first = sample("resourceclaims")
-    first["metadata"]["name"] = taken
-    assert http.request("POST", collection_path(resource), first)[0] == 201
-    obj = sample("resourceclaims")
-    del obj["metadata"]["name"]
-    obj["metadata"]["generateName"] = "trainer-gpu-"
+    _take(http, [taken])
     store._RANDOM.seed(7)  # the next draw is the taken name
-    status, _, created = http.request("POST", collection_path(resource), obj)
+    status, _, created = _create_generated(http, "trainer-gpu-")
     assert status == 201, created
     assert created["metadata"]["name"] == retried != taken
 
@@ -140,17 +149,10 @@ def test_a_generated_name_that_is_taken_is_drawn_again(http: Http) -> None:
 def test_a_generated_name_gives_up_after_eight_taken_draws(http: Http) -> None:
     from simcluster import store
 
-    resource = BY_PLURAL["resourceclaims"]
     names = _names_drawn_after(11, "trainer-gpu-", 8)
-    for name in names:
-        taken = sample("resourceclaims")
-        taken["metadata"]["name"] = name
-        assert http.request("POST", collection_path(resource), taken)[0] == 201
-    obj = sample("resourceclaims")
-    del obj["metadata"]["name"]
-    obj["metadata"]["generateName"] = "trainer-gpu-"
+    _take(http, names)
     store._RANDOM.seed(11)
-    status, _, body = http.request("POST", collection_path(resource), obj)
+    status, _, body = _create_generated(http, "trainer-gpu-")
     assert status == 409
     assert body["reason"] == "AlreadyExists"
     assert body["message"] == f'resourceclaims.resource.k8s.io "{names[-1]}" already exists'

@@ -21,18 +21,9 @@ from inventory.models import KubeObject, WatchState
 from inventory.selectors.status import mirror_status
 from tests.faults import TcpCut
 from tests.inventory.mirror.helpers import wait_until
+from tests.inventory.mirror.test_watch import RULE
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-RULE = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "DeviceTaintRule",
-    "metadata": {"name": "made-while-frozen"},
-    "spec": {
-        "deviceSelector": {"driver": "gpu.example.com", "pool": "node-0"},
-        "taint": {"key": "example.com/maintenance", "value": "drain", "effect": "None"},
-    },
-}
 
 
 @pytest.fixture
@@ -81,7 +72,9 @@ def test_a_server_that_stops_answering_turns_every_kind_unreachable_within_secon
         proxy.restore()
         wait_until(lambda: served_states() == {"synced"}, timeout=30, what="every kind synced again")
         wait_until(
-            lambda: KubeObject.objects.filter(kind="devicetaintrules", name="made-while-frozen").exists(),
+            lambda: KubeObject.objects.filter(
+                kind="devicetaintrules", name=RULE["metadata"]["name"]
+            ).exists(),
             timeout=15,
             what="the rule made while the server did not answer",
         )
@@ -110,7 +103,9 @@ def test_an_answering_server_keeps_its_watches(simcluster: Any, cut: tuple[TcpCu
         time.sleep(1.5)  # about fifteen heartbeats
         simcluster.store.create("devicetaintrules", RULE)
         wait_until(
-            lambda: KubeObject.objects.filter(kind="devicetaintrules", name="made-while-frozen").exists(),
+            lambda: KubeObject.objects.filter(
+                kind="devicetaintrules", name=RULE["metadata"]["name"]
+            ).exists(),
             timeout=15,
             what="the rule",
         )
