@@ -98,6 +98,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
 CHANNEL_CAPACITY = env_int("DRADASH_CHANNEL_CAPACITY", 5000, minimum=100)
+# A websocket is closed after this long (less up to a tenth) and its page reconnects (0 = never): channel
+# layers forget a group's members after a day (group_expiry), so it must stay under 86,400.
+DRADASH_SOCKET_MAX_SECONDS = env_int("DRADASH_SOCKET_MAX_SECONDS", 43200, minimum=0)
+if DRADASH_SOCKET_MAX_SECONDS >= 86400:
+    raise ImproperlyConfiguredEnv(
+        f"DRADASH_SOCKET_MAX_SECONDS must be under 86400 (a channel layer forgets a group's members after "
+        f"a day), got {DRADASH_SOCKET_MAX_SECONDS}"
+    )
 if REDIS_URL:
     from dradash.channel_layer import redis_channel_layer
 

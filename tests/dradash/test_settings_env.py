@@ -112,3 +112,20 @@ def test_a_sqlite_connection_keeps_statement_journals_in_memory_checkpoints_ever
     assert pragmas == {
         "journal_mode": "wal", "synchronous": 1, "temp_store": 2, "wal_autocheckpoint": 10000, "cache_size": -65536,
     }  # fmt: skip
+
+
+def test_it_refuses_a_socket_lifetime_a_channel_layer_would_outlast() -> None:
+    """Past a day the channel layers forget a socket's groups: such a lifetime would bring back the silent
+    live page it exists to end."""
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "dradash.settings",
+        "DRADASH_SECRET_KEY": "test-only",
+        "DRADASH_SOCKET_MAX_SECONDS": "90000",
+    }
+    root = Path(__file__).resolve().parents[2]
+    started = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert started.returncode != 0
+    assert "DRADASH_SOCKET_MAX_SECONDS must be under 86400" in started.stderr
