@@ -176,6 +176,12 @@
         setState("offline", "logged out");
         return;
       }
+      if (ev.code === 1012 && opened) {
+        // The server retires sockets past their lifetime (DRADASH_SOCKET_MAX_SECONDS): a new one at once,
+        // no polling in between; the new socket's hello says whether anything changed meanwhile.
+        connect();
+        return;
+      }
       startPolling();
       window.setTimeout(connect, backoff);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -124,3 +126,45 @@ def test_it_says_the_page_is_not_live_while_its_polls_fail_and_polling_once_one_
     failing[0] = False
     expect(status).to_have_attribute("data-state", "polling", timeout=10_000)
     expect(status).to_have_text("polling")
+
+
+def test_a_page_whose_socket_reached_its_lifetime_reconnects_and_hears_the_next_change(
+    viewer: Any, asgi_server: str, browser: Any, settings: Any
+) -> None:
+    """The server closes a socket after DRADASH_SOCKET_MAX_SECONDS (1012) so that no page outlives its
+    channel-layer groups: the page opens a new one at once, says live, and the next change reaches it."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+    from playwright.sync_api import expect
+
+    settings.DRADASH_SOCKET_MAX_SECONDS = 2
+    page = browser.new_page()
+    sockets: list[Any] = []
+    page.on("websocket", lambda ws: sockets.append(ws) if "/ws/inventory/" in ws.url else None)
+    log_in(page, asgi_server, viewer.username, start="/claims/")
+    page.wait_for_function("() => window.dradashLive && window.dradashLive.idle()")
+    states: list[str] = []
+    page.on("console", lambda m: states.append(m.text))
+    page.evaluate(
+        """() => new MutationObserver(() => console.log('state:' + document.getElementById('live-status')
+            .dataset.state)).observe(document.getElementById('live-status'), {attributes: true})"""
+    )
+    deadline = time.monotonic() + 15
+    while len(sockets) < 2 and time.monotonic() < deadline:  # the first lives 2 s, less up to a tenth
+        page.wait_for_timeout(100)
+    assert len(sockets) >= 2 and sockets[0].is_closed(), "the page opened a new socket after the first closed"
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    page.wait_for_function("() => window.dradashLive.idle()")
+    assert [s for s in states if s.startswith("state:") and s != "state:live"] == [], "no polling in between"
+
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if "fragment=table" in r.url else None)
+    event = {"type": "inventory.changed", "kinds": ["resourceclaims"], "changes": []}
+    # from a thread of its own: Playwright's sync API runs an event loop in this one
+    sender = threading.Thread(target=async_to_sync(get_channel_layer().group_send), args=("inventory", event))
+    sender.start()
+    sender.join(10)
+    deadline = time.monotonic() + 10
+    while not requests and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert requests, "the change sent after the reconnect re-fetched the table"
