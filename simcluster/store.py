@@ -836,21 +836,20 @@ class Store:
         if resource.namespaced:
             self._admit_into_namespace(resource, str(meta["namespace"]), requested_name)
         generated = not meta.get("name") and bool(meta.get("generateName"))
-        if not meta.get("name"):
-            if generated:
-                meta["name"] = _generated_name(str(meta["generateName"]))
-            else:
-                raise invalid(
-                    resource,
-                    "",
-                    [
-                        {
-                            "reason": "FieldValueRequired",
-                            "message": "Required value: name or generateName is required",
-                            "field": "metadata.name",
-                        }
-                    ],
-                )
+        if generated:
+            meta["name"] = _generated_name(str(meta["generateName"]))
+        elif not meta.get("name"):
+            raise invalid(
+                resource,
+                "",
+                [
+                    {
+                        "reason": "FieldValueRequired",
+                        "message": "Required value: name or generateName is required",
+                        "field": "metadata.name",
+                    }
+                ],
+            )
         name = str(meta["name"])
         for transient in (
             "resourceVersion",
@@ -1622,7 +1621,7 @@ def acting_manager() -> str | None:
 
 
 def _acting_manager(given: str | None) -> str | None:
-    return given or getattr(_ACTING, "manager", None)
+    return given or acting_manager()
 
 
 # ---------------------------------------------------------------------- patching

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from inventory.kube import connect
+from inventory.kube import KubeClient, connect
 from inventory.mirror.runner import Mirror, MirrorHandle, wait_for_sync
 from inventory.models import KubeObject, WatchState
 from inventory.selectors.status import mirror_status
@@ -40,10 +40,9 @@ def cut(simcluster: Any, tmp_path: Path) -> Iterator[tuple[TcpCut, str]]:
         proxy.close()
 
 
-def start(kubeconfig: str, *, heartbeat_seconds: float) -> MirrorHandle:
+def start(client: KubeClient, *, heartbeat_seconds: float) -> MirrorHandle:
     # the watches' inactivity timeout as in production: what the heartbeat must not wait for
-    mirror = Mirror(connect(kubeconfig), heartbeat_seconds=heartbeat_seconds, heartbeat_timeout=1)
-    handle = mirror.start()
+    handle = Mirror(client, heartbeat_seconds=heartbeat_seconds, heartbeat_timeout=1).start()
     assert wait_for_sync(handle, timeout=30)
     return handle
 
@@ -52,11 +51,18 @@ def served_states() -> set[str]:
     return {state for state in WatchState.objects.values_list("state", flat=True) if state != "stopped"}
 
 
+def wait_for_the_rule(what: str) -> None:
+    name = RULE["metadata"]["name"]
+    wait_until(
+        lambda: KubeObject.objects.filter(kind="devicetaintrules", name=name).exists(), timeout=15, what=what
+    )
+
+
 def test_a_server_that_stops_answering_turns_every_kind_unreachable_within_seconds_and_back(
     simcluster: Any, cut: tuple[TcpCut, str]
 ) -> None:
     proxy, kubeconfig = cut
-    handle = start(kubeconfig, heartbeat_seconds=0.5)
+    handle = start(connect(kubeconfig), heartbeat_seconds=0.5)
     try:
         assert served_states() == {"synced"}
 
@@ -71,13 +77,7 @@ def test_a_server_that_stops_answering_turns_every_kind_unreachable_within_secon
 
         proxy.restore()
         wait_until(lambda: served_states() == {"synced"}, timeout=30, what="every kind synced again")
-        wait_until(
-            lambda: KubeObject.objects.filter(
-                kind="devicetaintrules", name=RULE["metadata"]["name"]
-            ).exists(),
-            timeout=15,
-            what="the rule made while the server did not answer",
-        )
+        wait_for_the_rule("the rule made while the server did not answer")
         assert mirror_status().current
     finally:
         proxy.restore()
@@ -97,18 +97,11 @@ def test_an_answering_server_keeps_its_watches(simcluster: Any, cut: tuple[TcpCu
         return interrupt(reason)
 
     client.interrupt_watches = spied  # type: ignore[method-assign]
-    handle = Mirror(client, heartbeat_seconds=0.1, heartbeat_timeout=1).start()
+    handle = start(client, heartbeat_seconds=0.1)
     try:
-        assert wait_for_sync(handle, timeout=30)
         time.sleep(1.5)  # about fifteen heartbeats
         simcluster.store.create("devicetaintrules", RULE)
-        wait_until(
-            lambda: KubeObject.objects.filter(
-                kind="devicetaintrules", name=RULE["metadata"]["name"]
-            ).exists(),
-            timeout=15,
-            what="the rule",
-        )
+        wait_for_the_rule("the rule")
         assert ended == []
         assert served_states() == {"synced"}
         assert interrupt("the test") == len(handle.reflectors), "one open watch per kind"
